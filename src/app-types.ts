@@ -1,0 +1,17 @@
+import type { Env } from "./env";
+import type { KeyContext } from "./auth/key-context";
+import type { MasterContext } from "./auth/master-auth";
+
+/** Variables middleware puts on the Hono context. */
+export interface AppVariables {
+  requestId: string;
+  /** Set by `requireGatewayKey`. */
+  keyAuth: KeyContext;
+  /** Set by `requireMasterKey`. */
+  master: MasterContext;
+}
+
+export interface AppEnv {
+  Bindings: Env;
+  Variables: AppVariables;
+}

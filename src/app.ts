@@ -1,0 +1,21 @@
+import { Hono } from "hono";
+import type { AppEnv } from "./app-types";
+import { onError, notFoundHandler } from "./errors/on-error";
+import { requestContext } from "./routes/middleware/request-context";
+
+/**
+ * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
+ */
+export function createApp(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use("*", requestContext);
+
+  // routes:begin (one line per concept; helpers add their own line)
+  // routes:end
+
+  app.notFound(notFoundHandler);
+  app.onError(onError);
+  return app;
+}
+
+export const app = createApp();

@@ -1,0 +1,139 @@
+/**
+ * Gateway key authentication (`Authorization: Bearer swb_...` or `x-api-key`).
+ *
+ * `requireGatewayKey` resolves the KeyContext (isolate cache, else D1) and rejects keys that are
+ * unknown, deleted, disabled or expired by the cached data. The liveness/spend decision that must be
+ * global (roll, disable on another isolate, limits) is one call to the key's KeyState DO:
+ *  - routes that spend (chat, images, ...) call `admitKey(c, estimate)` once they know the estimate;
+ *  - every other route gets `checkKey` done by the middleware (`{ spend: false }`).
+ * Either call refreshes the context when the DO reports a newer version.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../app-types";
+import type { Env } from "../env";
+import { ApiError, unauthorized } from "../errors/api-error";
+import { fingerprint, looksLikeGatewayKey } from "../lib/crypto";
+import { getDb } from "../db/client";
+import { loadKeyContext, type KeyContext } from "./key-context";
+import { cacheContext, evictContext, getCachedContext } from "./key-cache";
+import { keyStateStub, type GateResult, type KeySnapshot } from "../durable-objects/key-state";
+import type { Pico } from "../billing/money";
+
+export function extractBearer(c: Context): string | null {
+  const auth = c.req.header("authorization");
+  if (auth) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return m?.[1] ?? null;
+  }
+  const apiKey = c.req.header("x-api-key");
+  return apiKey ? apiKey.trim() : null;
+}
+
+export function requireHashSecret(env: Env): string {
+  const secret = env.KEY_HASH_SECRET;
+  if (!secret) {
+    throw new ApiError(503, "The gateway is not configured: KEY_HASH_SECRET is missing.", { type: "api_error", code: "misconfigured" });
+  }
+  return secret;
+}
+
+export const snapshotOf = (k: KeyContext["key"]): KeySnapshot => ({
+  keyId: k.id,
+  organizationId: k.organizationId,
+  fingerprint: k.fingerprint,
+  status: k.status,
+  expiresAt: k.expiresAt,
+  version: k.version,
+  usageLimit: k.usageLimit,
+  periodUsageLimit: k.periodUsageLimit,
+  periodUsageDurationValue: k.periodUsageDurationValue,
+  periodUsageDurationUnit: k.periodUsageDurationUnit,
+});
+
+/** Resolve a presented secret to its context, or throw the precise 401. */
+export async function resolveGatewayKey(env: Env, secret: string | null, now = Date.now()): Promise<KeyContext> {
+  if (!secret) throw unauthorized("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key'.", "missing_api_key");
+  const hashSecret = requireHashSecret(env);
+  if (!looksLikeGatewayKey(secret)) throw unauthorized("Invalid API key.", "invalid_api_key");
+  const fp = await fingerprint(hashSecret, secret);
+  let ctx = getCachedContext(fp, now);
+  if (!ctx) {
+    const found = await loadKeyContext(getDb(env.DB), fp);
+    if (!found.found) {
+      throw found.rolled
+        ? unauthorized("This API key secret was rolled; use the new secret.", "key_rolled")
+        : unauthorized("Invalid API key.", "invalid_api_key");
+    }
+    ctx = found.context;
+    cacheContext(fp, ctx);
+  }
+  assertLocallyLive(ctx, now);
+  return ctx;
+}
+
+function assertLocallyLive(ctx: KeyContext, now: number): void {
+  const k = ctx.key;
+  if (k.status === "deleted") throw unauthorized("This API key has been deleted.", "key_deleted");
+  if (k.expiresAt !== null && k.expiresAt <= now) throw unauthorized("This API key has expired.", "key_expired");
+  if (k.status !== "active") throw unauthorized("This API key is disabled.", "key_disabled");
+}
+
+const DENIAL_CODES: Record<string, string> = {
+  deleted: "key_deleted",
+  disabled: "key_disabled",
+  expired: "key_expired",
+  rolled: "key_rolled",
+  usage_limit_reached: "usage_limit_reached",
+  period_usage_limit_reached: "usage_limit_reached",
+};
+
+/**
+ * Applies a DO answer: a denial becomes the precise 401 (and evicts the cache entry); a newer
+ * version reloads the context from D1. Returns the context to use for the rest of the request.
+ */
+async function applyGate(env: Env, ctx: KeyContext, gate: GateResult): Promise<KeyContext> {
+  if (!gate.ok) {
+    evictContext(ctx.key.fingerprint);
+    throw unauthorized(gate.message, DENIAL_CODES[gate.reason] ?? "invalid_api_key");
+  }
+  if (gate.version === ctx.key.version) return ctx;
+  evictContext(ctx.key.fingerprint);
+  const fresh = await loadKeyContext(getDb(env.DB), ctx.key.fingerprint);
+  if (!fresh.found) throw unauthorized("This API key has been deleted.", "key_deleted");
+  cacheContext(ctx.key.fingerprint, fresh.context);
+  assertLocallyLive(fresh.context, Date.now());
+  return fresh.context;
+}
+
+/** Liveness check through the key's DO (one round trip). */
+export async function checkKey(env: Env, ctx: KeyContext): Promise<KeyContext> {
+  const gate = await keyStateStub(env, ctx.key.id).check(ctx.key.fingerprint, snapshotOf(ctx.key));
+  return applyGate(env, ctx, gate);
+}
+
+export interface Admission {
+  context: KeyContext;
+  /** Pass to `settleKey` once the real cost is known (null never happens for admitted requests). */
+  reservationId: string | null;
+}
+
+/** Liveness + spend admission with a reservation of `estimate` (one round trip). */
+export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
+  const gate = await keyStateStub(env, ctx.key.id).admit(ctx.key.fingerprint, snapshotOf(ctx.key), estimate);
+  const context = await applyGate(env, ctx, gate);
+  return { context, reservationId: gate.ok ? gate.reservationId : null };
+}
+
+/**
+ * Middleware: authenticates the gateway key and stores the context as `keyAuth`.
+ * `spend: true` leaves the DO round trip to the handler (`admitKey`), which must call it before
+ * doing any work; otherwise the middleware performs `checkKey` itself.
+ */
+export function requireGatewayKey(opts: { spend: boolean }): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    let ctx = await resolveGatewayKey(c.env, extractBearer(c));
+    if (!opts.spend) ctx = await checkKey(c.env, ctx);
+    c.set("keyAuth", ctx);
+    await next();
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * Everything the request path needs to know about a gateway key, loaded from D1 in two round
+ * trips and then served from the isolate cache (src/auth/key-cache.ts). Liveness (status, secret,
+ * expiry, spend) is re-checked on every request by the key's KeyState Durable Object, which also
+ * reports the key's `version`; a newer version makes the isolate reload this context.
+ */
+import { and, eq, inArray, or } from "drizzle-orm";
+import type { Db } from "../db/client";
+import {
+  apiKeys,
+  customModels,
+  customProviders,
+  iamRules,
+  members,
+  organizations,
+  projects,
+  providerKeys,
+  retiredKeyFingerprints,
+  teamMembers,
+  users,
+  type CompliancePolicy,
+  type CustomModelCapabilities,
+  type CustomModelPricing,
+  type KeyKind,
+  type KeyStatus,
+  type NotificationSettings,
+  type PeriodUnit,
+  type Plan,
+  type ProjectMode,
+  type Role,
+  type RuleType,
+  type RuleValue,
+} from "../db/schema";
+
+export interface KeyRecord {
+  id: string;
+  organizationId: string;
+  projectId: string;
+  createdBy: string;
+  description: string;
+  kind: KeyKind;
+  status: KeyStatus;
+  fingerprint: string;
+  expiresAt: number | null;
+  usageLimit: string | null;
+  periodUsageLimit: string | null;
+  periodUsageDurationValue: number | null;
+  periodUsageDurationUnit: PeriodUnit | null;
+  version: number;
+}
+
+export interface IamRuleRecord {
+  id: string;
+  level: "key" | "member" | "team";
+  targetId: string;
+  ruleType: RuleType;
+  ruleValue: RuleValue;
+}
+
+export interface CustomProviderRecord {
+  id: string;
+  name: string;
+  baseUrl: string;
+  tokenCiphertext: string;
+}
+
+export interface CustomModelRecord {
+  id: string;
+  providerName: string;
+  modelId: string;
+  name: string | null;
+  pricing: CustomModelPricing;
+  contextLength: number | null;
+  capabilities: CustomModelCapabilities;
+}
+
+export interface ProviderKeyRecord {
+  id: string;
+  provider: string;
+  label: string | null;
+  baseUrl: string | null;
+  tokenCiphertext: string;
+}
+
+export interface KeyContext {
+  key: KeyRecord;
+  organization: {
+    id: string;
+    name: string;
+    plan: Plan;
+    compliance: CompliancePolicy;
+    notifications: NotificationSettings;
+  };
+  project: { id: string; name: string; mode: ProjectMode; cachingEnabled: boolean; cacheDurationSeconds: number };
+  /** The member who created the key (member and team rules apply through them). */
+  member: { id: string; role: Role; userId: string; email: string; name: string; teamIds: string[] };
+  /** Active IAM rules by level. */
+  rules: { team: IamRuleRecord[]; member: IamRuleRecord[]; key: IamRuleRecord[] };
+  customProviders: CustomProviderRecord[];
+  customModels: CustomModelRecord[];
+  providerKeys: ProviderKeyRecord[];
+  /** When this context was read from D1 (epoch ms). */
+  loadedAt: number;
+}
+
+export type KeyLookup =
+  | { found: true; context: KeyContext }
+  | { found: false; rolled: boolean };
+
+/** Loads the context of the key with this fingerprint, or says whether it is a rolled secret. */
+export async function loadKeyContext(db: Db, fp: string): Promise<KeyLookup> {
+  const [head, retired] = await db.batch([
+    db
+      .select({
+        key: apiKeys,
+        organization: organizations,
+        project: projects,
+        member: members,
+        user: { email: users.email, name: users.name },
+      })
+      .from(apiKeys)
+      .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
+      .innerJoin(projects, eq(projects.id, apiKeys.projectId))
+      .innerJoin(members, eq(members.id, apiKeys.createdBy))
+      .innerJoin(users, eq(users.id, members.userId))
+      .where(eq(apiKeys.fingerprint, fp))
+      .limit(1),
+    db.select({ id: retiredKeyFingerprints.apiKeyId }).from(retiredKeyFingerprints).where(eq(retiredKeyFingerprints.fingerprint, fp)).limit(1),
+  ]);
+  const row = head[0];
+  if (!row) return { found: false, rolled: retired.length > 0 };
+  const { key, organization, project, member, user } = row;
+  return { found: true, context: await loadDetails(db, { key, organization, project, member, user }) };
+}
+
+type HeadRow = {
+  key: typeof apiKeys.$inferSelect;
+  organization: typeof organizations.$inferSelect;
+  project: typeof projects.$inferSelect;
+  member: typeof members.$inferSelect;
+  user: { email: string; name: string };
+};
+
+async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
+  const orgId = h.organization.id;
+  const [teamRows, ruleRows, cps, cms, pks] = await db.batch([
+    db.select({ teamId: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.memberId, h.member.id)),
+    db
+      .select()
+      .from(iamRules)
+      .where(
+        and(
+          eq(iamRules.organizationId, orgId),
+          eq(iamRules.status, "active"),
+          or(
+            and(eq(iamRules.level, "key"), eq(iamRules.targetId, h.key.id)),
+            and(eq(iamRules.level, "member"), eq(iamRules.targetId, h.member.id)),
+            and(
+              eq(iamRules.level, "team"),
+              inArray(iamRules.targetId, db.select({ id: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.memberId, h.member.id))),
+            ),
+          ),
+        ),
+      ),
+    db.select().from(customProviders).where(eq(customProviders.organizationId, orgId)),
+    db.select().from(customModels).where(eq(customModels.organizationId, orgId)),
+    db.select().from(providerKeys).where(eq(providerKeys.organizationId, orgId)),
+  ]);
+
+  const rules: KeyContext["rules"] = { team: [], member: [], key: [] };
+  for (const r of ruleRows) {
+    rules[r.level].push({ id: r.id, level: r.level, targetId: r.targetId, ruleType: r.ruleType, ruleValue: r.ruleValue });
+  }
+
+  const k = h.key;
+  return {
+    key: {
+      id: k.id,
+      organizationId: k.organizationId,
+      projectId: k.projectId,
+      createdBy: k.createdBy,
+      description: k.description,
+      kind: k.kind,
+      status: k.status,
+      fingerprint: k.fingerprint,
+      expiresAt: k.expiresAt,
+      usageLimit: k.usageLimit,
+      periodUsageLimit: k.periodUsageLimit,
+      periodUsageDurationValue: k.periodUsageDurationValue,
+      periodUsageDurationUnit: k.periodUsageDurationUnit,
+      version: k.version,
+    },
+    organization: {
+      id: h.organization.id,
+      name: h.organization.name,
+      plan: h.organization.plan,
+      compliance: h.organization.compliance,
+      notifications: h.organization.notifications,
+    },
+    project: {
+      id: h.project.id,
+      name: h.project.name,
+      mode: h.project.mode,
+      cachingEnabled: h.project.cachingEnabled,
+      cacheDurationSeconds: h.project.cacheDurationSeconds,
+    },
+    member: {
+      id: h.member.id,
+      role: h.member.role,
+      userId: h.member.userId,
+      email: h.user.email,
+      name: h.user.name,
+      teamIds: teamRows.map((t) => t.teamId),
+    },
+    rules,
+    customProviders: cps.map((p) => ({ id: p.id, name: p.name, baseUrl: p.baseUrl, tokenCiphertext: p.tokenCiphertext })),
+    customModels: cms.map((m) => ({
+      id: m.id,
+      providerName: m.providerName,
+      modelId: m.modelId,
+      name: m.name,
+      pricing: m.pricing,
+      contextLength: m.contextLength,
+      capabilities: m.capabilities,
+    })),
+    providerKeys: pks.map((p) => ({ id: p.id, provider: p.provider, label: p.label, baseUrl: p.baseUrl, tokenCiphertext: p.tokenCiphertext })),
+    loadedAt: Date.now(),
+  };
+}

@@ -1,0 +1,380 @@
+/**
+ * D1 schema (drizzle). Migrations are generated from this file into migrations/ with
+ * `npm run db:generate`. Conventions:
+ * - ids are prefixed random strings (src/lib/ids.ts), timestamps are epoch milliseconds;
+ * - money is an INTEGER count of pico-dollars (1e-12 USD, src/billing/money.ts) where SQL must add
+ *   it up, and a decimal string where it is only configuration (limits);
+ * - JSON columns hold small typed objects (mode: "json").
+ */
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const PLANS = ["free", "pro", "enterprise"] as const;
+export const ROLES = ["owner", "admin", "developer"] as const;
+export const PROJECT_MODES = ["credits", "api-keys", "hybrid"] as const;
+export const KEY_KINDS = ["standard", "coding-plan", "playground"] as const;
+export const KEY_STATUSES = ["active", "inactive", "deleted"] as const;
+export const PERIOD_UNITS = ["hour", "day", "week", "month"] as const;
+export const RULE_LEVELS = ["key", "member", "team"] as const;
+export const RULE_TYPES = [
+  "allow_models",
+  "deny_models",
+  "allow_providers",
+  "deny_providers",
+  "allow_pricing",
+  "deny_pricing",
+  "allow_ip_cidrs",
+  "deny_ip_cidrs",
+] as const;
+
+export type Plan = (typeof PLANS)[number];
+export type Role = (typeof ROLES)[number];
+export type ProjectMode = (typeof PROJECT_MODES)[number];
+export type KeyKind = (typeof KEY_KINDS)[number];
+export type KeyStatus = (typeof KEY_STATUSES)[number];
+export type PeriodUnit = (typeof PERIOD_UNITS)[number];
+export type RuleLevel = (typeof RULE_LEVELS)[number];
+export type RuleType = (typeof RULE_TYPES)[number];
+
+export interface CompliancePolicy {
+  /** Only provider mappings whose provider does not train on API data. */
+  noTraining?: boolean;
+  deniedProviders?: string[];
+}
+
+export interface NotificationSettings {
+  apiKeyBudgets?: boolean;
+  /** 50..100, default 80. */
+  thresholdPercent?: number;
+}
+
+export interface RuleValue {
+  models?: string[];
+  providers?: string[];
+  pricingType?: "free" | "paid";
+  ipCidrs?: string[];
+}
+
+const createdAt = () => integer("created_at", { mode: "number" }).notNull().default(sql`(unixepoch() * 1000)`);
+
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  plan: text("plan", { enum: PLANS }).notNull().default("free"),
+  /** Prepaid credit balance in pico-dollars; debited for credit-paid usage. Read it with CAST(... AS TEXT). */
+  creditsPico: integer("credits_pico", { mode: "number" }).notNull().default(0),
+  compliance: text("compliance", { mode: "json" }).$type<CompliancePolicy>().notNull().default({}),
+  notifications: text("notifications", { mode: "json" }).$type<NotificationSettings>().notNull().default({}),
+  createdAt: createdAt(),
+});
+
+export const users = sqliteTable("users", {
+  id: text("id").primaryKey(),
+  email: text("email").notNull(),
+  name: text("name").notNull(),
+  /** `pbkdf2-sha256$<iterations>$<salt b64>$<hash b64>`; null for users who cannot sign in. */
+  passwordHash: text("password_hash"),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("users_email_uq").on(t.email)]);
+
+export const members = sqliteTable("members", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  role: text("role", { enum: ROLES }).notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("members_org_user_uq").on(t.organizationId, t.userId), index("members_user_idx").on(t.userId)]);
+
+export const teams = sqliteTable("teams", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("teams_org_name_uq").on(t.organizationId, t.name)]);
+
+export const teamMembers = sqliteTable("team_members", {
+  teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
+  memberId: text("member_id").notNull().references(() => members.id, { onDelete: "cascade" }),
+  createdAt: createdAt(),
+}, (t) => [primaryKey({ columns: [t.teamId, t.memberId] }), index("team_members_member_idx").on(t.memberId)]);
+
+export const projects = sqliteTable("projects", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  mode: text("mode", { enum: PROJECT_MODES }).notNull().default("hybrid"),
+  cachingEnabled: integer("caching_enabled", { mode: "boolean" }).notNull().default(true),
+  cacheDurationSeconds: integer("cache_duration_seconds", { mode: "number" }).notNull().default(3600),
+  isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
+  deletedAt: integer("deleted_at", { mode: "number" }),
+  createdAt: createdAt(),
+}, (t) => [index("projects_org_idx").on(t.organizationId)]);
+
+/** Gateway keys (`swb_...`). Only the HMAC fingerprint of the secret is stored. */
+export const apiKeys = sqliteTable("api_keys", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+  /** Member who created the key; member and team rules of this member apply to it. */
+  createdBy: text("created_by").notNull().references(() => members.id),
+  description: text("description").notNull().default(""),
+  kind: text("kind", { enum: KEY_KINDS }).notNull().default("standard"),
+  status: text("status", { enum: KEY_STATUSES }).notNull().default("active"),
+  fingerprint: text("fingerprint").notNull(),
+  /** e.g. `swb_AbCd...wxYz`: enough to recognise a key, useless to an attacker. */
+  prefixHint: text("prefix_hint").notNull(),
+  expiresAt: integer("expires_at", { mode: "number" }),
+  /** All-time spend cap, decimal USD string. */
+  usageLimit: text("usage_limit"),
+  periodUsageLimit: text("period_usage_limit"),
+  periodUsageDurationValue: integer("period_usage_duration_value", { mode: "number" }),
+  periodUsageDurationUnit: text("period_usage_duration_unit", { enum: PERIOD_UNITS }),
+  /** Bumped on every change that affects authorization (status, secret, limits, rules, org policy). */
+  version: integer("version", { mode: "number" }).notNull().default(1),
+  lastRolledAt: integer("last_rolled_at", { mode: "number" }),
+  deletedAt: integer("deleted_at", { mode: "number" }),
+  createdAt: createdAt(),
+  updatedAt: integer("updated_at", { mode: "number" }).notNull().default(sql`(unixepoch() * 1000)`),
+}, (t) => [
+  uniqueIndex("api_keys_fingerprint_uq").on(t.fingerprint),
+  index("api_keys_project_idx").on(t.projectId),
+  index("api_keys_org_idx").on(t.organizationId),
+  index("api_keys_created_by_idx").on(t.createdBy),
+  index("api_keys_expiry_idx").on(t.status, t.expiresAt),
+]);
+
+/** Fingerprints a key had before it was rolled, so the old secret gets a precise 401. */
+export const retiredKeyFingerprints = sqliteTable("retired_key_fingerprints", {
+  fingerprint: text("fingerprint").primaryKey(),
+  apiKeyId: text("api_key_id").notNull().references(() => apiKeys.id, { onDelete: "cascade" }),
+  retiredAt: integer("retired_at", { mode: "number" }).notNull(),
+});
+
+/** Master keys (`swbm_...`), one organization each. */
+export const masterKeys = sqliteTable("master_keys", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  fingerprint: text("fingerprint").notNull(),
+  prefixHint: text("prefix_hint").notNull(),
+  revokedAt: integer("revoked_at", { mode: "number" }),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("master_keys_fingerprint_uq").on(t.fingerprint)]);
+
+export const iamRules = sqliteTable("iam_rules", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  level: text("level", { enum: RULE_LEVELS }).notNull(),
+  /** api key id, member id or team id depending on `level`. */
+  targetId: text("target_id").notNull(),
+  ruleType: text("rule_type", { enum: RULE_TYPES }).notNull(),
+  ruleValue: text("rule_value", { mode: "json" }).$type<RuleValue>().notNull(),
+  status: text("status", { enum: ["active", "inactive"] }).notNull().default("active"),
+  createdAt: createdAt(),
+}, (t) => [index("iam_rules_target_idx").on(t.level, t.targetId), index("iam_rules_org_idx").on(t.organizationId)]);
+
+/** The organization's own upstream credentials (BYOK). Token encrypted with AES-GCM. */
+export const providerKeys = sqliteTable("provider_keys", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  provider: text("provider").notNull(),
+  label: text("label"),
+  baseUrl: text("base_url"),
+  tokenCiphertext: text("token_ciphertext").notNull(),
+  tokenHint: text("token_hint").notNull(),
+  createdAt: createdAt(),
+}, (t) => [index("provider_keys_org_provider_idx").on(t.organizationId, t.provider)]);
+
+/** OpenAI-compatible upstreams of one organization, addressed as `<name>/<model>`. */
+export const customProviders = sqliteTable("custom_providers", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  baseUrl: text("base_url").notNull(),
+  tokenCiphertext: text("token_ciphertext").notNull(),
+  tokenHint: text("token_hint").notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("custom_providers_org_name_uq").on(t.organizationId, t.name)]);
+
+export interface CustomModelPricing {
+  prompt?: string;
+  completion?: string;
+  request?: string;
+  input_cache_read?: string;
+}
+
+export interface CustomModelCapabilities {
+  streaming?: boolean;
+  tools?: boolean;
+  vision?: boolean;
+  reasoning?: boolean;
+  json_output?: boolean;
+}
+
+export const customModels = sqliteTable("custom_models", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  providerName: text("provider_name").notNull(),
+  modelId: text("model_id").notNull(),
+  name: text("name"),
+  pricing: text("pricing", { mode: "json" }).$type<CustomModelPricing>().notNull().default({}),
+  contextLength: integer("context_length", { mode: "number" }),
+  capabilities: text("capabilities", { mode: "json" }).$type<CustomModelCapabilities>().notNull().default({}),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("custom_models_org_provider_model_uq").on(t.organizationId, t.providerName, t.modelId)]);
+
+/** One attempt at an upstream, as in `metadata.routing[]` (spec 2.4). */
+export interface RoutingAttempt {
+  provider: string;
+  model: string;
+  region?: string;
+  status_code: number;
+  error_type?: string;
+  succeeded: boolean;
+  credentialSource: "credits" | "byok";
+  providerKeyId?: string;
+  providerKeyLabel?: string;
+  apiKeyHash?: string;
+  logId?: string;
+  latency_ms?: number;
+}
+
+export const REQUEST_KINDS = ["chat", "image", "video", "moderation"] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+
+/** One row per gateway request, written off the hot path. Costs in pico-dollars. */
+export const requestLogs = sqliteTable("request_logs", {
+  id: text("id").primaryKey(),
+  requestId: text("request_id").notNull(),
+  organizationId: text("organization_id").notNull(),
+  projectId: text("project_id").notNull(),
+  apiKeyId: text("api_key_id").notNull(),
+  kind: text("kind", { enum: REQUEST_KINDS }).notNull().default("chat"),
+  sourceApp: text("source_app").notNull().default("unknown"),
+  requestedModel: text("requested_model").notNull(),
+  requestedProvider: text("requested_provider"),
+  usedModel: text("used_model"),
+  usedProvider: text("used_provider"),
+  usedRegion: text("used_region"),
+  statusCode: integer("status_code", { mode: "number" }).notNull(),
+  errorType: text("error_type"),
+  errorMessage: text("error_message"),
+  finishReason: text("finish_reason"),
+  streamed: integer("streamed", { mode: "boolean" }).notNull().default(false),
+  cached: integer("cached", { mode: "boolean" }).notNull().default(false),
+  /** Client went away before the response was complete (stream billed for what was generated). */
+  clientAborted: integer("client_aborted", { mode: "boolean" }).notNull().default(false),
+  promptTokens: integer("prompt_tokens", { mode: "number" }).notNull().default(0),
+  completionTokens: integer("completion_tokens", { mode: "number" }).notNull().default(0),
+  reasoningTokens: integer("reasoning_tokens", { mode: "number" }).notNull().default(0),
+  cachedTokens: integer("cached_tokens", { mode: "number" }).notNull().default(0),
+  cacheWriteTokens: integer("cache_write_tokens", { mode: "number" }).notNull().default(0),
+  totalTokens: integer("total_tokens", { mode: "number" }).notNull().default(0),
+  costPico: integer("cost_pico", { mode: "number" }).notNull().default(0),
+  creditsCostPico: integer("credits_cost_pico", { mode: "number" }).notNull().default(0),
+  byokCostPico: integer("byok_cost_pico", { mode: "number" }).notNull().default(0),
+  dataStorageCostPico: integer("data_storage_cost_pico", { mode: "number" }).notNull().default(0),
+  latencyMs: integer("latency_ms", { mode: "number" }),
+  ttftMs: integer("ttft_ms", { mode: "number" }),
+  routing: text("routing", { mode: "json" }).$type<RoutingAttempt[]>().notNull().default([]),
+  /** Kind-specific extras, e.g. the stored object key of a generated video. */
+  extra: text("extra", { mode: "json" }).$type<Record<string, unknown>>(),
+  createdAt: integer("created_at", { mode: "number" }).notNull(),
+}, (t) => [
+  index("request_logs_created_idx").on(t.createdAt),
+  index("request_logs_project_created_idx").on(t.projectId, t.createdAt),
+  index("request_logs_key_created_idx").on(t.apiKeyId, t.createdAt),
+  index("request_logs_org_created_idx").on(t.organizationId, t.createdAt),
+]);
+
+/** Hourly aggregates of request_logs; analytics read only these. */
+export const usageHourly = sqliteTable("usage_hourly", {
+  hourStart: integer("hour_start", { mode: "number" }).notNull(),
+  organizationId: text("organization_id").notNull(),
+  projectId: text("project_id").notNull(),
+  apiKeyId: text("api_key_id").notNull(),
+  provider: text("provider").notNull(),
+  model: text("model").notNull(),
+  sourceApp: text("source_app").notNull(),
+  requests: integer("requests", { mode: "number" }).notNull().default(0),
+  errors: integer("errors", { mode: "number" }).notNull().default(0),
+  cacheHits: integer("cache_hits", { mode: "number" }).notNull().default(0),
+  promptTokens: integer("prompt_tokens", { mode: "number" }).notNull().default(0),
+  completionTokens: integer("completion_tokens", { mode: "number" }).notNull().default(0),
+  reasoningTokens: integer("reasoning_tokens", { mode: "number" }).notNull().default(0),
+  cachedTokens: integer("cached_tokens", { mode: "number" }).notNull().default(0),
+  totalTokens: integer("total_tokens", { mode: "number" }).notNull().default(0),
+  costPico: integer("cost_pico", { mode: "number" }).notNull().default(0),
+  creditsCostPico: integer("credits_cost_pico", { mode: "number" }).notNull().default(0),
+  byokCostPico: integer("byok_cost_pico", { mode: "number" }).notNull().default(0),
+  dataStorageCostPico: integer("data_storage_cost_pico", { mode: "number" }).notNull().default(0),
+  updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.hourStart, t.projectId, t.apiKeyId, t.provider, t.model, t.sourceApp] }),
+  index("usage_hourly_project_hour_idx").on(t.projectId, t.hourStart),
+]);
+
+/** Bookkeeping of the hourly aggregation job (which hours are final, when it last ran). */
+export const aggregationState = sqliteTable("aggregation_state", {
+  id: text("id").primaryKey(),
+  /** Hours before this start (epoch ms) are aggregated. */
+  aggregatedUntil: integer("aggregated_until", { mode: "number" }).notNull(),
+  updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+});
+
+/** Dashboard sessions; the cookie holds the raw token, this table its SHA-256. */
+export const sessions = sqliteTable("sessions", {
+  id: text("id").primaryKey(),
+  tokenHash: text("token_hash").notNull(),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  memberId: text("member_id").notNull().references(() => members.id, { onDelete: "cascade" }),
+  csrfToken: text("csrf_token").notNull(),
+  expiresAt: integer("expires_at", { mode: "number" }).notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("sessions_token_uq").on(t.tokenHash)]);
+
+/** In-app notifications (budget alerts). Unique per key, limit and window so alerts never repeat. */
+export const notifications = sqliteTable("notifications", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  apiKeyId: text("api_key_id").notNull(),
+  kind: text("kind").notNull(),
+  /** `all_time` or `period`. */
+  limitType: text("limit_type").notNull(),
+  /** Start of the spend window (0 for the all-time limit). */
+  windowStart: integer("window_start", { mode: "number" }).notNull(),
+  message: text("message").notNull(),
+  emailedAt: integer("emailed_at", { mode: "number" }),
+  readAt: integer("read_at", { mode: "number" }),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("notifications_once_uq").on(t.apiKeyId, t.limitType, t.windowStart),
+  index("notifications_org_idx").on(t.organizationId, t.createdAt),
+]);
+
+export const oauthClients = sqliteTable("oauth_clients", {
+  id: text("id").primaryKey(),
+  /** SHA-256 of the client secret; null for public clients (PKCE only). */
+  secretHash: text("secret_hash"),
+  name: text("name").notNull(),
+  redirectUris: text("redirect_uris", { mode: "json" }).$type<string[]>().notNull().default([]),
+  grantTypes: text("grant_types", { mode: "json" }).$type<string[]>().notNull().default([]),
+  /** For client-credentials clients: the gateway key the client acts as. */
+  apiKeyId: text("api_key_id"),
+  createdAt: createdAt(),
+});
+
+export const oauthGrants = sqliteTable("oauth_grants", {
+  id: text("id").primaryKey(),
+  /** `code`, `access` or `refresh`; the token itself is never stored, only its SHA-256. */
+  kind: text("kind", { enum: ["code", "access", "refresh"] }).notNull(),
+  tokenHash: text("token_hash").notNull(),
+  clientId: text("client_id").notNull().references(() => oauthClients.id, { onDelete: "cascade" }),
+  apiKeyId: text("api_key_id").notNull(),
+  scope: text("scope"),
+  redirectUri: text("redirect_uri"),
+  codeChallenge: text("code_challenge"),
+  expiresAt: integer("expires_at", { mode: "number" }).notNull(),
+  revokedAt: integer("revoked_at", { mode: "number" }),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("oauth_grants_token_uq").on(t.tokenHash), index("oauth_grants_client_idx").on(t.clientId)]);

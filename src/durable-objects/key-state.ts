@@ -1,0 +1,238 @@
+/**
+ * KeyState: one Durable Object per gateway key (idFromName(keyId)). It is the single, global
+ * authority on whether a key may be used right now:
+ *  - liveness: current secret fingerprint, status, expiry, and the key's `version` (bumped by
+ *    every admin change so isolates know when their cached KeyContext is stale);
+ *  - spend: all-time and recurring-window usage, with reservations so that concurrent requests
+ *    cannot overshoot a limit by more than one request's cost.
+ *
+ * Hot path: exactly one call, `admit` (spending requests) or `check` (others). Settling the real
+ * cost happens after the response, off the hot path. Admin paths `sync` after writing D1 and
+ * before returning, which is what makes disable/roll/delete/limit changes immediate everywhere.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import type { KeyStatus, PeriodUnit } from "../db/schema";
+import { parseUsd, type Pico } from "../billing/money";
+import { timingSafeEqual } from "../lib/crypto";
+import { addPeriod } from "../billing/period";
+
+/** What the DO needs to know about a key; built from D1 rows by `snapshotOf`. */
+export interface KeySnapshot {
+  keyId: string;
+  organizationId: string;
+  fingerprint: string;
+  status: KeyStatus;
+  expiresAt: number | null;
+  version: number;
+  usageLimit: string | null;
+  periodUsageLimit: string | null;
+  periodUsageDurationValue: number | null;
+  periodUsageDurationUnit: PeriodUnit | null;
+}
+
+export type DenialReason =
+  | "deleted"
+  | "disabled"
+  | "expired"
+  | "rolled"
+  | "usage_limit_reached"
+  | "period_usage_limit_reached";
+
+export type GateResult =
+  | { ok: true; version: number; reservationId: string | null }
+  | { ok: false; version: number; reason: DenialReason; message: string };
+
+export interface SpendState {
+  /** All-time spend in pico-dollars. */
+  usage: Pico;
+  /** Spend in the current recurring window. */
+  periodUsage: Pico;
+  /** Start of the current window (epoch ms), null before first use or without a recurring limit. */
+  periodStartedAt: number | null;
+  /** Cost reserved by requests in flight. */
+  reserved: Pico;
+}
+
+export interface SettleResult {
+  spend: SpendState;
+  /** Limits whose threshold this settlement crossed (for budget alerts), with the window start. */
+  crossed: Array<{ limit: "all_time" | "period"; windowStart: number; percentBefore: number; percent: number }>;
+}
+
+interface Reservation {
+  amount: Pico;
+  at: number;
+}
+
+/** Reservations older than this are assumed lost (isolate died before settling) and released. */
+const RESERVATION_TTL_MS = 15 * 60 * 1000;
+
+const DENIAL_MESSAGES: Record<Exclude<DenialReason, "usage_limit_reached" | "period_usage_limit_reached">, string> = {
+  deleted: "This API key has been deleted.",
+  disabled: "This API key is disabled.",
+  expired: "This API key has expired.",
+  rolled: "This API key secret was rolled; use the new secret.",
+};
+
+export class KeyState extends DurableObject<Env> {
+  private snapshot: KeySnapshot | null = null;
+  private spend: SpendState = { usage: 0n, periodUsage: 0n, periodStartedAt: null, reserved: 0n };
+  private reservations = new Map<string, Reservation>();
+  private loaded = false;
+  private nextReservation = 0;
+
+  private async load(): Promise<void> {
+    if (this.loaded) return;
+    const [snapshot, spend] = await Promise.all([
+      this.ctx.storage.get<KeySnapshot>("snapshot"),
+      this.ctx.storage.get<Omit<SpendState, "reserved">>("spend"),
+    ]);
+    this.snapshot = snapshot ?? null;
+    if (spend) this.spend = { ...spend, reserved: 0n };
+    this.loaded = true;
+  }
+
+  /** Admin path: store the key's current attributes. Versions only move forward. */
+  async sync(next: KeySnapshot): Promise<void> {
+    await this.load();
+    if (this.snapshot && this.snapshot.version > next.version) return;
+    const windowChanged =
+      this.snapshot?.periodUsageDurationUnit !== next.periodUsageDurationUnit ||
+      this.snapshot?.periodUsageDurationValue !== next.periodUsageDurationValue;
+    this.snapshot = next;
+    if (windowChanged && !next.periodUsageLimit) this.spend.periodStartedAt = null;
+    await this.ctx.storage.put({ snapshot: next, spend: this.persistedSpend() });
+  }
+
+  /** Liveness only, for requests that spend nothing (models, analytics). */
+  async check(fingerprint: string, fallback: KeySnapshot, now = Date.now()): Promise<GateResult> {
+    await this.ensureSnapshot(fallback);
+    const denial = this.liveness(fingerprint, now);
+    return denial ?? { ok: true, version: this.snapshot!.version, reservationId: null };
+  }
+
+  /**
+   * Liveness plus spend admission. Admits while spend + reservations is below every limit, then
+   * reserves `estimate`; so the overshoot is bounded by one request's estimate.
+   */
+  async admit(fingerprint: string, fallback: KeySnapshot, estimate: Pico, now = Date.now()): Promise<GateResult> {
+    await this.ensureSnapshot(fallback);
+    const denial = this.liveness(fingerprint, now);
+    if (denial) return denial;
+    const s = this.snapshot!;
+    this.expireReservations(now);
+    this.rollWindow(now);
+
+    if (s.usageLimit !== null && this.spend.usage + this.spend.reserved >= parseUsd(s.usageLimit)) {
+      return { ok: false, version: s.version, reason: "usage_limit_reached", message: `Usage limit reached: this key has spent its all-time limit of $${s.usageLimit}.` };
+    }
+    if (s.periodUsageLimit !== null && s.periodUsageDurationUnit && s.periodUsageDurationValue) {
+      if (this.spend.periodStartedAt === null) this.spend.periodStartedAt = now;
+      if (this.spend.periodUsage + this.spend.reserved >= parseUsd(s.periodUsageLimit)) {
+        const resetsAt = new Date(addPeriod(this.spend.periodStartedAt, s.periodUsageDurationValue, s.periodUsageDurationUnit)).toISOString();
+        return {
+          ok: false,
+          version: s.version,
+          reason: "period_usage_limit_reached",
+          message: `Usage limit reached: this key has spent its limit of $${s.periodUsageLimit} per ${s.periodUsageDurationValue} ${s.periodUsageDurationUnit}(s); the window resets at ${resetsAt}.`,
+        };
+      }
+    }
+    const reservationId = `${now.toString(36)}-${(this.nextReservation++).toString(36)}`;
+    this.reservations.set(reservationId, { amount: estimate, at: now });
+    this.spend.reserved += estimate;
+    return { ok: true, version: s.version, reservationId };
+  }
+
+  /** After the upstream call: replace the reservation with the real cost (0 for failures). */
+  async settle(reservationId: string | null, actual: Pico, now = Date.now()): Promise<SettleResult> {
+    await this.load();
+    const before = { usage: this.spend.usage, periodUsage: this.spend.periodUsage };
+    if (reservationId) this.release(reservationId);
+    this.rollWindow(now);
+    if (actual > 0n) {
+      this.spend.usage += actual;
+      if (this.snapshot?.periodUsageLimit) {
+        if (this.spend.periodStartedAt === null) this.spend.periodStartedAt = now;
+        this.spend.periodUsage += actual;
+      }
+      await this.ctx.storage.put("spend", this.persistedSpend());
+    }
+    return { spend: { ...this.spend }, crossed: this.crossedThresholds(before) };
+  }
+
+  /** Drops a reservation without spending (request refused after admission, e.g. by IAM). */
+  async cancel(reservationId: string): Promise<void> {
+    this.release(reservationId);
+  }
+
+  async getSpend(now = Date.now()): Promise<SpendState> {
+    await this.load();
+    this.rollWindow(now);
+    return { ...this.spend };
+  }
+
+  // ---------- internals ----------
+
+  private async ensureSnapshot(fallback: KeySnapshot): Promise<void> {
+    await this.load();
+    // The DO normally learns a key at creation (sync). If it never did, the isolate's copy from D1 is the truth.
+    if (!this.snapshot) await this.sync(fallback);
+  }
+
+  private liveness(fingerprint: string, now: number): GateResult | null {
+    const s = this.snapshot!;
+    const deny = (reason: keyof typeof DENIAL_MESSAGES): GateResult => ({ ok: false, version: s.version, reason, message: DENIAL_MESSAGES[reason] });
+    if (s.status === "deleted") return deny("deleted");
+    if (!timingSafeEqual(fingerprint, s.fingerprint)) return deny("rolled");
+    if (s.expiresAt !== null && s.expiresAt <= now) return deny("expired");
+    if (s.status !== "active") return deny("disabled");
+    return null;
+  }
+
+  private release(id: string): void {
+    const r = this.reservations.get(id);
+    if (!r) return;
+    this.reservations.delete(id);
+    this.spend.reserved -= r.amount;
+  }
+
+  private expireReservations(now: number): void {
+    for (const [id, r] of this.reservations) if (now - r.at > RESERVATION_TTL_MS) this.release(id);
+  }
+
+  /** A window ends after its duration; the next starts at the first use after that. */
+  private rollWindow(now: number): void {
+    const s = this.snapshot;
+    if (!s?.periodUsageDurationUnit || !s.periodUsageDurationValue || this.spend.periodStartedAt === null) return;
+    if (addPeriod(this.spend.periodStartedAt, s.periodUsageDurationValue, s.periodUsageDurationUnit) <= now) {
+      this.spend.periodStartedAt = null;
+      this.spend.periodUsage = 0n;
+    }
+  }
+
+  /** Limits whose spend percentage moved in this settlement; the alert module applies the threshold. */
+  private crossedThresholds(before: { usage: Pico; periodUsage: Pico }): SettleResult["crossed"] {
+    const s = this.snapshot;
+    if (!s) return [];
+    const pct = (v: Pico, limit: Pico) => (limit > 0n ? Number((v * 10000n) / limit) / 100 : 0);
+    const out: SettleResult["crossed"] = [];
+    if (s.usageLimit) {
+      const limit = parseUsd(s.usageLimit);
+      out.push({ limit: "all_time", windowStart: 0, percentBefore: pct(before.usage, limit), percent: pct(this.spend.usage, limit) });
+    }
+    if (s.periodUsageLimit && this.spend.periodStartedAt !== null) {
+      const limit = parseUsd(s.periodUsageLimit);
+      out.push({ limit: "period", windowStart: this.spend.periodStartedAt, percentBefore: pct(before.periodUsage, limit), percent: pct(this.spend.periodUsage, limit) });
+    }
+    return out.filter((c) => c.percent !== c.percentBefore);
+  }
+
+  private persistedSpend(): Omit<SpendState, "reserved"> {
+    return { usage: this.spend.usage, periodUsage: this.spend.periodUsage, periodStartedAt: this.spend.periodStartedAt };
+  }
+}
+
+/** Stub for a key's DO. */
+export const keyStateStub = (env: Env, keyId: string) => env.KEY_STATE.get(env.KEY_STATE.idFromName(keyId));

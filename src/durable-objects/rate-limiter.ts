@@ -1,0 +1,32 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+
+export interface RateLimitResult {
+  allowed: boolean;
+  remaining: number;
+  /** Epoch ms when the current window ends. */
+  resetAt: number;
+}
+
+/**
+ * Fixed-window counter, one object per subject (e.g. `signin:<email>`, `mcp:<keyId>`).
+ * Windows live in memory and storage so they survive eviction.
+ */
+export class RateLimiter extends DurableObject<Env> {
+  async hit(limit: number, windowMs: number, now = Date.now()): Promise<RateLimitResult> {
+    const windowStart = now - (now % windowMs);
+    const stored = await this.ctx.storage.get<{ windowStart: number; count: number }>("w");
+    const count = stored && stored.windowStart === windowStart ? stored.count + 1 : 1;
+    await this.ctx.storage.put("w", { windowStart, count });
+    return { allowed: count <= limit, remaining: Math.max(0, limit - count), resetAt: windowStart + windowMs };
+  }
+
+  async reset(): Promise<void> {
+    await this.ctx.storage.delete("w");
+  }
+}
+
+/** Counts one hit for `subject`; callers decide what to do when `allowed` is false. */
+export function rateLimit(env: Env, subject: string, limit: number, windowMs: number): Promise<RateLimitResult> {
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject)).hit(limit, windowMs);
+}

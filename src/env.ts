@@ -1,0 +1,30 @@
+/**
+ * Bindings come from `wrangler types` (src/worker-configuration.d.ts, `npm run types`).
+ * Secrets are not in wrangler.jsonc, so they are declared here (contract section 1).
+ */
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      /** Operator secret for the bootstrap API. Unset: the bootstrap API answers 404. */
+      ADMIN_TOKEN?: string;
+      /** HMAC-SHA-256 secret for key fingerprints (and, via HKDF, provider-key encryption). */
+      KEY_HASH_SECRET?: string;
+      /** Enables saving generate-nano-banana images under this prefix of UPLOADS. */
+      UPLOAD_DIR?: string;
+    }
+  }
+}
+
+export type Env = Cloudflare.Env;
+
+/** `production` enforces the SSRF guard on custom provider URLs; `development`/`test` allow loopback. */
+export const isProduction = (env: Env): boolean => env.ENVIRONMENT === "production";
+
+/** Provider credentials are dynamic `<ID>_API_KEY` / `<ID>_BASE_URL` vars; read them through here. */
+export function envVar(env: Env, name: string): string | undefined {
+  const value = (env as unknown as Record<string, unknown>)[name];
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+/** `google-ai-studio` -> `GOOGLE_AI_STUDIO` (contract section 1). */
+export const providerEnvPrefix = (providerId: string): string => providerId.toUpperCase().replace(/[^A-Z0-9]/g, "_");

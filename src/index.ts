@@ -1,0 +1,15 @@
+import type { Env } from "./env";
+import { app } from "./app";
+import { runScheduled } from "./scheduled";
+
+export { KeyState } from "./durable-objects/key-state";
+export { ProviderMetrics } from "./durable-objects/provider-metrics";
+export { McpSseSession } from "./durable-objects/mcp-sse-session";
+export { RateLimiter } from "./durable-objects/rate-limiter";
+
+export default {
+  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+  scheduled: (controller, env, ctx) => {
+    ctx.waitUntil(runScheduled(controller, env));
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,198 @@
+/**
+ * The contract between the chat route and the wire-format adapters (one folder per format:
+ * openai/, anthropic/, google/, bedrock/, azure/). The gateway speaks OpenAI Chat Completions to
+ * its callers; an adapter translates a validated OpenAI request into the provider's request and
+ * the provider's response or stream back into OpenAI shapes plus normalized usage.
+ */
+import type { ModelDefinition, ProviderInfo, ProviderMapping } from "../catalog/types";
+
+// ---------- OpenAI Chat Completions request (what callers send) ----------
+
+export interface TextPart { type: "text"; text: string }
+export interface ImagePart { type: "image_url"; image_url: { url: string; detail?: "auto" | "low" | "high" } }
+export interface AudioPart { type: "input_audio"; input_audio: { data: string; format: string } }
+export interface FilePart { type: "file"; file: { file_data?: string; file_id?: string; filename?: string } }
+export type ContentPart = TextPart | ImagePart | AudioPart | FilePart;
+
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export type ChatMessage =
+  | { role: "system" | "developer"; content: string | TextPart[]; name?: string }
+  | { role: "user"; content: string | ContentPart[]; name?: string }
+  | {
+      role: "assistant";
+      content?: string | TextPart[] | null;
+      name?: string;
+      tool_calls?: ToolCall[];
+      /** Reasoning text of an earlier turn, when the caller sends it back. */
+      reasoning?: string | null;
+    }
+  | { role: "tool"; content: string | TextPart[]; tool_call_id: string };
+
+export interface FunctionTool {
+  type: "function";
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+}
+
+export type ToolChoice =
+  | "none"
+  | "auto"
+  | "required"
+  | { type: "function"; function: { name: string } };
+
+export type ResponseFormat =
+  | { type: "text" }
+  | { type: "json_object" }
+  | { type: "json_schema"; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } };
+
+/** A validated chat request (the zod schema in src/routes/chat/ produces this). */
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  tools?: FunctionTool[];
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean;
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  stop?: string | string[];
+  seed?: number;
+  n?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  logit_bias?: Record<string, number>;
+  logprobs?: boolean;
+  top_logprobs?: number;
+  response_format?: ResponseFormat;
+  reasoning_effort?: "none" | "minimal" | "low" | "medium" | "high";
+  user?: string;
+  /** Image output for models that can (Gemini image models). */
+  modalities?: string[];
+}
+
+// ---------- OpenAI Chat Completions response (what callers get) ----------
+
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "error";
+
+export interface ImageOutput { type: "image_url"; image_url: { url: string } }
+
+export interface AssistantMessage {
+  role: "assistant";
+  content: string | null;
+  reasoning?: string | null;
+  tool_calls?: ToolCall[];
+  images?: ImageOutput[];
+  refusal?: string | null;
+}
+
+export interface Choice {
+  index: number;
+  message: AssistantMessage;
+  finish_reason: FinishReason | null;
+  logprobs?: unknown;
+}
+
+/** Token counts in OpenAI semantics: promptTokens INCLUDES cached and cache-write tokens. */
+export interface NormalizedUsage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Included in completionTokens. */
+  reasoningTokens: number;
+  /** Prompt tokens read from the provider's prompt cache (included in promptTokens). */
+  cachedTokens: number;
+  /** Prompt tokens written to the cache, 5-minute TTL (Anthropic default) or unspecified. */
+  cacheWrite5mTokens: number;
+  /** Prompt tokens written to the cache with a 1-hour TTL. */
+  cacheWrite1hTokens: number;
+  audioInputTokens: number;
+  videoInputTokens: number;
+  imageInputTokens: number;
+  imageOutputTokens: number;
+  audioOutputTokens: number;
+  /** Web searches the provider billed for (Perplexity, grounding). */
+  webSearchRequests: number;
+}
+
+export const emptyUsage = (): NormalizedUsage => ({
+  promptTokens: 0,
+  completionTokens: 0,
+  reasoningTokens: 0,
+  cachedTokens: 0,
+  cacheWrite5mTokens: 0,
+  cacheWrite1hTokens: 0,
+  audioInputTokens: 0,
+  videoInputTokens: 0,
+  imageInputTokens: 0,
+  imageOutputTokens: 0,
+  audioOutputTokens: 0,
+  webSearchRequests: 0,
+});
+
+/** What an adapter returns for a non-streamed response; the chat route adds id, cost and metadata. */
+export interface ParsedCompletion {
+  /** Upstream's own id, informational. */
+  upstreamId?: string;
+  choices: Choice[];
+  usage: NormalizedUsage;
+  /** Provider-reported model id (e.g. a dated snapshot). */
+  upstreamModel?: string;
+  systemFingerprint?: string;
+}
+
+/** Incremental delta of one choice, OpenAI chunk semantics. */
+export interface ChunkDelta {
+  role?: "assistant";
+  content?: string;
+  reasoning?: string;
+  /** Incremental tool calls: `index` is stable, `id`/`type`/`name` come on the first piece only. */
+  tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments?: string } }>;
+  images?: ImageOutput[];
+}
+
+export type StreamEvent =
+  | { type: "delta"; choiceIndex: number; delta: ChunkDelta }
+  | { type: "finish"; choiceIndex: number; finishReason: FinishReason }
+  /** May come more than once; the last one wins (providers report cumulative usage). */
+  | { type: "usage"; usage: NormalizedUsage }
+  /** The upstream reported an error inside the stream. */
+  | { type: "error"; message: string; errorType: string; status?: number };
+
+// ---------- Upstream call ----------
+
+/** Everything an adapter needs to reach one provider mapping. */
+export interface UpstreamTarget {
+  provider: ProviderInfo;
+  mapping: ProviderMapping;
+  /** Null for custom-provider models (no catalogue entry). */
+  model: ModelDefinition | null;
+  /** Resolved base URL: BYOK/custom base, `<ID>_BASE_URL`, or the provider default. No trailing slash. */
+  baseUrl: string;
+  /** Operator credential, BYOK token or custom-provider token. */
+  apiKey: string;
+  /** Provider-specific settings from the environment (e.g. AWS_BEDROCK_REGION, AZURE_API_VERSION). */
+  settings: Readonly<Record<string, string | undefined>>;
+}
+
+export interface UpstreamErrorInfo {
+  message: string;
+  /** Provider's error type/code when it gave one. */
+  type: string;
+}
+
+export interface ProviderAdapter {
+  /** Build the HTTP request to the provider. Async because some formats sign requests (SigV4). */
+  buildRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): Promise<Request>;
+  /** Parse a 2xx non-streamed body (already JSON-decoded). Throws on a malformed body. */
+  parseResponse(body: unknown, target: UpstreamTarget): ParsedCompletion;
+  /** Turn a 2xx streamed body into events, as they arrive (no buffering beyond one frame). */
+  parseStream(body: ReadableStream<Uint8Array>, target: UpstreamTarget): AsyncIterable<StreamEvent>;
+  /** Extract message and type from a non-2xx body. */
+  parseError(status: number, bodyText: string): UpstreamErrorInfo;
+}

@@ -1,0 +1,20 @@
+import type { Env } from "./env";
+
+/**
+ * Cron entry point (wrangler.jsonc `triggers.crons`). Each job is independent and idempotent;
+ * one failing does not stop the others.
+ *  - every minute: expire keys past their TTL, aggregate finished hours of request logs
+ *  - daily: delete request logs past the retention period
+ */
+export type ScheduledJob = (env: Env, now: number, cron: string) => Promise<void>;
+
+const jobs: ScheduledJob[] = [
+  // jobs:begin (helpers register their jobs here)
+  // jobs:end
+];
+
+export async function runScheduled(controller: ScheduledController, env: Env): Promise<void> {
+  const now = controller.scheduledTime || Date.now();
+  const results = await Promise.allSettled(jobs.map((job) => job(env, now, controller.cron)));
+  for (const r of results) if (r.status === "rejected") console.error("scheduled job failed", String(r.reason));
+}

@@ -1,0 +1,42 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+import { PROVIDER_IDS } from "./src/catalog/types.ts";
+import { TEST_SECRETS } from "./test/helpers/secrets.ts";
+
+const providerEnvPrefix = (id: string) => id.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("./migrations");
+  return {
+    plugins: [
+      cloudflareTest(({ inject }) => {
+        // Every provider points at the fake upstream (test/fake-upstream), one path prefix each.
+        const upstream = `http://127.0.0.1:${inject("fakeUpstreamPort")}`;
+        const providerVars: Record<string, string> = {};
+        for (const id of PROVIDER_IDS) {
+          providerVars[`${providerEnvPrefix(id)}_BASE_URL`] = `${upstream}/${id}`;
+          providerVars[`${providerEnvPrefix(id)}_API_KEY`] = `test-operator-key-${id}`;
+        }
+        return {
+          wrangler: { configPath: "./wrangler.jsonc" },
+          miniflare: {
+            bindings: {
+              ...providerVars,
+              ...TEST_SECRETS,
+              ENVIRONMENT: "test",
+              FAKE_UPSTREAM_URL: upstream,
+              TEST_MIGRATIONS: migrations,
+            },
+          },
+        };
+      }),
+    ],
+    test: {
+      globalSetup: ["./test/global-setup.ts"],
+      setupFiles: ["./test/apply-migrations.ts"],
+      include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+      testTimeout: 20_000,
+      hookTimeout: 30_000,
+    },
+  };
+});
