@@ -109,26 +109,32 @@ export type KeyLookup =
 
 /** Loads the context of the key with this fingerprint, or says whether it is a rolled secret. */
 export async function loadKeyContext(db: Db, fp: string): Promise<KeyLookup> {
-  const [head, retired] = await db.batch([
-    db
-      .select({
-        key: apiKeys,
-        organization: organizations,
-        project: projects,
-        member: members,
-        user: { email: users.email, name: users.name },
-      })
-      .from(apiKeys)
-      .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
-      .innerJoin(projects, eq(projects.id, apiKeys.projectId))
-      .innerJoin(members, eq(members.id, apiKeys.createdBy))
-      .innerJoin(users, eq(users.id, members.userId))
-      .where(eq(apiKeys.fingerprint, fp))
-      .limit(1),
-    db.select({ id: retiredKeyFingerprints.apiKeyId }).from(retiredKeyFingerprints).where(eq(retiredKeyFingerprints.fingerprint, fp)).limit(1),
-  ]);
+  // A join must not go through db.batch: D1 batches return rows as objects, so columns with the
+  // same name (id, name, created_at) in different tables would overwrite each other.
+  const head = await db
+    .select({
+      key: apiKeys,
+      organization: organizations,
+      project: projects,
+      member: members,
+      user: { email: users.email, name: users.name },
+    })
+    .from(apiKeys)
+    .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
+    .innerJoin(projects, eq(projects.id, apiKeys.projectId))
+    .innerJoin(members, eq(members.id, apiKeys.createdBy))
+    .innerJoin(users, eq(users.id, members.userId))
+    .where(eq(apiKeys.fingerprint, fp))
+    .limit(1);
   const row = head[0];
-  if (!row) return { found: false, rolled: retired.length > 0 };
+  if (!row) {
+    const retired = await db
+      .select({ id: retiredKeyFingerprints.apiKeyId })
+      .from(retiredKeyFingerprints)
+      .where(eq(retiredKeyFingerprints.fingerprint, fp))
+      .limit(1);
+    return { found: false, rolled: retired.length > 0 };
+  }
   const { key, organization, project, member, user } = row;
   return { found: true, context: await loadDetails(db, { key, organization, project, member, user }) };
 }

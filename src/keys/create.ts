@@ -1,0 +1,95 @@
+import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { apiKeys, iamRules, type KeyKind, type PeriodUnit, type RuleType, type RuleValue } from "../db/schema";
+import { fingerprint, newGatewaySecret, prefixHint } from "../lib/crypto";
+import { newId } from "../lib/ids";
+import { requireHashSecret } from "../auth/gateway-key";
+import { syncKeys } from "./sync";
+
+export interface NewKeyInput {
+  organizationId: string;
+  projectId: string;
+  createdBy: string;
+  description?: string;
+  kind?: KeyKind;
+  expiresAt?: number | null;
+  usageLimit?: string | null;
+  periodUsageLimit?: string | null;
+  periodUsageDurationValue?: number | null;
+  periodUsageDurationUnit?: PeriodUnit | null;
+  iamRules?: Array<{ ruleType: RuleType; ruleValue: RuleValue; status?: "active" | "inactive" }>;
+}
+
+export type KeyRow = typeof apiKeys.$inferSelect;
+
+/**
+ * Creates a gateway key: stores only the fingerprint, registers it with its KeyState DO, and
+ * returns the row plus the secret (the only time the secret exists outside the caller).
+ * Input is assumed validated by the route.
+ */
+export async function createGatewayKey(env: Env, input: NewKeyInput): Promise<{ row: KeyRow; token: string }> {
+  const token = newGatewaySecret();
+  const fp = await fingerprint(requireHashSecret(env), token);
+  const db = getDb(env.DB);
+  const id = newId("key");
+  const now = Date.now();
+  const insertKey = db
+    .insert(apiKeys)
+    .values({
+      id,
+      organizationId: input.organizationId,
+      projectId: input.projectId,
+      createdBy: input.createdBy,
+      description: input.description ?? "",
+      kind: input.kind ?? "standard",
+      status: "active",
+      fingerprint: fp,
+      prefixHint: prefixHint(token),
+      expiresAt: input.expiresAt ?? null,
+      usageLimit: input.usageLimit ?? null,
+      periodUsageLimit: input.periodUsageLimit ?? null,
+      periodUsageDurationValue: input.periodUsageDurationValue ?? null,
+      periodUsageDurationUnit: input.periodUsageDurationUnit ?? null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  const rules = (input.iamRules ?? []).map((r) =>
+    db.insert(iamRules).values({
+      id: newId("iam"),
+      organizationId: input.organizationId,
+      level: "key",
+      targetId: id,
+      ruleType: r.ruleType,
+      ruleValue: r.ruleValue,
+      status: r.status ?? "active",
+    }),
+  );
+  const [inserted] = await db.batch([insertKey, ...rules]);
+  const row = inserted[0];
+  if (!row) throw new Error("key insert returned no row");
+  await syncKeys(env, [row]);
+  return { row, token };
+}
+
+/** The public view of a key: never the secret or its fingerprint. */
+export function publicKey(row: KeyRow) {
+  return {
+    id: row.id,
+    object: "api_key" as const,
+    description: row.description,
+    projectId: row.projectId,
+    organizationId: row.organizationId,
+    createdBy: row.createdBy,
+    kind: row.kind,
+    status: row.status,
+    maskedKey: row.prefixHint,
+    expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt).toISOString(),
+    usageLimit: row.usageLimit,
+    periodUsageLimit: row.periodUsageLimit,
+    periodUsageDurationValue: row.periodUsageDurationValue,
+    periodUsageDurationUnit: row.periodUsageDurationUnit,
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}
