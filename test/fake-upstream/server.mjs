@@ -1,20 +1,73 @@
 // @ts-check
 /**
  * Fake upstream providers for tests and offline local runs. NOT a production component.
- * One HTTP server on 127.0.0.1; each provider lives under `/<provider-id>` (its `<ID>_BASE_URL`).
- * The wire-format handlers in this folder answer with payloads shaped like each provider's public
- * API reference.
+ * One HTTP server on 127.0.0.1; each provider lives under `/<provider-id>` (its `<ID>_BASE_URL`),
+ * e.g. `http://127.0.0.1:PORT/anthropic/v1/messages`. Handlers are registered in routes.mjs, one
+ * module per wire format or endpoint family, each answering with payloads shaped like the
+ * provider's public API reference.
  */
 import http from "node:http";
+import { routes } from "./routes.mjs";
+
+/**
+ * @typedef {object} FakeRequest
+ * @property {string} provider   first path segment (provider id)
+ * @property {string} path       the rest of the path, starting with "/"
+ * @property {URLSearchParams} query
+ * @property {string} method
+ * @property {http.IncomingHttpHeaders} headers
+ * @property {Buffer} rawBody
+ * @property {any} body           parsed JSON body, or undefined
+ */
+
+/**
+ * @typedef {object} FakeRoute
+ * @property {string} name
+ * @property {(req: FakeRequest) => boolean} match
+ * @property {(req: FakeRequest, res: http.ServerResponse) => void | Promise<void>} handle
+ */
+
+/** @type {Map<string, FakeRequest[]>} requests recorded by tag (see `recordTag`) */
+const recorded = new Map();
 
 /**
  * @param {{ port?: number, host?: string }} [opts]
  * @returns {Promise<{ port: number, url: string, close: () => Promise<void> }>}
  */
 export async function startFakeUpstream(opts = {}) {
-  const server = http.createServer((req, res) => {
-    res.writeHead(404, { "content-type": "application/json" });
-    res.end(JSON.stringify({ error: { message: `fake upstream: no handler for ${req.method} ${req.url}` } }));
+  const server = http.createServer(async (req, res) => {
+    try {
+      const chunks = [];
+      for await (const c of req) chunks.push(c);
+      const rawBody = Buffer.concat(chunks);
+      const url = new URL(req.url ?? "/", "http://fake");
+      // Test introspection: GET /__recorded/<tag> returns the upstream requests that carried the tag.
+      if (url.pathname.startsWith("/__recorded/")) {
+        const tag = decodeURIComponent(url.pathname.slice("/__recorded/".length));
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify((recorded.get(tag) ?? []).map(({ rawBody: _r, ...rest }) => rest)));
+        return;
+      }
+      const [, provider = "", ...rest] = url.pathname.split("/");
+      let body;
+      if (rawBody.length && String(req.headers["content-type"] ?? "").includes("json")) {
+        try { body = JSON.parse(rawBody.toString("utf8")); } catch { body = undefined; }
+      }
+      /** @type {FakeRequest} */
+      const fake = { provider, path: "/" + rest.join("/"), query: url.searchParams, method: req.method ?? "GET", headers: req.headers, rawBody, body };
+      const tag = recordTag(rawBody.toString("utf8"));
+      if (tag) recorded.set(tag, [...(recorded.get(tag) ?? []), fake]);
+      const route = routes.find((r) => r.match(fake));
+      if (!route) {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: `fake upstream: no handler for ${req.method} ${req.url}`, type: "not_found" } }));
+        return;
+      }
+      await route.handle(fake, res);
+    } catch (err) {
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `fake upstream crashed: ${String(err)}`, type: "server_error" } }));
+    }
   });
   await new Promise((resolve) => server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", () => resolve(undefined)));
   const address = server.address();
@@ -24,4 +77,14 @@ export async function startFakeUpstream(opts = {}) {
     url: `http://127.0.0.1:${port}`,
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve(undefined)); }),
   };
+}
+
+/**
+ * A request body containing `[[tag:<id>]]` is recorded under <id>, so a test can fetch
+ * `${FAKE_UPSTREAM_URL}/__recorded/<id>` and assert exactly what the gateway sent upstream.
+ * @param {string} text
+ */
+export function recordTag(text) {
+  const m = /\[\[tag:([A-Za-z0-9_.-]+)\]\]/.exec(text);
+  return m ? m[1] : undefined;
 }
