@@ -1,11 +1,14 @@
+import { eq } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { masterKeys, members, organizations, projects, users, type Plan } from "../db/schema";
+import { ApiError } from "../errors/api-error";
 import { fingerprint, newMasterSecret, prefixHint } from "../lib/crypto";
 import { newId } from "../lib/ids";
-import { hashPassword } from "../auth/password";
+import { hashPassword, verifyPassword } from "../auth/password";
 import { requireHashSecret } from "../auth/gateway-key";
 import { createGatewayKey, publicKey } from "../keys/create";
+import { publicOrganization, publicProject } from "./view";
 
 export interface BootstrapInput {
   name: string;
@@ -16,27 +19,49 @@ export interface BootstrapInput {
 }
 
 /**
+ * The owner's user: a new one, or an existing user with that e-mail when the password matches
+ * (one person owning several organizations). A different password is a 409, never a takeover.
+ */
+async function ownerUser(env: Env, owner: BootstrapInput["owner"], email: string): Promise<{ userId: string; isNew: boolean }> {
+  const existing = await getDb(env.DB).select({ id: users.id, passwordHash: users.passwordHash }).from(users).where(eq(users.email, email)).get();
+  if (!existing) return { userId: newId("user"), isNew: true };
+  if (!(await verifyPassword(owner.password, existing.passwordHash))) {
+    throw new ApiError(409, "A user with this e-mail already exists; send that user's password to make them the owner.", {
+      type: "invalid_request_error",
+      code: "user_exists",
+      param: "owner.email",
+    });
+  }
+  return { userId: existing.id, isNew: false };
+}
+
+/**
  * Contract section 3: an organization, its owner (user + member), a default project with its
- * playground key, and a master key. Returns the secrets once.
+ * playground key, and a master key. Returns the secrets once; nothing else secret is returned.
  */
 export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
   const hashSecret = requireHashSecret(env);
   const db = getDb(env.DB);
   const orgId = newId("org");
-  const userId = newId("user");
   const memberId = newId("mem");
   const projectId = newId("proj");
   const masterId = newId("mk");
   const masterToken = newMasterSecret();
   const email = input.owner.email.trim().toLowerCase();
+  const { userId, isNew } = await ownerUser(env, input.owner, email);
 
-  const [orgRows, , , projectRows] = await db.batch([
-    db.insert(organizations).values({ id: orgId, name: input.name, plan: input.plan, creditsPico: input.creditsPico ?? 0 }).returning(),
-    db.insert(users).values({ id: userId, email, name: input.owner.name, passwordHash: await hashPassword(input.owner.password) }).onConflictDoNothing(),
-    db.insert(members).values({ id: memberId, organizationId: orgId, userId, role: "owner" }),
-    db.insert(projects).values({ id: projectId, organizationId: orgId, name: "Default project", isDefault: true }).returning(),
-    db.insert(masterKeys).values({ id: masterId, organizationId: orgId, fingerprint: await fingerprint(hashSecret, masterToken), prefixHint: prefixHint(masterToken) }),
-  ]);
+  const insertOrg = db.insert(organizations).values({ id: orgId, name: input.name, plan: input.plan, creditsPico: input.creditsPico ?? 0 }).returning();
+  const insertMember = db.insert(members).values({ id: memberId, organizationId: orgId, userId, role: "owner" });
+  const insertProject = db.insert(projects).values({ id: projectId, organizationId: orgId, name: "Default project", isDefault: true }).returning();
+  const insertMaster = db
+    .insert(masterKeys)
+    .values({ id: masterId, organizationId: orgId, fingerprint: await fingerprint(hashSecret, masterToken), prefixHint: prefixHint(masterToken) });
+  const passwordHash = isNew ? await hashPassword(input.owner.password) : null;
+  const [orgRows, projectRows] = passwordHash
+    ? await db
+        .batch([insertOrg, db.insert(users).values({ id: userId, email, name: input.owner.name, passwordHash }), insertMember, insertProject, insertMaster])
+        .then((r) => [r[0], r[3]] as const)
+    : await db.batch([insertOrg, insertMember, insertProject, insertMaster]).then((r) => [r[0], r[2]] as const);
   const playground = await createGatewayKey(env, {
     organizationId: orgId,
     projectId,
@@ -45,9 +70,9 @@ export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
     kind: "playground",
   });
   return {
-    organization: orgRows[0]!,
+    organization: publicOrganization(orgRows[0]!),
     owner: { userId, memberId, email },
-    project: projectRows[0]!,
+    project: publicProject(projectRows[0]!),
     masterKey: { id: masterId, token: masterToken },
     playgroundKey: { ...publicKey(playground.row), token: playground.token },
   };

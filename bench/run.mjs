@@ -1,0 +1,327 @@
+// @ts-check
+/**
+ * `npm run bench`: measures what Switchboard adds on top of an upstream call.
+ *
+ * One run, everything on loopback:
+ *  - builds the production bundle (`wrangler deploy --dry-run --minify`) and reports its size;
+ *  - serves it with Miniflare's API (local D1 + Durable Objects + KV), migrations applied, an
+ *    organization bootstrapped, and a key with an IAM rule and a spend limit, so auth, IAM,
+ *    spend admission and request logging are all on;
+ *  - serves a bare pass-through Worker in the same runtime (the floor);
+ *  - starts the fake upstream (test/fake-upstream) that both call, and also calls it directly;
+ *  - runs autocannon in interleaved rounds: latency at concurrency 1, throughput at 32;
+ *  - measures stream time-to-first-chunk and per-chunk delay, workerd CPU per request and peak RSS.
+ * Writes bench/results/latest.json and latest.md and prints the table with ratios to the floor.
+ *
+ * Flags: --quick (short runs), --rounds N, --seconds N.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync, statSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(`--${name}`);
+const opt = (name, def) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? Number(args[i + 1]) : def;
+};
+const QUICK = flag("quick");
+const ROUNDS = opt("rounds", QUICK ? 1 : 3);
+const SECONDS = opt("seconds", QUICK ? 2 : 5);
+const STREAM_SAMPLES = QUICK ? 20 : 60;
+
+const ADMIN_TOKEN = "bench-admin-token-0123456789";
+const KEY_HASH_SECRET = "bench-key-hash-secret-0123456789abcdef";
+const PROVIDER_IDS = ["openai", "azure", "anthropic", "google-ai-studio", "groq", "together-ai", "mistral", "deepseek"];
+const envPrefix = (id) => id.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+
+process.env.WRANGLER_SEND_METRICS = "false";
+process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+
+// ---------- build ----------
+function build() {
+  const outdir = path.join(root, "dist", "bench");
+  execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  const files = readdirSync(outdir).filter((f) => f.endsWith(".js") || f.endsWith(".mjs") || f.endsWith(".wasm"));
+  let raw = 0;
+  let gz = 0;
+  for (const f of files) {
+    const buf = readFileSync(path.join(outdir, f));
+    raw += buf.length;
+    gz += gzipSync(buf, { level: 9 }).length;
+  }
+  return { outdir, entry: path.join(outdir, "index.js"), minifiedBytes: raw, gzipBytes: gz };
+}
+
+// ---------- workerd process accounting ----------
+function childWorkerdPids() {
+  const out = execFileSync("ps", ["-eo", "pid,ppid,comm"], { encoding: "utf8" });
+  const rows = out.trim().split("\n").slice(1).map((l) => l.trim().split(/\s+/));
+  const mine = new Set([String(process.pid)]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, ppid] of rows) if (mine.has(ppid) && !mine.has(pid)) { mine.add(pid); grew = true; }
+  }
+  return rows.filter(([pid, , comm]) => mine.has(pid) && comm.includes("workerd")).map(([pid]) => Number(pid));
+}
+const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || 100);
+function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+}
+function peakRssMiB(pid) {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function startMiniflare(options) {
+  const before = new Set(childWorkerdPids());
+  const mf = new Miniflare(options);
+  const url = await mf.ready;
+  const pid = childWorkerdPids().find((p) => !before.has(p));
+  return { mf, url: url.toString().replace(/\/$/, ""), pid };
+}
+
+// ---------- servers ----------
+async function startSwitchboard(bundle, upstreamUrl) {
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(path.join(root, "wrangler.jsonc"));
+  const bindings = { ...(workerOptions.bindings ?? {}), ENVIRONMENT: "development", ADMIN_TOKEN, KEY_HASH_SECRET, ROUTING_EXPLORATION_RATE: "0" };
+  for (const id of PROVIDER_IDS) {
+    bindings[`${envPrefix(id)}_BASE_URL`] = `${upstreamUrl}/${id}`;
+    bindings[`${envPrefix(id)}_API_KEY`] = `bench-operator-key-${id}`;
+  }
+  const { modules: _m, modulesRules: _r, main: _main, ...rest } = /** @type {any} */ (workerOptions);
+  const sb = await startMiniflare({
+    ...rest,
+    name: "switchboard",
+    modules: true,
+    scriptPath: bundle.entry,
+    modulesRoot: bundle.outdir,
+    bindings,
+    port: 0,
+    host: "127.0.0.1",
+  });
+  // migrations
+  const db = await sb.mf.getD1Database("DB");
+  for (const file of readdirSync(path.join(root, "migrations")).filter((f) => f.endsWith(".sql")).sort()) {
+    const sql = readFileSync(path.join(root, "migrations", file), "utf8");
+    for (const stmt of sql.split("--> statement-breakpoint").map((s) => s.trim()).filter(Boolean)) await db.prepare(stmt).run();
+  }
+  return { ...sb, db };
+}
+
+async function startPassThrough(upstreamUrl) {
+  // The floor: same runtime, forwards the request untouched to the same upstream path.
+  const script = `export default { async fetch(req, env) {
+    const u = new URL(req.url);
+    return fetch(env.UPSTREAM + u.pathname.replace(/^\\/v1/, "") + u.search, { method: req.method, headers: req.headers, body: req.body });
+  } };`;
+  return startMiniflare({ name: "passthrough", modules: true, script, bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-04-20", port: 0, host: "127.0.0.1" });
+}
+
+async function json(res) {
+  const text = await res.text();
+  try { return JSON.parse(text); } catch { throw new Error(`not JSON (${res.status}): ${text.slice(0, 300)}`); }
+}
+
+async function seed(sb) {
+  const boot = await json(await fetch(`${sb.url}/v1/admin/organizations`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "Bench", plan: "enterprise", owner: { email: "bench@example.test", name: "Bench", password: "bench-password-123" } }),
+  }));
+  if (!boot.masterKey) throw new Error(`bootstrap failed: ${JSON.stringify(boot)}`);
+  await sb.db.prepare("UPDATE organizations SET credits_pico = ? WHERE id = ?").bind(1_000_000 * 1e12, boot.organization.id).run();
+  const created = await json(await fetch(`${sb.url}/v1/master/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${boot.masterKey.token}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      projectId: boot.project.id,
+      description: "bench",
+      usageLimit: "1000000",
+      iamRules: [{ ruleType: "allow_models", ruleValue: { models: ["gpt-4o-mini"] } }, { ruleType: "deny_providers", ruleValue: { providers: ["deepseek"] } }],
+    }),
+  }));
+  if (!created.apiKey?.token) throw new Error(`key creation failed: ${JSON.stringify(created)}`);
+  return { key: created.apiKey.token, orgId: boot.organization.id };
+}
+
+// ---------- measurements ----------
+const chatBody = (model, stream = false, extra = "") =>
+  JSON.stringify({ model, stream, temperature: 0.7, messages: [{ role: "user", content: `Say hello to the benchmark ${extra}`.trim() }] });
+
+function cannon({ url, body, headers, connections, seconds }) {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, method: "POST", body, headers: { "content-type": "application/json", ...headers }, connections, duration: seconds, pipelining: 1 }, (err, result) =>
+      err ? reject(err) : resolve(result),
+    );
+  });
+}
+
+async function streamTiming(url, body, headers) {
+  const t0 = performance.now();
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  if (!res.ok || !res.body) throw new Error(`stream failed: ${res.status} ${await res.text()}`);
+  const reader = res.body.getReader();
+  let first = NaN;
+  let chunks = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (value && value.length) {
+      chunks++;
+      if (Number.isNaN(first)) first = performance.now() - t0;
+    }
+  }
+  return { ttfc: first, total: performance.now() - t0, chunks };
+}
+
+const median = (xs) => {
+  const s = [...xs].filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const r2 = (x) => Math.round(x * 100) / 100;
+
+async function main() {
+  console.log(`bench: ${ROUNDS} round(s) x ${SECONDS}s per target; machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`);
+  const bundle = build();
+  console.log(`bundle: ${(bundle.minifiedBytes / 1024).toFixed(1)} KiB minified, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);
+  const upstream = await startFakeUpstream({ port: 0 });
+  const sb = await startSwitchboard(bundle, upstream.url);
+  const pt = await startPassThrough(upstream.url);
+  try {
+    const { key } = await seed(sb);
+    const auth = { authorization: `Bearer ${key}` };
+    const targets = [
+      { name: "upstream direct", url: `${upstream.url}/openai/chat/completions`, body: chatBody("gpt-4o-mini"), headers: {}, pid: null },
+      { name: "pass-through floor", url: `${pt.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: {}, pid: pt.pid },
+      { name: "switchboard canonical", url: `${sb.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: auth, pid: sb.pid },
+      { name: "switchboard pinned", url: `${sb.url}/v1/chat/completions`, body: chatBody("openai/gpt-4o-mini"), headers: auth, pid: sb.pid },
+    ];
+    // sanity + warm-up
+    for (const t of targets) {
+      const res = await fetch(t.url, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body });
+      const body = await res.text();
+      if (res.status !== 200) throw new Error(`${t.name}: HTTP ${res.status}: ${body.slice(0, 400)}`);
+      await cannon({ ...t, connections: 8, seconds: 1 });
+    }
+
+    const results = Object.fromEntries(targets.map((t) => [t.name, { p50: [], p99: [], rps: [], cpuPerReq: [], errors: 0 }]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const t of targets) {
+        const lat = await cannon({ ...t, connections: 1, seconds: SECONDS });
+        const cpu0 = t.pid ? cpuMs(t.pid) : 0;
+        const thr = await cannon({ ...t, connections: 32, seconds: SECONDS });
+        const cpu1 = t.pid ? cpuMs(t.pid) : 0;
+        const r = results[t.name];
+        r.p50.push(lat.latency.p50);
+        r.p99.push(lat.latency.p99);
+        r.rps.push(thr.requests.average);
+        if (t.pid) r.cpuPerReq.push((cpu1 - cpu0) / Math.max(1, thr.requests.total));
+        r.errors += lat.errors + thr.errors + lat.non2xx + thr.non2xx;
+        console.log(`round ${round + 1} ${t.name}: p50 ${lat.latency.p50} ms p99 ${lat.latency.p99} ms, ${thr.requests.average} req/s @32`);
+      }
+    }
+
+    // streams: time to first chunk and per-chunk delay with a dripping upstream
+    const drip = "[[fake:drip=10]]";
+    const streamRuns = { floor: [], switchboard: [] };
+    for (let i = 0; i < STREAM_SAMPLES; i++) {
+      streamRuns.floor.push(await streamTiming(`${pt.url}/v1/chat/completions`, chatBody("gpt-4o-mini", true, drip), {}));
+      streamRuns.switchboard.push(await streamTiming(`${sb.url}/v1/chat/completions`, chatBody("gpt-4o-mini", true, drip), auth));
+    }
+
+    const floor = results["pass-through floor"];
+    const summary = {
+      date: new Date().toISOString(),
+      machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? "unknown", memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+      config: { rounds: ROUNDS, secondsPerRun: SECONDS, streamSamples: STREAM_SAMPLES },
+      bundle: { minifiedKiB: r2(bundle.minifiedBytes / 1024), gzipKiB: r2(bundle.gzipBytes / 1024) },
+      targets: Object.fromEntries(
+        Object.entries(results).map(([name, r]) => [
+          name,
+          {
+            p50Ms: median(r.p50),
+            p99Ms: median(r.p99),
+            rps: r2(median(r.rps)),
+            rpsRatioToFloor: r2(median(r.rps) / median(floor.rps)),
+            addedP50Ms: r2(median(r.p50) - median(floor.p50)),
+            addedP99Ms: r2(median(r.p99) - median(floor.p99)),
+            cpuMsPerRequest: r.cpuPerReq.length ? r2(median(r.cpuPerReq)) : null,
+            errors: r.errors,
+          },
+        ]),
+      ),
+      stream: {
+        floorTtfcP50Ms: r2(median(streamRuns.floor.map((s) => s.ttfc))),
+        switchboardTtfcP50Ms: r2(median(streamRuns.switchboard.map((s) => s.ttfc))),
+        addedTtfcP50Ms: r2(median(streamRuns.switchboard.map((s) => s.ttfc)) - median(streamRuns.floor.map((s) => s.ttfc))),
+        addedTtfcP99Ms: r2(pct(streamRuns.switchboard.map((s) => s.ttfc), 99) - pct(streamRuns.floor.map((s) => s.ttfc), 99)),
+        chunksPerStream: median(streamRuns.switchboard.map((s) => s.chunks)),
+        addedDelayPerChunkMs: r2(
+          (median(streamRuns.switchboard.map((s) => s.total)) - median(streamRuns.floor.map((s) => s.total)) -
+            (median(streamRuns.switchboard.map((s) => s.ttfc)) - median(streamRuns.floor.map((s) => s.ttfc)))) /
+            Math.max(1, median(streamRuns.floor.map((s) => s.chunks))),
+        ),
+      },
+      memory: { switchboardPeakRssMiB: sb.pid ? r2(peakRssMiB(sb.pid)) : null, floorPeakRssMiB: pt.pid ? r2(peakRssMiB(pt.pid)) : null },
+    };
+    const sbc = summary.targets["switchboard canonical"];
+    summary.targetsMet = {
+      addedP50: sbc.addedP50Ms <= 1.0,
+      addedP99: sbc.addedP99Ms <= 5,
+      throughput: sbc.rpsRatioToFloor >= 0.8,
+      streamChunkDelay: summary.stream.addedDelayPerChunkMs <= 1,
+      bundleMinified: summary.bundle.minifiedKiB <= 1.2 * 1024,
+      bundleGzip: summary.bundle.gzipKiB <= 350,
+      cpuPerRequest: (sbc.cpuMsPerRequest ?? Infinity) <= 1,
+    };
+    const md = renderMarkdown(summary);
+    mkdirSync(path.join(root, "bench", "results"), { recursive: true });
+    writeFileSync(path.join(root, "bench", "results", "latest.json"), JSON.stringify(summary, null, 2) + "\n");
+    writeFileSync(path.join(root, "bench", "results", "latest.md"), md);
+    console.log("\n" + md);
+  } finally {
+    await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), upstream.close()]);
+  }
+}
+
+function renderMarkdown(s) {
+  const rows = Object.entries(s.targets).map(([name, t]) =>
+    `| ${name} | ${t.p50Ms} | ${t.p99Ms} | ${t.addedP50Ms} | ${t.addedP99Ms} | ${t.rps} | ${t.rpsRatioToFloor} | ${t.cpuMsPerRequest ?? "–"} | ${t.errors} |`,
+  );
+  const met = Object.entries(s.targetsMet).map(([k, v]) => `${k}: ${v ? "met" : "MISSED"}`).join(", ");
+  return [
+    `Benchmark ${s.date} — ${s.machine.cores} cores (${s.machine.cpu}), ${s.machine.memoryGiB} GiB, Node ${s.machine.node}; ${s.config.rounds} interleaved rounds x ${s.config.secondsPerRun}s`,
+    "",
+    "| target | p50 ms (c=1) | p99 ms (c=1) | added p50 | added p99 | req/s (c=32) | ratio to floor | workerd CPU ms/req | errors |",
+    "|---|---|---|---|---|---|---|---|---|",
+    ...rows,
+    "",
+    `Streams (upstream drips a chunk every 10 ms): TTFC p50 floor ${s.stream.floorTtfcP50Ms} ms, switchboard ${s.stream.switchboardTtfcP50Ms} ms (added p50 ${s.stream.addedTtfcP50Ms} ms, p99 ${s.stream.addedTtfcP99Ms} ms); added delay per chunk ${s.stream.addedDelayPerChunkMs} ms over ${s.stream.chunksPerStream} chunks.`,
+    `Bundle: ${s.bundle.minifiedKiB} KiB minified, ${s.bundle.gzipKiB} KiB gzip. Peak RSS: switchboard workerd ${s.memory.switchboardPeakRssMiB} MiB, floor ${s.memory.floorPeakRssMiB} MiB.`,
+    `Targets: ${met}.`,
+    "",
+  ].join("\n");
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,86 @@
+import type { ModelDefinition } from "../types";
+import { JSON_ONLY, mapping, perM, released, TOOLS } from "./helpers";
+
+const LLAMA_33_CTX = 131_072;
+
+export const META_MODELS: readonly ModelDefinition[] = [
+  {
+    id: "llama-3.3-70b-instruct",
+    name: "Llama 3.3 70B Instruct",
+    description: "Meta's multilingual 70B instruction-tuned text model.",
+    family: "llama",
+    maker: "meta",
+    aliases: ["llama-3.3-70b"],
+    kind: "chat",
+    created: released("2024-12-06"),
+    inputModalities: ["text"],
+    outputModalities: ["text"],
+    tokenizer: "llama3",
+    stability: "stable",
+    mappings: [
+      mapping({
+        providerId: "groq",
+        externalId: "llama-3.3-70b-versatile",
+        pricing: { prompt: perM("0.59"), completion: perM("0.79") },
+        contextLength: LLAMA_33_CTX,
+        maxOutput: 32_768,
+        ...TOOLS,
+        ...JSON_ONLY,
+      }),
+      mapping({
+        providerId: "together-ai",
+        externalId: "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+        pricing: { prompt: perM("0.88"), completion: perM("0.88") },
+        contextLength: LLAMA_33_CTX,
+        maxOutput: 8_192,
+        ...TOOLS,
+        ...JSON_ONLY,
+      }),
+      mapping({
+        providerId: "fireworks",
+        externalId: "accounts/fireworks/models/llama-v3p3-70b-instruct",
+        pricing: { prompt: perM("0.90"), completion: perM("0.90") },
+        contextLength: LLAMA_33_CTX,
+        maxOutput: 16_384,
+        ...TOOLS,
+        ...JSON_ONLY,
+      }),
+      mapping({
+        providerId: "deepinfra",
+        externalId: "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+        pricing: { prompt: perM("0.10"), completion: perM("0.32") },
+        contextLength: LLAMA_33_CTX,
+        maxOutput: 16_384,
+        ...TOOLS,
+        ...JSON_ONLY,
+      }),
+      mapping({
+        providerId: "cerebras",
+        externalId: "llama-3.3-70b",
+        pricing: { prompt: perM("0.85"), completion: perM("1.20") },
+        contextLength: 65_536,
+        maxOutput: 8_192,
+        ...TOOLS,
+        ...JSON_ONLY,
+      }),
+      mapping({
+        providerId: "nebius",
+        externalId: "meta-llama/Llama-3.3-70B-Instruct",
+        pricing: { prompt: perM("0.13"), completion: perM("0.40") },
+        contextLength: LLAMA_33_CTX,
+        maxOutput: 16_384,
+        ...TOOLS,
+        ...JSON_ONLY,
+      }),
+      mapping({
+        providerId: "novita",
+        externalId: "meta-llama/llama-3.3-70b-instruct",
+        pricing: { prompt: perM("0.135"), completion: perM("0.40") },
+        contextLength: LLAMA_33_CTX,
+        maxOutput: 16_384,
+        ...TOOLS,
+        ...JSON_ONLY,
+      }),
+    ],
+  },
+];

@@ -1,0 +1,37 @@
+/**
+ * Public JSON views of organization-level rows. Money leaves as decimal USD strings; password
+ * hashes, fingerprints and ciphertexts never leave.
+ */
+import { formatUsd, picoFromDb } from "../billing/money";
+import type { organizations, projects } from "../db/schema";
+
+type OrganizationRow = typeof organizations.$inferSelect;
+type ProjectRow = typeof projects.$inferSelect;
+
+/** `credits` may be passed as text (read with CAST AS TEXT) to stay exact above 2^53 pico-dollars. */
+export function publicOrganization(row: Omit<OrganizationRow, "creditsPico"> & { creditsPico: number | string | bigint }) {
+  return {
+    id: row.id,
+    object: "organization" as const,
+    name: row.name,
+    plan: row.plan,
+    credits: formatUsd(picoFromDb(row.creditsPico)),
+    compliance: row.compliance,
+    notifications: { thresholdPercent: 80, ...row.notifications },
+    createdAt: new Date(row.createdAt).toISOString(),
+  };
+}
+
+export function publicProject(row: ProjectRow) {
+  return {
+    id: row.id,
+    object: "project" as const,
+    organizationId: row.organizationId,
+    name: row.name,
+    mode: row.mode,
+    cachingEnabled: row.cachingEnabled,
+    cacheDurationSeconds: row.cacheDurationSeconds,
+    isDefault: row.isDefault,
+    createdAt: new Date(row.createdAt).toISOString(),
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Azure OpenAI: the OpenAI body and parsers, with Azure's deployment URL, `api-version` query and
+ * `api-key` header. `target.mapping.externalId` is the deployment name.
+ */
+import type { ProviderAdapter, UpstreamTarget } from "../types";
+import { buildOpenAIBody } from "../openai/request";
+import { openaiAdapter } from "../openai";
+
+export const AZURE_DEFAULT_API_VERSION = "2024-10-21";
+
+export function azureChatUrl(target: UpstreamTarget): string {
+  const version = target.settings.AZURE_API_VERSION ?? AZURE_DEFAULT_API_VERSION;
+  return `${target.baseUrl}/openai/deployments/${encodeURIComponent(target.mapping.externalId)}/chat/completions?api-version=${encodeURIComponent(version)}`;
+}
+
+export const azureAdapter: ProviderAdapter = {
+  buildRequest: (req, target, opts) =>
+    Promise.resolve(
+      new Request(azureChatUrl(target), {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "api-key": target.apiKey,
+          accept: opts.stream ? "text/event-stream" : "application/json",
+        },
+        body: JSON.stringify(buildOpenAIBody(req, target, opts)),
+      }),
+    ),
+  parseResponse: openaiAdapter.parseResponse,
+  parseStream: openaiAdapter.parseStream,
+  parseError: openaiAdapter.parseError,
+};

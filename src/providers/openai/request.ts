@@ -1,0 +1,71 @@
+/**
+ * OpenAI Chat Completions request for OpenAI-compatible providers. The caller's OpenAI fields are
+ * forwarded; per-provider differences come from `ProviderInfo.quirks` (data, never provider ids).
+ */
+import type { OpenAICompatQuirks } from "../../catalog/types";
+import type { ChatMessage, ChatRequest, UpstreamTarget } from "../types";
+
+/** Request fields of the OpenAI Chat Completions API that are forwarded upstream. */
+export const OPENAI_CHAT_FIELDS = [
+  "messages", "model", "audio", "frequency_penalty", "logit_bias", "logprobs", "max_completion_tokens",
+  "max_tokens", "metadata", "modalities", "n", "parallel_tool_calls", "prediction", "presence_penalty",
+  "prompt_cache_key", "reasoning_effort", "response_format", "safety_identifier", "seed", "service_tier",
+  "stop", "store", "stream", "stream_options", "temperature", "tool_choice", "tools", "top_logprobs",
+  "top_p", "user", "verbosity", "web_search_options",
+] as const;
+
+function mapMessage(m: ChatMessage, quirks: OpenAICompatQuirks): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...m };
+  if (m.role === "assistant" && "reasoning" in out) {
+    const reasoning = out.reasoning;
+    delete out.reasoning;
+    if (quirks.reasoningField && typeof reasoning === "string" && reasoning) out[quirks.reasoningField] = reasoning;
+  }
+  return out;
+}
+
+/** The JSON body sent upstream (also used by the Azure adapter). */
+export function buildOpenAIBody(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): Record<string, unknown> {
+  const quirks = target.provider.quirks ?? {};
+  const source = req as unknown as Record<string, unknown>;
+  const body: Record<string, unknown> = {};
+  for (const field of OPENAI_CHAT_FIELDS) {
+    if (source[field] !== undefined) body[field] = source[field];
+  }
+  body.model = target.mapping.externalId;
+  body.messages = req.messages.map((m) => mapMessage(m, quirks));
+
+  const maxTokens = req.max_completion_tokens ?? req.max_tokens;
+  delete body.max_tokens;
+  delete body.max_completion_tokens;
+  if (maxTokens !== undefined) body[quirks.maxTokensField ?? "max_tokens"] = maxTokens;
+
+  if (opts.stream) {
+    body.stream = true;
+    if (quirks.streamUsageOption === false) delete body.stream_options;
+    else body.stream_options = { ...(req.stream_options ?? {}), include_usage: true };
+  } else {
+    delete body.stream;
+    delete body.stream_options;
+  }
+
+  for (const p of quirks.unsupportedParams ?? []) delete body[p];
+  return body;
+}
+
+export function openAIChatUrl(target: UpstreamTarget): string {
+  return `${target.baseUrl}${target.provider.quirks?.chatPath ?? "/chat/completions"}`;
+}
+
+export function buildOpenAIRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): Request {
+  const headers = new Headers({
+    "content-type": "application/json",
+    authorization: `Bearer ${target.apiKey}`,
+    accept: opts.stream ? "text/event-stream" : "application/json",
+  });
+  return new Request(openAIChatUrl(target), {
+    method: "POST",
+    headers,
+    body: JSON.stringify(buildOpenAIBody(req, target, opts)),
+  });
+}

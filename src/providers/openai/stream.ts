@@ -1,0 +1,76 @@
+/** OpenAI Chat Completions SSE stream (`data: {chunk}` ... `data: [DONE]`) -> StreamEvents. */
+import type { ChunkDelta, StreamEvent } from "../types";
+import { mapFinishReason } from "../finish-reason";
+import { asArray, asRecord, isRecord, str, tryParseJson } from "../json";
+import { readSse } from "../sse";
+import { parseImages, reasoningOf } from "./response";
+import { hasUsage, parseOpenAIUsage } from "./usage";
+
+type ToolCallDelta = NonNullable<ChunkDelta["tool_calls"]>[number];
+
+function toolCallDeltas(raw: unknown): ToolCallDelta[] {
+  return asArray(raw).map((t, i) => {
+    const r = asRecord(t);
+    const fn = asRecord(r.function);
+    const d: ToolCallDelta = { index: typeof r.index === "number" ? r.index : i, function: {} };
+    const id = str(r.id);
+    if (id) {
+      d.id = id;
+      d.type = "function";
+    }
+    const name = str(fn.name);
+    if (name) d.function.name = name;
+    const args = fn.arguments;
+    if (typeof args === "string") d.function.arguments = args;
+    else if (isRecord(args)) d.function.arguments = JSON.stringify(args);
+    return d;
+  });
+}
+
+function deltaOf(raw: unknown): ChunkDelta | undefined {
+  const d = asRecord(raw);
+  const delta: ChunkDelta = {};
+  if (d.role === "assistant") delta.role = "assistant";
+  const content = str(d.content);
+  if (content) delta.content = content;
+  const reasoning = reasoningOf(d);
+  if (reasoning) delta.reasoning = reasoning;
+  const tools = toolCallDeltas(d.tool_calls);
+  if (tools.length) delta.tool_calls = tools;
+  const images = parseImages(d.images);
+  if (images.length) delta.images = images;
+  return Object.keys(delta).length ? delta : undefined;
+}
+
+/** Events of one decoded chunk object (exported for reuse and tests). */
+export function chunkEvents(chunk: unknown): StreamEvent[] {
+  const c = asRecord(chunk);
+  if (isRecord(c.error)) {
+    return [{ type: "error", message: str(c.error.message) ?? "upstream stream error", errorType: str(c.error.type) ?? str(c.error.code) ?? "upstream_error" }];
+  }
+  const events: StreamEvent[] = [];
+  asArray(c.choices).forEach((choice, i) => {
+    const ch = asRecord(choice);
+    const choiceIndex = typeof ch.index === "number" ? ch.index : i;
+    const delta = deltaOf(ch.delta);
+    if (delta) events.push({ type: "delta", choiceIndex, delta });
+    const finish = mapFinishReason("openai", str(ch.finish_reason));
+    if (finish) events.push({ type: "finish", choiceIndex, finishReason: finish });
+  });
+  if (hasUsage(c.usage)) events.push({ type: "usage", usage: parseOpenAIUsage(c.usage) });
+  return events;
+}
+
+export async function* parseOpenAIStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
+  for await (const frame of readSse(body)) {
+    const data = frame.data.trim();
+    if (!data) continue;
+    if (data === "[DONE]") return;
+    const chunk = tryParseJson(data);
+    if (chunk === undefined) {
+      yield { type: "error", message: "malformed stream chunk from upstream", errorType: "malformed_response" };
+      return;
+    }
+    yield* chunkEvents(chunk);
+  }
+}

@@ -1,0 +1,64 @@
+/** Builds UpstreamTargets for adapter tests (no catalogue needed). Test-only. */
+import type { ProviderInfo, ProviderMapping, WireFormat } from "../catalog/types";
+import type { UpstreamTarget } from "./types";
+
+export function testTarget(opts: {
+  wireFormat: WireFormat;
+  providerId?: ProviderInfo["id"];
+  baseUrl?: string;
+  externalId?: string;
+  quirks?: ProviderInfo["quirks"];
+  settings?: Record<string, string | undefined>;
+  mapping?: Partial<ProviderMapping>;
+  apiKey?: string;
+}): UpstreamTarget {
+  const providerId = opts.providerId ?? "openai";
+  const provider: ProviderInfo = {
+    id: providerId,
+    name: providerId,
+    wireFormat: opts.wireFormat,
+    baseUrl: opts.baseUrl ?? `https://api.example.test/${providerId}`,
+    trainsOnApiData: false,
+  };
+  if (opts.quirks) provider.quirks = opts.quirks;
+  const mapping: ProviderMapping = {
+    providerId,
+    externalId: opts.externalId ?? "test-model",
+    pricing: { prompt: "0.000001", completion: "0.000002" },
+    contextLength: 128000,
+    maxOutput: 4096,
+    streaming: true,
+    vision: true,
+    tools: true,
+    parallelToolCalls: true,
+    reasoning: true,
+    jsonOutput: true,
+    structuredOutputs: true,
+    ...opts.mapping,
+  };
+  return {
+    provider,
+    mapping,
+    model: null,
+    baseUrl: opts.baseUrl ?? provider.baseUrl,
+    apiKey: opts.apiKey ?? "sk-test",
+    settings: opts.settings ?? {},
+  };
+}
+
+/** Collects every event of an async iterable. */
+export async function collectEvents<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const e of it) out.push(e);
+  return out;
+}
+
+export function bytesStream(parts: Array<string | Uint8Array>): ReadableStream<Uint8Array> {
+  const enc = new TextEncoder();
+  return new ReadableStream({
+    start(c) {
+      for (const p of parts) c.enqueue(typeof p === "string" ? enc.encode(p) : p);
+      c.close();
+    },
+  });
+}

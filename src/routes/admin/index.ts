@@ -1,0 +1,57 @@
+/**
+ * Operator API (contract section 3), guarded by ADMIN_TOKEN. Without ADMIN_TOKEN the whole
+ * surface answers 404, as if it did not exist.
+ */
+import { Hono, type MiddlewareHandler } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../../app-types";
+import { PLANS } from "../../db/schema";
+import { notFoundHandler } from "../../errors/on-error";
+import { unauthorized } from "../../errors/api-error";
+import { validate } from "../../errors/validation";
+import { extractBearer } from "../../auth/gateway-key";
+import { timingSafeEqual } from "../../lib/crypto";
+import { isDecimalString, parseUsd } from "../../billing/money";
+import { bootstrapOrganization } from "../../organizations/bootstrap";
+
+const requireAdminToken: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const expected = c.env.ADMIN_TOKEN;
+  if (!expected) return notFoundHandler(c);
+  const presented = extractBearer(c);
+  if (!presented || !timingSafeEqual(presented, expected)) {
+    throw unauthorized("Invalid admin token: send 'Authorization: Bearer <ADMIN_TOKEN>'.", "invalid_admin_token");
+  }
+  await next();
+};
+
+/** Starting balance: decimal USD, small enough to stay exact in the per-request number path. */
+const credits = z
+  .string()
+  .refine((v) => isDecimalString(v) && !v.startsWith("-"), "must be a non-negative decimal string, e.g. \"25.00\"")
+  .refine((v) => !isDecimalString(v) || parseUsd(v) <= BigInt(Number.MAX_SAFE_INTEGER), "must be at most 9000 USD");
+
+export const bootstrapBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  plan: z.enum(PLANS),
+  owner: z.object({
+    email: z.email().max(320),
+    name: z.string().trim().min(1).max(200),
+    password: z.string().min(12, "must be at least 12 characters").max(1024),
+  }),
+  /** Extension for demos and tests: starting credit balance in USD. */
+  credits: credits.optional(),
+});
+
+export const adminRoutes = new Hono<AppEnv>();
+adminRoutes.use("*", requireAdminToken);
+
+adminRoutes.post("/organizations", validate("json", bootstrapBody), async (c) => {
+  const body = c.req.valid("json");
+  const result = await bootstrapOrganization(c.env, {
+    name: body.name,
+    plan: body.plan,
+    owner: body.owner,
+    creditsPico: body.credits === undefined ? 0 : Number(parseUsd(body.credits)),
+  });
+  return c.json(result, 201);
+});
