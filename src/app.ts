@@ -2,9 +2,18 @@ import { Hono } from "hono";
 import type { AppEnv } from "./app-types";
 import { onError, notFoundHandler } from "./errors/on-error";
 import { requestContext } from "./routes/middleware/request-context";
+import { dashboardRoutes } from "./routes/dashboard";
+import { moderationRoutes } from "./routes/moderations";
 import { masterRoutes } from "./routes/master";
 import { adminRoutes } from "./routes/admin";
 import { healthRoutes } from "./routes/health";
+import { chatRoutes } from "./routes/chat/route";
+import { providerMetricsRoutes } from "./routes/providers-metrics";
+import { mcpRoutes } from "./mcp/routes";
+import { modelsRoutes } from "./routes/models";
+import { imageRoutes } from "./routes/images";
+import { oauthRoutes } from "./oauth/routes";
+import { videoRoutes } from "./routes/videos";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
@@ -17,6 +26,15 @@ export function createApp(): Hono<AppEnv> {
   app.route("/v1/master", masterRoutes);
   app.route("/v1/admin", adminRoutes);
   app.route("/", healthRoutes);
+  app.route("/v1/images", imageRoutes);
+  app.route("/", oauthRoutes);
+  app.route("/v1/videos", videoRoutes);
+  app.route("/v1/models", modelsRoutes);
+  app.route("/", mcpRoutes);
+  app.route("/v1/chat", chatRoutes);
+  app.route("/v1/providers/metrics", providerMetricsRoutes);
+  app.route("/api", dashboardRoutes);
+  app.route("/v1/moderations", moderationRoutes);
   // routes:end
 
   app.notFound(notFoundHandler);

@@ -1,4 +1,7 @@
 import type { Env } from "./env";
+import { aggregateUsageJob } from "./usage/aggregate";
+import { retentionJob } from "./usage/retention";
+import { expireKeysJob } from "./keys/expire";
 
 /**
  * Cron entry point (wrangler.jsonc `triggers.crons`). Each job is independent and idempotent;
@@ -10,6 +13,9 @@ export type ScheduledJob = (env: Env, now: number, cron: string) => Promise<void
 
 const jobs: ScheduledJob[] = [
   // jobs:begin (helpers register their jobs here)
+  expireKeysJob,
+  aggregateUsageJob,
+  retentionJob,
   // jobs:end
 ];
 

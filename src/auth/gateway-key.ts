@@ -57,6 +57,12 @@ export async function resolveGatewayKey(env: Env, secret: string | null, now = D
   if (!looksLikeGatewayKey(secret)) throw unauthorized("Invalid API key.", "invalid_api_key");
   const fp = await fingerprint(hashSecret, secret);
   let ctx = getCachedContext(fp, now);
+  // A cached context may only prove a key live: refusals are decided on fresh data, since the key
+  // may have been re-enabled or given a new expiry since it was cached.
+  if (ctx && !isLocallyLive(ctx, now)) {
+    evictContext(fp);
+    ctx = undefined;
+  }
   if (!ctx) {
     const found = await loadKeyContext(getDb(env.DB), fp);
     if (!found.found) {
@@ -65,11 +71,14 @@ export async function resolveGatewayKey(env: Env, secret: string | null, now = D
         : unauthorized("Invalid API key.", "invalid_api_key");
     }
     ctx = found.context;
-    cacheContext(fp, ctx);
+    if (isLocallyLive(ctx, now)) cacheContext(fp, ctx);
   }
   assertLocallyLive(ctx, now);
   return ctx;
 }
+
+const isLocallyLive = (ctx: KeyContext, now: number): boolean =>
+  ctx.key.status === "active" && (ctx.key.expiresAt === null || ctx.key.expiresAt > now);
 
 function assertLocallyLive(ctx: KeyContext, now: number): void {
   const k = ctx.key;

@@ -233,3 +233,12 @@ async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
     loadedAt: Date.now(),
   };
 }
+
+/** Loads the context of the key with this id (OAuth access tokens name a key by id), or null. */
+export async function loadKeyContextById(db: Db, keyId: string): Promise<KeyContext | null> {
+  const rows = await db.select({ fp: apiKeys.fingerprint }).from(apiKeys).where(eq(apiKeys.id, keyId)).limit(1);
+  const fp = rows[0]?.fp;
+  if (!fp) return null;
+  const found = await loadKeyContext(db, fp);
+  return found.found ? found.context : null;
+}

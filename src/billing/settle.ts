@@ -1,7 +1,8 @@
 /**
  * After a request: settle the key's reservation with the real cost in its KeyState DO and debit
  * the credit-paid part from the organization's balance. Runs in waitUntil, off the hot path.
- * (Budget alerts hook in here: issue 5.)
+ * Budget alerts (src/billing/budget-alerts.ts) run after settlement; their failures are logged and
+ * never affect it.
  */
 import { eq, sql } from "drizzle-orm";
 import type { Env } from "../env";
@@ -10,6 +11,7 @@ import { getDb } from "../db/client";
 import { organizations } from "../db/schema";
 import { keyStateStub } from "../durable-objects/key-state";
 import type { Pico } from "./money";
+import { processBudgetAlerts } from "./budget-alerts";
 
 export interface RequestCost {
   /** Everything the key spent (credits + BYOK): counts against the key's limits. */
@@ -27,5 +29,11 @@ export async function settleRequest(env: Env, auth: KeyContext, reservationId: s
           .set({ creditsPico: sql`${organizations.creditsPico} - ${cost.creditsPico.toString()}` })
           .where(eq(organizations.id, auth.organization.id))
       : Promise.resolve();
-  await Promise.all([settle, debit]);
+  const [result] = await Promise.all([settle, debit]);
+  if (result.crossed.length === 0) return;
+  try {
+    await processBudgetAlerts(env, auth, result.crossed);
+  } catch (err) {
+    console.error("budget alerts failed", err instanceof Error ? err.message : String(err));
+  }
 }

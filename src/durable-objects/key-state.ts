@@ -97,11 +97,13 @@ export class KeyState extends DurableObject<Env> {
   async sync(next: KeySnapshot): Promise<void> {
     await this.load();
     if (this.snapshot && this.snapshot.version > next.version) return;
-    const windowChanged =
-      this.snapshot?.periodUsageDurationUnit !== next.periodUsageDurationUnit ||
-      this.snapshot?.periodUsageDurationValue !== next.periodUsageDurationValue;
     this.snapshot = next;
-    if (windowChanged && !next.periodUsageLimit) this.spend.periodStartedAt = null;
+    // Spend and the running window survive every sync (roll, rename, limit changes): only clearing
+    // the recurring limit ends the window; a later limit starts a fresh one at first use.
+    if (!hasPeriod(next)) {
+      this.spend.periodStartedAt = null;
+      this.spend.periodUsage = 0n;
+    }
     await this.ctx.storage.put({ snapshot: next, spend: this.persistedSpend() });
   }
 
@@ -127,21 +129,22 @@ export class KeyState extends DurableObject<Env> {
     if (s.usageLimit !== null && this.spend.usage + this.spend.reserved >= parseUsd(s.usageLimit)) {
       return { ok: false, version: s.version, reason: "usage_limit_reached", message: `Usage limit reached: this key has spent its all-time limit of $${s.usageLimit}.` };
     }
-    if (s.periodUsageLimit !== null && s.periodUsageDurationUnit && s.periodUsageDurationValue) {
-      if (this.spend.periodStartedAt === null) this.spend.periodStartedAt = now;
+    if (hasPeriod(s)) {
+      this.startWindow(now);
       if (this.spend.periodUsage + this.spend.reserved >= parseUsd(s.periodUsageLimit)) {
-        const resetsAt = new Date(addPeriod(this.spend.periodStartedAt, s.periodUsageDurationValue, s.periodUsageDurationUnit)).toISOString();
+        const resetsAt = new Date(addPeriod(this.spend.periodStartedAt ?? now, s.periodUsageDurationValue, s.periodUsageDurationUnit)).toISOString();
         return {
           ok: false,
           version: s.version,
           reason: "period_usage_limit_reached",
-          message: `Usage limit reached: this key has spent its limit of $${s.periodUsageLimit} per ${s.periodUsageDurationValue} ${s.periodUsageDurationUnit}(s); the window resets at ${resetsAt}.`,
+          message: `Usage limit reached: this key has spent its recurring limit of $${s.periodUsageLimit} per ${s.periodUsageDurationValue} ${s.periodUsageDurationUnit}(s); the window resets at ${resetsAt}.`,
         };
       }
     }
+    const amount = estimate > 0n ? estimate : 0n;
     const reservationId = `${now.toString(36)}-${(this.nextReservation++).toString(36)}`;
-    this.reservations.set(reservationId, { amount: estimate, at: now });
-    this.spend.reserved += estimate;
+    this.reservations.set(reservationId, { amount, at: now });
+    this.spend.reserved += amount;
     return { ok: true, version: s.version, reservationId };
   }
 
@@ -153,8 +156,8 @@ export class KeyState extends DurableObject<Env> {
     this.rollWindow(now);
     if (actual > 0n) {
       this.spend.usage += actual;
-      if (this.snapshot?.periodUsageLimit) {
-        if (this.spend.periodStartedAt === null) this.spend.periodStartedAt = now;
+      if (this.snapshot && hasPeriod(this.snapshot)) {
+        this.startWindow(now);
         this.spend.periodUsage += actual;
       }
       await this.ctx.storage.put("spend", this.persistedSpend());
@@ -202,6 +205,13 @@ export class KeyState extends DurableObject<Env> {
     for (const [id, r] of this.reservations) if (now - r.at > RESERVATION_TTL_MS) this.release(id);
   }
 
+  /** The first use with no running window starts one, with nothing spent in it yet. */
+  private startWindow(now: number): void {
+    if (this.spend.periodStartedAt !== null) return;
+    this.spend.periodStartedAt = now;
+    this.spend.periodUsage = 0n;
+  }
+
   /** A window ends after its duration; the next starts at the first use after that. */
   private rollWindow(now: number): void {
     const s = this.snapshot;
@@ -233,6 +243,11 @@ export class KeyState extends DurableObject<Env> {
     return { usage: this.spend.usage, periodUsage: this.spend.periodUsage, periodStartedAt: this.spend.periodStartedAt };
   }
 }
+
+type PeriodSnapshot = KeySnapshot & { periodUsageLimit: string; periodUsageDurationValue: number; periodUsageDurationUnit: PeriodUnit };
+
+const hasPeriod = (s: KeySnapshot): s is PeriodSnapshot =>
+  s.periodUsageLimit !== null && s.periodUsageDurationUnit !== null && s.periodUsageDurationValue !== null && s.periodUsageDurationValue > 0;
 
 /** Stub for a key's DO. */
 export const keyStateStub = (env: Env, keyId: string) => env.KEY_STATE.get(env.KEY_STATE.idFromName(keyId));

@@ -1,5 +1,57 @@
+/**
+ * ProviderMetrics: ONE global Durable Object (idFromName("global")) holding the live metrics of
+ * every provider+model (src/routing/metrics.ts).
+ *
+ * Why one object and not one per provider: routing compares providers, so every isolate needs all
+ * of them at once; a single object answers that with one call every few seconds per isolate
+ * instead of one per provider. Writes are one small RPC per chat request, sent from waitUntil
+ * (never on the hot path); a Durable Object handles a few thousand such calls per second, and the
+ * data are buckets of counters, so sharding by provider later only changes `metricsStub`.
+ */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { addSample, prune, splitSeriesKey, seriesKey, summarize, type AttemptSample, type Series, type StatsSummary } from "../routing/metrics";
 
-/** Live per-provider metrics for routing (issue: routing). Implemented in src/routing/. */
-export class ProviderMetrics extends DurableObject<Env> {}
+const STORAGE_KEY = "series";
+
+export interface MetricsRow extends StatsSummary {
+  provider: string;
+  model: string;
+}
+
+export class ProviderMetrics extends DurableObject<Env> {
+  private series: Series | null = null;
+
+  private async load(): Promise<Series> {
+    if (!this.series) this.series = (await this.ctx.storage.get<Series>(STORAGE_KEY)) ?? {};
+    return this.series;
+  }
+
+  /** Records finished upstream attempts (called from waitUntil after each request). */
+  async record(samples: AttemptSample[]): Promise<void> {
+    const series = await this.load();
+    for (const s of samples) {
+      const key = seriesKey(s.provider, s.model);
+      series[key] = addSample(series[key] ?? [], s);
+    }
+    await this.ctx.storage.put(STORAGE_KEY, series);
+  }
+
+  /** Raw buckets of the window, for isolate snapshots. */
+  async snapshot(now = Date.now()): Promise<Series> {
+    const series = await this.load();
+    for (const [k, b] of Object.entries(series)) {
+      prune(b, now);
+      if (b.length === 0) delete series[k];
+    }
+    return series;
+  }
+
+  /** Summaries per provider+model (GET /v1/providers/metrics). */
+  async summary(now = Date.now()): Promise<MetricsRow[]> {
+    const series = await this.snapshot(now);
+    return Object.entries(series).map(([k, b]) => ({ ...splitSeriesKey(k), ...summarize(b, now) }));
+  }
+}
+
+export const metricsStub = (env: Env) => env.PROVIDER_METRICS.get(env.PROVIDER_METRICS.idFromName("global"));

@@ -24,6 +24,12 @@ export class RateLimiter extends DurableObject<Env> {
   async reset(): Promise<void> {
     await this.ctx.storage.delete("w");
   }
+
+  /** Health check (GET /): a real round trip that also touches this object's storage. */
+  async ping(): Promise<"pong"> {
+    await this.ctx.storage.get("w");
+    return "pong";
+  }
 }
 
 /** Counts one hit for `subject`; callers decide what to do when `allowed` is false. */

@@ -85,6 +85,9 @@ export function publicKey(row: KeyRow) {
     status: row.status,
     maskedKey: row.prefixHint,
     expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt).toISOString(),
+    /** Past its TTL (spec section 3 "expired"); the expiry job also marks such keys inactive. */
+    expired: row.expiresAt !== null && row.expiresAt <= Date.now(),
+    lastRolledAt: row.lastRolledAt === null ? null : new Date(row.lastRolledAt).toISOString(),
     usageLimit: row.usageLimit,
     periodUsageLimit: row.periodUsageLimit,
     periodUsageDurationValue: row.periodUsageDurationValue,

@@ -1,6 +1,7 @@
 /**
  * App attribution (spec 5.6): the `x-source` header, else a recognised coding client by
- * User-Agent, else `unknown`. Known aliases are merged to one id.
+ * User-Agent, else `unknown`. Known aliases are merged to one id (at recording time here, and
+ * again by analytics when ranking, so rows recorded under an alias still count for the app).
  */
 const USER_AGENT_APPS: ReadonlyArray<readonly [RegExp, string]> = [
   [/claude-code|claude-cli/i, "claude-code"],
@@ -21,19 +22,48 @@ const APP_ALIASES: Readonly<Record<string, string>> = {
   "claude code": "claude-code",
   claude_code: "claude-code",
   claudecode: "claude-code",
+  "claude-cli": "claude-code",
   "cursor-ide": "cursor",
   "roo code": "roo-code",
   roocode: "roo-code",
   "roo-cline": "roo-code",
   "codex": "codex-cli",
   "openai-codex": "codex-cli",
+  "codex cli": "codex-cli",
   "open-code": "opencode",
   "aider-chat": "aider",
+  "kilo code": "kilo-code",
+  kilocode: "kilo-code",
+  codeium: "windsurf",
+  "": "unknown",
 };
+
+/** Human names of the recognised apps (analytics display names). */
+const APP_NAMES: Readonly<Record<string, string>> = {
+  "claude-code": "Claude Code",
+  cursor: "Cursor",
+  "roo-code": "Roo Code",
+  cline: "Cline",
+  "codex-cli": "Codex CLI",
+  opencode: "OpenCode",
+  aider: "Aider",
+  "kilo-code": "Kilo Code",
+  continue: "Continue",
+  windsurf: "Windsurf",
+  zed: "Zed",
+  unknown: "Unknown",
+};
+
+export const UNKNOWN_APP = "unknown";
 
 export function normalizeAppName(name: string): string {
   const lower = name.trim().toLowerCase();
   return APP_ALIASES[lower] ?? lower;
+}
+
+/** Display name of an app id; custom names stay as recorded. */
+export function appDisplayName(id: string): string {
+  return APP_NAMES[id] ?? id;
 }
 
 export function detectSourceApp(headers: Headers): string {
@@ -41,5 +71,5 @@ export function detectSourceApp(headers: Headers): string {
   if (source && source.trim()) return normalizeAppName(source).slice(0, 100);
   const ua = headers.get("user-agent") ?? "";
   for (const [re, app] of USER_AGENT_APPS) if (re.test(ua)) return app;
-  return "unknown";
+  return UNKNOWN_APP;
 }

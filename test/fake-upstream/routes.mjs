@@ -3,9 +3,25 @@
  * Registry of fake upstream handlers (first match wins). Each module exports a `FakeRoute[]`.
  * Add one import + spread per module; keep provider behaviour inside its module.
  */
+import { anthropicRoutes } from "./anthropic.mjs";
+import { bedrockRoutes } from "./bedrock.mjs";
+import { googleRoutes } from "./google.mjs";
+import { openaiRoutes } from "./openai.mjs";
+import { imageRoutes } from "./images.mjs";
+import { videoRoutes } from "./videos.mjs";
+import { moderationRoutes } from "./moderation.mjs";
+import { faultRoutes } from "./faults.mjs";
 
 /** @type {import("./server.mjs").FakeRoute[]} */
 export const routes = [
   // routes:begin
+  ...faultRoutes,
+  ...moderationRoutes,
+  ...imageRoutes,
+  ...videoRoutes,
+  ...anthropicRoutes,
+  ...googleRoutes,
+  ...bedrockRoutes,
+  ...openaiRoutes,
   // routes:end
 ];

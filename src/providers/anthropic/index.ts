@@ -1,5 +1,13 @@
+/** Anthropic Messages API wire format. */
 import type { ProviderAdapter } from "../types";
-import { openaiAdapter } from "../openai";
+import { parseErrorBody } from "../error-body";
+import { buildAnthropicRequest } from "./request";
+import { parseAnthropicResponse } from "./response";
+import { parseAnthropicStream } from "./stream";
 
-/** Placeholder until the anthropic adapter lands (same file). */
-export const anthropicAdapter: ProviderAdapter = openaiAdapter;
+export const anthropicAdapter: ProviderAdapter = {
+  buildRequest: (req, target, opts) => Promise.resolve(buildAnthropicRequest(req, target, opts)),
+  parseResponse: (body) => parseAnthropicResponse(body),
+  parseStream: (body) => parseAnthropicStream(body),
+  parseError: (status, bodyText) => parseErrorBody(status, bodyText),
+};

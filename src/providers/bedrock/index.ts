@@ -1,5 +1,28 @@
-import type { ProviderAdapter } from "../types";
-import { openaiAdapter } from "../openai";
+/** AWS Bedrock Converse API wire format (SigV4 or Bedrock API key). */
+import type { ProviderAdapter, UpstreamTarget } from "../types";
+import { parseErrorBody } from "../error-body";
+import { authorizeBedrock } from "./auth";
+import { buildConverseBody } from "./request";
+import { parseBedrockResponse } from "./response";
+import { parseBedrockStream } from "./stream";
 
-/** Placeholder until the bedrock adapter lands (same file). */
-export const bedrockAdapter: ProviderAdapter = openaiAdapter;
+export function converseUrl(target: UpstreamTarget, stream: boolean): string {
+  return `${target.baseUrl}/model/${encodeURIComponent(target.mapping.externalId)}/${stream ? "converse-stream" : "converse"}`;
+}
+
+export const bedrockAdapter: ProviderAdapter = {
+  async buildRequest(req, target, opts) {
+    const request = new Request(converseUrl(target, opts.stream), {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: opts.stream ? "application/vnd.amazon.eventstream" : "application/json",
+      },
+      body: JSON.stringify(buildConverseBody(req, target)),
+    });
+    return authorizeBedrock(request, target);
+  },
+  parseResponse: (body) => parseBedrockResponse(body),
+  parseStream: (body) => parseBedrockStream(body),
+  parseError: (status, bodyText) => parseErrorBody(status, bodyText),
+};

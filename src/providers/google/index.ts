@@ -1,5 +1,23 @@
+/** Google Gemini wire format (AI Studio generateContent and Vertex AI publishers/google models). */
 import type { ProviderAdapter } from "../types";
-import { openaiAdapter } from "../openai";
+import { parseErrorBody } from "../error-body";
+import { geminiEndpoint } from "./endpoint";
+import { buildGeminiBody } from "./request";
+import { parseGeminiResponse } from "./response";
+import { parseGeminiStream } from "./stream";
 
-/** Placeholder until the google adapter lands (same file). */
-export const googleAdapter: ProviderAdapter = openaiAdapter;
+export const googleAdapter: ProviderAdapter = {
+  buildRequest: (req, target, opts) => {
+    const { url, headers } = geminiEndpoint(target, opts.stream);
+    return Promise.resolve(
+      new Request(url, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", accept: opts.stream ? "text/event-stream" : "application/json" },
+        body: JSON.stringify(buildGeminiBody(req, target)),
+      }),
+    );
+  },
+  parseResponse: (body) => parseGeminiResponse(body),
+  parseStream: (body) => parseGeminiStream(body),
+  parseError: (status, bodyText) => parseErrorBody(status, bodyText),
+};

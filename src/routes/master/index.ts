@@ -12,6 +12,8 @@ import { providerKeyRoutes } from "./provider-keys";
 import { customProviderRoutes } from "./custom-providers";
 import { customModelRoutes } from "./custom-models";
 import { organizationRoutes } from "./organization";
+import { masterKeyRoutes } from "./keys";
+import { masterIamRoutes } from "./iam";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);
@@ -25,4 +27,6 @@ masterRoutes.route("/custom-models", customModelRoutes);
 masterRoutes.route("/organization", organizationRoutes);
 
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)
+masterRoutes.route("/keys", masterKeyRoutes);
+masterRoutes.route("/", masterIamRoutes);
 // master-routes:end

@@ -1,4 +1,91 @@
+/** Master API: projects of the master key's organization (contract section 4). */
 import { Hono } from "hono";
+import { and, eq, isNull, ne, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { AppEnv } from "../../app-types";
+import { getDb } from "../../db/client";
+import { apiKeys, projects, PROJECT_MODES } from "../../db/schema";
+import { badRequest, notFound } from "../../errors/api-error";
+import { validate } from "../../errors/validation";
+import { newId } from "../../lib/ids";
+import { bumpKeyVersions, syncKeys } from "../../keys/sync";
+import { publicProject } from "../../organizations/view";
+import type { Env } from "../../env";
+
+/** At most one year of response caching. */
+const MAX_CACHE_SECONDS = 365 * 24 * 3600;
+
+const createBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  mode: z.enum(PROJECT_MODES).optional(),
+  cachingEnabled: z.boolean().optional(),
+  cacheDurationSeconds: z.number().int().min(1).max(MAX_CACHE_SECONDS).optional(),
+});
+const patchBody = createBody.partial();
+const idParam = z.object({ id: z.string().min(1) });
+
+/** A live (not deleted) project of this organization, or 404. */
+async function loadProject(env: Env, organizationId: string, id: string) {
+  const row = await getDb(env.DB)
+    .select()
+    .from(projects)
+    .where(and(eq(projects.id, id), eq(projects.organizationId, organizationId), isNull(projects.deletedAt)))
+    .get();
+  if (!row) throw notFound(`Project '${id}' not found.`);
+  return row;
+}
 
 export const projectRoutes = new Hono<AppEnv>();
+
+projectRoutes.post("/", validate("json", createBody), async (c) => {
+  const body = c.req.valid("json");
+  const row = await getDb(c.env.DB)
+    .insert(projects)
+    .values({ id: newId("proj"), organizationId: c.get("master").organizationId, ...body, createdAt: Date.now() })
+    .returning()
+    .get();
+  return c.json({ project: publicProject(row) }, 201);
+});
+
+projectRoutes.get("/", async (c) => {
+  const rows = await getDb(c.env.DB)
+    .select()
+    .from(projects)
+    .where(and(eq(projects.organizationId, c.get("master").organizationId), isNull(projects.deletedAt)))
+    .orderBy(projects.createdAt, projects.id);
+  return c.json({ projects: rows.map(publicProject) });
+});
+
+projectRoutes.get("/:id", validate("param", idParam), async (c) => {
+  const row = await loadProject(c.env, c.get("master").organizationId, c.req.valid("param").id);
+  return c.json({ project: publicProject(row) });
+});
+
+projectRoutes.patch("/:id", validate("param", idParam), validate("json", patchBody), async (c) => {
+  const orgId = c.get("master").organizationId;
+  const current = await loadProject(c.env, orgId, c.req.valid("param").id);
+  const body = c.req.valid("json");
+  const row = Object.keys(body).length
+    ? await getDb(c.env.DB).update(projects).set(body).where(eq(projects.id, current.id)).returning().get()
+    : current;
+  // Mode and caching are part of every key's context in this project.
+  await bumpKeyVersions(c.env, { projectId: current.id });
+  return c.json({ project: publicProject(row ?? current) });
+});
+
+projectRoutes.delete("/:id", validate("param", idParam), async (c) => {
+  const orgId = c.get("master").organizationId;
+  const project = await loadProject(c.env, orgId, c.req.valid("param").id);
+  if (project.isDefault) throw badRequest("The default project cannot be deleted.", "id", "default_project");
+  const db = getDb(c.env.DB);
+  const now = Date.now();
+  await db.update(projects).set({ deletedAt: now }).where(eq(projects.id, project.id));
+  // Its keys stop working at once: deleted in D1 and in their KeyState objects.
+  const keys = await db
+    .update(apiKeys)
+    .set({ status: "deleted", deletedAt: now, updatedAt: now, version: sql`${apiKeys.version} + 1` })
+    .where(and(eq(apiKeys.projectId, project.id), ne(apiKeys.status, "deleted")))
+    .returning();
+  await syncKeys(c.env, keys);
+  return c.json({ message: `Project '${project.id}' deleted.`, deletedKeys: keys.length });
+});

@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../app-types";
 import { ApiError, badRequest } from "../../errors/api-error";
 import { newId } from "../../lib/ids";
@@ -10,9 +10,53 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 /** Paths that take something other than JSON (OAuth forms, MCP checks its own headers). */
 const NON_JSON_PREFIXES = ["/oauth/", "/mcp", "/messages", "/sse", "/api/auth/sign-out"];
 
+const tooLarge = () =>
+  new ApiError(413, `Request body too large: the limit is ${MAX_BODY_BYTES} bytes`, {
+    type: "invalid_request_error",
+    code: "request_too_large",
+  });
+
 /**
- * Every request: a request id (echoed as `x-request-id`), a body size limit and a JSON
- * content-type check for JSON APIs, all answered with the error envelope.
+ * Size of the request body, enforcing MAX_BODY_BYTES. A declared Content-Length is trusted (the
+ * runtime never delivers more than it declares); a body without one (chunked) is read up to the
+ * limit and replaced by the buffered copy, so handlers can still read it.
+ */
+async function enforceBodyLimit(c: Context<AppEnv>): Promise<number> {
+  const declared = c.req.header("content-length");
+  if (declared !== undefined && c.req.header("transfer-encoding") === undefined) {
+    const length = Number(declared);
+    if (!Number.isSafeInteger(length) || length < 0) throw badRequest("Invalid Content-Length header", null, "invalid_content_length");
+    if (length > MAX_BODY_BYTES) throw tooLarge();
+    return length;
+  }
+  const body = c.req.raw.body;
+  if (!body) return 0;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const buffer = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    buffer.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  c.req.raw = new Request(c.req.raw, { body: buffer });
+  return size;
+}
+
+/**
+ * Every request: a request id (echoed as `x-request-id`), a body size limit (declared or
+ * streamed) and a JSON content-type check for JSON APIs, all answered with the error envelope.
  */
 export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const requestId = newId("req");
@@ -20,16 +64,9 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.header("x-request-id", requestId);
 
   if (BODY_METHODS.has(c.req.method)) {
+    const size = await enforceBodyLimit(c);
     const path = c.req.path;
-    const length = Number(c.req.header("content-length") ?? "0");
-    if (length > MAX_BODY_BYTES) {
-      throw new ApiError(413, `Request body too large: the limit is ${MAX_BODY_BYTES} bytes`, {
-        type: "invalid_request_error",
-        code: "request_too_large",
-      });
-    }
-    const hasBody = length > 0 || c.req.header("transfer-encoding") !== undefined;
-    if (hasBody && !NON_JSON_PREFIXES.some((p) => path.startsWith(p))) {
+    if (size > 0 && !NON_JSON_PREFIXES.some((p) => path.startsWith(p))) {
       const type = c.req.header("content-type") ?? "";
       if (!/^application\/(.+\+)?json\b/i.test(type)) {
         throw badRequest(`Content-Type must be application/json (got '${type || "none"}')`, null, "unsupported_content_type");

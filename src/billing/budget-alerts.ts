@@ -1,0 +1,110 @@
+/**
+ * Budget alerts (spec 2.1, 6): when the organization enabled `notifications.apiKeyBudgets` and a
+ * settlement moves a key's all-time or current-window spend across `thresholdPercent` (50..100,
+ * default 80), one in-app notification is stored (unique per key, limit and window, so it is never
+ * repeated) and one e-mail goes to the organization's owners and admins through the `EMAIL`
+ * send_email binding. Failures here are logged and never affect settlement.
+ */
+import { and, eq, inArray } from "drizzle-orm";
+import { EmailMessage } from "cloudflare:email";
+import type { Env } from "../env";
+import type { KeyContext } from "../auth/key-context";
+import type { SettleResult } from "../durable-objects/key-state";
+import { getDb } from "../db/client";
+import { members, notifications, organizations, users } from "../db/schema";
+import { newId } from "../lib/ids";
+
+export const DEFAULT_THRESHOLD_PERCENT = 80;
+const MIN_THRESHOLD = 50;
+
+type Crossing = SettleResult["crossed"][number];
+
+export const thresholdOf = (configured: number | undefined): number =>
+  configured === undefined || !Number.isFinite(configured) ? DEFAULT_THRESHOLD_PERCENT : Math.min(100, Math.max(MIN_THRESHOLD, configured));
+
+/** Crossings of `threshold` (from below to at-or-above) in one settlement. */
+export const crossingsOf = (crossed: readonly Crossing[], threshold: number): Crossing[] =>
+  crossed.filter((c) => c.percentBefore < threshold && c.percent >= threshold);
+
+export async function processBudgetAlerts(env: Env, auth: KeyContext, crossed: readonly Crossing[], now = Date.now()): Promise<void> {
+  // Nothing below the lowest possible threshold can cross one: skip the D1 read.
+  if (!crossed.some((c) => c.percent >= MIN_THRESHOLD && c.percentBefore < 100)) return;
+  const db = getDb(env.DB);
+  const org = await db.select({ notifications: organizations.notifications }).from(organizations).where(eq(organizations.id, auth.organization.id)).get();
+  if (!org?.notifications.apiKeyBudgets) return;
+  const threshold = thresholdOf(org.notifications.thresholdPercent);
+
+  for (const c of crossingsOf(crossed, threshold)) {
+    const limitText = c.limit === "all_time" ? `all-time limit of $${auth.key.usageLimit ?? "?"}` : `recurring limit of $${auth.key.periodUsageLimit ?? "?"} per ${auth.key.periodUsageDurationValue ?? "?"} ${auth.key.periodUsageDurationUnit ?? "period"}(s)`;
+    const label = auth.key.description ? `"${auth.key.description.replace(/[\r\n]+/g, " ")}"` : auth.key.id;
+    const message = `API key ${label} has used ${Math.floor(c.percent)}% of its ${limitText} (alert threshold ${threshold}%).`;
+    const [row] = await db
+      .insert(notifications)
+      .values({
+        id: newId("ntf"),
+        organizationId: auth.organization.id,
+        apiKeyId: auth.key.id,
+        kind: "api_key_budget",
+        limitType: c.limit,
+        windowStart: c.windowStart,
+        message,
+        createdAt: now,
+      })
+      .onConflictDoNothing()
+      .returning({ id: notifications.id });
+    if (!row) continue; // already alerted for this key, limit and window
+    try {
+      if (await sendAlertEmail(env, auth.organization.id, auth.organization.name, message)) {
+        await db.update(notifications).set({ emailedAt: Date.now() }).where(eq(notifications.id, row.id));
+      }
+    } catch (err) {
+      console.error("budget alert e-mail failed", err instanceof Error ? err.message : String(err));
+    }
+  }
+}
+
+/** Sends the alert to the organization's owners and admins; true when at least one was sent. */
+async function sendAlertEmail(env: Env, organizationId: string, organizationName: string, text: string): Promise<boolean> {
+  const from = env.EMAIL_FROM;
+  if (!from || !env.EMAIL) return false;
+  const recipients = await getDb(env.DB)
+    .select({ email: users.email })
+    .from(members)
+    .innerJoin(users, eq(users.id, members.userId))
+    .where(and(eq(members.organizationId, organizationId), inArray(members.role, ["owner", "admin"])));
+  let sent = 0;
+  for (const { email } of recipients) {
+    try {
+      const raw = buildMime({ from, to: email, subject: "API key budget alert", text: `${text}\n\nOrganization: ${organizationName}\n` });
+      await env.EMAIL.send(new EmailMessage(from, email, raw));
+      sent++;
+    } catch (err) {
+      console.error("budget alert e-mail to a recipient failed", err instanceof Error ? err.message : String(err));
+    }
+  }
+  return sent > 0;
+}
+
+const headerSafe = (s: string): string => s.replace(/[\r\n]+/g, " ");
+
+/** A minimal RFC 5322 text/plain message (UTF-8, base64 body so any text is safe). */
+export function buildMime(m: { from: string; to: string; subject: string; text: string; date?: Date }): string {
+  const domain = m.from.split("@")[1] ?? "switchboard.local";
+  const bytes = new TextEncoder().encode(m.text);
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  const body = (btoa(bin).match(/.{1,76}/g) ?? []).join("\r\n");
+  return [
+    `From: Switchboard <${headerSafe(m.from)}>`,
+    `To: <${headerSafe(m.to)}>`,
+    `Subject: ${headerSafe(m.subject)}`,
+    `Message-ID: <${crypto.randomUUID()}@${headerSafe(domain)}>`,
+    `Date: ${(m.date ?? new Date()).toUTCString()}`,
+    "MIME-Version: 1.0",
+    "Content-Type: text/plain; charset=utf-8",
+    "Content-Transfer-Encoding: base64",
+    "",
+    body,
+    "",
+  ].join("\r\n");
+}

@@ -1,0 +1,324 @@
+/**
+ * Model objects of `GET /v1/models` (spec 2.5), built from catalogue data. Pure: no env, no I/O.
+ * Every field of the spec is always present; absent prices are "0", absent maps `{}`, absent
+ * dates `null`.
+ */
+import type { CustomModelRecord } from "../auth/key-context";
+import { isDecimalString, parseUsd } from "../billing/money";
+import { isFreeMapping } from "./index";
+import { PROVIDERS } from "./providers";
+import type { ModelDefinition, Modality, Pricing, ProviderMapping, Stability } from "./types";
+
+export interface PricingJson {
+  prompt: string;
+  completion: string;
+  image: string;
+  image_output: string;
+  input_audio: string;
+  input_audio_cache_read: string;
+  output_audio: string;
+  request: string;
+  input_cache_read: string;
+  input_cache_write: string;
+  input_cache_write_1h: string;
+  ocr_page: string;
+  input_audio_hour: string;
+  per_second: Record<string, string>;
+  per_image: Record<string, string>;
+}
+
+export interface AggregatedPricingJson extends PricingJson {
+  web_search: string;
+  internal_reasoning: string;
+}
+
+export interface ProviderJson {
+  providerId: string;
+  externalId: string;
+  pricing: PricingJson;
+  context_length: number;
+  max_output: number;
+  supportedVideoSizes: string[];
+  supportsVideoAudio: boolean;
+  supportsVideoWithoutAudio: boolean;
+  streaming: boolean;
+  vision: boolean;
+  realtime: boolean;
+  cancellation: boolean;
+  tools: boolean;
+  parallelToolCalls: boolean;
+  reasoning: boolean;
+  reasoning_efforts: string[];
+  reasoning_modes: string[];
+  min_cacheable_tokens: number | null;
+  json_output: boolean;
+  structured_outputs: boolean;
+  region: string | null;
+  stability: Stability;
+  deprecated_at: string | null;
+  deactivated_at: string | null;
+}
+
+export interface ModelJson {
+  id: string;
+  object: "model";
+  name: string;
+  display_name: string;
+  description: string;
+  family: string;
+  owned_by: string;
+  maker: string;
+  aliases: string[];
+  created: number;
+  kind: string;
+  architecture: { input_modalities: string[]; output_modalities: string[]; tokenizer: string };
+  top_provider: { is_moderated: boolean; context_length: number; max_completion_tokens: number };
+  providers: ProviderJson[];
+  pricing: AggregatedPricingJson;
+  context_length: number;
+  max_output: number;
+  per_request_limits: Record<string, string>;
+  supported_parameters: string[];
+  json_output: boolean;
+  structured_outputs: boolean;
+  free: boolean;
+  deprecated_at: string | null;
+  deactivated_at: string | null;
+  stability: Stability;
+}
+
+const str = (v: string | undefined): string => v ?? "0";
+const map = (v: Readonly<Record<string, string>> | undefined): Record<string, string> => ({ ...(v ?? {}) });
+
+export function pricingJson(p: Pricing): PricingJson {
+  return {
+    prompt: p.prompt,
+    completion: p.completion,
+    image: str(p.image),
+    image_output: str(p.image_output),
+    input_audio: str(p.input_audio),
+    input_audio_cache_read: str(p.input_audio_cache_read),
+    output_audio: str(p.output_audio),
+    request: str(p.request),
+    input_cache_read: str(p.input_cache_read),
+    input_cache_write: str(p.input_cache_write),
+    input_cache_write_1h: str(p.input_cache_write_1h),
+    ocr_page: str(p.ocr_page),
+    input_audio_hour: str(p.input_audio_hour),
+    per_second: map(p.per_second),
+    per_image: map(p.per_image),
+  };
+}
+
+export function providerJson(model: ModelDefinition, m: ProviderMapping): ProviderJson {
+  return {
+    providerId: m.providerId,
+    externalId: m.externalId,
+    pricing: pricingJson(m.pricing),
+    context_length: m.contextLength,
+    max_output: m.maxOutput,
+    supportedVideoSizes: [...(m.supportedVideoSizes ?? [])],
+    supportsVideoAudio: m.supportsVideoAudio ?? false,
+    supportsVideoWithoutAudio: m.supportsVideoWithoutAudio ?? false,
+    streaming: m.streaming,
+    vision: m.vision,
+    realtime: m.realtime ?? false,
+    cancellation: m.cancellation ?? false,
+    tools: m.tools,
+    parallelToolCalls: m.parallelToolCalls,
+    reasoning: m.reasoning,
+    reasoning_efforts: [...(m.reasoningEfforts ?? [])],
+    reasoning_modes: [...(m.reasoningModes ?? (m.reasoning ? ["standard"] : []))],
+    min_cacheable_tokens: m.minCacheableTokens ?? null,
+    json_output: m.jsonOutput,
+    structured_outputs: m.structuredOutputs,
+    region: m.region ?? PROVIDERS[m.providerId].region ?? null,
+    stability: m.stability ?? model.stability ?? "stable",
+    deprecated_at: m.deprecatedAt ?? null,
+    deactivated_at: m.deactivatedAt ?? null,
+  };
+}
+
+/** Token price used to rank mappings: prompt + completion, then request fee, then catalogue order. */
+function priceKey(m: ProviderMapping): [bigint, bigint] {
+  return [parseUsd(m.pricing.prompt) + parseUsd(m.pricing.completion), parseUsd(m.pricing.request ?? "0")];
+}
+
+/** The cheapest mapping (stable: the first one on ties). */
+export function cheapestMapping(mappings: readonly ProviderMapping[]): ProviderMapping | undefined {
+  let best: ProviderMapping | undefined;
+  let bestKey: [bigint, bigint] | undefined;
+  for (const m of mappings) {
+    const key = priceKey(m);
+    if (!bestKey || key[0] < bestKey[0] || (key[0] === bestKey[0] && key[1] < bestKey[1])) {
+      best = m;
+      bestKey = key;
+    }
+  }
+  return best;
+}
+
+const BASE_PARAMS = ["max_tokens", "temperature", "top_p", "stop", "seed", "frequency_penalty", "presence_penalty", "stream"];
+
+/**
+ * Parameters a chat request may carry for this model: explicit in the catalogue, or derived from
+ * the mappings' capabilities minus what every mapping's provider rejects (provider quirks).
+ */
+export function supportedParameters(model: ModelDefinition, mappings: readonly ProviderMapping[]): string[] {
+  if (model.supportedParameters) return [...model.supportedParameters];
+  const params = new Set(BASE_PARAMS);
+  const any = (f: (m: ProviderMapping) => boolean) => mappings.some(f);
+  if (any((m) => m.tools)) ["tools", "tool_choice"].forEach((p) => params.add(p));
+  if (any((m) => m.parallelToolCalls)) params.add("parallel_tool_calls");
+  if (any((m) => m.jsonOutput || m.structuredOutputs)) params.add("response_format");
+  if (any((m) => m.structuredOutputs)) params.add("structured_outputs");
+  if (any((m) => m.reasoning)) params.add("reasoning");
+  if (any((m) => (m.reasoningEfforts?.length ?? 0) > 0)) params.add("reasoning_effort");
+  if (model.outputModalities.includes("image")) params.add("modalities");
+  for (const p of [...params]) {
+    const rejectedEverywhere = mappings.length > 0 && mappings.every((m) => PROVIDERS[m.providerId].quirks?.unsupportedParams?.includes(p));
+    if (rejectedEverywhere) params.delete(p);
+  }
+  return [...params];
+}
+
+const earliest = (dates: ReadonlyArray<string | undefined>): string | null => {
+  const present = dates.filter((d): d is string => d !== undefined).sort((a, b) => Date.parse(a) - Date.parse(b));
+  return present[0] ?? null;
+};
+
+export interface SerializeOptions {
+  /** Override the id (mapped mode: `provider/model-id`). */
+  id?: string;
+  displayName?: string;
+}
+
+/**
+ * One model object over the given (already filtered, non-empty) mappings: aggregated pricing is
+ * the cheapest mapping's, context and output are the largest offered, capabilities are unions.
+ */
+export function serializeModel(model: ModelDefinition, mappings: readonly ProviderMapping[], opts: SerializeOptions = {}): ModelJson {
+  const top = cheapestMapping(mappings) ?? model.mappings[0];
+  if (!top) throw new Error(`model ${model.id} has no mapping`);
+  const topPricing = pricingJson(top.pricing);
+  return {
+    id: opts.id ?? model.id,
+    object: "model",
+    name: model.name,
+    display_name: opts.displayName ?? model.name,
+    description: model.description,
+    family: model.family,
+    owned_by: model.maker,
+    maker: model.maker,
+    aliases: [...(model.aliases ?? [])],
+    created: model.created,
+    kind: model.kind,
+    architecture: {
+      input_modalities: [...model.inputModalities],
+      output_modalities: [...model.outputModalities],
+      tokenizer: model.tokenizer,
+    },
+    top_provider: {
+      is_moderated: top.moderated ?? false,
+      context_length: top.contextLength,
+      max_completion_tokens: top.maxOutput,
+    },
+    providers: mappings.map((m) => providerJson(model, m)),
+    pricing: {
+      ...topPricing,
+      web_search: str(top.pricing.web_search),
+      internal_reasoning: top.pricing.internal_reasoning ?? (top.reasoning ? top.pricing.completion : "0"),
+    },
+    context_length: Math.max(...mappings.map((m) => m.contextLength)),
+    max_output: Math.max(...mappings.map((m) => m.maxOutput)),
+    per_request_limits: {},
+    supported_parameters: supportedParameters(model, mappings),
+    json_output: mappings.some((m) => m.jsonOutput),
+    structured_outputs: mappings.some((m) => m.structuredOutputs),
+    free: model.free === true || mappings.every((m) => isFreeMapping(model, m)),
+    deprecated_at: model.deprecatedAt ?? earliest(mappings.map((m) => m.deprecatedAt)),
+    deactivated_at: model.deactivatedAt ?? earliest(mappings.map((m) => m.deactivatedAt)),
+    stability: model.stability ?? "stable",
+  };
+}
+
+/** Mapped mode: one entry for one mapping, id `provider/model-id`. */
+export function serializeMapping(model: ModelDefinition, m: ProviderMapping): ModelJson {
+  return serializeModel(model, [m], {
+    id: `${m.providerId}/${model.id}`,
+    displayName: `${model.name} (${PROVIDERS[m.providerId].name})`,
+  });
+}
+
+/** An organization's custom model (`<providerName>/<modelId>`), OpenAI-compatible upstream. */
+export function serializeCustomModel(cm: CustomModelRecord): ModelJson {
+  const caps = cm.capabilities;
+  const pricing: Pricing = {
+    prompt: cm.pricing.prompt ?? "0",
+    completion: cm.pricing.completion ?? "0",
+    ...(cm.pricing.request !== undefined ? { request: cm.pricing.request } : {}),
+    ...(cm.pricing.input_cache_read !== undefined ? { input_cache_read: cm.pricing.input_cache_read } : {}),
+  };
+  const id = `${cm.providerName}/${cm.modelId}`;
+  const contextLength = cm.contextLength ?? 0;
+  const inputModalities: Modality[] = caps.vision ? ["text", "image"] : ["text"];
+  const free = [pricing.prompt, pricing.completion, pricing.request ?? "0"].every((p) => isDecimalString(p) && parseUsd(p) === 0n);
+  const provider: ProviderJson = {
+    providerId: `custom:${cm.providerName}`,
+    externalId: cm.modelId,
+    pricing: pricingJson(pricing),
+    context_length: contextLength,
+    max_output: contextLength,
+    supportedVideoSizes: [],
+    supportsVideoAudio: false,
+    supportsVideoWithoutAudio: false,
+    streaming: caps.streaming ?? true,
+    vision: caps.vision ?? false,
+    realtime: false,
+    cancellation: false,
+    tools: caps.tools ?? false,
+    parallelToolCalls: caps.tools ?? false,
+    reasoning: caps.reasoning ?? false,
+    reasoning_efforts: [],
+    reasoning_modes: caps.reasoning ? ["standard"] : [],
+    min_cacheable_tokens: null,
+    json_output: caps.json_output ?? false,
+    structured_outputs: false,
+    region: null,
+    stability: "stable",
+    deprecated_at: null,
+    deactivated_at: null,
+  };
+  return {
+    id,
+    object: "model",
+    name: cm.name ?? cm.modelId,
+    display_name: cm.name ?? cm.modelId,
+    description: `Custom model ${cm.modelId} on the organization's provider ${cm.providerName}.`,
+    family: "custom",
+    owned_by: cm.providerName,
+    maker: cm.providerName,
+    aliases: [],
+    created: 0,
+    kind: "chat",
+    architecture: { input_modalities: inputModalities, output_modalities: ["text"], tokenizer: "unknown" },
+    top_provider: { is_moderated: false, context_length: contextLength, max_completion_tokens: contextLength },
+    providers: [provider],
+    pricing: { ...pricingJson(pricing), web_search: "0", internal_reasoning: caps.reasoning ? pricing.completion : "0" },
+    context_length: contextLength,
+    max_output: contextLength,
+    per_request_limits: {},
+    supported_parameters: [
+      ...BASE_PARAMS,
+      ...(caps.tools ? ["tools", "tool_choice", "parallel_tool_calls"] : []),
+      ...(caps.json_output ? ["response_format"] : []),
+      ...(caps.reasoning ? ["reasoning"] : []),
+    ],
+    json_output: caps.json_output ?? false,
+    structured_outputs: false,
+    free,
+    deprecated_at: null,
+    deactivated_at: null,
+    stability: "stable",
+  };
+}

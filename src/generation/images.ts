@@ -1,0 +1,391 @@
+/**
+ * Image generation (`POST /v1/images/generations`, MCP `generate-image`, `generate-nano-banana`).
+ * Same gateway path as chat: one KeyState admission with an upper-bound estimate, IAM, provider
+ * credentials by project mode, failover across the model's providers on retryable upstream
+ * errors, then request log + settlement with the exact catalogue price in waitUntil.
+ */
+import type { Env } from "../env";
+import { admitKey } from "../auth/gateway-key";
+import type { KeyContext } from "../auth/key-context";
+import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
+import type { ModelDefinition, ProviderMapping } from "../catalog/types";
+import { evaluateAccess } from "../iam/evaluate";
+import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
+import { settleRequest } from "../billing/settle";
+import { formatUsd, maxPico, parseUsd, toUsdNumber, type Pico } from "../billing/money";
+import type { RoutingAttempt } from "../db/schema";
+import { newId } from "../lib/ids";
+import { toBase64 } from "../lib/crypto";
+import { malformed, MalformedUpstreamError } from "../providers/errors";
+import { resolveCredential, type UpstreamCredential } from "./credentials";
+import { imageAdapterFor } from "./providers";
+import type { GeneratedImage, ImageAdapter, ImageUpstreamResult, ImageUsage } from "./providers/types";
+import { fetchJson, UpstreamFailure } from "./upstream";
+import { safely, writeGenerationLog, type GenerationLog } from "./log";
+
+export const DEFAULT_IMAGE_MODEL = "qwen-image-3.0";
+export const DEFAULT_IMAGE_SIZE = "1024x1024";
+export const MAX_IMAGES = 4;
+
+export interface ImageGenerationBody {
+  prompt: string;
+  model?: string;
+  size?: string;
+  n?: number;
+  aspect_ratio?: string;
+  response_format?: "b64_json" | "url";
+}
+
+export interface GenerationDeps {
+  env: Env;
+  waitUntil: (p: Promise<unknown>) => void;
+  auth: KeyContext;
+  requestId: string;
+  sourceApp: string;
+  clientIp: string | null;
+  /** `x-no-fallback: true`: no failover to another provider. */
+  noFallback?: boolean;
+}
+
+export interface ImageMetadata {
+  request_id: string;
+  requested_model: string;
+  requested_provider: string | null;
+  used_model: string;
+  used_provider: string;
+  used_region: string | null;
+  log_id: string;
+  organization_id: string;
+  project_id: string;
+  routing: RoutingAttempt[];
+}
+
+export interface ImageData {
+  b64_json?: string;
+  url?: string;
+  revised_prompt?: string;
+}
+
+export interface ImageGenerationResult {
+  created: number;
+  data: ImageData[];
+  model: string;
+  usage?: { input_tokens: number; output_tokens: number; total_tokens: number; images: number; cost: number; cost_usd: string };
+  metadata: ImageMetadata;
+  /** MIME type of each image in `data` (not part of the OpenAI body; MCP uses it). */
+  mimeTypes: string[];
+  /** Text the model returned with the image (Gemini), if any. */
+  text?: string;
+}
+
+interface Candidate {
+  mapping: ProviderMapping;
+  adapter: ImageAdapter;
+}
+
+// ---------- validation and pricing (pure) ----------
+
+/** Sizes a mapping accepts: the catalogue's priced sizes plus the wire format's own. */
+export function sizesFor(mapping: ProviderMapping, adapter: ImageAdapter): string[] {
+  return [...new Set([...Object.keys(mapping.pricing.per_image ?? {}), ...adapter.sizes])];
+}
+
+const price = (v: string | undefined): Pico => (v ? parseUsd(v) : 0n);
+
+function maxPerImage(mapping: ProviderMapping): Pico | null {
+  const values = Object.values(mapping.pricing.per_image ?? {});
+  return values.length ? values.map((v) => parseUsd(v)).reduce(maxPico, 0n) : null;
+}
+
+const outputTokenPrice = (m: ProviderMapping): Pico => price(m.pricing.image_output ?? m.pricing.completion);
+
+/** What `n` images of `size` can cost on this mapping, for the reservation (upper bound). */
+export function estimateImageCost(mapping: ProviderMapping, size: string, n: number, promptChars: number): Pico {
+  const perImage = mapping.pricing.per_image?.[size];
+  const fee = price(mapping.pricing.request);
+  if (perImage !== undefined) return parseUsd(perImage) * BigInt(n) + fee;
+  // Image models emit a fixed number of tokens per image, which the listed per-image prices
+  // reflect; without any listed price the mapping's output cap bounds the tokens.
+  const promptCost = price(mapping.pricing.prompt) * BigInt(Math.ceil(promptChars / 2));
+  const flat = maxPerImage(mapping);
+  const perImageBound = flat ?? outputTokenPrice(mapping) * BigInt(Math.max(mapping.maxOutput, 1));
+  return (perImageBound + promptCost) * BigInt(n) + fee;
+}
+
+/**
+ * Exact cost: the catalogue's per-image price for the size when it lists one; otherwise the
+ * reported tokens at the mapping's token prices; otherwise the highest listed per-image price.
+ */
+export function imageCost(mapping: ProviderMapping, size: string, images: number, usage: ImageUsage | null): Pico {
+  const fee = price(mapping.pricing.request);
+  const perImage = mapping.pricing.per_image?.[size];
+  if (perImage !== undefined) return parseUsd(perImage) * BigInt(images) + fee;
+  if (usage) return price(mapping.pricing.prompt) * BigInt(usage.inputTokens) + outputTokenPrice(mapping) * BigInt(usage.outputTokens) + fee;
+  return (maxPerImage(mapping) ?? 0n) * BigInt(images) + fee;
+}
+
+interface ResolvedRequest {
+  model: ModelDefinition;
+  requestedProvider: string | null;
+  candidates: Candidate[];
+  size: string;
+  n: number;
+}
+
+/** Model, provider candidates, size and n of a request; throws the 400s. */
+export function resolveImageRequest(body: ImageGenerationBody, now = Date.now()): ResolvedRequest {
+  const requested = body.model ?? DEFAULT_IMAGE_MODEL;
+  const ref = parseModelRef(requested);
+  if (ref.kind === "unknown" || ref.model.kind !== "image") {
+    throw badRequest(`The model '${requested}' is not an image generation model.`, "model", "model_not_found");
+  }
+  if (isDeactivated(ref.model, now)) throw badRequest(`The model '${requested}' has been deactivated.`, "model", "model_deactivated");
+  const mappings = ref.kind === "pinned" ? [ref.mapping] : ref.model.mappings.filter((m) => !m.deactivatedAt || Date.parse(m.deactivatedAt) > now);
+  const all: Candidate[] = [];
+  for (const mapping of mappings) {
+    const adapter = imageAdapterFor(mapping.providerId);
+    if (adapter) all.push({ mapping, adapter });
+  }
+  if (!all.length) throw badRequest(`No provider can serve '${requested}' for image generation.`, "model", "model_not_supported");
+  const n = body.n ?? 1;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_IMAGES) throw badRequest(`'n' must be an integer from 1 to ${MAX_IMAGES}.`, "n");
+  const size = body.size ?? DEFAULT_IMAGE_SIZE;
+  const candidates = all.filter((c) => sizesFor(c.mapping, c.adapter).includes(size));
+  if (!candidates.length) {
+    const first = all[0]!;
+    throw badRequest(`Unsupported size '${size}' for ${ref.model.id}; supported: ${sizesFor(first.mapping, first.adapter).join(", ")}.`, "size", "unsupported_size");
+  }
+  return { model: ref.model, requestedProvider: ref.kind === "pinned" ? ref.providerId : null, candidates, size, n };
+}
+
+// ---------- upstream ----------
+
+async function runUpstream(c: Candidate, cred: UpstreamCredential, prompt: string, size: string, n: number, aspectRatio: string | undefined): Promise<ImageUpstreamResult> {
+  const calls = c.adapter.supportsN ? 1 : n;
+  const perCall = c.adapter.supportsN ? n : 1;
+  const results = await Promise.all(
+    Array.from({ length: calls }, async () => {
+      const req = c.adapter.request({ prompt, externalModel: c.mapping.externalId, size, n: perCall, ...(aspectRatio ? { aspectRatio } : {}) }, cred);
+      return c.adapter.parse(await fetchJson(req.url, req.init));
+    }),
+  );
+  const images = results.flatMap((r) => r.images).slice(0, n);
+  const usages = results.map((r) => r.usage).filter((u): u is ImageUsage => u !== null);
+  const usage = usages.length
+    ? usages.reduce((a, b) => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens }))
+    : null;
+  const text = results.map((r) => r.text ?? "").join("");
+  return text ? { images, usage, text } : { images, usage };
+}
+
+/** Fetches an upstream image URL (for `b64_json`); the URL is the provider's signed result link. */
+async function download(url: string): Promise<{ b64: string; mimeType: string }> {
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
+  } catch {
+    throw new UpstreamFailure(0, "could not download the generated image", "network_error");
+  }
+  if (!res.ok) throw new UpstreamFailure(502, `image download failed with HTTP ${res.status}`, "upstream_error");
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const type = res.headers.get("content-type")?.split(";")[0]?.trim();
+  return { b64: toBase64(bytes), mimeType: type && type.startsWith("image/") ? type : "image/png" };
+}
+
+async function shape(img: GeneratedImage, format: "b64_json" | "url" | undefined): Promise<{ data: ImageData; mimeType: string }> {
+  const data: ImageData = {};
+  let mimeType = img.mimeType;
+  if (format === "b64_json" && !img.b64 && img.url) {
+    const d = await download(img.url);
+    data.b64_json = d.b64;
+    mimeType = d.mimeType;
+  } else if (format === "url" && !img.url && img.b64) {
+    data.url = `data:${img.mimeType};base64,${img.b64}`;
+  } else if (format === "url") {
+    data.url = img.url!;
+  } else if (format === "b64_json") {
+    data.b64_json = img.b64!;
+  } else {
+    if (img.b64) data.b64_json = img.b64;
+    else if (img.url) data.url = img.url;
+  }
+  if (img.revisedPrompt) data.revised_prompt = img.revisedPrompt;
+  return { data, mimeType };
+}
+
+// ---------- the request ----------
+
+export async function generateImages(input: GenerationDeps & { body: ImageGenerationBody }): Promise<ImageGenerationResult> {
+  const { env, body } = input;
+  const started = Date.now();
+  const resolved = resolveImageRequest(body, started);
+  const { model, size, n } = resolved;
+  const prompt = body.prompt;
+  if (typeof prompt !== "string" || !prompt.trim()) throw badRequest("'prompt' is required.", "prompt");
+
+  const estimate = resolved.candidates.map((c) => estimateImageCost(c.mapping, size, n, prompt.length)).reduce(maxPico, 0n);
+  const admission = await admitKey(env, input.auth, estimate);
+  const ctx = admission.context;
+  const logId = newId("log");
+  const routing: RoutingAttempt[] = [];
+  let settled = false;
+  const finish = (cost: Pico, source: "credits" | "byok", log: GenerationLog | null) => {
+    settled = true;
+    const creditsPico = source === "credits" ? cost : 0n;
+    input.waitUntil(safely("image settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: cost, creditsPico })));
+    if (log) input.waitUntil(safely("image request log", writeGenerationLog(env, ctx, log)));
+  };
+  const baseLog = {
+    logId,
+    requestId: input.requestId,
+    kind: "image" as const,
+    sourceApp: input.sourceApp,
+    requestedModel: body.model ?? DEFAULT_IMAGE_MODEL,
+    requestedProvider: resolved.requestedProvider,
+  };
+
+  try {
+    // IAM (after admission so that a dead key is a 401 before any 403).
+    let denial: string | null = null;
+    const allowed = resolved.candidates.filter((c) => {
+      const d = evaluateAccess(ctx, { model: model.id, provider: c.mapping.providerId, free: isFreeMapping(model, c.mapping), clientIp: input.clientIp, kind: "image" });
+      if (!d.allowed) denial ??= d.message;
+      return d.allowed;
+    });
+    if (!allowed.length) throw permissionDenied(denial ?? `Access to ${model.id} is denied.`);
+
+    const usable: Array<Candidate & { cred: UpstreamCredential }> = [];
+    for (const c of allowed) {
+      const provider = getProvider(c.mapping.providerId);
+      const cred = provider ? await resolveCredential(env, ctx, provider) : null;
+      if (cred) usable.push({ ...c, cred });
+    }
+    if (!usable.length) {
+      throw badRequest(
+        `No credentials are available for ${model.id} in this project (mode '${ctx.project.mode}'); add a provider key or use credits.`,
+        "model",
+        "no_provider_available",
+      );
+    }
+
+    let lastFailure: UpstreamFailure | null = null;
+    for (const [i, c] of usable.entries()) {
+      const attemptStart = Date.now();
+      const attempt: RoutingAttempt = {
+        provider: c.mapping.providerId,
+        model: c.mapping.externalId,
+        status_code: 0,
+        succeeded: false,
+        credentialSource: c.cred.source,
+        logId,
+        ...(c.cred.providerKeyId ? { providerKeyId: c.cred.providerKeyId } : {}),
+        ...(c.cred.providerKeyLabel ? { providerKeyLabel: c.cred.providerKeyLabel } : {}),
+      };
+      const region = c.mapping.region ?? getProvider(c.mapping.providerId)?.region ?? null;
+      if (region) attempt.region = region;
+      try {
+        const result = await runUpstream(c, c.cred, prompt, size, n, body.aspect_ratio);
+        if (!result.images.length) throw malformed("no images");
+        const shaped = await Promise.all(result.images.map((img) => shape(img, body.response_format)));
+        attempt.status_code = 200;
+        attempt.succeeded = true;
+        attempt.latency_ms = Date.now() - attemptStart;
+        routing.push(attempt);
+        const cost = imageCost(c.mapping, size, shaped.length, result.usage);
+        const inputTokens = result.usage?.inputTokens ?? 0;
+        const outputTokens = result.usage?.outputTokens ?? 0;
+        finish(cost, c.cred.source, {
+          ...baseLog,
+          usedModel: model.id,
+          usedProvider: c.mapping.providerId,
+          usedRegion: region,
+          statusCode: 200,
+          promptTokens: inputTokens,
+          completionTokens: outputTokens,
+          costPico: cost,
+          creditsCostPico: c.cred.source === "credits" ? cost : 0n,
+          byokCostPico: c.cred.source === "byok" ? cost : 0n,
+          latencyMs: Date.now() - started,
+          routing,
+          extra: { size, n: shaped.length },
+          createdAt: started,
+        });
+        const out: ImageGenerationResult = {
+          created: Math.floor(Date.now() / 1000),
+          data: shaped.map((s) => s.data),
+          model: model.id,
+          usage: {
+            input_tokens: inputTokens,
+            output_tokens: outputTokens,
+            total_tokens: inputTokens + outputTokens,
+            images: shaped.length,
+            cost: toUsdNumber(cost),
+            cost_usd: formatUsd(cost),
+          },
+          metadata: {
+            request_id: input.requestId,
+            requested_model: baseLog.requestedModel,
+            requested_provider: resolved.requestedProvider,
+            used_model: model.id,
+            used_provider: c.mapping.providerId,
+            used_region: region,
+            log_id: logId,
+            organization_id: ctx.organization.id,
+            project_id: ctx.project.id,
+            routing,
+          },
+          mimeTypes: shaped.map((s) => s.mimeType),
+        };
+        if (result.text) out.text = result.text;
+        return out;
+      } catch (err) {
+        const failure =
+          err instanceof UpstreamFailure
+            ? err
+            : err instanceof MalformedUpstreamError
+              ? new UpstreamFailure(502, err.message, "upstream_error")
+              : null;
+        if (!failure) throw err;
+        attempt.status_code = failure.status;
+        attempt.error_type = failure.errorType;
+        attempt.latency_ms = Date.now() - attemptStart;
+        routing.push(attempt);
+        lastFailure = failure;
+        const more = i < usable.length - 1;
+        if (!failure.retryable || input.noFallback || !more) break;
+      }
+    }
+    const apiError = (lastFailure ?? new UpstreamFailure(502, "no provider succeeded", "upstream_error")).toApiError();
+    const last = routing[routing.length - 1];
+    finish(0n, "credits", {
+      ...baseLog,
+      usedModel: model.id,
+      usedProvider: last?.provider ?? null,
+      usedRegion: last?.region ?? null,
+      statusCode: apiError.status,
+      errorType: apiError.type,
+      errorMessage: apiError.message.slice(0, 500),
+      costPico: 0n,
+      creditsCostPico: 0n,
+      byokCostPico: 0n,
+      latencyMs: Date.now() - started,
+      routing,
+      createdAt: started,
+    });
+    throw apiError;
+  } catch (err) {
+    // Anything that ended the request before settling releases the reservation; requests refused
+    // after authentication (IAM, credentials) are logged like chat's.
+    if (!settled) {
+      const refused = err instanceof ApiError ? err : null;
+      finish(
+        0n,
+        "credits",
+        refused
+          ? { ...baseLog, usedModel: model.id, statusCode: refused.status, errorType: refused.type, errorMessage: refused.message, costPico: 0n, creditsCostPico: 0n, byokCostPico: 0n, latencyMs: Date.now() - started, routing, createdAt: started }
+          : null,
+      );
+    }
+    throw err;
+  }
+}

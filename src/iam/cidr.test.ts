@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { clientIpFromForwardedFor, parseCidr, parseIp } from "./cidr";
+
+describe("parseCidr", () => {
+  it("accepts IPv4 and IPv6 CIDRs with explicit prefix", () => {
+    expect(parseCidr("10.0.0.0/8")).toMatchObject({ kind: "ipv4", bits: 8 });
+    expect(parseCidr("192.168.1.1/32")).toMatchObject({ kind: "ipv4", bits: 32 });
+    expect(parseCidr("2001:db8::/32")).toMatchObject({ kind: "ipv6", bits: 32 });
+    expect(parseCidr("::1/128")).toMatchObject({ kind: "ipv6", bits: 128 });
+  });
+
+  it("rejects bare addresses, bad prefixes and non-canonical forms", () => {
+    for (const bad of ["10.0.0.1", "2001:db8::1", "10.0.0.0/33", "2001:db8::/129", "10.0.0/8", "0x0a.0.0.0/8", "10.0.0.0/", "/8", "fe80::1%eth0/64", "hello", "10.0.0.256/8", "10.0.0.0/8/8"]) {
+      expect(parseCidr(bad), bad).toBeNull();
+    }
+  });
+});
+
+describe("client IP", () => {
+  it("is the first X-Forwarded-For entry, trimmed", () => {
+    expect(clientIpFromForwardedFor(" 203.0.113.7 , 10.0.0.1")).toBe("203.0.113.7");
+    expect(clientIpFromForwardedFor("2001:db8::5, 10.0.0.1")).toBe("2001:db8::5");
+  });
+
+  it("is unknown when missing or invalid", () => {
+    expect(clientIpFromForwardedFor(undefined)).toBeNull();
+    expect(clientIpFromForwardedFor("")).toBeNull();
+    expect(clientIpFromForwardedFor("unknown, 10.0.0.1")).toBeNull();
+    expect(clientIpFromForwardedFor("1.2.3.4:5678")).toBeNull();
+    expect(parseIp("999.1.1.1")).toBeNull();
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * Creating a key on behalf of an organization (master `POST /v1/master/keys`, dashboard
+ * `POST /api/keys`): checks that the project and the creating member belong to the organization,
+ * that the limits form a valid window and that IP rules are allowed by the plan, then creates it.
+ */
+import { and, asc, eq, isNull } from "drizzle-orm";
+import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { members, projects, type KeyKind } from "../db/schema";
+import { badRequest, notFound } from "../errors/api-error";
+import { assertRulesAllowedForPlan } from "../iam/rules";
+import { normalizeRuleValue, type RuleBody } from "../iam/rule-body";
+import { createGatewayKey, type KeyRow } from "./create";
+import { mergeLimits, type LimitPatch } from "./limits";
+
+export interface IssueKeyInput extends LimitPatch {
+  organizationId: string;
+  projectId: string;
+  /** Creating member; default the organization's (first) owner. */
+  memberId?: string | undefined;
+  description: string;
+  kind?: Exclude<KeyKind, "playground"> | undefined;
+  expiresAt?: number | null | undefined;
+  iamRules?: RuleBody[] | undefined;
+}
+
+export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now()): Promise<{ row: KeyRow; token: string }> {
+  const db = getDb(env.DB);
+  const limits = mergeLimits({ usageLimit: null, periodUsageLimit: null, periodUsageDurationValue: null, periodUsageDurationUnit: null }, input);
+  if (input.expiresAt != null && input.expiresAt <= now) throw badRequest("expiresAt must be in the future.", "expiresAt");
+
+  const project = await db
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.id, input.projectId), eq(projects.organizationId, input.organizationId), isNull(projects.deletedAt)))
+    .get();
+  if (!project) throw notFound(`Project '${input.projectId}' not found`, "project_not_found");
+
+  const member = input.memberId
+    ? await db.select({ id: members.id }).from(members).where(and(eq(members.id, input.memberId), eq(members.organizationId, input.organizationId))).get()
+    : await db
+        .select({ id: members.id })
+        .from(members)
+        .where(and(eq(members.organizationId, input.organizationId), eq(members.role, "owner")))
+        .orderBy(asc(members.createdAt), asc(members.id))
+        .get();
+  if (!member) throw notFound(input.memberId ? `Member '${input.memberId}' not found` : "The organization has no owner", "member_not_found");
+
+  const rules = input.iamRules ?? [];
+  await assertRulesAllowedForPlan(db, input.organizationId, rules.map((r) => r.ruleType));
+
+  return createGatewayKey(env, {
+    organizationId: input.organizationId,
+    projectId: project.id,
+    createdBy: member.id,
+    description: input.description,
+    kind: input.kind ?? "standard",
+    expiresAt: input.expiresAt ?? null,
+    ...limits,
+    iamRules: rules.map((r) => ({ ruleType: r.ruleType, ruleValue: normalizeRuleValue(r.ruleType, r.ruleValue), status: r.status ?? "active" })),
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * The one key-update service behind `PATCH /v1/master/keys/{id}` and `PATCH /api/keys/{id}`:
+ * rename, enable/disable, expiry (dashboard only) and spend limits. Spec section 3:
+ *  - disable: always allowed; enable: only without TTL or with a TTL in the future;
+ *  - an expired key is enabled only together with a new future `expiresAt` (400 otherwise).
+ * Every update bumps `version` and syncs the KeyState DO before returning, so it is immediate on
+ * every isolate; the DO keeps the key's spend and current window across syncs.
+ */
+import { and, eq, ne, sql } from "drizzle-orm";
+import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { apiKeys } from "../db/schema";
+import { badRequest, notFound } from "../errors/api-error";
+import type { KeyRow } from "./create";
+import { mergeLimits, type LimitPatch } from "./limits";
+import { syncKeys } from "./sync";
+
+export interface KeyPatch extends LimitPatch {
+  description?: string | undefined;
+  status?: "active" | "inactive" | undefined;
+  /** Epoch ms; null removes the TTL. Dashboard only. */
+  expiresAt?: number | null | undefined;
+}
+
+export async function updateKey(env: Env, row: KeyRow, patch: KeyPatch, now = Date.now()): Promise<KeyRow> {
+  const limits = mergeLimits(row, patch);
+  let expiresAt = row.expiresAt;
+  if (patch.expiresAt !== undefined) {
+    if (patch.expiresAt !== null && patch.expiresAt <= now) throw badRequest("expiresAt must be in the future.", "expiresAt");
+    expiresAt = patch.expiresAt;
+  }
+  const status = patch.status ?? row.status;
+  if (patch.status === "active" && expiresAt !== null && expiresAt <= now) {
+    throw badRequest(
+      "This API key has expired; it can only be enabled together with a new expiration in the future (expiresAt).",
+      patch.expiresAt === undefined ? "status" : "expiresAt",
+      "key_expired",
+    );
+  }
+  const [updated] = await getDb(env.DB)
+    .update(apiKeys)
+    .set({
+      description: patch.description ?? row.description,
+      status,
+      expiresAt,
+      ...limits,
+      version: sql`${apiKeys.version} + 1`,
+      updatedAt: now,
+    })
+    .where(and(eq(apiKeys.id, row.id), ne(apiKeys.status, "deleted")))
+    .returning();
+  if (!updated) throw notFound(`API key '${row.id}' not found`, "key_not_found");
+  await syncKeys(env, [updated]);
+  return updated;
+}

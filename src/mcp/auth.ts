@@ -1,0 +1,116 @@
+/**
+ * MCP authentication (spec 5.2, 5.3): `Authorization: Bearer` or `x-api-key` with a gateway key
+ * (coding-plan keys too) or an OAuth access token. Either way the result is the key's
+ * KeyContext, confirmed live by its KeyState DO (`checkKey`: liveness, no spend admission, so
+ * analytics stay available past a spend limit; generation tools admit spend themselves).
+ *
+ * Failures become 401 with a JSON-RPC error body and the RFC 9728 `WWW-Authenticate` challenge.
+ * The account's rate limit (RateLimiter DO) is applied per key.
+ */
+import type { Env } from "../env";
+import { ApiError } from "../errors/api-error";
+import { checkKey, resolveGatewayKey } from "../auth/gateway-key";
+import { loadKeyContextById, type KeyContext } from "../auth/key-context";
+import { cacheContext, getCachedContext } from "../auth/key-cache";
+import { getDb } from "../db/client";
+import { looksLikeGatewayKey } from "../lib/crypto";
+import { resolveAccessToken } from "../oauth/tokens";
+import { rateLimit } from "../durable-objects/rate-limiter";
+
+/** Calls per key per window on the MCP endpoints. */
+export const MCP_RATE_LIMIT = 600;
+export const MCP_RATE_WINDOW_MS = 60_000;
+
+/** JSON-RPC error codes used by the transport (server-defined range). */
+export const JSONRPC_UNAUTHORIZED = -32001;
+export const JSONRPC_RATE_LIMITED = -32029;
+
+export interface McpAuth {
+  context: KeyContext;
+  /** How the caller authenticated. */
+  via: "api_key" | "oauth";
+  oauthClientId: string | null;
+}
+
+/** The origin the client used: from the URL (tests send no Host header; proxies set the URL host). */
+export const originOf = (request: Request): string => new URL(request.url).origin;
+
+export const resourceMetadataUrl = (request: Request): string => `${originOf(request)}/.well-known/oauth-protected-resource`;
+
+export function presentedToken(headers: Headers): string | null {
+  const auth = headers.get("authorization");
+  if (auth) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return m?.[1] ?? null;
+  }
+  const apiKey = headers.get("x-api-key");
+  return apiKey ? apiKey.trim() : null;
+}
+
+/** Key id -> fingerprint, so OAuth requests can reuse the isolate's KeyContext cache. */
+const fingerprintById = new Map<string, string>();
+
+async function contextForKeyId(env: Env, keyId: string): Promise<KeyContext | null> {
+  const fp = fingerprintById.get(keyId);
+  const cached = fp ? getCachedContext(fp) : undefined;
+  if (cached) return cached;
+  const ctx = await loadKeyContextById(getDb(env.DB), keyId);
+  if (!ctx) return null;
+  if (fingerprintById.size > 5000) fingerprintById.clear();
+  fingerprintById.set(keyId, ctx.key.fingerprint);
+  cacheContext(ctx.key.fingerprint, ctx);
+  return ctx;
+}
+
+/** Authenticates an MCP request, or throws an ApiError (401 for credentials, 503 misconfiguration). */
+export async function authenticateMcp(env: Env, headers: Headers): Promise<McpAuth> {
+  const token = presentedToken(headers);
+  if (token && !looksLikeGatewayKey(token)) {
+    const info = await resolveAccessToken(env, token);
+    if (!info) throw new ApiError(401, "Invalid or expired access token.", { type: "authentication_error", code: "invalid_token" });
+    const ctx = await contextForKeyId(env, info.apiKeyId);
+    if (!ctx) throw new ApiError(401, "The API key behind this access token no longer exists.", { type: "authentication_error", code: "invalid_token" });
+    const live = await checkKey(env, ctx);
+    return { context: live, via: "oauth", oauthClientId: info.clientId };
+  }
+  const ctx = await resolveGatewayKey(env, token);
+  const live = await checkKey(env, ctx);
+  return { context: live, via: "api_key", oauthClientId: null };
+}
+
+/** Counts one call against the key's MCP rate limit; throws 429 when over. */
+export async function enforceMcpRateLimit(env: Env, keyId: string): Promise<void> {
+  const r = await rateLimit(env, `mcp:${keyId}`, MCP_RATE_LIMIT, MCP_RATE_WINDOW_MS);
+  if (!r.allowed) {
+    const retryAfter = Math.max(1, Math.ceil((r.resetAt - Date.now()) / 1000));
+    throw new ApiError(429, `Rate limit exceeded: at most ${MCP_RATE_LIMIT} MCP calls per minute per key. Retry in ${retryAfter}s.`, {
+      type: "rate_limit_error",
+      code: "rate_limit_exceeded",
+      headers: { "retry-after": String(retryAfter) },
+    });
+  }
+}
+
+/**
+ * A JSON-RPC-friendly error response: `{jsonrpc, id: null, error: {code, message, data}}` plus the
+ * spec's envelope under `error.data` so both kinds of clients can read it.
+ */
+export function jsonRpcErrorResponse(
+  request: Request,
+  err: ApiError,
+  id: string | number | null = null,
+): Response {
+  const headers = new Headers({ "content-type": "application/json" });
+  for (const [k, v] of Object.entries(err.extraHeaders)) headers.set(k, v);
+  if (err.status === 401) {
+    headers.set(
+      "www-authenticate",
+      `Bearer resource_metadata="${resourceMetadataUrl(request)}", error="invalid_token", error_description="${err.message.replace(/"/g, "'")}"`,
+    );
+  }
+  const code = err.status === 401 ? JSONRPC_UNAUTHORIZED : err.status === 429 ? JSONRPC_RATE_LIMITED : -32000;
+  return new Response(
+    JSON.stringify({ jsonrpc: "2.0", id, error: { code, message: err.message, data: err.toEnvelope().error } }),
+    { status: err.status, headers },
+  );
+}

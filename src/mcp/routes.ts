@@ -1,0 +1,22 @@
+/** MCP endpoints: Streamable HTTP at `/mcp`, legacy HTTP+SSE at `/sse` + `/messages`. */
+import { Hono } from "hono";
+import type { AppEnv } from "../app-types";
+import { CORS_HEADERS, handleMcpDelete, handleMcpGet, handleMcpPost, jsonRpcError } from "./http";
+import { handleSseMessage, handleSseOpen } from "./sse";
+
+export const mcpRoutes = new Hono<AppEnv>();
+
+const preflight = () => new Response(null, { status: 204, headers: CORS_HEADERS });
+const notAllowed = (allow: string) => () =>
+  jsonRpcError(405, -32000, `Method Not Allowed (allowed: ${allow}).`, null, { allow, ...CORS_HEADERS });
+
+mcpRoutes.post("/mcp", handleMcpPost);
+mcpRoutes.get("/mcp", handleMcpGet);
+mcpRoutes.delete("/mcp", handleMcpDelete);
+mcpRoutes.on("OPTIONS", ["/mcp", "/sse", "/messages"], preflight);
+mcpRoutes.all("/mcp", notAllowed("GET, POST, DELETE"));
+
+mcpRoutes.get("/sse", handleSseOpen);
+mcpRoutes.all("/sse", notAllowed("GET"));
+mcpRoutes.post("/messages", handleSseMessage);
+mcpRoutes.all("/messages", notAllowed("POST"));

@@ -1,0 +1,31 @@
+/** Discovery documents: RFC 8414 (authorization server) and RFC 9728 (protected resource). */
+export const SCOPES_SUPPORTED = ["mcp"] as const;
+export const DEFAULT_SCOPE = "mcp";
+
+export function authorizationServerMetadata(origin: string) {
+  return {
+    issuer: origin,
+    authorization_endpoint: `${origin}/oauth/authorize`,
+    token_endpoint: `${origin}/oauth/token`,
+    registration_endpoint: `${origin}/oauth/register`,
+    revocation_endpoint: `${origin}/oauth/revoke`,
+    scopes_supported: [...SCOPES_SUPPORTED],
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["none", "client_secret_basic", "client_secret_post"],
+    revocation_endpoint_auth_methods_supported: ["none", "client_secret_basic", "client_secret_post"],
+    service_documentation: `${origin}/mcp`,
+  };
+}
+
+export function protectedResourceMetadata(origin: string) {
+  return {
+    resource: `${origin}/mcp`,
+    authorization_servers: [origin],
+    scopes_supported: [...SCOPES_SUPPORTED],
+    bearer_methods_supported: ["header"],
+    resource_name: "Switchboard MCP server",
+  };
+}

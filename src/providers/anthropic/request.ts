@@ -1,0 +1,159 @@
+/** OpenAI chat request -> Anthropic Messages API request (POST /v1/messages). */
+import { badRequest } from "../../errors/api-error";
+import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, UpstreamTarget } from "../types";
+import { parseDataUrl } from "../data-url";
+import { contentText, isRecord, tryParseJson } from "../json";
+
+export const ANTHROPIC_VERSION = "2023-06-01";
+
+/** Thinking budgets per reasoning effort ("none" disables thinking). */
+export const THINKING_BUDGETS: Readonly<Record<string, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
+const MIN_THINKING_BUDGET = 1024;
+
+export type AnthropicBlock = Record<string, unknown> & { type: string };
+interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: AnthropicBlock[];
+}
+
+function imageBlock(url: string): AnthropicBlock {
+  const data = parseDataUrl(url);
+  if (data) return { type: "image", source: { type: "base64", media_type: data.mimeType, data: data.data } };
+  return { type: "image", source: { type: "url", url } };
+}
+
+function partBlock(part: ContentPart): AnthropicBlock | undefined {
+  switch (part.type) {
+    case "text":
+      return part.text ? { type: "text", text: part.text } : undefined;
+    case "image_url":
+      return imageBlock(part.image_url.url);
+    case "file": {
+      const data = part.file.file_data ? parseDataUrl(part.file.file_data) : undefined;
+      if (!data) throw badRequest("file parts need file_data as a base64 data URL for this provider", "messages");
+      if (data.mimeType === "text/plain") {
+        return { type: "document", source: { type: "text", media_type: "text/plain", data: atob(data.data) } };
+      }
+      return { type: "document", source: { type: "base64", media_type: data.mimeType, data: data.data } };
+    }
+    case "input_audio":
+      throw badRequest("audio input is not supported by this provider", "messages");
+  }
+}
+
+const textBlocks = (content: string | ContentPart[] | null | undefined): AnthropicBlock[] =>
+  typeof content === "string"
+    ? content
+      ? [{ type: "text", text: content }]
+      : []
+    : (content ?? []).flatMap((p) => {
+        const b = partBlock(p);
+        return b ? [b] : [];
+      });
+
+function toolInput(args: string): unknown {
+  const parsed = tryParseJson(args);
+  return isRecord(parsed) ? parsed : {};
+}
+
+function convertMessage(m: ChatMessage): AnthropicMessage | undefined {
+  switch (m.role) {
+    case "system":
+    case "developer":
+      return undefined;
+    case "user":
+      return { role: "user", content: textBlocks(m.content) };
+    case "assistant": {
+      const content = textBlocks(m.content ?? null);
+      for (const tc of m.tool_calls ?? []) {
+        content.push({ type: "tool_use", id: tc.id, name: tc.function.name, input: toolInput(tc.function.arguments) });
+      }
+      return { role: "assistant", content };
+    }
+    case "tool":
+      return { role: "user", content: [{ type: "tool_result", tool_use_id: m.tool_call_id, content: contentText(m.content) }] };
+  }
+}
+
+/** System/developer messages -> `system`; the rest converted and consecutive same roles merged. */
+export function convertMessages(messages: ChatMessage[]): { system: AnthropicBlock[]; messages: AnthropicMessage[] } {
+  const system: AnthropicBlock[] = [];
+  const out: AnthropicMessage[] = [];
+  for (const m of messages) {
+    if (m.role === "system" || m.role === "developer") {
+      const text = contentText(m.content);
+      if (text) system.push({ type: "text", text });
+      continue;
+    }
+    const converted = convertMessage(m);
+    if (!converted || converted.content.length === 0) continue;
+    const prev = out[out.length - 1];
+    if (prev && prev.role === converted.role) {
+      // tool_result blocks must come first in a user turn.
+      const merged = [...prev.content, ...converted.content];
+      prev.content = [...merged.filter((b) => b.type === "tool_result"), ...merged.filter((b) => b.type !== "tool_result")];
+    } else out.push(converted);
+  }
+  return { system, messages: out };
+}
+
+function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  if (choice === "auto") out = { type: "auto" };
+  else if (choice === "required") out = { type: "any" };
+  else if (choice === "none") return { type: "none" };
+  else if (choice && typeof choice === "object") out = { type: "tool", name: choice.function.name };
+  if (parallel === false) out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
+  return out;
+}
+
+export function buildAnthropicBody(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): Record<string, unknown> {
+  const { system, messages } = convertMessages(req.messages);
+  let maxTokens = req.max_completion_tokens ?? req.max_tokens ?? target.mapping.maxOutput;
+  const body: Record<string, unknown> = { model: target.mapping.externalId, messages };
+  if (system.length) body.system = system;
+
+  let thinking = false;
+  const effort = req.reasoning_effort;
+  if (effort && effort !== "none" && target.mapping.reasoning) {
+    let budget = THINKING_BUDGETS[effort] ?? MIN_THINKING_BUDGET;
+    if (budget >= maxTokens) maxTokens = Math.min(budget + maxTokens, Math.max(target.mapping.maxOutput, maxTokens));
+    if (budget >= maxTokens) budget = maxTokens - 1;
+    if (budget >= MIN_THINKING_BUDGET) {
+      body.thinking = { type: "enabled", budget_tokens: budget };
+      thinking = true;
+    }
+  }
+  body.max_tokens = maxTokens;
+  // Extended thinking does not allow temperature/top_p changes.
+  if (!thinking) {
+    if (req.temperature !== undefined) body.temperature = Math.min(req.temperature, 1);
+    if (req.top_p !== undefined) body.top_p = req.top_p;
+  }
+  if (req.stop !== undefined) body.stop_sequences = typeof req.stop === "string" ? [req.stop] : req.stop;
+  if (req.user) body.metadata = { user_id: req.user };
+  if (req.tools?.length) {
+    body.tools = req.tools.map((t) => ({
+      name: t.function.name,
+      ...(t.function.description ? { description: t.function.description } : {}),
+      input_schema: t.function.parameters ?? { type: "object", properties: {} },
+    }));
+  }
+  const choice = toolChoice(req.tool_choice, req.parallel_tool_calls);
+  if (choice && body.tools) body.tool_choice = choice;
+  if (opts.stream) body.stream = true;
+  return body;
+}
+
+export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): Request {
+  return new Request(`${target.baseUrl}/v1/messages`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-api-key": target.apiKey,
+      "anthropic-version": ANTHROPIC_VERSION,
+      accept: opts.stream ? "text/event-stream" : "application/json",
+    },
+    body: JSON.stringify(buildAnthropicBody(req, target, opts)),
+  });
+}

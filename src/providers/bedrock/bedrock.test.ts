@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import type { ChatRequest } from "../types";
+import { bytesStream, collectEvents, testTarget } from "../test-target";
+import { bedrockCredentials, bedrockRegion } from "./auth";
+import { crc32 } from "./eventstream";
+import { bedrockAdapter } from "./index";
+import { buildConverseBody } from "./request";
+
+const target = (apiKey = "bedrock-api-key", settings: Record<string, string> = {}) =>
+  testTarget({ wireFormat: "bedrock", providerId: "aws-bedrock", baseUrl: "https://bedrock-runtime.eu-west-1.amazonaws.com", externalId: "anthropic.claude-x-v1:0", apiKey, settings, mapping: { maxOutput: 8192 } });
+const hi: ChatRequest = { model: "m", messages: [{ role: "user", content: "hi" }] };
+
+describe("bedrock adapter: request", () => {
+  it("posts to /model/<encoded id>/converse(-stream) with a Bedrock API key as Bearer", async () => {
+    const r = await bedrockAdapter.buildRequest(hi, target(), { stream: false });
+    expect(r.url).toBe("https://bedrock-runtime.eu-west-1.amazonaws.com/model/anthropic.claude-x-v1%3A0/converse");
+    expect(r.headers.get("authorization")).toBe("Bearer bedrock-api-key");
+    const s = await bedrockAdapter.buildRequest(hi, target(), { stream: true });
+    expect(s.url).toMatch(/\/converse-stream$/);
+    expect(await s.json()).toEqual({ messages: [{ role: "user", content: [{ text: "hi" }] }] });
+  });
+
+  it("signs with SigV4 from settings or from an AKID:SECRET key", async () => {
+    const settings = { AWS_BEDROCK_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE", AWS_BEDROCK_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", AWS_BEDROCK_REGION: "us-west-2" };
+    const r = await bedrockAdapter.buildRequest(hi, target("", settings), { stream: false });
+    expect(r.headers.get("authorization")).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/\d{8}\/us-west-2\/bedrock\/aws4_request, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$/);
+    expect(r.headers.get("x-amz-date")).toMatch(/^\d{8}T\d{6}Z$/);
+    expect(await r.json()).toEqual({ messages: [{ role: "user", content: [{ text: "hi" }] }] });
+    expect(bedrockCredentials(target("AKIAIOSFODNN7EXAMPLE:secret:tok"))).toEqual({ kind: "sigv4", creds: { accessKeyId: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "secret", sessionToken: "tok" } });
+    const byok = await bedrockAdapter.buildRequest(hi, target("AKIAIOSFODNN7EXAMPLE:secret"), { stream: false });
+    expect(byok.headers.get("authorization")).toMatch(/Credential=AKIAIOSFODNN7EXAMPLE\/\d{8}\/eu-west-1\/bedrock\//);
+    expect(bedrockRegion(target())).toBe("eu-west-1");
+  });
+
+  it("maps system, images, tools, tool choice, tool round trip and inference config", () => {
+    const body = buildConverseBody(
+      {
+        model: "m", max_tokens: 500, temperature: 0.1, top_p: 0.5, stop: ["X"],
+        tools: [{ type: "function", function: { name: "f", description: "d", parameters: { type: "object", properties: { a: { type: "string" } } } } }],
+        tool_choice: "required",
+        messages: [
+          { role: "system", content: "sys" },
+          { role: "user", content: [{ type: "text", text: "look" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
+          { role: "assistant", content: "ok", tool_calls: [{ id: "t1", type: "function", function: { name: "f", arguments: '{"a":"b"}' } }] },
+          { role: "tool", tool_call_id: "t1", content: '{"r":1}' },
+          { role: "tool", tool_call_id: "t1", content: "text result" },
+        ],
+      },
+      target(),
+    );
+    expect(body).toEqual({
+      system: [{ text: "sys" }],
+      messages: [
+        { role: "user", content: [{ text: "look" }, { image: { format: "png", source: { bytes: "AAAA" } } }] },
+        { role: "assistant", content: [{ text: "ok" }, { toolUse: { toolUseId: "t1", name: "f", input: { a: "b" } } }] },
+        { role: "user", content: [
+          { toolResult: { toolUseId: "t1", content: [{ json: { r: 1 } }] } },
+          { toolResult: { toolUseId: "t1", content: [{ text: "text result" }] } },
+        ] },
+      ],
+      inferenceConfig: { maxTokens: 500, temperature: 0.1, topP: 0.5, stopSequences: ["X"] },
+      toolConfig: {
+        tools: [{ toolSpec: { name: "f", description: "d", inputSchema: { json: { type: "object", properties: { a: { type: "string" } } } } } }],
+        toolChoice: { any: {} },
+      },
+    });
+    expect(() => buildConverseBody({ model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] }] }, target())).toThrow(/base64/);
+  });
+
+  it("enables thinking for reasoning efforts", () => {
+    const b = buildConverseBody({ ...hi, reasoning_effort: "low", temperature: 0.5 }, target());
+    expect(b.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
+    expect(b.inferenceConfig).toEqual({ maxTokens: 8192 });
+  });
+});
+
+describe("bedrock adapter: response", () => {
+  it("parses text, reasoningContent, toolUse, stop reason and cache usage", () => {
+    const parsed = bedrockAdapter.parseResponse(
+      {
+        output: { message: { role: "assistant", content: [
+          { reasoningContent: { reasoningText: { text: "hmm", signature: "s" } } },
+          { text: "Hi" },
+          { toolUse: { toolUseId: "tu1", name: "f", input: { a: 1 } } },
+        ] } },
+        stopReason: "tool_use",
+        usage: { inputTokens: 10, outputTokens: 5, totalTokens: 45, cacheReadInputTokens: 20, cacheWriteInputTokens: 10 },
+      },
+      target(),
+    );
+    expect(parsed.choices[0]).toEqual({
+      index: 0,
+      finish_reason: "tool_calls",
+      message: { role: "assistant", content: "Hi", reasoning: "hmm", tool_calls: [{ id: "tu1", type: "function", function: { name: "f", arguments: '{"a":1}' } }] },
+    });
+    expect(parsed.usage).toMatchObject({ promptTokens: 40, cachedTokens: 20, cacheWrite5mTokens: 10, completionTokens: 5 });
+  });
+
+  it("parses Bedrock error bodies", () => {
+    expect(bedrockAdapter.parseError(429, '{"message":"Too many requests"}')).toEqual({ message: "Too many requests", type: "rate_limit_error" });
+  });
+});
+
+describe("bedrock adapter: stream", () => {
+  it("reports a corrupted frame as a malformed-stream error", async () => {
+    const bad = new Uint8Array(20);
+    new DataView(bad.buffer).setUint32(0, 20);
+    new DataView(bad.buffer).setUint32(8, crc32(bad.subarray(0, 8)));
+    const events = await collectEvents(bedrockAdapter.parseStream(bytesStream([bad]), target()));
+    expect(events).toEqual([{ type: "error", message: "malformed event stream from upstream: message CRC mismatch", errorType: "malformed_response" }]);
+  });
+});

@@ -1,0 +1,125 @@
+/** OpenAI chat request -> Bedrock Converse / ConverseStream request body. */
+import { badRequest } from "../../errors/api-error";
+import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, UpstreamTarget } from "../types";
+import { THINKING_BUDGETS } from "../anthropic/request";
+import { parseDataUrl } from "../data-url";
+import { contentText, isRecord, tryParseJson } from "../json";
+
+export type BedrockBlock = Record<string, unknown>;
+interface BedrockMessage {
+  role: "user" | "assistant";
+  content: BedrockBlock[];
+}
+
+const IMAGE_FORMATS: Readonly<Record<string, string>> = { "image/png": "png", "image/jpeg": "jpeg", "image/jpg": "jpeg", "image/gif": "gif", "image/webp": "webp" };
+const DOC_FORMATS: Readonly<Record<string, string>> = {
+  "application/pdf": "pdf", "text/csv": "csv", "text/plain": "txt", "text/html": "html", "text/markdown": "md",
+  "application/msword": "doc", "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+  "application/vnd.ms-excel": "xls", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+};
+
+function block(p: ContentPart, index: number): BedrockBlock | undefined {
+  switch (p.type) {
+    case "text":
+      return p.text ? { text: p.text } : undefined;
+    case "image_url": {
+      const d = parseDataUrl(p.image_url.url);
+      const format = d ? IMAGE_FORMATS[d.mimeType] : undefined;
+      if (!d || !format) throw badRequest("this provider accepts images only as base64 data URLs (png, jpeg, gif, webp)", "messages");
+      return { image: { format, source: { bytes: d.data } } };
+    }
+    case "file": {
+      const d = p.file.file_data ? parseDataUrl(p.file.file_data) : undefined;
+      const format = d ? DOC_FORMATS[d.mimeType] : undefined;
+      if (!d || !format) throw badRequest("file parts need file_data as a base64 data URL of a supported document type", "messages");
+      const name = (p.file.filename ?? `document-${index}`).replace(/[^A-Za-z0-9 ()[\]-]/g, "-");
+      return { document: { format, name, source: { bytes: d.data } } };
+    }
+    case "input_audio":
+      throw badRequest("audio input is not supported by this provider", "messages");
+  }
+}
+
+const blocks = (content: string | ContentPart[] | null | undefined): BedrockBlock[] =>
+  typeof content === "string" ? (content ? [{ text: content }] : []) : (content ?? []).flatMap((p, i) => {
+    const b = block(p, i);
+    return b ? [b] : [];
+  });
+
+function toolResultContent(text: string): BedrockBlock[] {
+  const parsed = tryParseJson(text);
+  return isRecord(parsed) ? [{ json: parsed }] : [{ text }];
+}
+
+export function convertMessages(messages: ChatMessage[]): { system: BedrockBlock[]; messages: BedrockMessage[] } {
+  const system: BedrockBlock[] = [];
+  const out: BedrockMessage[] = [];
+  for (const m of messages) {
+    let converted: BedrockMessage | undefined;
+    if (m.role === "system" || m.role === "developer") {
+      const text = contentText(m.content);
+      if (text) system.push({ text });
+      continue;
+    }
+    if (m.role === "user") converted = { role: "user", content: blocks(m.content) };
+    else if (m.role === "assistant") {
+      const content = blocks(m.content ?? null);
+      for (const tc of m.tool_calls ?? []) {
+        const input = tryParseJson(tc.function.arguments);
+        content.push({ toolUse: { toolUseId: tc.id, name: tc.function.name, input: isRecord(input) ? input : {} } });
+      }
+      converted = { role: "assistant", content };
+    } else if (m.role === "tool") {
+      converted = { role: "user", content: [{ toolResult: { toolUseId: m.tool_call_id, content: toolResultContent(contentText(m.content)) } }] };
+    }
+    if (!converted || converted.content.length === 0) continue;
+    const prev = out[out.length - 1];
+    if (prev && prev.role === converted.role) prev.content.push(...converted.content);
+    else out.push(converted);
+  }
+  return { system, messages: out };
+}
+
+function toolChoice(choice: ToolChoice | undefined): Record<string, unknown> | undefined {
+  if (choice === "auto") return { auto: {} };
+  if (choice === "required") return { any: {} };
+  if (choice && typeof choice === "object") return { tool: { name: choice.function.name } };
+  return undefined; // "none" has no Converse equivalent; tools stay declared for earlier tool turns
+}
+
+export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Record<string, unknown> {
+  const { system, messages } = convertMessages(req.messages);
+  const body: Record<string, unknown> = { messages };
+  if (system.length) body.system = system;
+  const inference: Record<string, unknown> = {};
+  let maxTokens = req.max_completion_tokens ?? req.max_tokens;
+  const effort = req.reasoning_effort;
+  if (effort && effort !== "none" && target.mapping.reasoning) {
+    const budget = THINKING_BUDGETS[effort] ?? 1024;
+    const cap = maxTokens ?? target.mapping.maxOutput;
+    maxTokens = budget >= cap ? Math.min(budget + cap, Math.max(target.mapping.maxOutput, cap)) : cap;
+    if (budget < maxTokens) body.additionalModelRequestFields = { thinking: { type: "enabled", budget_tokens: budget } };
+  }
+  if (maxTokens !== undefined) inference.maxTokens = maxTokens;
+  if (!body.additionalModelRequestFields) {
+    if (req.temperature !== undefined) inference.temperature = req.temperature;
+    if (req.top_p !== undefined) inference.topP = req.top_p;
+  }
+  if (req.stop !== undefined) inference.stopSequences = typeof req.stop === "string" ? [req.stop] : req.stop;
+  if (Object.keys(inference).length) body.inferenceConfig = inference;
+  if (req.tools?.length) {
+    const toolConfig: Record<string, unknown> = {
+      tools: req.tools.map((t) => ({
+        toolSpec: {
+          name: t.function.name,
+          ...(t.function.description ? { description: t.function.description } : {}),
+          inputSchema: { json: t.function.parameters ?? { type: "object", properties: {} } },
+        },
+      })),
+    };
+    const choice = toolChoice(req.tool_choice);
+    if (choice) toolConfig.toolChoice = choice;
+    body.toolConfig = toolConfig;
+  }
+  return body;
+}

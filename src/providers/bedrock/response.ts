@@ -1,0 +1,45 @@
+/** Bedrock Converse response -> ParsedCompletion; usage shared with the stream. */
+import { emptyUsage, type AssistantMessage, type NormalizedUsage, type ParsedCompletion, type ToolCall } from "../types";
+import { mapFinishReason } from "../finish-reason";
+import { malformed } from "../errors";
+import { asArray, asRecord, count, isRecord, str } from "../json";
+
+/** Bedrock's inputTokens excludes cache reads/writes (totalTokens includes them); OpenAI's prompt includes them. */
+export function parseBedrockUsage(raw: unknown): NormalizedUsage {
+  const u = asRecord(raw);
+  const usage = emptyUsage();
+  usage.cachedTokens = count(u.cacheReadInputTokens);
+  usage.cacheWrite5mTokens = count(u.cacheWriteInputTokens);
+  usage.promptTokens = count(u.inputTokens) + usage.cachedTokens + usage.cacheWrite5mTokens;
+  usage.completionTokens = count(u.outputTokens);
+  return usage;
+}
+
+export function parseBedrockResponse(body: unknown): ParsedCompletion {
+  const message = asRecord(asRecord(asRecord(body).output).message);
+  if (!isRecord(body) || !Array.isArray(message.content)) throw malformed(str(asRecord(body).message) ?? "no output.message");
+  let text = "";
+  let reasoning = "";
+  const toolCalls: ToolCall[] = [];
+  for (const b of asArray(message.content)) {
+    const block = asRecord(b);
+    const t = str(block.text);
+    if (t !== undefined) text += t;
+    const r = str(asRecord(asRecord(block.reasoningContent).reasoningText).text);
+    if (r) reasoning += r;
+    if (isRecord(block.toolUse)) {
+      toolCalls.push({
+        id: str(block.toolUse.toolUseId) ?? `tooluse_${toolCalls.length}`,
+        type: "function",
+        function: { name: str(block.toolUse.name) ?? "", arguments: JSON.stringify(block.toolUse.input ?? {}) },
+      });
+    }
+  }
+  const out: AssistantMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
+  if (reasoning) out.reasoning = reasoning;
+  if (toolCalls.length) out.tool_calls = toolCalls;
+  return {
+    choices: [{ index: 0, message: out, finish_reason: mapFinishReason("bedrock", str(body.stopReason)) ?? "stop" }],
+    usage: parseBedrockUsage(body.usage),
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * ConverseStream (binary eventstream) -> StreamEvents. Event types (`:event-type`): messageStart,
+ * contentBlockStart, contentBlockDelta, contentBlockStop, messageStop, metadata. Exceptions come
+ * as `:message-type: exception` with `:exception-type`.
+ */
+import type { StreamEvent } from "../types";
+import { mapFinishReason } from "../finish-reason";
+import { asRecord, isRecord, str, tryParseJson } from "../json";
+import { EventStreamError, readEventStream } from "./eventstream";
+import { parseBedrockUsage } from "./response";
+
+const utf8 = new TextDecoder();
+
+const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
+  throttlingException: 429,
+  validationException: 400,
+  serviceUnavailableException: 503,
+  internalServerException: 500,
+  modelStreamErrorException: 424,
+  modelTimeoutException: 408,
+};
+
+export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
+  /** content block index -> tool call index */
+  const toolIndex = new Map<number, number>();
+  try {
+    for await (const msg of readEventStream(body)) {
+      const messageType = msg.headers[":message-type"];
+      const payload = asRecord(tryParseJson(utf8.decode(msg.payload)));
+      if (messageType === "exception" || messageType === "error") {
+        const type = String(msg.headers[":exception-type"] ?? msg.headers[":error-code"] ?? "api_error");
+        const ev: StreamEvent = { type: "error", message: str(payload.message) ?? str(payload.Message) ?? String(msg.headers[":error-message"] ?? "upstream stream error"), errorType: type };
+        const status = EXCEPTION_STATUS[type];
+        if (status !== undefined) ev.status = status;
+        yield ev;
+        return;
+      }
+      const blockIndex = typeof payload.contentBlockIndex === "number" ? payload.contentBlockIndex : -1;
+      switch (msg.headers[":event-type"]) {
+        case "messageStart":
+          yield { type: "delta", choiceIndex: 0, delta: { role: "assistant" } };
+          break;
+        case "contentBlockStart": {
+          const tool = asRecord(asRecord(payload.start).toolUse);
+          if (isRecord(asRecord(payload.start).toolUse)) {
+            const i = toolIndex.size;
+            toolIndex.set(blockIndex, i);
+            yield { type: "delta", choiceIndex: 0, delta: { tool_calls: [{ index: i, id: str(tool.toolUseId) ?? `tooluse_${i}`, type: "function", function: { name: str(tool.name) ?? "", arguments: "" } }] } };
+          }
+          break;
+        }
+        case "contentBlockDelta": {
+          const d = asRecord(payload.delta);
+          const text = str(d.text);
+          if (text) yield { type: "delta", choiceIndex: 0, delta: { content: text } };
+          const reasoning = str(asRecord(d.reasoningContent).text);
+          if (reasoning) yield { type: "delta", choiceIndex: 0, delta: { reasoning } };
+          const input = str(asRecord(d.toolUse).input);
+          const i = toolIndex.get(blockIndex);
+          if (input && i !== undefined) yield { type: "delta", choiceIndex: 0, delta: { tool_calls: [{ index: i, function: { arguments: input } }] } };
+          break;
+        }
+        case "messageStop": {
+          const finish = mapFinishReason("bedrock", str(payload.stopReason));
+          if (finish) yield { type: "finish", choiceIndex: 0, finishReason: finish };
+          break;
+        }
+        case "metadata":
+          if (isRecord(payload.usage)) yield { type: "usage", usage: parseBedrockUsage(payload.usage) };
+          break;
+        default:
+          break; // contentBlockStop and future events
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof EventStreamError)) throw err;
+    yield { type: "error", message: `malformed event stream from upstream: ${err.message}`, errorType: "malformed_response" };
+  }
+}

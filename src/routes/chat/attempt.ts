@@ -1,0 +1,118 @@
+/**
+ * One upstream attempt: credential -> adapter request -> fetch with a per-attempt timeout ->
+ * parsed answer, or a classified failure (src/routing/failover.ts). A streamed attempt succeeds
+ * once its first event arrived; until then it can still fail over.
+ */
+import type { Env } from "../../env";
+import type { ChatRequest, ParsedCompletion, StreamEvent, UpstreamTarget } from "../../providers/types";
+import { adapterFor } from "../../providers/registry";
+import type { Candidate } from "../../routing/candidates";
+import { resolveCredential } from "../../routing/credentials";
+import {
+  classifyHttp,
+  malformedFailure,
+  networkFailure,
+  streamFailure,
+  timeoutFailure,
+  type AttemptFailure,
+} from "../../routing/failover";
+
+/** Non-streamed answer, or time to the first event of a stream. Override: UPSTREAM_TIMEOUT_MS. */
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+export const upstreamTimeoutMs = (env: Env): number => {
+  const raw = (env as unknown as Record<string, unknown>).UPSTREAM_TIMEOUT_MS;
+  const v = typeof raw === "string" ? Number(raw) : NaN;
+  return Number.isFinite(v) && v > 0 ? v : DEFAULT_TIMEOUT_MS;
+};
+
+export type AttemptResult =
+  | { ok: true; kind: "json"; target: UpstreamTarget; parsed: ParsedCompletion; upstreamMs: number }
+  | {
+      ok: true;
+      kind: "stream";
+      target: UpstreamTarget;
+      first: StreamEvent;
+      iterator: AsyncIterator<StreamEvent>;
+      /** Aborts the upstream request (client went away, idle timeout). */
+      abort: AbortController;
+      /** Time to the first event. */
+      upstreamMs: number;
+    }
+  | { ok: false; failure: AttemptFailure; upstreamMs: number };
+
+const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, stream: boolean): Promise<AttemptResult> {
+  const timeoutMs = upstreamTimeoutMs(env);
+  const started = Date.now();
+  const elapsed = () => Date.now() - started;
+  const abort = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort();
+  }, timeoutMs);
+  const fail = (failure: AttemptFailure): AttemptResult => {
+    clearTimeout(timer);
+    abort.abort();
+    return { ok: false, failure, upstreamMs: elapsed() };
+  };
+
+  let target: UpstreamTarget;
+  let upstream: Request;
+  const adapter = adapterFor(cand.provider.wireFormat);
+  try {
+    const cred = await resolveCredential(env, cand.credential, cand.provider.baseUrl);
+    target = { provider: cand.provider, mapping: cand.mapping, model: cand.model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings };
+    upstream = await adapter.buildRequest(req, target, { stream });
+  } catch (err) {
+    // A credential we cannot decrypt or a request we cannot build: not the provider's fault, but
+    // another provider may still work.
+    return fail({ ...networkFailure(`could not prepare the upstream request: ${errorMessage(err)}`), providerFault: false });
+  }
+
+  let res: Response;
+  try {
+    res = await fetch(upstream, { signal: abort.signal });
+  } catch (err) {
+    return fail(timedOut ? timeoutFailure(timeoutMs) : networkFailure(`network error: ${errorMessage(err)}`));
+  }
+
+  if (!res.ok) {
+    let text = "";
+    try {
+      text = await res.text();
+    } catch {
+      // body lost; the status says enough
+    }
+    const info = adapter.parseError(res.status, text);
+    return fail(classifyHttp(res.status, cand.credential.source, info.message, info.type));
+  }
+
+  if (!stream) {
+    try {
+      const body: unknown = await res.json();
+      const parsed = adapter.parseResponse(body, target);
+      clearTimeout(timer);
+      return { ok: true, kind: "json", target, parsed, upstreamMs: elapsed() };
+    } catch (err) {
+      return fail(timedOut ? timeoutFailure(timeoutMs) : malformedFailure(`malformed upstream response: ${errorMessage(err)}`));
+    }
+  }
+
+  if (!res.body) return fail(malformedFailure("the upstream stream has no body"));
+  const iterator = adapter.parseStream(res.body, target)[Symbol.asyncIterator]();
+  try {
+    const first = await iterator.next();
+    if (first.done) return fail(streamFailure("the upstream stream ended without any output", "empty_stream"));
+    if (first.value.type === "error") {
+      void iterator.return?.();
+      return fail(streamFailure(first.value.message, first.value.errorType));
+    }
+    clearTimeout(timer);
+    return { ok: true, kind: "stream", target, first: first.value, iterator, abort, upstreamMs: elapsed() };
+  } catch (err) {
+    return fail(timedOut ? timeoutFailure(timeoutMs) : networkFailure(`upstream stream failed: ${errorMessage(err)}`));
+  }
+}

@@ -1,0 +1,467 @@
+/**
+ * `POST /v1/chat/completions` end to end, shared by the HTTP route and the MCP `chat` tool.
+ *
+ * validate -> model id -> candidates (capabilities, compliance, credentials, IAM) -> admitKey
+ * (the ONLY Durable Object round trip) -> credits > 0 -> response cache -> ranked attempts with
+ * failover -> OpenAI JSON or SSE. Everything after the answer (request log, settlement, live
+ * metrics, cache write) runs in waitUntil; the hot path reads only isolate memory otherwise.
+ */
+import type { Env } from "../../env";
+import type { KeyContext } from "../../auth/key-context";
+import { admitKey } from "../../auth/gateway-key";
+import { ApiError, paymentRequired } from "../../errors/api-error";
+import type { RoutingAttempt } from "../../db/schema";
+import { emptyUsage, type ChatRequest, type NormalizedUsage, type StreamEvent } from "../../providers/types";
+import { settleRequest } from "../../billing/settle";
+import { estimateTextTokens, estimateUpperBound } from "../../billing/estimate";
+import { newId } from "../../lib/ids";
+import { parseChatRequest } from "./schema";
+import { parseModelId, type ResolvedModel } from "../../routing/parse-model-id";
+import { selectCandidates, type Candidate, type RequestNeeds, type Selection } from "../../routing/candidates";
+import { orderCandidates } from "../../routing/order";
+import { explorationRate } from "../../routing/score";
+import { maybeRefreshMetrics, reportAttempts, routeStats } from "../../routing/live-metrics";
+import type { AttemptSample } from "../../routing/metrics";
+import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
+import { orgCredits } from "../../routing/credits";
+import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
+import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
+import { runAttempt, upstreamTimeoutMs } from "./attempt";
+import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
+import { replayIterator, startSseStream, type StreamOutcome } from "./stream";
+
+export interface ChatExecutionInput {
+  env: Env;
+  waitUntil: (p: Promise<unknown>) => void;
+  /** Already resolved, NOT yet admitted (admitKey happens here). */
+  auth: KeyContext;
+  requestId: string;
+  sourceApp: string;
+  clientIp: string | null;
+  /** x-no-cache, x-no-fallback, ... */
+  headers: Headers;
+  /** Raw JSON; validated inside. */
+  body: unknown;
+}
+
+const headerTrue = (h: Headers, name: string): boolean => (h.get(name) ?? "").trim().toLowerCase() === "true";
+
+const requestedModelOf = (body: unknown): string =>
+  typeof body === "object" && body !== null && typeof (body as Record<string, unknown>).model === "string"
+    ? ((body as Record<string, unknown>).model as string)
+    : "";
+
+/** State shared by the steps of one request. */
+interface Run {
+  input: ChatExecutionInput;
+  auth: KeyContext;
+  startedAt: number;
+  logId: string;
+  reservationId: string | null;
+  admitted: boolean;
+  requestedModel: string;
+  requestedProvider: string | null;
+  upstreamMs: number;
+  /** The log row of this request is already queued. */
+  logged: boolean;
+}
+
+export async function executeChatCompletion(input: ChatExecutionInput): Promise<Response> {
+  const run: Run = {
+    input,
+    auth: input.auth,
+    startedAt: Date.now(),
+    logId: newId("log"),
+    reservationId: null,
+    admitted: false,
+    requestedModel: requestedModelOf(input.body),
+    requestedProvider: null,
+    upstreamMs: 0,
+    logged: false,
+  };
+  try {
+    return await execute(run);
+  } catch (err) {
+    if (err instanceof ApiError) {
+      if (!run.logged) recordRejection(run, err);
+    } else if (run.admitted) input.waitUntil(settleRequest(input.env, run.auth, run.reservationId, { totalPico: 0n, creditsPico: 0n }).catch(logSettleError));
+    throw err;
+  }
+}
+
+const logSettleError = (err: unknown) => console.error("settlement failed", err instanceof Error ? err.message : String(err));
+
+/** A 4xx/5xx answered by the gateway after authentication: log row, release the reservation. */
+function recordRejection(run: Run, err: ApiError, routing: RoutingAttempt[] = [], streamed = false): void {
+  const { env, waitUntil } = run.input;
+  run.logged = true;
+  waitUntil(
+    writeRequestLog(env, {
+      ...baseLog(run),
+      statusCode: err.status,
+      errorType: err.code,
+      errorMessage: err.message,
+      routing,
+      streamed,
+    }),
+  );
+  if (run.admitted) waitUntil(settleRequest(env, run.auth, run.reservationId, { totalPico: 0n, creditsPico: 0n }).catch(logSettleError));
+}
+
+function baseLog(run: Run): Pick<RequestLogInput, "logId" | "requestId" | "auth" | "sourceApp" | "requestedModel" | "requestedProvider" | "createdAt" | "latencyMs"> {
+  return {
+    logId: run.logId,
+    requestId: run.input.requestId,
+    auth: run.auth,
+    sourceApp: run.input.sourceApp,
+    requestedModel: run.requestedModel,
+    requestedProvider: run.requestedProvider,
+    createdAt: run.startedAt,
+    latencyMs: Date.now() - run.startedAt,
+  };
+}
+
+const resolve = (auth: KeyContext, req: ChatRequest): ResolvedModel =>
+  parseModelId(req.model, { keyKind: auth.key.kind, customProviders: auth.customProviders, customModels: auth.customModels });
+
+const responseModelOf = (r: ResolvedModel): string => (r.kind === "custom" ? `${r.provider.name}/${r.model.modelId}` : r.model.id);
+const requestedProviderOf = (r: ResolvedModel): string | null =>
+  r.kind === "custom" ? `custom:${r.provider.name}` : r.pinned ? r.pinned.providerId : null;
+
+async function execute(run: Run): Promise<Response> {
+  const { env, waitUntil, headers } = run.input;
+  const req = parseChatRequest(run.input.body);
+  run.requestedModel = req.model;
+  let resolved = resolve(run.auth, req);
+  run.requestedProvider = requestedProviderOf(resolved);
+  let selection: Selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
+  maybeRefreshMetrics(env, waitUntil);
+
+  // Admission: liveness + spend reservation, the one Durable Object round trip.
+  const estimate = selection.ok
+    ? estimateUpperBound(req, selection.candidates.map((c) => ({ pricing: c.mapping.pricing, maxOutput: c.mapping.maxOutput })))
+    : 0n;
+  const admission = await admitKey(env, run.auth, estimate);
+  run.admitted = true;
+  run.reservationId = admission.reservationId;
+  if (admission.context !== run.auth) {
+    // Newer key version (rules, project, keys changed): decide again with the fresh context.
+    run.auth = admission.context;
+    resolved = resolve(run.auth, req);
+    selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
+  }
+  if (!selection.ok) throw selection.error;
+  let candidates = selection.candidates;
+
+  // Credit-paid candidates need a positive organization balance.
+  if (candidates.some((c) => c.credential.source === "credits")) {
+    const credits = await orgCredits(env, run.auth.organization.id, waitUntil);
+    if (credits <= 0n) {
+      candidates = candidates.filter((c) => c.credential.source !== "credits");
+      if (candidates.length === 0) {
+        throw paymentRequired("The organization has no credits left. Add credits or use your own provider keys (project mode 'hybrid' or 'api-keys').");
+      }
+    }
+  }
+
+  const responseModel = responseModelOf(resolved);
+  const stream = req.stream === true;
+
+  // Response cache: only now, after auth, limits and access rules.
+  let key: string | null = null;
+  if (isCacheable(run.auth, req, headers)) {
+    key = await cacheKey(run.auth, req);
+    const hit = await readCache(env, key);
+    if (hit && (hit.kind === "stream") === stream) return serveCached(run, hit, responseModel);
+  }
+
+  const plan = orderCandidates(candidates, selection.needs, {
+    noFallback: headerTrue(headers, "x-no-fallback"),
+    explorationRate: explorationRate(env),
+    stats: (c) => routeStats(c.providerId, c.modelId),
+  });
+
+  const routing: RoutingAttempt[] = [];
+  const samples: AttemptSample[] = [];
+  let last: { failure: AttemptFailure; cand: Candidate } | null = null;
+  for (const cand of plan) {
+    const result = await runAttempt(env, req, cand, stream);
+    run.upstreamMs += result.upstreamMs;
+    if (!result.ok) {
+      routing.push(attemptRecord(cand, attemptStatus(result.failure), false, result.upstreamMs, result.failure.errorType));
+      samples.push(sample(cand, result.failure.providerFault ? "error" : "client_error", null, 0, null));
+      last = { failure: result.failure, cand };
+      if (!result.failure.retryable) break;
+      continue;
+    }
+    routing.push(attemptRecord(cand, 200, true, result.upstreamMs));
+    const ctx: Served = { run, req, cand, routing, samples, responseModel, cacheKey: key, needs: selection.needs };
+    if (result.kind === "json") return serveJson(ctx, result.parsed, result.upstreamMs);
+    return serveStream(ctx, result);
+  }
+
+  reportAttempts(env, waitUntil, samples);
+  const failure = last ?? { failure: { kind: "network" as const, status: 0, message: "no provider could be tried", errorType: "no_provider", retryable: false, providerFault: false }, cand: plan[0]! };
+  const error = finalError(failure.failure, routing.length, failure.cand.providerId);
+  recordRejection(run, error, routing, stream);
+  throw error;
+}
+
+interface Served {
+  run: Run;
+  req: ChatRequest;
+  cand: Candidate;
+  routing: RoutingAttempt[];
+  samples: AttemptSample[];
+  responseModel: string;
+  cacheKey: string | null;
+  needs: RequestNeeds;
+}
+
+function attemptRecord(cand: Candidate, status: number, succeeded: boolean, latencyMs: number, errorType?: string): RoutingAttempt {
+  const rec: RoutingAttempt = {
+    provider: cand.providerId,
+    model: cand.modelId,
+    status_code: status,
+    succeeded,
+    credentialSource: cand.credential.source,
+    latency_ms: latencyMs,
+  };
+  const region = cand.mapping.region ?? cand.provider.region;
+  if (region) rec.region = region;
+  if (errorType) rec.error_type = errorType;
+  if ("providerKey" in cand.credential) {
+    rec.providerKeyId = cand.credential.providerKey.id;
+    if (cand.credential.providerKey.label) rec.providerKeyLabel = cand.credential.providerKey.label;
+  }
+  return rec;
+}
+
+function sample(cand: Candidate, outcome: AttemptSample["outcome"], ttftMs: number | null, outputTokens: number, generationMs: number | null): AttemptSample {
+  return { provider: cand.providerId, model: cand.modelId, at: Date.now(), outcome, ttftMs, outputTokens, generationMs };
+}
+
+function metadata(s: Pick<Served, "run" | "cand" | "routing">, underlying: string, cached: boolean): ChatMetadata {
+  const { run, cand } = s;
+  return {
+    request_id: run.input.requestId,
+    requested_model: run.requestedModel,
+    requested_provider: run.requestedProvider,
+    used_model: cand.modelId,
+    used_provider: cand.providerId,
+    used_region: cand.mapping.region ?? cand.provider.region ?? null,
+    underlying_used_model: underlying,
+    log_id: run.logId,
+    organization_id: run.auth.organization.id,
+    project_id: run.auth.project.id,
+    discount: 0,
+    cached,
+    routing: s.routing,
+  };
+}
+
+function responseHeaders(run: Run, contentType: string): Headers {
+  const overhead = Math.max(0, Date.now() - run.startedAt - run.upstreamMs);
+  const h = new Headers({ "content-type": contentType, "x-request-id": run.input.requestId, "x-gateway-overhead-ms": String(overhead) });
+  if (contentType.startsWith("text/event-stream")) {
+    h.set("cache-control", "no-cache");
+    h.set("x-accel-buffering", "no");
+  }
+  return h;
+}
+
+/** Bills, logs and reports a finished request (all in waitUntil). */
+function settleAndLog(s: Served, o: { usage: NormalizedUsage | null; totalPico: bigint; log: Partial<RequestLogInput>; ttftMs: number | null }): void {
+  const { env, waitUntil } = s.run.input;
+  const { creditsPico, byokPico } = splitCost(o.totalPico, s.cand.credential.source);
+  waitUntil(settleRequest(env, s.run.auth, s.run.reservationId, { totalPico: o.totalPico, creditsPico }).catch(logSettleError));
+  waitUntil(
+    writeRequestLog(env, {
+      ...baseLog(s.run),
+      usedModel: s.cand.modelId,
+      usedProvider: s.cand.providerId,
+      usedRegion: s.cand.mapping.region ?? s.cand.provider.region ?? null,
+      statusCode: 200,
+      usage: o.usage,
+      costPico: o.totalPico,
+      creditsCostPico: creditsPico,
+      byokCostPico: byokPico,
+      ttftMs: o.ttftMs,
+      routing: s.routing,
+      ...o.log,
+    }),
+  );
+  reportAttempts(env, waitUntil, s.samples);
+}
+
+function serveJson(s: Served, parsed: import("../../providers/types").ParsedCompletion, upstreamMs: number): Response {
+  const { run } = s;
+  const priced = priceUsage(parsed.usage, s.cand.mapping.pricing);
+  const underlying = parsed.upstreamModel ?? s.cand.mapping.externalId;
+  const id = newCompletionId();
+  const created = Math.floor(Date.now() / 1000);
+  const body = completionJson({
+    id,
+    created,
+    model: s.responseModel,
+    choices: parsed.choices,
+    usage: priced.json,
+    metadata: metadata(s, underlying, false),
+    systemFingerprint: parsed.systemFingerprint,
+  });
+  s.samples.push(sample(s.cand, "ok", null, parsed.usage.completionTokens, upstreamMs));
+  settleAndLog(s, {
+    usage: parsed.usage,
+    totalPico: priced.cost.total,
+    ttftMs: upstreamMs,
+    log: { finishReason: parsed.choices[0]?.finish_reason ?? null, streamed: false },
+  });
+  if (s.cacheKey) {
+    const now = Date.now();
+    const answer: CachedAnswer = {
+      kind: "json",
+      choices: parsed.choices,
+      provider: s.cand.providerId,
+      model: s.cand.modelId,
+      underlyingModel: underlying,
+      region: s.cand.mapping.region ?? s.cand.provider.region ?? null,
+      usage: parsed.usage,
+      storedAt: now,
+      expiresAt: now + run.auth.project.cacheDurationSeconds * 1000,
+    };
+    run.input.waitUntil(writeCache(run.input.env, s.cacheKey, answer));
+  }
+  return new Response(JSON.stringify(body), { status: 200, headers: responseHeaders(run, "application/json") });
+}
+
+function serveStream(
+  s: Served,
+  r: { first: StreamEvent; iterator: AsyncIterator<StreamEvent>; abort: AbortController; upstreamMs: number; target: { mapping: { externalId: string } } },
+): Response {
+  const { run } = s;
+  const id = newCompletionId();
+  const created = Math.floor(Date.now() / 1000);
+  const ttftMs = r.upstreamMs;
+  const underlying = r.target.mapping.externalId;
+  const attempt = s.routing[s.routing.length - 1]!;
+
+  const finish = async (o: StreamOutcome): Promise<Record<string, unknown>> => {
+    if (o.status === "upstream_error") {
+      attempt.succeeded = false;
+      attempt.status_code = 502;
+      attempt.error_type = o.error?.errorType ?? "stream_error";
+      s.samples.push(sample(s.cand, "error", null, 0, null));
+      const message = `${s.cand.providerId}: ${o.error?.message ?? "stream failed"}`;
+      settleAndLog(s, {
+        usage: null,
+        totalPico: 0n, // upstream failures cost nothing
+        ttftMs,
+        log: { statusCode: 502, errorType: o.error?.errorType ?? "stream_error", errorMessage: message, streamed: true },
+      });
+      return { error: { message, type: "upstream_error", param: null, code: "upstream_error" } };
+    }
+    const usage = o.usage ?? estimatedUsage(s.needs.promptTokens, o.generatedText);
+    const priced = priceUsage(usage, s.cand.mapping.pricing);
+    s.samples.push(sample(s.cand, "ok", ttftMs, usage.completionTokens, o.generationMs));
+    settleAndLog(s, {
+      usage,
+      totalPico: priced.cost.total,
+      ttftMs,
+      log: {
+        streamed: true,
+        clientAborted: o.status === "client_aborted",
+        finishReason: o.finishReasons.get(0) ?? null,
+        latencyMs: Date.now() - run.startedAt,
+      },
+    });
+    if (o.status === "complete" && s.cacheKey) {
+      const now = Date.now();
+      run.input.waitUntil(
+        writeCache(run.input.env, s.cacheKey, {
+          kind: "stream",
+          events: o.events,
+          provider: s.cand.providerId,
+          model: s.cand.modelId,
+          underlyingModel: underlying,
+          region: s.cand.mapping.region ?? s.cand.provider.region ?? null,
+          usage,
+          storedAt: now,
+          expiresAt: now + run.auth.project.cacheDurationSeconds * 1000,
+        }),
+      );
+    }
+    return usageChunkJson({ id, created, model: s.responseModel, usage: priced.json, metadata: metadata(s, underlying, false) });
+  };
+
+  const body = startSseStream({
+    completionId: id,
+    created,
+    model: s.responseModel,
+    first: r.first,
+    iterator: r.iterator,
+    abort: r.abort,
+    idleTimeoutMs: upstreamTimeoutMs(run.input.env),
+    waitUntil: run.input.waitUntil,
+    finish,
+  });
+  return new Response(body, { status: 200, headers: responseHeaders(run, "text/event-stream; charset=utf-8") });
+}
+
+function estimatedUsage(promptTokens: number, text: string): NormalizedUsage {
+  return { ...emptyUsage(), promptTokens, completionTokens: estimateTextTokens(text) };
+}
+
+/** A cache hit: the stored answer, cost 0, `metadata.cached = true`, a log row with cached = 1. */
+function serveCached(run: Run, hit: CachedAnswer, responseModel: string): Response {
+  const { env, waitUntil } = run.input;
+  const priced = priceUsage(hit.usage, null);
+  const meta: ChatMetadata = {
+    request_id: run.input.requestId,
+    requested_model: run.requestedModel,
+    requested_provider: run.requestedProvider,
+    used_model: hit.model,
+    used_provider: hit.provider,
+    used_region: hit.region,
+    underlying_used_model: hit.underlyingModel,
+    log_id: run.logId,
+    organization_id: run.auth.organization.id,
+    project_id: run.auth.project.id,
+    discount: 0,
+    cached: true,
+    routing: [],
+  };
+  waitUntil(settleRequest(env, run.auth, run.reservationId, { totalPico: 0n, creditsPico: 0n }).catch(logSettleError));
+  waitUntil(
+    writeRequestLog(env, {
+      ...baseLog(run),
+      usedModel: hit.model,
+      usedProvider: hit.provider,
+      usedRegion: hit.region,
+      statusCode: 200,
+      cached: true,
+      streamed: hit.kind === "stream",
+      usage: hit.usage,
+      ttftMs: 0,
+    }),
+  );
+  const id = newCompletionId();
+  const created = Math.floor(Date.now() / 1000);
+  if (hit.kind === "json") {
+    const body = completionJson({ id, created, model: responseModel, choices: hit.choices, usage: priced.json, metadata: meta });
+    return new Response(JSON.stringify(body), { status: 200, headers: responseHeaders(run, "application/json") });
+  }
+  const replay = replayIterator(hit.events);
+  if (!replay) throw new ApiError(500, "Corrupt cache entry", { type: "api_error", code: "internal_error" });
+  const body = startSseStream({
+    completionId: id,
+    created,
+    model: responseModel,
+    first: replay.first,
+    iterator: replay.iterator,
+    abort: new AbortController(),
+    idleTimeoutMs: upstreamTimeoutMs(env),
+    waitUntil,
+    finish: () => Promise.resolve(usageChunkJson({ id, created, model: responseModel, usage: priced.json, metadata: meta })),
+  });
+  return new Response(body, { status: 200, headers: responseHeaders(run, "text/event-stream; charset=utf-8") });
+}

@@ -1,0 +1,81 @@
+/**
+ * Assembly of what the caller gets (spec 2.4): completion JSON, usage with cost, metadata.
+ */
+import type { RoutingAttempt } from "../../db/schema";
+import type { Choice, NormalizedUsage } from "../../providers/types";
+import { computeCost, zeroCost, type CostBreakdown } from "../../billing/cost";
+import { toOpenAIUsage, type OpenAIUsage } from "../../billing/usage-json";
+import type { Pricing } from "../../catalog/types";
+import type { Pico } from "../../billing/money";
+import { randomAlphanumeric } from "../../lib/ids";
+
+export const newCompletionId = (): string => `chatcmpl-${randomAlphanumeric(24)}`;
+
+export interface ChatMetadata {
+  request_id: string;
+  requested_model: string;
+  requested_provider: string | null;
+  used_model: string;
+  used_provider: string;
+  used_region: string | null;
+  underlying_used_model: string;
+  log_id: string;
+  organization_id: string;
+  project_id: string;
+  discount: number;
+  cached: boolean;
+  routing: RoutingAttempt[];
+}
+
+export interface PricedUsage {
+  usage: NormalizedUsage;
+  cost: CostBreakdown;
+  json: OpenAIUsage;
+}
+
+export function priceUsage(usage: NormalizedUsage, pricing: Pricing | null): PricedUsage {
+  const cost = pricing ? computeCost(usage, pricing) : zeroCost();
+  return { usage, cost, json: toOpenAIUsage(usage, cost) };
+}
+
+/** Who pays: the operator's credits or the caller's own provider account. */
+export function splitCost(total: Pico, source: "credits" | "byok"): { creditsPico: Pico; byokPico: Pico } {
+  return source === "credits" ? { creditsPico: total, byokPico: 0n } : { creditsPico: 0n, byokPico: total };
+}
+
+export function completionJson(o: {
+  id: string;
+  created: number;
+  model: string;
+  choices: Choice[];
+  usage: OpenAIUsage;
+  metadata: ChatMetadata;
+  systemFingerprint?: string | undefined;
+}): Record<string, unknown> {
+  return {
+    id: o.id,
+    object: "chat.completion",
+    created: o.created,
+    model: o.model,
+    choices: o.choices.map((c) => ({
+      index: c.index,
+      message: {
+        role: "assistant",
+        content: c.message.content,
+        ...(c.message.reasoning ? { reasoning: c.message.reasoning } : {}),
+        ...(c.message.tool_calls?.length ? { tool_calls: c.message.tool_calls } : {}),
+        ...(c.message.images?.length ? { images: c.message.images } : {}),
+        ...(c.message.refusal ? { refusal: c.message.refusal } : { refusal: null }),
+      },
+      logprobs: c.logprobs ?? null,
+      finish_reason: c.finish_reason ?? "stop",
+    })),
+    usage: o.usage,
+    ...(o.systemFingerprint ? { system_fingerprint: o.systemFingerprint } : {}),
+    metadata: o.metadata,
+  };
+}
+
+export function usageChunkJson(o: { id: string; created: number; model: string; usage: OpenAIUsage; metadata: ChatMetadata }): Record<string, unknown> {
+  return { id: o.id, object: "chat.completion.chunk", created: o.created, model: o.model, choices: [], usage: o.usage, metadata: o.metadata };
+}

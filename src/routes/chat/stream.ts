@@ -1,0 +1,224 @@
+/**
+ * Server-Sent Events to the client, exactly as OpenAI emits them:
+ *   data: {"id":"chatcmpl-…","object":"chat.completion.chunk",…,"choices":[{"index":0,"delta":{"role":"assistant","content":""…}}]}
+ *   …one chunk per upstream event, forwarded as soon as it arrives…
+ *   data: {…"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+ *   data: {…"choices":[],"usage":{…cost…},"metadata":{…}}
+ *   data: [DONE]
+ * Tool calls arrive incrementally with stable `index` and an `id` on their first piece (generated
+ * when the provider gives none). Silences longer than KEEPALIVE_MS get a `: keep-alive` comment.
+ * An upstream failure after the first byte becomes `data: {"error":{…}}` followed by [DONE].
+ *
+ * The pump runs in waitUntil, not in the client's read loop: when the client disconnects the
+ * upstream request is aborted and `finish` still runs (log row, billing for what was generated).
+ */
+import type { ChunkDelta, FinishReason, NormalizedUsage, StreamEvent } from "../../providers/types";
+import { newId } from "../../lib/ids";
+
+const KEEPALIVE_MS = 15_000;
+const KEEPALIVE_CHECK_MS = 5_000;
+
+export interface StreamOutcome {
+  status: "complete" | "upstream_error" | "client_aborted";
+  /** Last usage the upstream reported, if any. */
+  usage: NormalizedUsage | null;
+  /** Everything generated so far (content, reasoning, tool arguments), for estimates. */
+  generatedText: string;
+  finishReasons: Map<number, FinishReason>;
+  /** The normalized events (tool call ids filled in), for the response cache. */
+  events: StreamEvent[];
+  error: { message: string; errorType: string } | null;
+  /** From the start of the pump to the end of the upstream stream (ms). */
+  generationMs: number;
+}
+
+export interface SseStreamOptions {
+  completionId: string;
+  created: number;
+  model: string;
+  first: StreamEvent;
+  iterator: AsyncIterator<StreamEvent>;
+  /** Aborts the upstream request. */
+  abort: AbortController;
+  /** Maximum silence of the upstream between two events before it counts as failed. */
+  idleTimeoutMs: number;
+  waitUntil: (p: Promise<unknown>) => void;
+  /**
+   * Called once at the end. For a complete stream it returns the final usage chunk (usage with
+   * cost, metadata) to send before [DONE]; for an upstream error it returns the error envelope.
+   */
+  finish: (outcome: StreamOutcome) => Promise<Record<string, unknown>>;
+}
+
+const sse = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`;
+
+class ChunkNormalizer {
+  private roleSent = new Set<number>();
+  private toolIds = new Map<string, string>();
+  readonly finishReasons = new Map<number, FinishReason>();
+  readonly started = new Set<number>();
+  readonly events: StreamEvent[] = [];
+  text = "";
+  usage: NormalizedUsage | null = null;
+
+  /** The choice entry of the chunk to send for this event, or null (usage is sent at the end). */
+  choice(e: StreamEvent): Record<string, unknown> | null {
+    if (e.type === "usage") {
+      this.usage = e.usage;
+      this.events.push(e);
+      return null;
+    }
+    if (e.type === "error") return null;
+    this.started.add(e.choiceIndex);
+    if (e.type === "finish") {
+      this.finishReasons.set(e.choiceIndex, e.finishReason);
+      this.events.push(e);
+      return { index: e.choiceIndex, delta: {}, logprobs: null, finish_reason: e.finishReason };
+    }
+    const delta: ChunkDelta = { ...e.delta };
+    if (delta.tool_calls) {
+      delta.tool_calls = delta.tool_calls.map((tc) => {
+        const key = `${e.choiceIndex}:${tc.index}`;
+        let id = this.toolIds.get(key);
+        if (!id) {
+          id = tc.id ?? `call_${newId("x").slice(2)}`;
+          this.toolIds.set(key, id);
+          return { ...tc, id, type: "function" as const };
+        }
+        const { id: _drop, type: _t, ...rest } = tc;
+        return rest;
+      });
+      for (const tc of delta.tool_calls) this.text += (tc.function.name ?? "") + (tc.function.arguments ?? "");
+    }
+    this.text += (delta.content ?? "") + (delta.reasoning ?? "");
+    this.events.push({ type: "delta", choiceIndex: e.choiceIndex, delta });
+    let wire: Record<string, unknown> = { ...delta };
+    delete wire.role;
+    if (!this.roleSent.has(e.choiceIndex)) {
+      this.roleSent.add(e.choiceIndex);
+      wire = { role: "assistant", content: "", ...wire };
+    }
+    return { index: e.choiceIndex, delta: wire, logprobs: null, finish_reason: null };
+  }
+
+  /** Every choice that produced output also finished. */
+  complete(): boolean {
+    if (this.started.size === 0) return false;
+    for (const i of this.started) if (!this.finishReasons.has(i)) return false;
+    return true;
+  }
+}
+
+/** Starts pumping upstream events to a new SSE body; returns the body for the Response. */
+export function startSseStream(opts: SseStreamOptions): ReadableStream<Uint8Array> {
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  const encoder = new TextEncoder();
+  const norm = new ChunkNormalizer();
+  const startedAt = Date.now();
+  let lastWrite = Date.now();
+  let clientGone = false;
+
+  const markGone = () => {
+    if (clientGone) return;
+    clientGone = true;
+    opts.abort.abort();
+  };
+  writer.closed.catch(markGone);
+
+  const send = async (text: string): Promise<void> => {
+    if (clientGone) return;
+    lastWrite = Date.now();
+    try {
+      await writer.write(encoder.encode(text));
+    } catch {
+      markGone();
+    }
+  };
+  const chunk = (choice: Record<string, unknown>) =>
+    sse({ id: opts.completionId, object: "chat.completion.chunk", created: opts.created, model: opts.model, choices: [choice] });
+
+  const keepAlive = setInterval(() => {
+    if (!clientGone && Date.now() - lastWrite >= KEEPALIVE_MS) void send(": keep-alive\n\n");
+  }, KEEPALIVE_CHECK_MS);
+
+  const nextWithIdleTimeout = async (): Promise<IteratorResult<StreamEvent>> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const idle = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        opts.abort.abort();
+        reject(new Error(`the provider sent nothing for ${Math.round(opts.idleTimeoutMs / 1000)} s`));
+      }, opts.idleTimeoutMs);
+    });
+    try {
+      return await Promise.race([opts.iterator.next(), idle]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const run = async () => {
+    let error: StreamOutcome["error"] = null;
+    let event: StreamEvent | null = opts.first;
+    try {
+      while (event && !clientGone) {
+        if (event.type === "error") {
+          error = { message: event.message, errorType: event.errorType };
+          break;
+        }
+        const choice = norm.choice(event);
+        if (choice) await send(chunk(choice));
+        if (clientGone) break;
+        const next = await nextWithIdleTimeout();
+        event = next.done ? null : next.value;
+      }
+    } catch (err) {
+      if (!clientGone) error = { message: err instanceof Error ? err.message : String(err), errorType: "stream_error" };
+    }
+    if (clientGone) void opts.iterator.return?.().catch(() => undefined);
+    if (!error && !clientGone && !norm.complete()) {
+      error = { message: "the provider's stream ended before the answer was complete", errorType: "incomplete_stream" };
+    }
+    const outcome: StreamOutcome = {
+      status: clientGone ? "client_aborted" : error ? "upstream_error" : "complete",
+      usage: norm.usage,
+      generatedText: norm.text,
+      finishReasons: norm.finishReasons,
+      events: norm.events,
+      error,
+      generationMs: Date.now() - startedAt,
+    };
+    let final: Record<string, unknown> | null = null;
+    try {
+      final = await opts.finish(outcome);
+    } catch (err) {
+      console.error("stream finish failed", err instanceof Error ? err.message : String(err));
+      final = { error: { message: "Internal error while finishing the stream", type: "api_error", param: null, code: "internal_error" } };
+    }
+    clearInterval(keepAlive);
+    if (!clientGone) {
+      await send(sse(final));
+      await send("data: [DONE]\n\n");
+      try {
+        await writer.close();
+      } catch {
+        // client already gone
+      }
+    }
+  };
+  opts.waitUntil(run());
+  return readable;
+}
+
+/** An iterator over stored events (cache replay), fed through the same encoder. */
+export function replayIterator(events: readonly StreamEvent[]): { first: StreamEvent; iterator: AsyncIterator<StreamEvent> } | null {
+  const [first, ...rest] = events;
+  if (!first) return null;
+  let i = 0;
+  return {
+    first,
+    iterator: {
+      next: () => Promise.resolve(i < rest.length ? { done: false, value: rest[i++]! } : { done: true, value: undefined }),
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Dashboard session API under `/api` (contract section 5). `/api/auth/*` is public (with its own
+ * origin check); everything else needs the `swb_session` cookie, and state-changing requests also
+ * a same-site origin and the session's `x-csrf-token`.
+ */
+import { Hono, type MiddlewareHandler } from "hono";
+import type { DashboardEnv } from "./types";
+import { readSession } from "../../auth/session";
+import { assertCsrfToken, assertSameOrigin, isStateChanging } from "../../auth/csrf";
+import { unauthorized } from "../../errors/api-error";
+import { dashboardAuthRoutes } from "./auth";
+import { dashboardKeyRoutes } from "./keys";
+import { dashboardNotificationRoutes } from "./notifications";
+
+export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+  const session = await readSession(c.env, c.req.header("cookie"));
+  if (!session) throw unauthorized("Sign in first: missing or expired session.", "not_authenticated");
+  if (isStateChanging(c.req.method)) {
+    assertSameOrigin(c);
+    assertCsrfToken(c, session.csrfToken);
+  }
+  c.set("session", session);
+  c.header("cache-control", "no-store");
+  await next();
+};
+
+export const dashboardRoutes = new Hono<DashboardEnv>();
+dashboardRoutes.route("/auth", dashboardAuthRoutes);
+
+dashboardRoutes.get("/me", requireSession, (c) => {
+  const s = c.get("session");
+  return c.json({
+    user: { id: s.userId, email: s.email, name: s.name },
+    organization: { id: s.organizationId },
+    member: { id: s.memberId, role: s.role },
+    csrfToken: s.csrfToken,
+  });
+});
+dashboardRoutes.use("/keys/*", requireSession);
+dashboardRoutes.use("/keys", requireSession);
+dashboardRoutes.use("/notifications", requireSession);
+dashboardRoutes.route("/keys", dashboardKeyRoutes);
+dashboardRoutes.route("/notifications", dashboardNotificationRoutes);

@@ -1,0 +1,115 @@
+/**
+ * Dashboard key management (contract section 5): the only place with TTL and rotation.
+ * Owners and admins manage every key of the organization; developers only keys they created
+ * (anyone else's is 404).
+ */
+import { Hono, type Context } from "hono";
+import { and, desc, eq, ne } from "drizzle-orm";
+import { z } from "zod";
+import type { DashboardEnv } from "./types";
+import type { SessionInfo } from "../../auth/session";
+import { getDb } from "../../db/client";
+import { apiKeys } from "../../db/schema";
+import { validate } from "../../errors/validation";
+import { publicKey, type KeyRow } from "../../keys/create";
+import { issueKey } from "../../keys/issue";
+import { limitFields } from "../../keys/limits";
+import { getKeyRow } from "../../keys/lookup";
+import { updateKey } from "../../keys/update";
+import { rollKey } from "../../keys/roll";
+import { deleteKey } from "../../keys/delete";
+import { keyDetail } from "../../keys/view";
+
+const UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
+/** Longest TTL accepted at creation: 10 years. */
+const MAX_TTL_MS = 3650 * UNIT_MS.day;
+
+const expiresIn = z
+  .object({ value: z.number().int().min(1), unit: z.enum(["minute", "hour", "day"]) })
+  .refine((e) => e.value * UNIT_MS[e.unit] <= MAX_TTL_MS, { message: "at most 10 years" });
+
+const isoDate = z.iso.datetime({ offset: true }).transform((s) => Date.parse(s));
+
+const createBody = z
+  .object({
+    projectId: z.string().min(1).max(64),
+    description: z.string().trim().max(256).default(""),
+    kind: z.enum(["standard", "coding-plan"]).optional(),
+    expiresIn: expiresIn.optional(),
+    expiresAt: isoDate.nullable().optional(),
+    ...limitFields,
+  })
+  .refine((b) => !(b.expiresIn && b.expiresAt != null), { message: "give either expiresIn or expiresAt", path: ["expiresAt"] });
+
+const patchBody = z
+  .object({
+    description: z.string().trim().max(256).optional(),
+    status: z.enum(["active", "inactive"]).optional(),
+    expiresAt: isoDate.nullable().optional(),
+    ...limitFields,
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
+
+const idParam = z.object({ id: z.string().min(1).max(64) });
+const listQuery = z.object({ projectId: z.string().min(1).max(64).optional() });
+
+/** Developers see and manage only keys they created. */
+const ownerFilter = (s: SessionInfo): { createdBy?: string } => (s.role === "developer" ? { createdBy: s.memberId } : {});
+
+function loadKey(c: Context<DashboardEnv>, id: string): Promise<KeyRow> {
+  const s = c.get("session");
+  return getKeyRow(getDb(c.env.DB), s.organizationId, id, ownerFilter(s));
+}
+
+export const dashboardKeyRoutes = new Hono<DashboardEnv>();
+
+dashboardKeyRoutes.get("/", validate("query", listQuery), async (c) => {
+  const s = c.get("session");
+  const { projectId } = c.req.valid("query");
+  const conds = [eq(apiKeys.organizationId, s.organizationId), ne(apiKeys.status, "deleted")];
+  if (projectId) conds.push(eq(apiKeys.projectId, projectId));
+  const mine = ownerFilter(s).createdBy;
+  if (mine) conds.push(eq(apiKeys.createdBy, mine));
+  const rows = await getDb(c.env.DB).select().from(apiKeys).where(and(...conds)).orderBy(desc(apiKeys.createdAt), apiKeys.id);
+  return c.json({ apiKeys: rows.map(publicKey) });
+});
+
+dashboardKeyRoutes.post("/", validate("json", createBody), async (c) => {
+  const s = c.get("session");
+  const { expiresIn: ttl, expiresAt, ...body } = c.req.valid("json");
+  const now = Date.now();
+  const { row, token } = await issueKey(
+    c.env,
+    {
+      ...body,
+      organizationId: s.organizationId,
+      memberId: s.memberId,
+      expiresAt: ttl ? now + ttl.value * UNIT_MS[ttl.unit] : (expiresAt ?? null),
+    },
+    now,
+  );
+  return c.json({ apiKey: { ...publicKey(row), token } }, 201);
+});
+
+dashboardKeyRoutes.get("/:id", validate("param", idParam), async (c) => {
+  const row = await loadKey(c, c.req.valid("param").id);
+  return c.json({ apiKey: await keyDetail(c.env, row) });
+});
+
+dashboardKeyRoutes.patch("/:id", validate("param", idParam), validate("json", patchBody), async (c) => {
+  const row = await loadKey(c, c.req.valid("param").id);
+  const updated = await updateKey(c.env, row, c.req.valid("json"));
+  return c.json({ apiKey: await keyDetail(c.env, updated) });
+});
+
+dashboardKeyRoutes.post("/:id/roll", validate("param", idParam), async (c) => {
+  const row = await loadKey(c, c.req.valid("param").id);
+  const rolled = await rollKey(c.env, row);
+  return c.json({ apiKey: { ...publicKey(rolled.row), token: rolled.token } });
+});
+
+dashboardKeyRoutes.delete("/:id", validate("param", idParam), async (c) => {
+  const row = await loadKey(c, c.req.valid("param").id);
+  await deleteKey(c.env, row);
+  return c.json({ message: `API key '${row.id}' deleted` });
+});

@@ -1,0 +1,81 @@
+/**
+ * Master API: gateway keys of the master key's organization (contract section 4). TTL and
+ * rotation are dashboard-only (spec 4.2); everything else goes through the shared services in
+ * src/keys/ so the master and dashboard APIs behave identically.
+ */
+import { Hono } from "hono";
+import { and, desc, eq, ne } from "drizzle-orm";
+import { z } from "zod";
+import type { AppEnv } from "../../app-types";
+import { getDb } from "../../db/client";
+import { apiKeys } from "../../db/schema";
+import { notFound } from "../../errors/api-error";
+import { validate } from "../../errors/validation";
+import { ruleBodySchema } from "../../iam/rule-body";
+import { publicKey } from "../../keys/create";
+import { issueKey } from "../../keys/issue";
+import { limitFields } from "../../keys/limits";
+import { getKeyRow } from "../../keys/lookup";
+import { updateKey } from "../../keys/update";
+import { deleteKey } from "../../keys/delete";
+import { keyDetail } from "../../keys/view";
+import { projects } from "../../db/schema";
+
+const createBody = z.object({
+  projectId: z.string().min(1).max(64),
+  description: z.string().trim().max(256).default(""),
+  memberId: z.string().min(1).max(64).optional(),
+  kind: z.enum(["standard", "coding-plan"]).optional(),
+  ...limitFields,
+  iamRules: z.array(ruleBodySchema).max(50).optional(),
+});
+
+const patchBody = z
+  .object({
+    description: z.string().trim().max(256).optional(),
+    status: z.enum(["active", "inactive"]).optional(),
+    ...limitFields,
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
+
+const idParam = z.object({ id: z.string().min(1).max(64) });
+const listQuery = z.object({ projectId: z.string().min(1).max(64).optional() });
+
+export const masterKeyRoutes = new Hono<AppEnv>();
+
+masterKeyRoutes.post("/", validate("json", createBody), async (c) => {
+  const body = c.req.valid("json");
+  const { row, token } = await issueKey(c.env, { ...body, organizationId: c.get("master").organizationId });
+  return c.json({ apiKey: { ...publicKey(row), token } }, 201);
+});
+
+masterKeyRoutes.get("/", validate("query", listQuery), async (c) => {
+  const { projectId } = c.req.valid("query");
+  const orgId = c.get("master").organizationId;
+  const db = getDb(c.env.DB);
+  if (projectId) {
+    const p = await db.select({ id: projects.id }).from(projects).where(and(eq(projects.id, projectId), eq(projects.organizationId, orgId))).get();
+    if (!p) throw notFound(`Project '${projectId}' not found`, "project_not_found");
+  }
+  const conds = [eq(apiKeys.organizationId, orgId), ne(apiKeys.status, "deleted")];
+  if (projectId) conds.push(eq(apiKeys.projectId, projectId));
+  const rows = await db.select().from(apiKeys).where(and(...conds)).orderBy(desc(apiKeys.createdAt), apiKeys.id);
+  return c.json({ apiKeys: rows.map(publicKey) });
+});
+
+masterKeyRoutes.get("/:id", validate("param", idParam), async (c) => {
+  const row = await getKeyRow(getDb(c.env.DB), c.get("master").organizationId, c.req.valid("param").id);
+  return c.json({ apiKey: await keyDetail(c.env, row) });
+});
+
+masterKeyRoutes.patch("/:id", validate("param", idParam), validate("json", patchBody), async (c) => {
+  const row = await getKeyRow(getDb(c.env.DB), c.get("master").organizationId, c.req.valid("param").id);
+  const updated = await updateKey(c.env, row, c.req.valid("json"));
+  return c.json({ apiKey: await keyDetail(c.env, updated) });
+});
+
+masterKeyRoutes.delete("/:id", validate("param", idParam), async (c) => {
+  const row = await getKeyRow(getDb(c.env.DB), c.get("master").organizationId, c.req.valid("param").id);
+  await deleteKey(c.env, row);
+  return c.json({ message: `API key '${row.id}' deleted` });
+});

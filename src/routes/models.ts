@@ -1,0 +1,116 @@
+/**
+ * `GET /v1/models` (spec 2.5, 4.1). Without a key: the public catalogue, rendered once per isolate
+ * per flag combination and served as a pre-serialized string. With a key: the same cached
+ * selection, narrowed per mapping by compliance policy, project mode and IAM, plus the
+ * organization's custom models (unless `include_restricted=true`).
+ */
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-types";
+import { checkKey, extractBearer, resolveGatewayKey } from "../auth/gateway-key";
+import type { CustomModelRecord } from "../auth/key-context";
+import { isDecimalString, parseUsd } from "../billing/money";
+import { validate } from "../errors/validation";
+import { clientIpFromForwardedFor } from "../iam/cidr";
+import { keyedMappingFilter, publicSelection, visibleCustomModels, type CatalogQuery, type ModelSelection } from "../catalog/listing";
+import { serializeCustomModel, serializeMapping, serializeModel, type ModelJson } from "../catalog/serialize";
+
+const flag = z.enum(["true", "false"], { error: "must be 'true' or 'false'" }).optional();
+
+const querySchema = z.object({
+  include_restricted: flag,
+  include_deactivated: flag,
+  exclude_deprecated: flag,
+  no_training: flag,
+  mapped: flag,
+});
+
+type RawQuery = z.infer<typeof querySchema>;
+
+const toQuery = (q: RawQuery): CatalogQuery => ({
+  includeRestricted: q.include_restricted === "true",
+  includeDeactivated: q.include_deactivated === "true",
+  excludeDeprecated: q.exclude_deprecated === "true",
+  noTraining: q.no_training === "true",
+  mapped: q.mapped === "true",
+});
+
+interface RenderedEntry extends ModelSelection {
+  aggregated: ModelJson;
+  perMapping: ModelJson[];
+}
+
+interface RenderedCatalogue {
+  entries: RenderedEntry[];
+  /** `{object:"list",data}` for anonymous callers, aggregated and mapped forms. */
+  body: { aggregated: string; mapped: string };
+  expiresAt: number;
+}
+
+/** Deprecation/deactivation dates move models in and out, so a rendering lives at most this long. */
+const RENDER_TTL_MS = 10 * 60 * 1000;
+const rendered = new Map<string, RenderedCatalogue>();
+
+/** Exposed for tests: forget every cached rendering. */
+export function resetCatalogueCache(): void {
+  rendered.clear();
+}
+
+function renderedCatalogue(q: CatalogQuery, now: number): RenderedCatalogue {
+  const cacheKey = `${Number(q.includeDeactivated)}${Number(q.excludeDeprecated)}${Number(q.noTraining)}`;
+  const hit = rendered.get(cacheKey);
+  if (hit && hit.expiresAt > now) return hit;
+  const entries: RenderedEntry[] = publicSelection(q, now).map((s) => ({
+    ...s,
+    aggregated: serializeModel(s.model, s.mappings),
+    perMapping: s.mappings.map((m) => serializeMapping(s.model, m)),
+  }));
+  const value: RenderedCatalogue = {
+    entries,
+    body: {
+      aggregated: JSON.stringify({ object: "list", data: entries.map((e) => e.aggregated) }),
+      mapped: JSON.stringify({ object: "list", data: entries.flatMap((e) => e.perMapping) }),
+    },
+    expiresAt: now + RENDER_TTL_MS,
+  };
+  rendered.set(cacheKey, value);
+  return value;
+}
+
+const customIsFree = (cm: CustomModelRecord): boolean =>
+  [cm.pricing.prompt ?? "0", cm.pricing.completion ?? "0", cm.pricing.request ?? "0"].every((p) => isDecimalString(p) && parseUsd(p) === 0n);
+
+export const modelsRoutes = new Hono<AppEnv>();
+
+modelsRoutes.get("/", validate("query", querySchema), async (c) => {
+  const q = toQuery(c.req.valid("query"));
+  const now = Date.now();
+  const catalogue = renderedCatalogue(q, now);
+  const json = (body: string, cache: string) =>
+    c.body(body, 200, { "content-type": "application/json; charset=UTF-8", "cache-control": cache });
+
+  const presented = c.req.header("authorization") !== undefined || c.req.header("x-api-key") !== undefined;
+  if (!presented) return json(q.mapped ? catalogue.body.mapped : catalogue.body.aggregated, "public, max-age=60");
+
+  // A key was sent: it must be valid (401 otherwise), even for include_restricted.
+  const ctx = await checkKey(c.env, await resolveGatewayKey(c.env, extractBearer(c)));
+  if (q.includeRestricted) return json(q.mapped ? catalogue.body.mapped : catalogue.body.aggregated, "private, max-age=60");
+
+  const clientIp = clientIpFromForwardedFor(c.req.header("x-forwarded-for"));
+  const allowed = keyedMappingFilter(c.env, ctx, clientIp);
+  const data: ModelJson[] = [];
+  for (const e of catalogue.entries) {
+    if (q.mapped) {
+      e.mappings.forEach((m, i) => {
+        const entry = e.perMapping[i];
+        if (entry && allowed(e.model, m)) data.push(entry);
+      });
+      continue;
+    }
+    const kept = e.mappings.filter((m) => allowed(e.model, m));
+    if (kept.length === 0) continue;
+    data.push(kept.length === e.mappings.length ? e.aggregated : serializeModel(e.model, kept));
+  }
+  for (const cm of visibleCustomModels(ctx, clientIp, customIsFree)) data.push(serializeCustomModel(cm));
+  return json(JSON.stringify({ object: "list", data }), "private, no-store");
+});

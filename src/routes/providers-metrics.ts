@@ -1,0 +1,29 @@
+/**
+ * `GET /v1/providers/metrics`: the live routing metrics per provider and model (uptime,
+ * throughput, time to first token) over the last 30 minutes, from the ProviderMetrics object.
+ * Public operational data, like a status page; no key needed.
+ */
+import { Hono } from "hono";
+import type { AppEnv } from "../app-types";
+import { metricsStub } from "../durable-objects/provider-metrics";
+
+export const providerMetricsRoutes = new Hono<AppEnv>();
+
+const round = (v: number | null, digits: number): number | null => (v === null ? null : Number(v.toFixed(digits)));
+
+providerMetricsRoutes.get("/", async (c) => {
+  const rows = await metricsStub(c.env).summary();
+  rows.sort((a, b) => a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model));
+  return c.json({
+    window_minutes: 30,
+    data: rows.map((r) => ({
+      provider: r.provider,
+      model: r.model,
+      uptime: round(r.uptime * 100, 2),
+      throughput_tokens_per_second: round(r.throughput, 1),
+      latency_ms: round(r.latencyMs, 0),
+      requests: r.requests,
+      errors: r.errors,
+    })),
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * `POST /v1/videos` (OpenAI Videos API shape), `GET /v1/videos/{id}`, and the content proxy
+ * `GET /v1/videos/logs/{log_id}/content` (spec 4.1): a key of the video's organization, or a
+ * signed `?token=` (the `content_url` of the job) for players that cannot send headers.
+ */
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-types";
+import { checkKey, extractBearer, requireGatewayKey, resolveGatewayKey } from "../auth/gateway-key";
+import { unauthorized } from "../errors/api-error";
+import { validate } from "../errors/validation";
+import { detectSourceApp } from "../usage/source-app";
+import { clientIpFromForwardedFor } from "../iam/cidr";
+import { createVideo, getVideo, streamVideoContent } from "../generation/videos";
+import { verifyPlaybackToken } from "../generation/video/playback-token";
+
+const videoBody = z.object({
+  prompt: z.string().min(1).max(32_000),
+  model: z.string().min(1).max(200).optional(),
+  seconds: z.union([z.string().regex(/^\d{1,3}$/), z.number().int().min(1).max(600)]).optional(),
+  size: z.string().regex(/^\d{2,5}x\d{2,5}$/, "expected WIDTHxHEIGHT, e.g. 1280x720").optional(),
+});
+const idParam = z.object({ id: z.string().min(1).max(100) });
+const contentParams = z.object({ log_id: z.string().min(1).max(100) });
+const contentQuery = z.object({ token: z.string().min(1).max(200).optional() });
+
+export const videoRoutes = new Hono<AppEnv>();
+
+videoRoutes.post("/", requireGatewayKey({ spend: true }), validate("json", videoBody), async (c) => {
+  const view = await createVideo({
+    env: c.env,
+    waitUntil: (p) => c.executionCtx.waitUntil(p),
+    auth: c.get("keyAuth"),
+    requestId: c.get("requestId"),
+    sourceApp: detectSourceApp(c.req.raw.headers),
+    clientIp: clientIpFromForwardedFor(c.req.header("x-forwarded-for")),
+    body: c.req.valid("json"),
+    origin: new URL(c.req.url).origin,
+  });
+  return c.json(view);
+});
+
+videoRoutes.get("/logs/:log_id/content", validate("param", contentParams), validate("query", contentQuery), async (c) => {
+  const { log_id: logId } = c.req.valid("param");
+  const { token } = c.req.valid("query");
+  const headers = { range: c.req.header("range"), ifRange: c.req.header("if-range") };
+  if (token !== undefined) {
+    if (!(await verifyPlaybackToken(c.env, logId, token))) throw unauthorized("Invalid or expired playback token.", "invalid_token");
+    return streamVideoContent(c.env, logId, null, headers);
+  }
+  const ctx = await checkKey(c.env, await resolveGatewayKey(c.env, extractBearer(c)));
+  return streamVideoContent(c.env, logId, ctx.organization.id, headers);
+});
+
+videoRoutes.get("/:id", requireGatewayKey({ spend: false }), validate("param", idParam), async (c) => {
+  const view = await getVideo(c.env, c.get("keyAuth"), c.req.valid("param").id, new URL(c.req.url).origin, (p) => c.executionCtx.waitUntil(p));
+  return c.json(view);
+});

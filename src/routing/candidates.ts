@@ -1,0 +1,218 @@
+/**
+ * The provider mappings that may serve a request, in catalogue order (ranking is score.ts).
+ * A mapping is eligible when, in this order:
+ *  1. neither the model nor the mapping is deactivated;
+ *  2. it has every capability the request needs (tools, vision, audio/file input, JSON or
+ *     structured output, multiple choices, streaming, context window, output cap);
+ *  3. the organization's compliance policy allows the provider (noTraining, deniedProviders);
+ *  4. a credential exists for the project's mode (credentials.ts);
+ *  5. IAM allows it (evaluateAccess, per mapping).
+ * When nothing is left the error is the one of the furthest stage any mapping reached, so an IAM
+ * denial is a 403 with the rule's message, a missing capability a 400 saying which.
+ * A pinned id (`provider/model`) is checked alone: its failure is the answer, it is not silently
+ * replaced by another provider (alternatives are only used when the pinned one is unhealthy).
+ */
+import type { Env } from "../env";
+import type { KeyContext, CustomModelRecord, CustomProviderRecord } from "../auth/key-context";
+import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
+import { getProvider, isDeactivated, isFreeMapping } from "../catalog";
+import type { ModelDefinition, ProviderId, ProviderInfo, ProviderMapping, WireFormat } from "../catalog/types";
+import type { ChatRequest } from "../providers/types";
+import { evaluateAccess } from "../iam/evaluate";
+import { estimatePromptTokens, requestedMaxTokens } from "../billing/estimate";
+import { planCredential, type CredentialPlan } from "./credentials";
+import type { ResolvedModel } from "./parse-model-id";
+
+export interface Candidate {
+  /** `openai`, ... or `custom:<name>`. */
+  providerId: string;
+  /** Canonical model id, or `<name>/<model>` for custom models. */
+  modelId: string;
+  provider: ProviderInfo;
+  mapping: ProviderMapping;
+  model: ModelDefinition | null;
+  credential: CredentialPlan;
+  free: boolean;
+  /** This is the mapping the caller pinned with `provider/model`. */
+  pinned: boolean;
+}
+
+export interface RequestNeeds {
+  stream: boolean;
+  tools: boolean;
+  vision: boolean;
+  audio: boolean;
+  files: boolean;
+  json: "none" | "json_object" | "json_schema";
+  n: number;
+  promptTokens: number;
+  maxTokens: number | undefined;
+}
+
+/** Wire formats that can return several choices (`n > 1`). */
+const MULTI_CHOICE_FORMATS: ReadonlySet<WireFormat> = new Set<WireFormat>(["openai", "azure"]);
+
+export function requestNeeds(req: ChatRequest): RequestNeeds {
+  let vision = false;
+  let audio = false;
+  let files = false;
+  for (const m of req.messages) {
+    if (m.role !== "user" || typeof m.content === "string") continue;
+    for (const p of m.content) {
+      if (p.type === "image_url") vision = true;
+      else if (p.type === "input_audio") audio = true;
+      else if (p.type === "file") files = true;
+    }
+  }
+  const rf = req.response_format?.type;
+  return {
+    stream: req.stream === true,
+    tools: (req.tools?.length ?? 0) > 0,
+    vision,
+    audio,
+    files,
+    json: rf === "json_object" || rf === "json_schema" ? rf : "none",
+    n: req.n ?? 1,
+    promptTokens: estimatePromptTokens(req),
+    maxTokens: requestedMaxTokens(req),
+  };
+}
+
+/** Why a mapping cannot serve the request, or null when it can. Exported for tests. */
+export function capabilityGap(needs: RequestNeeds, provider: ProviderInfo, m: ProviderMapping, model: ModelDefinition | null): string | null {
+  const unsupported = new Set(provider.quirks?.unsupportedParams ?? []);
+  if (needs.stream && !m.streaming) return "streaming";
+  if (needs.tools && (!m.tools || unsupported.has("tools"))) return "tool calling";
+  if (needs.vision && !m.vision) return "image input";
+  if (needs.audio && model && !model.inputModalities.includes("audio")) return "audio input";
+  if (needs.files && model && !model.inputModalities.includes("file")) return "file input";
+  if (needs.json === "json_schema" && !m.structuredOutputs) return "structured outputs (response_format json_schema)";
+  if (needs.json === "json_object" && !m.jsonOutput && !m.structuredOutputs) return "JSON mode (response_format json_object)";
+  if (needs.n > 1 && (!MULTI_CHOICE_FORMATS.has(provider.wireFormat) || unsupported.has("n"))) return "multiple choices (n > 1)";
+  if (needs.promptTokens > m.contextLength) return `a context of ~${needs.promptTokens} prompt tokens (window: ${m.contextLength})`;
+  if (needs.maxTokens !== undefined && needs.maxTokens > m.maxOutput) return `max_tokens ${needs.maxTokens} (maximum output: ${m.maxOutput})`;
+  return null;
+}
+
+function compliant(auth: KeyContext, providerId: string, provider: ProviderInfo, custom: boolean): boolean {
+  const policy = auth.organization.compliance;
+  if (policy.noTraining && provider.trainsOnApiData) return false;
+  const denied = policy.deniedProviders ?? [];
+  return !(denied.includes(providerId) || (custom && denied.includes("custom")));
+}
+
+/** A custom provider as catalogue-shaped data (OpenAI-compatible wire format). */
+export function customTarget(cp: CustomProviderRecord, cm: CustomModelRecord): { provider: ProviderInfo; mapping: ProviderMapping } {
+  // ProviderId is the catalogue's closed set; custom providers live outside it by design.
+  const id = `custom:${cp.name}` as ProviderId;
+  const caps = cm.capabilities;
+  const provider: ProviderInfo = { id, name: cp.name, wireFormat: "openai", baseUrl: cp.baseUrl, trainsOnApiData: false };
+  const mapping: ProviderMapping = {
+    providerId: id,
+    externalId: cm.modelId,
+    pricing: {
+      prompt: cm.pricing.prompt ?? "0",
+      completion: cm.pricing.completion ?? "0",
+      ...(cm.pricing.request ? { request: cm.pricing.request } : {}),
+      ...(cm.pricing.input_cache_read ? { input_cache_read: cm.pricing.input_cache_read } : {}),
+    },
+    contextLength: cm.contextLength ?? 1_000_000,
+    maxOutput: cm.contextLength ?? 131_072,
+    streaming: caps.streaming ?? true,
+    vision: caps.vision ?? false,
+    tools: caps.tools ?? false,
+    parallelToolCalls: caps.tools ?? false,
+    reasoning: caps.reasoning ?? false,
+    jsonOutput: caps.json_output ?? false,
+    structuredOutputs: false,
+  };
+  return { provider, mapping };
+}
+
+export type Selection = { ok: true; candidates: Candidate[]; needs: RequestNeeds } | { ok: false; error: ApiError; needs: RequestNeeds };
+
+type Stage = 0 | 1 | 2 | 3 | 4;
+interface Rejection { stage: Stage; providerId: string; detail: string }
+
+export function selectCandidates(env: Env, auth: KeyContext, resolved: ResolvedModel, req: ChatRequest, clientIp: string | null, now = Date.now()): Selection {
+  const needs = requestNeeds(req);
+  const raw: Array<Omit<Candidate, "credential">> = [];
+  let modelName: string;
+  if (resolved.kind === "custom") {
+    const t = customTarget(resolved.provider, resolved.model);
+    modelName = `${resolved.provider.name}/${resolved.model.modelId}`;
+    raw.push({ providerId: t.provider.id, modelId: modelName, provider: t.provider, mapping: t.mapping, model: null, free: isZeroPricing(t.mapping), pinned: true });
+  } else {
+    const model = resolved.model;
+    modelName = model.id;
+    if (isDeactivated(model, now)) {
+      return { ok: false, needs, error: badRequest(`The model '${model.id}' was deactivated on ${model.deactivatedAt}.`, "model", "model_deactivated") };
+    }
+    const mappings = resolved.pinned ? [resolved.pinned.mapping, ...model.mappings.filter((m) => m !== resolved.pinned!.mapping)] : model.mappings;
+    for (const m of mappings) {
+      const provider = getProvider(m.providerId);
+      if (!provider) continue;
+      raw.push({ providerId: m.providerId, modelId: model.id, provider, mapping: m, model, free: isFreeMapping(model, m), pinned: resolved.pinned?.mapping === m });
+    }
+  }
+
+  const eligible: Candidate[] = [];
+  const rejections: Rejection[] = [];
+  for (const c of raw) {
+    const custom = resolved.kind === "custom";
+    if (c.mapping.deactivatedAt && Date.parse(c.mapping.deactivatedAt) <= now) {
+      rejections.push({ stage: 0, providerId: c.providerId, detail: "deactivated" });
+    } else {
+      const gap = capabilityGap(needs, c.provider, c.mapping, c.model);
+      if (gap) rejections.push({ stage: 1, providerId: c.providerId, detail: gap });
+      else if (!compliant(auth, c.providerId, c.provider, custom)) rejections.push({ stage: 2, providerId: c.providerId, detail: "compliance" });
+      else {
+        const credential: CredentialPlan | null =
+          resolved.kind === "custom"
+            ? { source: "byok", providerId: c.providerId, customProvider: resolved.provider }
+            : planCredential(env, auth.project.mode, c.providerId, auth.providerKeys);
+        if (!credential) rejections.push({ stage: 3, providerId: c.providerId, detail: auth.project.mode });
+        else {
+          const decision = evaluateAccess(auth, { model: c.modelId, provider: c.providerId, free: c.free, clientIp, kind: "chat" });
+          if (!decision.allowed) rejections.push({ stage: 4, providerId: c.providerId, detail: decision.message });
+          else eligible.push({ ...c, credential });
+        }
+      }
+    }
+    // A pinned mapping is decisive: if it cannot serve, alternatives are not considered.
+    if (c.pinned && resolved.kind !== "custom" && eligible.length === 0) break;
+  }
+
+  if (eligible.length > 0) {
+    const pinnedOk = !raw.some((c) => c.pinned) || eligible.some((c) => c.pinned) || resolved.kind === "custom";
+    if (pinnedOk) return { ok: true, candidates: eligible, needs };
+  }
+  return { ok: false, needs, error: selectionError(modelName, rejections, auth) };
+}
+
+function isZeroPricing(m: ProviderMapping): boolean {
+  const zero = (v: string | undefined) => v === undefined || /^0*(\.0*)?$/.test(v);
+  return zero(m.pricing.prompt) && zero(m.pricing.completion) && zero(m.pricing.request);
+}
+
+function selectionError(model: string, rejections: Rejection[], auth: KeyContext): ApiError {
+  const furthest = rejections.reduce<Stage>((s, r) => (r.stage > s ? r.stage : s), 0);
+  const at = rejections.filter((r) => r.stage === furthest);
+  const providers = [...new Set(at.map((r) => r.providerId))].join(", ");
+  switch (furthest) {
+    case 4:
+      return permissionDenied(at[0]?.detail ?? `Access to '${model}' is denied by an IAM rule.`);
+    case 3:
+      return auth.project.mode === "api-keys"
+        ? badRequest(`No provider key is configured for ${providers} (model '${model}'); this project uses its own provider keys. Add one with POST /v1/master/provider-keys.`, "model", "no_provider_key")
+        : new ApiError(503, `No provider for '${model}' is available right now (${providers} not configured on this gateway).`, { type: "api_error", code: "provider_unavailable" });
+    case 2:
+      return permissionDenied(`The organization's compliance policy does not allow any provider of '${model}' (${providers}).`);
+    case 1: {
+      const reasons = [...new Set(at.map((r) => r.detail))].join("; ");
+      return badRequest(`No provider of '${model}' supports this request: needs ${reasons}.`, "model", "unsupported_request");
+    }
+    default:
+      return badRequest(`The model '${model}' is deactivated on every provider.`, "model", "model_deactivated");
+  }
+}

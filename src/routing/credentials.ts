@@ -1,0 +1,92 @@
+/**
+ * Which credential pays for a provider mapping, by project mode:
+ * - `credits`  -> the operator's `<ID>_API_KEY` (+ `<ID>_BASE_URL` verbatim); billed to org credits;
+ * - `api-keys` -> the organization's own provider key (BYOK) only;
+ * - `hybrid`   -> BYOK when the org has a key for that provider, else credits.
+ * Custom providers always use their own token (BYOK: the caller pays the upstream).
+ *
+ * Availability is decided synchronously from isolate data; the secret itself is decrypted only
+ * for the attempt that uses it, and decrypted values are cached per isolate by ciphertext.
+ */
+import type { Env } from "../env";
+import { envVar, providerEnvPrefix } from "../env";
+import type { ProjectMode } from "../db/schema";
+import type { CustomProviderRecord, ProviderKeyRecord } from "../auth/key-context";
+import { decryptSecret } from "../lib/crypto";
+import { requireHashSecret } from "../auth/gateway-key";
+
+export type CredentialPlan =
+  | { source: "credits"; providerId: string }
+  | { source: "byok"; providerId: string; providerKey: ProviderKeyRecord }
+  | { source: "byok"; providerId: string; customProvider: CustomProviderRecord };
+
+export interface ResolvedCredential {
+  apiKey: string;
+  /** No trailing slash. */
+  baseUrl: string;
+  settings: Readonly<Record<string, string | undefined>>;
+}
+
+const hasOperatorKey = (env: Env, providerId: string): boolean => envVar(env, `${providerEnvPrefix(providerId)}_API_KEY`) !== undefined;
+
+/** The credential a catalogue mapping would use, or null when none is available for this mode. */
+export function planCredential(
+  env: Env,
+  mode: ProjectMode,
+  providerId: string,
+  providerKeys: readonly ProviderKeyRecord[],
+): CredentialPlan | null {
+  const own = providerKeys.find((k) => k.provider === providerId);
+  if (mode !== "credits" && own) return { source: "byok", providerId, providerKey: own };
+  if (mode !== "api-keys" && hasOperatorKey(env, providerId)) return { source: "credits", providerId };
+  return null;
+}
+
+const decrypted = new Map<string, Promise<string>>();
+const MAX_DECRYPTED = 1000;
+
+function decryptCached(env: Env, ciphertext: string): Promise<string> {
+  let p = decrypted.get(ciphertext);
+  if (!p) {
+    if (decrypted.size >= MAX_DECRYPTED) {
+      const oldest = decrypted.keys().next().value;
+      if (oldest !== undefined) decrypted.delete(oldest);
+    }
+    p = decryptSecret(requireHashSecret(env), ciphertext);
+    p.catch(() => decrypted.delete(ciphertext));
+    decrypted.set(ciphertext, p);
+  }
+  return p;
+}
+
+const trimSlash = (url: string): string => url.replace(/\/+$/, "");
+
+/** Provider-specific environment settings (`AWS_BEDROCK_REGION`, `AZURE_API_VERSION`, ...). */
+function providerSettings(env: Env, providerId: string): Record<string, string | undefined> {
+  const prefix = `${providerEnvPrefix(providerId)}_`;
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(env as unknown as Record<string, unknown>)) {
+    if (k.startsWith(prefix) && typeof v === "string" && k !== `${prefix}API_KEY`) out[k] = v;
+  }
+  return out;
+}
+
+/** Resolves the secret and base URL of a plan (decrypts BYOK tokens, cached). */
+export async function resolveCredential(env: Env, plan: CredentialPlan, defaultBaseUrl: string): Promise<ResolvedCredential> {
+  if ("customProvider" in plan) {
+    return { apiKey: await decryptCached(env, plan.customProvider.tokenCiphertext), baseUrl: trimSlash(plan.customProvider.baseUrl), settings: {} };
+  }
+  const prefix = providerEnvPrefix(plan.providerId);
+  const envBase = envVar(env, `${prefix}_BASE_URL`);
+  const settings = providerSettings(env, plan.providerId);
+  if (plan.source === "byok") {
+    return {
+      apiKey: await decryptCached(env, plan.providerKey.tokenCiphertext),
+      baseUrl: trimSlash(plan.providerKey.baseUrl ?? envBase ?? defaultBaseUrl),
+      settings,
+    };
+  }
+  const apiKey = envVar(env, `${prefix}_API_KEY`);
+  if (!apiKey) throw new Error(`operator credential for ${plan.providerId} disappeared`);
+  return { apiKey, baseUrl: trimSlash(envBase ?? defaultBaseUrl), settings };
+}

@@ -1,0 +1,71 @@
+/**
+ * Failover policy (pure). An attempt either succeeds or fails with a classified failure:
+ *
+ * | failure                                    | retry on next candidate | counts against uptime |
+ * |--------------------------------------------|-------------------------|-----------------------|
+ * | network error, per-attempt timeout         | yes                     | yes                   |
+ * | malformed upstream answer, error before any output of a stream | yes | yes                   |
+ * | HTTP 5xx, 429                              | yes                     | yes                   |
+ * | HTTP 401/403 with the operator's key       | yes                     | yes                   |
+ * | HTTP 401/403 with the caller's own key     | no (their key is bad)   | no                    |
+ * | other 4xx (the request itself)             | no, returned as is      | no                    |
+ *
+ * `x-no-fallback: true` means a single attempt. When every attempt failed the answer is the last
+ * failure: a client error keeps its status, 429 stays 429, timeouts become 504, the rest 502.
+ */
+import { ApiError, type ErrorType } from "../errors/api-error";
+
+export type FailureKind = "network" | "timeout" | "http" | "malformed" | "stream_error";
+
+export interface AttemptFailure {
+  kind: FailureKind;
+  /** Upstream HTTP status, or 0 when none (network). */
+  status: number;
+  message: string;
+  /** Provider's error type, or ours. */
+  errorType: string;
+  retryable: boolean;
+  /** Counts as a provider failure in the live metrics. */
+  providerFault: boolean;
+}
+
+export function classifyHttp(status: number, credentialSource: "credits" | "byok", message: string, errorType: string): AttemptFailure {
+  const base = { kind: "http" as const, status, message, errorType };
+  if (status >= 500 || status === 429 || status === 408) return { ...base, retryable: true, providerFault: true };
+  if (status === 401 || status === 403) {
+    const ours = credentialSource === "credits";
+    return { ...base, retryable: ours, providerFault: ours };
+  }
+  return { ...base, retryable: false, providerFault: false };
+}
+
+export const networkFailure = (message: string): AttemptFailure => ({
+  kind: "network", status: 0, message, errorType: "network_error", retryable: true, providerFault: true,
+});
+
+export const timeoutFailure = (ms: number): AttemptFailure => ({
+  kind: "timeout", status: 0, message: `the provider did not answer within ${Math.round(ms / 1000)} s`, errorType: "timeout", retryable: true, providerFault: true,
+});
+
+export const malformedFailure = (message: string): AttemptFailure => ({
+  kind: "malformed", status: 0, message, errorType: "malformed_response", retryable: true, providerFault: true,
+});
+
+export const streamFailure = (message: string, errorType: string): AttemptFailure => ({
+  kind: "stream_error", status: 0, message, errorType, retryable: true, providerFault: true,
+});
+
+/** Status code recorded in `metadata.routing[].status_code` (502/504 for failures without one). */
+export const attemptStatus = (f: AttemptFailure): number => (f.status ? f.status : f.kind === "timeout" ? 504 : 502);
+
+/** The error returned to the caller when the last attempt failed. */
+export function finalError(last: AttemptFailure, attempts: number, provider: string): ApiError {
+  if (last.kind === "http" && !last.retryable) {
+    const type: ErrorType = last.status === 401 ? "authentication_error" : last.status === 403 ? "permission_error" : last.status === 404 ? "not_found_error" : "invalid_request_error";
+    return new ApiError(last.status as 400, `${provider}: ${last.message}`, { type, code: `upstream_${last.status}` });
+  }
+  const what = attempts > 1 ? `All ${attempts} provider attempts failed; last (${provider})` : `The provider ${provider} failed`;
+  if (last.status === 429) return new ApiError(429, `${what}: rate limited: ${last.message}`, { type: "rate_limit_error", code: "upstream_rate_limited" });
+  if (last.kind === "timeout") return new ApiError(504, `${what}: ${last.message}`, { type: "timeout_error", code: "upstream_timeout" });
+  return new ApiError(502, `${what}: ${last.message}`, { type: "upstream_error", code: "upstream_error" });
+}

@@ -1,0 +1,97 @@
+/**
+ * Isolate view of the live metrics: a snapshot of the global ProviderMetrics object refreshed in
+ * the background (stale-while-revalidate, every REFRESH_MS), plus the attempts this isolate made
+ * that the snapshot does not contain yet. Routing never waits for it: before the first snapshot
+ * arrives every provider has the defaults (100% uptime, unknown speed), which is what a fresh
+ * isolate should assume.
+ */
+import type { Env } from "../env";
+import { metricsStub } from "../durable-objects/provider-metrics";
+import { addSample, mergeBuckets, seriesKey, summarize, type AttemptSample, type Bucket, type Series } from "./metrics";
+import type { RouteStats } from "./score";
+
+const REFRESH_MS = 5_000;
+
+interface Pending {
+  sample: AttemptSample;
+  /** When the DO acknowledged the write (epoch ms), null while in flight. */
+  flushedAt: number | null;
+}
+
+let snapshot: Series = {};
+let snapshotAt = 0;
+let refreshing: Promise<void> | null = null;
+let pending: Pending[] = [];
+const inFlight = new Set<Promise<void>>();
+
+function refresh(env: Env): Promise<void> {
+  if (refreshing) return refreshing;
+  const startedAt = Date.now();
+  refreshing = metricsStub(env)
+    .snapshot()
+    .then((s) => {
+      snapshot = s;
+      snapshotAt = Date.now();
+      // Samples whose write landed before this read started are in the snapshot now.
+      pending = pending.filter((p) => p.flushedAt === null || p.flushedAt > startedAt);
+    })
+    .catch((err: unknown) => {
+      snapshotAt = Date.now(); // back off for one period instead of hammering a failing object
+      console.warn("provider metrics refresh failed", err instanceof Error ? err.message : String(err));
+    })
+    .finally(() => {
+      refreshing = null;
+    });
+  return refreshing;
+}
+
+/** Starts a background refresh when the snapshot is older than REFRESH_MS. Never blocks. */
+export function maybeRefreshMetrics(env: Env, waitUntil: (p: Promise<unknown>) => void): void {
+  if (Date.now() - snapshotAt >= REFRESH_MS && !refreshing) waitUntil(refresh(env));
+}
+
+/** Current stats of one provider+model (snapshot + this isolate's unflushed attempts). */
+export function routeStats(provider: string, model: string, now = Date.now()): RouteStats {
+  const key = seriesKey(provider, model);
+  let buckets: Bucket[] = snapshot[key] ?? [];
+  const local = pending.filter((p) => p.sample.provider === provider && p.sample.model === model);
+  if (local.length) {
+    let extra: Bucket[] = [];
+    for (const p of local) extra = addSample(extra, p.sample);
+    buckets = mergeBuckets(buckets, extra);
+  }
+  const s = summarize(buckets, now);
+  return { uptime: s.uptime, throughput: s.throughput, latencyMs: s.latencyMs };
+}
+
+/** Feeds attempts to this isolate's view at once and to the global object in the background. */
+export function reportAttempts(env: Env, waitUntil: (p: Promise<unknown>) => void, samples: AttemptSample[]): void {
+  if (!samples.length) return;
+  const entries: Pending[] = samples.map((sample) => ({ sample, flushedAt: null }));
+  pending.push(...entries);
+  if (pending.length > 10_000) pending = pending.slice(-10_000);
+  const write = metricsStub(env)
+    .record(samples)
+    .then(() => {
+      const at = Date.now();
+      for (const e of entries) e.flushedAt = at;
+    })
+    .catch((err: unknown) => {
+      console.warn("provider metrics write failed", err instanceof Error ? err.message : String(err));
+    })
+    .finally(() => inFlight.delete(write));
+  inFlight.add(write);
+  waitUntil(write);
+}
+
+/** Resolves once every metrics write this isolate started has finished (tests, shutdown). */
+export async function metricsWritesSettled(): Promise<void> {
+  while (inFlight.size) await Promise.all([...inFlight]);
+}
+
+/** Tests only: forget everything this isolate knows. */
+export function resetLiveMetrics(): void {
+  snapshot = {};
+  snapshotAt = 0;
+  pending = [];
+}

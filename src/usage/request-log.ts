@@ -1,0 +1,91 @@
+/**
+ * One `request_logs` row per gateway request (success, upstream error, cache hit, and 4xx after
+ * authentication), always written off the hot path (waitUntil). Costs are pico-dollars split into
+ * the credit-paid and BYOK parts; the hourly aggregation reads these rows.
+ */
+import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { requestLogs, type RequestKind, type RoutingAttempt } from "../db/schema";
+import type { KeyContext } from "../auth/key-context";
+import type { NormalizedUsage } from "../providers/types";
+import { picoToDbNumber, type Pico } from "../billing/money";
+
+export interface RequestLogInput {
+  logId: string;
+  requestId: string;
+  auth: KeyContext;
+  kind?: RequestKind;
+  sourceApp: string;
+  requestedModel: string;
+  requestedProvider?: string | null;
+  usedModel?: string | null;
+  usedProvider?: string | null;
+  usedRegion?: string | null;
+  statusCode: number;
+  errorType?: string | null;
+  errorMessage?: string | null;
+  finishReason?: string | null;
+  streamed?: boolean;
+  cached?: boolean;
+  clientAborted?: boolean;
+  usage?: NormalizedUsage | null;
+  /** Everything the request cost. */
+  costPico?: Pico;
+  creditsCostPico?: Pico;
+  byokCostPico?: Pico;
+  latencyMs?: number | null;
+  ttftMs?: number | null;
+  routing?: RoutingAttempt[];
+  extra?: Record<string, unknown> | null;
+  createdAt: number;
+}
+
+const MAX_ERROR_MESSAGE = 1000;
+
+export function toLogRow(i: RequestLogInput): typeof requestLogs.$inferInsert {
+  const u = i.usage;
+  return {
+    id: i.logId,
+    requestId: i.requestId,
+    organizationId: i.auth.organization.id,
+    projectId: i.auth.project.id,
+    apiKeyId: i.auth.key.id,
+    kind: i.kind ?? "chat",
+    sourceApp: i.sourceApp,
+    requestedModel: i.requestedModel.slice(0, 300),
+    requestedProvider: i.requestedProvider ?? null,
+    usedModel: i.usedModel ?? null,
+    usedProvider: i.usedProvider ?? null,
+    usedRegion: i.usedRegion ?? null,
+    statusCode: i.statusCode,
+    errorType: i.errorType ?? null,
+    errorMessage: i.errorMessage ? i.errorMessage.slice(0, MAX_ERROR_MESSAGE) : null,
+    finishReason: i.finishReason ?? null,
+    streamed: i.streamed ?? false,
+    cached: i.cached ?? false,
+    clientAborted: i.clientAborted ?? false,
+    promptTokens: u?.promptTokens ?? 0,
+    completionTokens: u?.completionTokens ?? 0,
+    reasoningTokens: u?.reasoningTokens ?? 0,
+    cachedTokens: u?.cachedTokens ?? 0,
+    cacheWriteTokens: (u?.cacheWrite5mTokens ?? 0) + (u?.cacheWrite1hTokens ?? 0),
+    totalTokens: (u?.promptTokens ?? 0) + (u?.completionTokens ?? 0),
+    costPico: picoToDbNumber(i.costPico ?? 0n),
+    creditsCostPico: picoToDbNumber(i.creditsCostPico ?? 0n),
+    byokCostPico: picoToDbNumber(i.byokCostPico ?? 0n),
+    latencyMs: i.latencyMs ?? null,
+    ttftMs: i.ttftMs ?? null,
+    routing: i.routing ?? [],
+    extra: i.extra ?? null,
+    createdAt: i.createdAt,
+  };
+}
+
+/** Inserts the row; never throws (a lost log row must not fail anything else in waitUntil). */
+export async function writeRequestLog(env: Env, input: RequestLogInput): Promise<void> {
+  try {
+    await getDb(env.DB).insert(requestLogs).values(toLogRow(input));
+  } catch (err) {
+    console.error("request log write failed", err instanceof Error ? err.message : String(err));
+  }
+}

@@ -1,0 +1,95 @@
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { getDb } from "../../src/db/client";
+import { iamRules } from "../../src/db/schema";
+import { bumpKeyVersions } from "../../src/keys/sync";
+import { chat, readSse, resetMetrics, user } from "./helpers";
+
+type Body = Record<string, any>;
+let org: SeededOrg;
+beforeAll(async () => {
+  org = await seedOrg();
+});
+beforeEach(resetMetrics);
+
+// One pinned mapping per wire format.
+const FORMATS: Array<[string, string]> = [
+  ["openai", "openai/gpt-4o-mini"],
+  ["azure", "azure/gpt-4o-mini"],
+  ["anthropic", "anthropic/claude-sonnet-4"],
+  ["google", "google-ai-studio/gemini-2.5-flash"],
+  ["bedrock", "aws-bedrock/claude-sonnet-4"],
+];
+
+describe.each(FORMATS)("%s wire format", (_format, model) => {
+  const provider = model.split("/")[0]!;
+
+  it("answers a non-streamed completion", async () => {
+    const res = await chat(org.key, { model, messages: user(`hello ${model} json`) });
+    const body = (await res.json()) as Body;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.metadata.used_provider).toBe(provider);
+    expect(typeof body.choices[0].message.content).toBe("string");
+    expect(body.choices[0].message.content.length).toBeGreaterThan(0);
+    expect(body.usage.prompt_tokens).toBeGreaterThan(0);
+    expect(body.usage.cost).toBeGreaterThan(0);
+  });
+
+  it("streams a completion with tool calls", async () => {
+    const res = await chat(org.key, {
+      model,
+      stream: true,
+      messages: user(`stream ${model} [[fake:tools]]`),
+      tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } } }],
+    });
+    expect(res.status).toBe(200);
+    const { events } = await readSse(res);
+    expect(events.at(-1)).toBe("[DONE]");
+    const chunks = events.filter((e): e is Body => e !== "[DONE]");
+    const calls = chunks.flatMap((c) => c.choices ?? []).flatMap((ch: Body) => ch.delta?.tool_calls ?? []);
+    expect(calls[0]?.id, JSON.stringify(chunks)).toBeTruthy();
+    expect(calls.map((c: Body) => c.function.arguments ?? "").join("")).toBe('{"q":"test"}');
+    const finish = chunks.flatMap((c) => c.choices ?? []).find((ch: Body) => ch.finish_reason);
+    expect(finish.finish_reason).toBe("tool_calls");
+    const usage = chunks.at(-1)!;
+    expect(usage.metadata.used_provider).toBe(provider);
+    expect(usage.usage.completion_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe("IAM rules per mapping", () => {
+  it("routes around a denied provider and answers 403 when every mapping is denied", async () => {
+    const seeded = await seedOrg();
+    const db = getDb(env.DB);
+    await db.insert(iamRules).values({
+      id: `iam_${crypto.randomUUID().slice(0, 12)}`,
+      organizationId: seeded.orgId,
+      level: "key",
+      targetId: seeded.keyId,
+      ruleType: "deny_providers",
+      ruleValue: { providers: ["openai"] },
+    });
+    await bumpKeyVersions(env, { keyIds: [seeded.keyId] });
+    const routed = (await (await chat(seeded.key, { model: "gpt-4o-mini", messages: user("iam 1") })).json()) as Body;
+    expect(routed.metadata.used_provider).toBe("azure");
+
+    const pinned = await chat(seeded.key, { model: "openai/gpt-4o-mini", messages: user("iam 2") });
+    expect(pinned.status).toBe(403);
+    expect(((await pinned.json()) as Body).error.code).toBe("permission_denied");
+
+    await db.insert(iamRules).values({
+      id: `iam_${crypto.randomUUID().slice(0, 12)}`,
+      organizationId: seeded.orgId,
+      level: "key",
+      targetId: seeded.keyId,
+      ruleType: "deny_providers",
+      ruleValue: { providers: ["azure"] },
+    });
+    await bumpKeyVersions(env, { keyIds: [seeded.keyId] });
+    const denied = await chat(seeded.key, { model: "gpt-4o-mini", messages: user("iam 3") });
+    expect(denied.status).toBe(403);
+    const err = (await denied.json()) as Body;
+    expect(err.error).toMatchObject({ type: "invalid_request_error", code: "permission_denied" });
+  });
+});

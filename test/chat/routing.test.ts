@@ -1,0 +1,126 @@
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { call, seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { chat, readSse, resetMetrics, user, waitForLog } from "./helpers";
+
+// llama-3.3-70b-instruct is served by several OpenAI-compatible providers; deepinfra is the
+// cheapest (first choice when all are healthy), nebius the runner-up.
+const MODEL = "llama-3.3-70b-instruct";
+
+let org: SeededOrg;
+beforeAll(async () => {
+  org = await seedOrg();
+});
+beforeEach(resetMetrics);
+
+type Body = Record<string, any>;
+
+describe("smart routing and failover", () => {
+  it("starts on the cheapest healthy provider", async () => {
+    const res = await chat(org.key, { model: MODEL, messages: user("hi") });
+    const body = (await res.json()) as Body;
+    expect(body.metadata.used_provider).toBe("deepinfra");
+  });
+
+  it("skips a failing provider within the request, then starts new requests on the healthy one", async () => {
+    const res = await chat(org.key, { model: MODEL, messages: user("hi [[fake@deepinfra:status=500]]") });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Body;
+    expect(body.metadata.routing).toEqual([
+      expect.objectContaining({ provider: "deepinfra", status_code: 500, succeeded: false }),
+      expect.objectContaining({ provider: "nebius", status_code: 200, succeeded: true }),
+    ]);
+    expect(body.metadata.used_provider).toBe("nebius");
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log.routing).toHaveLength(2);
+
+    const next = await chat(org.key, { model: MODEL, messages: user("hi again") });
+    const nextBody = (await next.json()) as Body;
+    expect(nextBody.metadata.routing).toHaveLength(1);
+    expect(nextBody.metadata.routing[0].provider).toBe("nebius");
+
+    const metrics = (await (await call("/v1/providers/metrics")).json()) as Body;
+    const row = metrics.data.find((r: Body) => r.provider === "deepinfra" && r.model === MODEL);
+    expect(row.errors).toBe(1);
+    expect(row.uptime).toBeLessThan(90);
+  });
+
+  it("retries 429 and network failures, but returns the request's own 4xx without retrying", async () => {
+    const limited = await chat(org.key, { model: MODEL, messages: user("x [[fake@deepinfra:status=429]]") });
+    expect(limited.status).toBe(200);
+    expect(((await limited.json()) as Body).metadata.routing).toHaveLength(2);
+
+    await resetMetrics();
+    const reset = await chat(org.key, { model: MODEL, messages: user("x [[fake@deepinfra:reset]]") });
+    expect(reset.status).toBe(200);
+    expect(((await reset.json()) as Body).metadata.routing[0]).toMatchObject({ provider: "deepinfra", succeeded: false });
+
+    await resetMetrics();
+    const bad = await chat(org.key, { model: MODEL, messages: user("x [[fake@deepinfra:status=400]]") });
+    expect(bad.status).toBe(400);
+    const err = (await bad.json()) as Body;
+    expect(err.error.message).toContain("deepinfra");
+    const log = await waitForLog(bad.headers.get("x-request-id")!);
+    expect(log.routing).toHaveLength(1);
+    expect(log.statusCode).toBe(400);
+  });
+
+  it("gives up after three attempts with a 502 envelope", async () => {
+    const res = await chat(org.key, { model: MODEL, messages: user("x [[fake:status=503]]") });
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as Body;
+    expect(body.error.type).toBe("upstream_error");
+    expect(body.error.message).toMatch(/All 3 provider attempts failed/);
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log.routing).toHaveLength(3);
+    expect(log.costPico).toBe(0);
+    expect(log.statusCode).toBe(502);
+  });
+
+  it("x-no-fallback disables failover", async () => {
+    const res = await chat(org.key, { model: MODEL, messages: user("x [[fake@deepinfra:status=500]]") }, { "x-no-fallback": "true" });
+    expect(res.status).toBe(502);
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log.routing).toHaveLength(1);
+  });
+});
+
+describe("provider-pinned ids", () => {
+  it("stay on the pinned provider while it is healthy, even when it fails", async () => {
+    const res = await chat(org.key, { model: `groq/${MODEL}`, messages: user("x [[fake@groq:status=500]]") });
+    expect(res.status).toBe(502);
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log.routing).toEqual([expect.objectContaining({ provider: "groq", succeeded: false })]);
+    expect(log.requestedProvider).toBe("groq");
+  });
+
+  it("fail over to a healthier provider once the pinned one is below 90% uptime", async () => {
+    const first = await chat(org.key, { model: `groq/${MODEL}`, messages: user("x [[fake@groq:status=500]]") });
+    expect(first.status).toBe(502);
+    const res = await chat(org.key, { model: `groq/${MODEL}`, messages: user("x") });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Body;
+    expect(body.metadata.requested_provider).toBe("groq");
+    expect(body.metadata.used_provider).not.toBe("groq");
+    expect(body.metadata.used_provider).toBe("deepinfra");
+  });
+
+  it("x-no-fallback keeps an unhealthy pinned provider", async () => {
+    await chat(org.key, { model: `groq/${MODEL}`, messages: user("x [[fake@groq:status=500]]") });
+    const res = await chat(org.key, { model: `groq/${MODEL}`, messages: user("x no fallback") }, { "x-no-fallback": "true" });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Body).metadata.used_provider).toBe("groq");
+  });
+});
+
+describe("streams fail over only before the first byte", () => {
+  it("a stream whose provider fails before any output is served by the next one", async () => {
+    const res = await chat(org.key, { model: MODEL, stream: true, messages: user("x [[fake@deepinfra:status=500]]") });
+    expect(res.status).toBe(200);
+    const { events } = await readSse(res);
+    expect(events.at(-1)).toBe("[DONE]");
+    const chunks = events.filter((e): e is Body => e !== "[DONE]");
+    const text = chunks.flatMap((c) => c.choices).map((ch: Body) => ch.delta?.content ?? "").join("");
+    expect(text).toBe(`Hello from nebius/meta-llama/Llama-3.3-70B-Instruct`);
+    expect(chunks.at(-1)!.metadata.routing.map((r: Body) => r.provider)).toEqual(["deepinfra", "nebius"]);
+  });
+});

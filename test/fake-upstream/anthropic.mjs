@@ -1,0 +1,139 @@
+// @ts-check
+/**
+ * Fake Anthropic Messages API: POST /anthropic/v1/messages (x-api-key + anthropic-version
+ * required). Non-streamed `message` objects and the SSE event sequence message_start ->
+ * content_block_start/delta/stop -> message_delta -> message_stop, as in Anthropic's reference.
+ */
+import { failEarly, parseDirectives, pieces, plan, streamWriter } from "./fake-common.mjs";
+
+let seq = 0;
+
+/** @param {unknown} content @returns {string} */
+function textOf(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((/** @type {any} */ b) => {
+      if (!b || typeof b !== "object") return "";
+      if (b.type === "text" && typeof b.text === "string") return b.text;
+      if (b.type === "tool_result") return textOf(b.content);
+      return "";
+    })
+    .join(" ");
+}
+
+/** @param {unknown} content */
+const hasText = (content) =>
+  typeof content === "string" || (Array.isArray(content) && content.some((b) => b && typeof b === "object" && b.type === "text"));
+
+/** @param {number} status */
+function errorBody(status) {
+  const type = status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : status === 401 ? "authentication_error" : status >= 500 ? "api_error" : "invalid_request_error";
+  return { type: "error", error: { type, message: `fake upstream error ${status}` } };
+}
+
+/** @param {import("node:http").ServerResponse} res @param {number} status @param {string} type @param {string} message */
+function reject(res, status, type, message) {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ type: "error", error: { type, message } }));
+}
+
+const STOP = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use" };
+
+/** @type {import("./server.mjs").FakeRoute[]} */
+export const anthropicRoutes = [
+  {
+    name: "anthropic messages",
+    match: (req) => req.method === "POST" && req.provider === "anthropic" && req.path === "/v1/messages",
+    async handle(req, res) {
+      if (!req.headers["x-api-key"]) return reject(res, 401, "authentication_error", "x-api-key header is required");
+      if (!req.headers["anthropic-version"]) return reject(res, 400, "invalid_request_error", "anthropic-version header is required");
+      const body = req.body;
+      if (!body || !Array.isArray(body.messages)) return reject(res, 400, "invalid_request_error", "messages: Field required");
+      if (typeof body.max_tokens !== "number") return reject(res, 400, "invalid_request_error", "max_tokens: Field required");
+      /** @type {any[]} */
+      const messages = body.messages;
+      for (let i = 1; i < messages.length; i++) {
+        if (messages[i].role === messages[i - 1].role) return reject(res, 400, "invalid_request_error", "messages: roles must alternate between \"user\" and \"assistant\"");
+      }
+      const model = String(body.model ?? "");
+      const lastUser = [...messages].reverse().find((m) => m && m.role === "user" && hasText(m.content));
+      const d = parseDirectives(textOf(lastUser?.content), req.provider);
+      if (failEarly(d, res, errorBody)) return;
+      const last = messages[messages.length - 1];
+      const lastResult = Array.isArray(last?.content) ? last.content.find((/** @type {any} */ b) => b && b.type === "tool_result") : undefined;
+      const system = typeof body.system === "string" ? body.system : textOf(body.system);
+      const p = plan({
+        provider: req.provider,
+        model,
+        directives: d,
+        allText: [system, ...messages.map((m) => textOf(m?.content))].join(" "),
+        tools: Array.isArray(body.tools) ? body.tools.map((/** @type {any} */ t) => ({ name: t.name, parameters: t.input_schema })) : [],
+        toolResult: lastResult ? textOf(lastResult.content) : undefined,
+      });
+      const read = p.usage.cached;
+      const w5m = p.usage.cacheWrite5m;
+      const w1h = p.usage.cacheWrite1h;
+      const usage = {
+        input_tokens: Math.max(0, p.usage.prompt - read - w5m - w1h),
+        cache_creation_input_tokens: w5m + w1h,
+        cache_read_input_tokens: read,
+        cache_creation: { ephemeral_5m_input_tokens: w5m, ephemeral_1h_input_tokens: w1h },
+        output_tokens: p.usage.completion,
+        service_tier: "standard",
+      };
+      const id = `msg_fake_${++seq}`;
+      const stopReason = STOP[p.finish];
+      /** @type {any[]} */
+      const content = [];
+      if (p.reasoning) content.push({ type: "thinking", thinking: p.reasoning, signature: "fake-signature" });
+      if (p.text) content.push({ type: "text", text: p.text });
+      p.toolCalls.forEach((t, i) => content.push({ type: "tool_use", id: `toolu_fake_${i}`, name: t.name, input: t.args }));
+
+      if (!body.stream) {
+        res.writeHead(200, { "content-type": "application/json", "request-id": `req_fake_${seq}` });
+        if (d.has("malformed")) return void res.end('{"id":"msg_broken","content":[');
+        res.end(JSON.stringify({ id, type: "message", role: "assistant", model, content, stop_reason: stopReason, stop_sequence: null, usage }));
+        return;
+      }
+
+      /** @param {string} event @param {unknown} data */
+      const sse = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+      /** @type {string[]} */
+      const frames = [
+        sse("message_start", { type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }),
+        sse("ping", { type: "ping" }),
+      ];
+      content.forEach((block, index) => {
+        if (block.type === "thinking") {
+          frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } }));
+          for (const t of pieces(block.thinking)) frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: t } }));
+          frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } }));
+        } else if (block.type === "text") {
+          frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }));
+          for (const t of pieces(block.text, d.has("huge") ? 50 : 1)) frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: t } }));
+        } else {
+          frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } }));
+          const json = JSON.stringify(block.input);
+          const half = Math.ceil(json.length / 2);
+          frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: "" } }));
+          frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(0, half) } }));
+          frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(half) } }));
+        }
+        frames.push(sse("content_block_stop", { type: "content_block_stop", index }));
+      });
+      if (d.has("error_midstream")) {
+        frames.push(sse("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }));
+      } else if (d.has("malformed")) {
+        frames.push("event: content_block_delta\ndata: {not json\n\n");
+      } else {
+        frames.push(sse("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: p.usage.completion } }));
+        if (!d.has("no_done")) frames.push(sse("message_stop", { type: "message_stop" }));
+      }
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const w = streamWriter(d, res, frames.length);
+      for (const f of frames) if (!(await w.write(f))) return;
+      w.end();
+    },
+  },
+];

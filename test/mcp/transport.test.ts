@@ -1,0 +1,151 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { getDb } from "../../src/db/client";
+import { apiKeys } from "../../src/db/schema";
+import { syncKeys } from "../../src/keys/sync";
+import { BASE, connectClient, initializeMessage, rpc, workerFetch } from "./helpers";
+
+let org: SeededOrg;
+
+beforeAll(async () => {
+  org = await seedOrg();
+});
+
+describe("MCP Streamable HTTP transport", () => {
+  it("initialize answers JSON with the configured protocol version and server info", async () => {
+    const res = await rpc(initializeMessage(1, "2024-11-05"), { key: org.key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    const body = (await res.json()) as { id: number; result: { protocolVersion: string; serverInfo: { name: string }; capabilities: { tools?: unknown } } };
+    expect(body.id).toBe(1);
+    expect(body.result.protocolVersion).toBe("2024-11-05");
+    expect(body.result.serverInfo.name).toBe("switchboard");
+    expect(body.result.capabilities.tools).toBeDefined();
+  });
+
+  it("accepts newer versions the SDK knows and falls back to 2024-11-05 for unknown ones", async () => {
+    const newer = (await (await rpc(initializeMessage(2, "2025-06-18"), { key: org.key })).json()) as { result: { protocolVersion: string } };
+    expect(newer.result.protocolVersion).toBe("2025-06-18");
+    const unknown = (await (await rpc(initializeMessage(3, "1999-01-01"), { key: org.key })).json()) as { result: { protocolVersion: string } };
+    expect(unknown.result.protocolVersion).toBe("2024-11-05");
+  });
+
+  it("honours MCP-Protocol-Version: supported ok, unsupported 400", async () => {
+    const ok = await rpc({ jsonrpc: "2.0", id: 5, method: "tools/list" }, { key: org.key, headers: { "mcp-protocol-version": "2024-11-05" } });
+    expect(ok.status).toBe(200);
+    const bad = await rpc({ jsonrpc: "2.0", id: 6, method: "tools/list" }, { key: org.key, headers: { "mcp-protocol-version": "2099-01-01" } });
+    expect(bad.status).toBe(400);
+    const body = (await bad.json()) as { error: { message: string } };
+    expect(body.error.message).toMatch(/Unsupported protocol version/);
+  });
+
+  it("answers a notification with an empty 202", async () => {
+    const res = await rpc({ jsonrpc: "2.0", method: "notifications/initialized" }, { key: org.key });
+    expect(res.status).toBe(202);
+    expect(await res.text()).toBe("");
+  });
+
+  it("supports JSON-RPC batches in 2024-11-05 and refuses them from 2025-06-18", async () => {
+    const batch = [
+      { jsonrpc: "2.0", id: 10, method: "tools/list" },
+      { jsonrpc: "2.0", id: 11, method: "ping" },
+    ];
+    const ok = await rpc(batch, { key: org.key, headers: { "mcp-protocol-version": "2024-11-05" } });
+    expect(ok.status).toBe(200);
+    const replies = (await ok.json()) as Array<{ id: number }>;
+    expect(replies.map((r) => r.id).sort()).toEqual([10, 11]);
+    const refused = await rpc(batch, { key: org.key, headers: { "mcp-protocol-version": "2025-06-18" } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { code: number } }).error.code).toBe(-32600);
+  });
+
+  it("rejects a body that is not JSON with a JSON-RPC parse error", async () => {
+    const res = await workerFetch(`${BASE}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${org.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: "{nope",
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32700);
+  });
+
+  it("GET with Accept: text/event-stream and DELETE are 405", async () => {
+    const get = await workerFetch(`${BASE}/mcp`, { headers: { accept: "text/event-stream" } });
+    expect(get.status).toBe(405);
+    const del = await workerFetch(`${BASE}/mcp`, { method: "DELETE", headers: { authorization: `Bearer ${org.key}` } });
+    expect(del.status).toBe(405);
+  });
+
+  it("GET without SSE Accept returns public server info; browsers get a setup page", async () => {
+    const info = await workerFetch(`${BASE}/mcp`, { headers: { accept: "application/json" } });
+    expect(info.status).toBe(200);
+    const body = (await info.json()) as { name: string; protocolVersion: string; tools: string[]; transports: { streamableHttp: { url: string } } };
+    expect(body.name).toBe("switchboard");
+    expect(body.protocolVersion).toBe("2024-11-05");
+    expect(body.tools).toHaveLength(8);
+    expect(body.transports.streamableHttp.url).toBe(`${BASE}/mcp`);
+    const page = await workerFetch(`${BASE}/mcp`, { headers: { accept: "text/html,application/xhtml+xml" } });
+    expect(page.headers.get("content-type")).toContain("text/html");
+    const html = await page.text();
+    expect(html).toContain(`${BASE}/mcp`);
+    expect(html).toMatch(/Cursor/);
+    expect(html).toMatch(/Inspector/);
+  });
+
+  it("unauthorized requests get 401, a JSON-RPC error body and an RFC 9728 challenge", async () => {
+    for (const key of [undefined, "swb_" + "x".repeat(40), "not-a-key"]) {
+      const res = await rpc(initializeMessage(), { key });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("www-authenticate")).toContain(`resource_metadata="${BASE}/.well-known/oauth-protected-resource"`);
+      const body = (await res.json()) as { jsonrpc: string; error: { code: number; message: string } };
+      expect(body.jsonrpc).toBe("2.0");
+      expect(body.error.message).toBeTruthy();
+    }
+  });
+
+  it("the challenge's resource_metadata URL serves RFC 9728 metadata for /mcp", async () => {
+    const res = await rpc(initializeMessage());
+    const url = /resource_metadata="([^"]+)"/.exec(res.headers.get("www-authenticate") ?? "")?.[1];
+    expect(url).toBeDefined();
+    const meta = await workerFetch(url!);
+    expect(meta.status).toBe(200);
+    const body = (await meta.json()) as { resource: string; authorization_servers: string[] };
+    expect(body.resource).toBe(`${BASE}/mcp`);
+    expect(body.authorization_servers.length).toBeGreaterThan(0);
+  });
+
+  it("x-api-key works like Authorization: Bearer", async () => {
+    const client = await connectClient(org.key, { useXApiKey: true });
+    const { tools } = await client.listTools();
+    expect(tools.length).toBe(8);
+    await client.close();
+  });
+
+  it("a disabled key is refused at once (401)", async () => {
+    const extra = await import("../helpers/fixtures").then((f) => f.addKey(org, { description: "to disable" }));
+    const before = await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { key: extra.token });
+    expect(before.status).toBe(200);
+    const db = getDb(env.DB);
+    const [row] = await db.update(apiKeys).set({ status: "inactive", version: extra.row.version + 1 }).where(eq(apiKeys.id, extra.row.id)).returning();
+    await syncKeys(env, [row!]);
+    const after = await rpc({ jsonrpc: "2.0", id: 2, method: "ping" }, { key: extra.token });
+    expect(after.status).toBe(401);
+    expect(after.headers.get("www-authenticate")).toContain("resource_metadata=");
+  });
+
+  it("lists all eight tools with input and output schemas", async () => {
+    const client = await connectClient(org.key);
+    expect(client.getServerVersion()?.name).toBe("switchboard");
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name).sort();
+    expect(names).toEqual(
+      ["chat", "generate-image", "generate-nano-banana", "get-account", "get-usage", "get-usage-breakdown", "list-image-models", "list-models"].sort(),
+    );
+    for (const t of tools) expect(t.outputSchema, t.name).toBeDefined();
+    const breakdown = tools.find((t) => t.name === "get-usage-breakdown")!;
+    expect(breakdown.inputSchema.required).toEqual(["group_by"]);
+    await client.close();
+  });
+});
