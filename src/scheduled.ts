@@ -2,6 +2,7 @@ import type { Env } from "./env";
 import { aggregateUsageJob } from "./usage/aggregate";
 import { retentionJob } from "./usage/retention";
 import { expireKeysJob } from "./keys/expire";
+import { oauthCleanupJob } from "./oauth/cleanup";
 
 /**
  * Cron entry point (wrangler.jsonc `triggers.crons`). Each job is independent and idempotent;
@@ -16,6 +17,7 @@ const jobs: ScheduledJob[] = [
   expireKeysJob,
   aggregateUsageJob,
   retentionJob,
+  oauthCleanupJob,
   // jobs:end
 ];
 

@@ -182,6 +182,15 @@ describe("POST /v1/images/generations", () => {
     expect(status).toBe(401);
   });
 
+  it("refuses provider-pinned ids for coding-plan keys", async () => {
+    const plan = await addKey(org, { kind: "coding-plan", description: "plan" });
+    const pinned = await call("/v1/images/generations", { method: "POST", key: plan.token, ...json({ prompt: "x", model: "openai/gpt-image-1" }) });
+    expect(pinned.status).toBe(400);
+    expect(((await pinned.json()) as { error: { param: string } }).error.param).toBe("model");
+    const canonical = await call("/v1/images/generations", { method: "POST", key: plan.token, ...json({ prompt: "x", model: "gpt-image-1" }) });
+    expect(canonical.status).toBe(200);
+  });
+
   it("requires a gateway key", async () => {
     const res = await call("/v1/images/generations", { method: "POST", ...json({ prompt: "x", model: "gpt-image-1" }) });
     expect(res.status).toBe(401);

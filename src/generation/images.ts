@@ -222,6 +222,9 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
   const { model, size, n } = resolved;
   const prompt = body.prompt;
   if (typeof prompt !== "string" || !prompt.trim()) throw badRequest("'prompt' is required.", "prompt");
+  if (resolved.requestedProvider && input.auth.key.kind === "coding-plan") {
+    throw badRequest("Coding-plan keys accept only canonical model ids (no 'provider/' prefix).", "model", "provider_pinning_not_allowed");
+  }
 
   const estimate = resolved.candidates.map((c) => estimateImageCost(c.mapping, size, n, prompt.length)).reduce(maxPico, 0n);
   const admission = await admitKey(env, input.auth, estimate);

@@ -128,6 +128,9 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
   const ref = parseModelRef(requested);
   if (ref.kind === "unknown" || ref.model.kind !== "video") throw badRequest(`The model '${requested}' is not a video generation model.`, "model", "model_not_found");
   if (isDeactivated(ref.model, started)) throw badRequest(`The model '${requested}' has been deactivated.`, "model", "model_deactivated");
+  if (ref.kind === "pinned" && input.auth.key.kind === "coding-plan") {
+    throw badRequest("Coding-plan keys accept only canonical model ids (no 'provider/' prefix).", "model", "provider_pinning_not_allowed");
+  }
   const model = ref.model;
   const mappings = ref.kind === "pinned" ? [ref.mapping] : model.mappings;
   const candidates = mappings.flatMap((mapping) => {

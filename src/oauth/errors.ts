@@ -2,6 +2,8 @@
  * OAuth endpoints answer errors the RFC way (RFC 6749 5.2, RFC 7591 3.2.2): JSON
  * `{error, error_description}`, never the gateway's envelope, because OAuth clients parse these.
  */
+import type { Context } from "hono";
+
 export type OAuthErrorCode =
   | "invalid_request"
   | "invalid_client"
@@ -27,8 +29,8 @@ export class OAuthError extends Error {
   }
 }
 
-export function oauthErrorResponse(err: OAuthError): Response {
-  const headers: Record<string, string> = { "content-type": "application/json", "cache-control": "no-store", pragma: "no-cache" };
+export function oauthErrorResponse(c: Context, err: OAuthError): Response {
+  const headers: Record<string, string> = { "cache-control": "no-store", pragma: "no-cache" };
   if (err.basicChallenge) headers["www-authenticate"] = 'Basic realm="switchboard-oauth", charset="UTF-8"';
-  return new Response(JSON.stringify({ error: err.code, error_description: err.description }), { status: err.status, headers });
+  return c.json({ error: err.code, error_description: err.description }, err.status, headers);
 }

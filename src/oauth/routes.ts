@@ -75,7 +75,7 @@ const handleOAuth = async (c: Context<AppEnv>, fn: () => Promise<Response>): Pro
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof OAuthError) return oauthErrorResponse(err);
+    if (err instanceof OAuthError) return oauthErrorResponse(c, err);
     throw err;
   }
 };

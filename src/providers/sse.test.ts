@@ -61,6 +61,11 @@ describe("SSE parser", () => {
     expect((await it.next()).done).toBe(true);
   });
 
+  it("keeps a CR pending across an empty chunk", () => {
+    const p = new SseParser();
+    expect([...p.push("data: a\r"), ...p.push(""), ...p.push("\ndata: b\r\n\r\n")]).toEqual([{ data: "a\nb" }]);
+  });
+
   it("the incremental parser ignores unknown fields and empty frames", () => {
     const p = new SseParser();
     expect(p.push("retry: 10\n\n\nfoo: bar\ndata\n\n")).toEqual([{ data: "" }]);

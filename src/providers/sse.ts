@@ -24,6 +24,7 @@ export class SseParser {
 
   push(text: string): SseFrame[] {
     const frames: SseFrame[] = [];
+    if (text === "") return frames;
     let chunk = text;
     if (this.lastWasCR && chunk.startsWith("\n")) chunk = chunk.slice(1);
     this.lastWasCR = false;

@@ -8,7 +8,9 @@ import type { ModelDefinition, ProviderInfo, ProviderMapping } from "../catalog/
 
 // ---------- OpenAI Chat Completions request (what callers send) ----------
 
-export interface TextPart { type: "text"; text: string }
+/** Prompt-cache breakpoint (Anthropic `cache_control`); adapters of other formats drop it. */
+export interface CacheControl { type: "ephemeral"; ttl?: "5m" | "1h" }
+export interface TextPart { type: "text"; text: string; cache_control?: CacheControl }
 export interface ImagePart { type: "image_url"; image_url: { url: string; detail?: "auto" | "low" | "high" } }
 export interface AudioPart { type: "input_audio"; input_audio: { data: string; format: string } }
 export interface FilePart { type: "file"; file: { file_data?: string; file_id?: string; filename?: string } }

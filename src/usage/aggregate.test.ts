@@ -57,7 +57,7 @@ describe("aggregateUsage", () => {
   });
 
   it("catches up after missed runs and records updatedAt", async () => {
-    const later = T0 + 5 * HOUR_MS + 10 * 60_000;
+    const later = T0 + 5 * HOUR_MS + FINAL_GRACE_MS + 60_000;
     await log(T0 + 4 * HOUR_MS + 1, 4);
     await aggregateUsage(env, later);
     expect(await hourRows()).toEqual([

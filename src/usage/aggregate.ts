@@ -17,8 +17,11 @@ import { getDb, type Db } from "../db/client";
 import { aggregationState } from "../db/schema";
 
 export const HOUR_MS = 3_600_000;
-/** Request logs are written off the hot path; give late writes this long before an hour is final. */
-export const FINAL_GRACE_MS = 5 * 60_000;
+/**
+ * Request logs are written off the hot path (batched, after long streams) with `created_at` = the
+ * request's start; give such late rows this long before an hour is final.
+ */
+export const FINAL_GRACE_MS = 15 * 60_000;
 /** Largest range rebuilt by one statement pair. */
 const MAX_CATCH_UP_MS = 7 * 24 * HOUR_MS;
 /** Bounds one run's work; the next run goes on from where this one stopped. */

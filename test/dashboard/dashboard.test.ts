@@ -106,6 +106,16 @@ describe("sign-in and sessions", () => {
     expect(statuses[10]).toBe(429);
   });
 
+  it("rate-limits attempts per client IP across e-mails", async () => {
+    const ip = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
+    let limited = 0;
+    for (let i = 0; i < 52; i++) {
+      const res = await call("/api/auth/sign-in", { method: "POST", body: JSON.stringify({ email: `u${i}-${ip}@example.test`, password: "x" }), headers: { "content-type": "application/json", "cf-connecting-ip": ip } });
+      if (res.status === 429) limited++;
+    }
+    expect(limited).toBe(2);
+  });
+
   it("requires a session, the CSRF token and a same-site origin; sign-out ends the session", async () => {
     const org = await seedOrg();
     const s = await signIn(org.ownerEmail, org.ownerPassword);

@@ -5,6 +5,10 @@
  * `[[fake:reset_after=N]]` on a streamed OpenAI-compatible chat completion: N content chunks
  * (`w1 `, `w2 `, ...) are sent, then the TCP connection is destroyed without a finish chunk or
  * [DONE]: a connection reset after real output reached the client.
+ *
+ * `[[fake:echo_key]]` on any OpenAI-compatible chat completion: a 401 whose message quotes the
+ * credential it received, as some providers do ("Incorrect API key provided: sk-..."). The gateway
+ * must not pass it on to its caller or its logs.
  */
 import { parseDirectives, num, sleep } from "./fake-common.mjs";
 
@@ -20,8 +24,20 @@ function lastUserText(messages) {
   return Array.isArray(c) ? c.map((p) => (p && typeof p.text === "string" ? p.text : "")).join(" ") : "";
 }
 
+/** @param {import("./server.mjs").FakeRequest} req */
+const directivesOf = (req) => parseDirectives(lastUserText(req.body?.messages), req.provider);
+
 /** @type {import("./server.mjs").FakeRoute[]} */
 export const faultRoutes = [
+  {
+    name: "chat completion 401 echoing the credential",
+    match: (req) => req.method === "POST" && req.path.endsWith("/chat/completions") && !OTHER_FORMATS.has(req.provider) && directivesOf(req).has("echo_key"),
+    handle(req, res) {
+      const presented = String(req.headers.authorization ?? req.headers["api-key"] ?? "").replace(/^Bearer\s+/i, "");
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${presented}. You can find your API key at https://example.test/keys.`, type: "invalid_request_error", param: null, code: "invalid_api_key" } }));
+    },
+  },
   {
     name: "streamed chat completion reset after N chunks",
     match: (req) =>

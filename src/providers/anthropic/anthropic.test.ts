@@ -117,6 +117,18 @@ describe("anthropic adapter: request", () => {
     expect(buildAnthropicBody({ model: "m", reasoning_effort: "high", messages: [{ role: "user", content: "x" }] }, noReasoning, { stream: false })).not.toHaveProperty("thinking");
   });
 
+  it("keeps cache_control breakpoints on system and user text blocks", () => {
+    const body = buildAnthropicBody({
+      model: "m",
+      messages: [
+        { role: "system", content: [{ type: "text", text: "long context", cache_control: { type: "ephemeral", ttl: "1h" } }] },
+        { role: "user", content: [{ type: "text", text: "doc", cache_control: { type: "ephemeral" } }, { type: "text", text: "q" }] },
+      ],
+    }, target, { stream: false });
+    expect(body.system).toEqual([{ type: "text", text: "long context", cache_control: { type: "ephemeral", ttl: "1h" } }]);
+    expect(body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "doc", cache_control: { type: "ephemeral" } }, { type: "text", text: "q" }] }]);
+  });
+
   it("rejects audio input with a 400", () => {
     expect(() => buildAnthropicBody({ model: "m", messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "x", format: "wav" } }] }] }, target, { stream: false })).toThrow(/audio/);
   });

@@ -25,7 +25,8 @@ function imageBlock(url: string): AnthropicBlock {
 function partBlock(part: ContentPart): AnthropicBlock | undefined {
   switch (part.type) {
     case "text":
-      return part.text ? { type: "text", text: part.text } : undefined;
+      if (!part.text) return undefined;
+      return part.cache_control ? { type: "text", text: part.text, cache_control: part.cache_control } : { type: "text", text: part.text };
     case "image_url":
       return imageBlock(part.image_url.url);
     case "file": {
@@ -81,8 +82,14 @@ export function convertMessages(messages: ChatMessage[]): { system: AnthropicBlo
   const out: AnthropicMessage[] = [];
   for (const m of messages) {
     if (m.role === "system" || m.role === "developer") {
-      const text = contentText(m.content);
-      if (text) system.push({ type: "text", text });
+      if (typeof m.content === "string") {
+        if (m.content) system.push({ type: "text", text: m.content });
+      } else {
+        for (const p of m.content) {
+          const b = partBlock(p);
+          if (b) system.push(b);
+        }
+      }
       continue;
     }
     const converted = convertMessage(m);

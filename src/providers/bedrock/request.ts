@@ -87,6 +87,9 @@ function toolChoice(choice: ToolChoice | undefined): Record<string, unknown> | u
   return undefined; // "none" has no Converse equivalent; tools stay declared for earlier tool turns
 }
 
+/** Claude model ids on Bedrock: `anthropic.claude-…` or an inference profile `us.anthropic.claude-…`. */
+const ANTHROPIC_MODEL_RE = /(?:^|\.)anthropic\./;
+
 export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Record<string, unknown> {
   const { system, messages } = convertMessages(req.messages);
   const body: Record<string, unknown> = { messages };
@@ -94,7 +97,8 @@ export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Rec
   const inference: Record<string, unknown> = {};
   let maxTokens = req.max_completion_tokens ?? req.max_tokens;
   const effort = req.reasoning_effort;
-  if (effort && effort !== "none" && target.mapping.reasoning) {
+  // `thinking` is the Anthropic models' field; other Bedrock models reason without a budget knob.
+  if (effort && effort !== "none" && target.mapping.reasoning && ANTHROPIC_MODEL_RE.test(target.mapping.externalId)) {
     const budget = THINKING_BUDGETS[effort] ?? 1024;
     const cap = maxTokens ?? target.mapping.maxOutput;
     maxTokens = budget >= cap ? Math.min(budget + cap, Math.max(target.mapping.maxOutput, cap)) : cap;

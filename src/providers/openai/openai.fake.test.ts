@@ -100,18 +100,4 @@ describe("openai adapter through the fake upstream", () => {
     const cut = await stream(ask("one two three [[fake:truncate]]"));
     expect(cut.some((e) => e.type === "finish")).toBe(false);
   });
-
-  it("uses the Azure deployment URL and api-key header", async () => {
-    const { adapterFor } = await import("../registry");
-    const t = testTarget({ wireFormat: "azure", providerId: "azure", baseUrl: `${env.FAKE_UPSTREAM_URL}/azure`, externalId: "my-deploy", apiKey: "az", settings: { AZURE_API_VERSION: "2025-01-01-preview" } });
-    const r = await adapterFor("azure").buildRequest(ask("hi"), t, { stream: false });
-    expect(r.url).toBe(`${env.FAKE_UPSTREAM_URL}/azure/openai/deployments/my-deploy/chat/completions?api-version=2025-01-01-preview`);
-    expect(r.headers.get("api-key")).toBe("az");
-    expect(r.headers.get("authorization")).toBeNull();
-    const res = await fetch(r);
-    expect(res.status).toBe(200);
-    expect(adapterFor("azure").parseResponse(await res.json(), t).choices[0]?.message.content).toBe("Hello from azure/my-deploy");
-    const events = await collectEvents(adapterFor("azure").parseStream((await fetch(await adapterFor("azure").buildRequest(ask("hi"), t, { stream: true }))).body!, t));
-    expect(events).toContainEqual({ type: "finish", choiceIndex: 0, finishReason: "stop" });
-  });
 });

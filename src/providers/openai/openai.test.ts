@@ -76,6 +76,11 @@ describe("openai adapter: request", () => {
     expect(plain.messages).toEqual([{ role: "assistant", content: "a" }]);
   });
 
+  it("drops Anthropic-only cache_control markers from content parts", () => {
+    const body = buildOpenAIBody(req({ messages: [{ role: "user", content: [{ type: "text", text: "a", cache_control: { type: "ephemeral" } }] }] }), testTarget({ wireFormat: "openai" }), { stream: false });
+    expect(body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "a" }] }]);
+  });
+
   it("asks for stream usage unless the quirk says the provider does not understand it", () => {
     const s = buildOpenAIBody(req({ stream: true, stream_options: { include_usage: false } }), testTarget({ wireFormat: "openai" }), { stream: true });
     expect(s).toMatchObject({ stream: true, stream_options: { include_usage: true } });
@@ -141,6 +146,13 @@ describe("openai adapter: response", () => {
     const u = parseOpenAIUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_cache_hit_tokens: 6, num_search_queries: 2 });
     expect(u.cachedTokens).toBe(6);
     expect(u.webSearchRequests).toBe(2);
+  });
+
+  it("adds reasoning to completion tokens when the provider counts it outside (total = p + c + r)", () => {
+    const u = parseOpenAIUsage({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 45, completion_tokens_details: { reasoning_tokens: 30 } });
+    expect(u).toMatchObject({ completionTokens: 35, reasoningTokens: 30 });
+    const inside = parseOpenAIUsage({ prompt_tokens: 10, completion_tokens: 35, total_tokens: 45, completion_tokens_details: { reasoning_tokens: 30 } });
+    expect(inside).toMatchObject({ completionTokens: 35, reasoningTokens: 30 });
   });
 
   it("throws on a body without choices", () => {

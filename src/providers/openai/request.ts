@@ -14,8 +14,19 @@ export const OPENAI_CHAT_FIELDS = [
   "top_p", "user", "verbosity", "web_search_options",
 ] as const;
 
+/** Text parts without the Anthropic-only `cache_control` marker. */
+function stripCacheControl(content: unknown): unknown {
+  if (!Array.isArray(content)) return content;
+  return content.map((p: unknown) => {
+    if (typeof p !== "object" || p === null || !("cache_control" in p)) return p;
+    const { cache_control: _drop, ...rest } = p as Record<string, unknown>;
+    return rest;
+  });
+}
+
 function mapMessage(m: ChatMessage, quirks: OpenAICompatQuirks): Record<string, unknown> {
   const out: Record<string, unknown> = { ...m };
+  if ("content" in out) out.content = stripCacheControl(out.content);
   if (m.role === "assistant" && "reasoning" in out) {
     const reasoning = out.reasoning;
     delete out.reasoning;

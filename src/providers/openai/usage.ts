@@ -19,6 +19,10 @@ export function parseOpenAIUsage(raw: unknown): NormalizedUsage {
   usage.imageInputTokens = count(prompt.image_tokens);
   usage.videoInputTokens = count(prompt.video_tokens);
   usage.reasoningTokens = count(completion.reasoning_tokens ?? u.reasoning_tokens);
+  // Some providers (xAI) count reasoning outside completion_tokens: total = prompt + completion + reasoning.
+  if (usage.reasoningTokens > 0 && count(u.total_tokens) === usage.promptTokens + usage.completionTokens + usage.reasoningTokens) {
+    usage.completionTokens += usage.reasoningTokens;
+  }
   usage.audioOutputTokens = count(completion.audio_tokens);
   usage.imageOutputTokens = count(completion.image_tokens);
   const serverTools = asRecord(u.server_tool_use);

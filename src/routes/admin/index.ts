@@ -24,11 +24,12 @@ const requireAdminToken: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-/** Starting balance: decimal USD, small enough to stay exact in the per-request number path. */
+/** Starting balance: decimal USD, small enough to stay an exact JS number of pico-dollars. */
+const MAX_START_CREDITS = parseUsd("9000");
 const credits = z
   .string()
   .refine((v) => isDecimalString(v) && !v.startsWith("-"), "must be a non-negative decimal string, e.g. \"25.00\"")
-  .refine((v) => !isDecimalString(v) || parseUsd(v) <= BigInt(Number.MAX_SAFE_INTEGER), "must be at most 9000 USD");
+  .refine((v) => !isDecimalString(v) || parseUsd(v) <= MAX_START_CREDITS, "must be at most 9000 USD");
 
 export const bootstrapBody = z.object({
   name: z.string().trim().min(1).max(200),

@@ -43,6 +43,10 @@ export type AttemptResult =
 
 const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/** Some providers quote the credential they got ("Incorrect API key provided: sk-..."): never pass it on. */
+export const redactCredential = (message: string, apiKey: string | null | undefined): string =>
+  apiKey && apiKey.length >= 4 ? message.split(apiKey).join("[redacted]") : message;
+
 export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, stream: boolean): Promise<AttemptResult> {
   const timeoutMs = upstreamTimeoutMs(env);
   const started = Date.now();
@@ -87,7 +91,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
       // body lost; the status says enough
     }
     const info = adapter.parseError(res.status, text);
-    return fail(classifyHttp(res.status, cand.credential.source, info.message, info.type));
+    return fail(classifyHttp(res.status, cand.credential.source, redactCredential(info.message, target.apiKey), info.type));
   }
 
   if (!stream) {

@@ -84,7 +84,10 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
   } catch (err) {
     if (err instanceof ApiError) {
       if (!run.logged) recordRejection(run, err);
-    } else if (run.admitted) input.waitUntil(settleRequest(input.env, run.auth, run.reservationId, { totalPico: 0n, creditsPico: 0n }).catch(logSettleError));
+    } else if (!run.logged) {
+      // A bug: still log the request (as the generic 500 onError renders) and release the reservation.
+      recordRejection(run, new ApiError(500, "Internal server error", { type: "api_error", code: "internal_error" }));
+    }
     throw err;
   }
 }

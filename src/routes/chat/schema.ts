@@ -58,12 +58,24 @@ const toolMessage = z.object({ role: z.literal("tool"), content: textContent, to
 
 const message = z.discriminatedUnion("role", [systemMessage, userMessage, assistantMessage, toolMessage]);
 
+/** Free-form JSON (tool parameters, JSON schemas) may nest at most this deep: deeper input would
+ * overflow the stack of the recursive code that walks it (cache key, schema sanitizers). */
+const MAX_JSON_DEPTH = 64;
+const withinDepth = (v: unknown, depth = 0): boolean => {
+  if (v === null || typeof v !== "object") return true;
+  if (depth >= MAX_JSON_DEPTH) return false;
+  return (Array.isArray(v) ? v : Object.values(v)).every((x) => withinDepth(x, depth + 1));
+};
+const freeFormObject = z
+  .record(z.string(), z.unknown())
+  .refine((v) => withinDepth(v), `must not be nested more than ${MAX_JSON_DEPTH} levels deep`);
+
 const functionTool = z.object({
   type: z.literal("function"),
   function: z.object({
     name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes"),
     description: z.string().optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    parameters: freeFormObject.optional(),
     strict: z.boolean().nullable().optional().transform((v) => v ?? undefined),
   }),
 });
@@ -81,7 +93,7 @@ const responseFormat = z.discriminatedUnion("type", [
     json_schema: z.object({
       name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes"),
       description: z.string().optional(),
-      schema: z.record(z.string(), z.unknown()).optional(),
+      schema: freeFormObject.optional(),
       strict: z.boolean().nullable().optional().transform((v) => v ?? undefined),
     }),
   }),
@@ -93,7 +105,7 @@ const positiveInt = z.number().int().positive();
 const opt = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
 
 export const chatRequestSchema = z.object({
-  model: z.string().min(1, "model is required"),
+  model: z.string().min(1, "model is required").max(512),
   messages: z.array(message).min(1, "at least one message is required"),
   stream: opt(z.boolean()),
   stream_options: opt(z.object({ include_usage: z.boolean().optional() })),

@@ -34,16 +34,18 @@ async function fakeVerify(password: string): Promise<void> {
   await verifyPassword(password, dummyHash);
 }
 
-function requestIp(c: Context): string {
-  return c.req.header("cf-connecting-ip") ?? clientIpFromForwardedFor(c.req.header("x-forwarded-for")) ?? "unknown";
+/** Cloudflare always sets `cf-connecting-ip` in production; locally fall back to X-Forwarded-For. */
+function requestIp(c: Context): string | null {
+  return c.req.header("cf-connecting-ip") ?? clientIpFromForwardedFor(c.req.header("x-forwarded-for"));
 }
 
 async function limitAttempts(c: Context<DashboardEnv>, email: string): Promise<void> {
-  const [byEmail, byIp] = await Promise.all([
+  const ip = requestIp(c);
+  const results = await Promise.all([
     rateLimit(c.env, `signin:email:${email}`, ATTEMPTS_PER_EMAIL, WINDOW_MS),
-    rateLimit(c.env, `signin:ip:${requestIp(c)}`, ATTEMPTS_PER_IP, WINDOW_MS),
+    ...(ip ? [rateLimit(c.env, `signin:ip:${ip}`, ATTEMPTS_PER_IP, WINDOW_MS)] : []),
   ]);
-  const blocked = [byEmail, byIp].filter((r) => !r.allowed);
+  const blocked = results.filter((r) => !r.allowed);
   if (blocked.length > 0) {
     const resetAt = Math.max(...blocked.map((r) => r.resetAt));
     const retryAfter = Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));

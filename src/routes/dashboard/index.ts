@@ -37,7 +37,6 @@ dashboardRoutes.get("/me", requireSession, (c) => {
   });
 });
 dashboardRoutes.use("/keys/*", requireSession);
-dashboardRoutes.use("/keys", requireSession);
 dashboardRoutes.use("/notifications", requireSession);
 dashboardRoutes.route("/keys", dashboardKeyRoutes);
 dashboardRoutes.route("/notifications", dashboardNotificationRoutes);

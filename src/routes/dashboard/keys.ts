@@ -9,7 +9,8 @@ import { z } from "zod";
 import type { DashboardEnv } from "./types";
 import type { SessionInfo } from "../../auth/session";
 import { getDb } from "../../db/client";
-import { apiKeys } from "../../db/schema";
+import { apiKeys, projects } from "../../db/schema";
+import { notFound } from "../../errors/api-error";
 import { validate } from "../../errors/validation";
 import { publicKey, type KeyRow } from "../../keys/create";
 import { issueKey } from "../../keys/issue";
@@ -66,6 +67,11 @@ export const dashboardKeyRoutes = new Hono<DashboardEnv>();
 dashboardKeyRoutes.get("/", validate("query", listQuery), async (c) => {
   const s = c.get("session");
   const { projectId } = c.req.valid("query");
+  if (projectId) {
+    // Another organization's project is a 404, as in the master API.
+    const p = await getDb(c.env.DB).select({ id: projects.id }).from(projects).where(and(eq(projects.id, projectId), eq(projects.organizationId, s.organizationId))).get();
+    if (!p) throw notFound(`Project '${projectId}' not found`, "project_not_found");
+  }
   const conds = [eq(apiKeys.organizationId, s.organizationId), ne(apiKeys.status, "deleted")];
   if (projectId) conds.push(eq(apiKeys.projectId, projectId));
   const mine = ownerFilter(s).createdBy;

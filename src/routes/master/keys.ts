@@ -8,7 +8,7 @@ import { and, desc, eq, ne } from "drizzle-orm";
 import { z } from "zod";
 import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
-import { apiKeys } from "../../db/schema";
+import { apiKeys, projects } from "../../db/schema";
 import { notFound } from "../../errors/api-error";
 import { validate } from "../../errors/validation";
 import { ruleBodySchema } from "../../iam/rule-body";
@@ -19,7 +19,6 @@ import { getKeyRow } from "../../keys/lookup";
 import { updateKey } from "../../keys/update";
 import { deleteKey } from "../../keys/delete";
 import { keyDetail } from "../../keys/view";
-import { projects } from "../../db/schema";
 
 const createBody = z.object({
   projectId: z.string().min(1).max(64),

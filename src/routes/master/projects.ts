@@ -65,9 +65,8 @@ projectRoutes.patch("/:id", validate("param", idParam), validate("json", patchBo
   const orgId = c.get("master").organizationId;
   const current = await loadProject(c.env, orgId, c.req.valid("param").id);
   const body = c.req.valid("json");
-  const row = Object.keys(body).length
-    ? await getDb(c.env.DB).update(projects).set(body).where(eq(projects.id, current.id)).returning().get()
-    : current;
+  if (!Object.keys(body).length) return c.json({ project: publicProject(current) });
+  const row = await getDb(c.env.DB).update(projects).set(body).where(eq(projects.id, current.id)).returning().get();
   // Mode and caching are part of every key's context in this project.
   await bumpKeyVersions(c.env, { projectId: current.id });
   return c.json({ project: publicProject(row ?? current) });
@@ -79,13 +78,15 @@ projectRoutes.delete("/:id", validate("param", idParam), async (c) => {
   if (project.isDefault) throw badRequest("The default project cannot be deleted.", "id", "default_project");
   const db = getDb(c.env.DB);
   const now = Date.now();
-  await db.update(projects).set({ deletedAt: now }).where(eq(projects.id, project.id));
-  // Its keys stop working at once: deleted in D1 and in their KeyState objects.
-  const keys = await db
-    .update(apiKeys)
-    .set({ status: "deleted", deletedAt: now, updatedAt: now, version: sql`${apiKeys.version} + 1` })
-    .where(and(eq(apiKeys.projectId, project.id), ne(apiKeys.status, "deleted")))
-    .returning();
+  // One transaction: the project and its keys are deleted together, then the keys' DOs learn it.
+  const [, keys] = await db.batch([
+    db.update(projects).set({ deletedAt: now }).where(eq(projects.id, project.id)),
+    db
+      .update(apiKeys)
+      .set({ status: "deleted", deletedAt: now, updatedAt: now, version: sql`${apiKeys.version} + 1` })
+      .where(and(eq(apiKeys.projectId, project.id), ne(apiKeys.status, "deleted")))
+      .returning(),
+  ]);
   await syncKeys(c.env, keys);
   return c.json({ message: `Project '${project.id}' deleted.`, deletedKeys: keys.length });
 });

@@ -1,0 +1,83 @@
+/**
+ * Folds StreamEvents back into a ParsedCompletion (for logging, caching and billing a streamed
+ * response). Tool calls are merged by their stable `index`; the last usage event wins.
+ */
+import { emptyUsage, type AssistantMessage, type Choice, type FinishReason, type ImageOutput, type NormalizedUsage, type ParsedCompletion, type StreamEvent } from "./types";
+
+interface ChoiceState {
+  content: string;
+  reasoning: string;
+  tools: Map<number, { id: string; name: string; arguments: string }>;
+  images: ImageOutput[];
+  finish: FinishReason | null;
+}
+
+export class CompletionAccumulator {
+  private readonly choices = new Map<number, ChoiceState>();
+  private usage: NormalizedUsage | undefined;
+  /** The first in-stream error, if any. */
+  error: { message: string; errorType: string; status?: number } | undefined;
+
+  private choice(i: number): ChoiceState {
+    let c = this.choices.get(i);
+    if (!c) {
+      c = { content: "", reasoning: "", tools: new Map(), images: [], finish: null };
+      this.choices.set(i, c);
+    }
+    return c;
+  }
+
+  push(e: StreamEvent): void {
+    switch (e.type) {
+      case "delta": {
+        const c = this.choice(e.choiceIndex);
+        if (e.delta.content) c.content += e.delta.content;
+        if (e.delta.reasoning) c.reasoning += e.delta.reasoning;
+        if (e.delta.images) c.images.push(...e.delta.images);
+        for (const tc of e.delta.tool_calls ?? []) {
+          const t = c.tools.get(tc.index) ?? { id: "", name: "", arguments: "" };
+          if (tc.id) t.id = tc.id;
+          if (tc.function.name) t.name = tc.function.name;
+          if (tc.function.arguments) t.arguments += tc.function.arguments;
+          c.tools.set(tc.index, t);
+        }
+        break;
+      }
+      case "finish":
+        this.choice(e.choiceIndex).finish = e.finishReason;
+        break;
+      case "usage":
+        this.usage = e.usage;
+        break;
+      case "error":
+        if (!this.error) {
+          this.error = { message: e.message, errorType: e.errorType };
+          if (e.status !== undefined) this.error.status = e.status;
+        }
+        break;
+    }
+  }
+
+  /** Whether every choice seen so far has a finish reason (and at least one choice exists). */
+  get finished(): boolean {
+    return this.choices.size > 0 && [...this.choices.values()].every((c) => c.finish !== null);
+  }
+
+  get hasUsage(): boolean {
+    return this.usage !== undefined;
+  }
+
+  result(): ParsedCompletion {
+    const indexes = this.choices.size ? [...this.choices.keys()].sort((a, b) => a - b) : [0];
+    const choices: Choice[] = indexes.map((index) => {
+      const c = this.choices.get(index) ?? { content: "", reasoning: "", tools: new Map(), images: [], finish: null };
+      const tools = [...c.tools.entries()].sort(([a], [b]) => a - b).map(([, t]) => ({ id: t.id, type: "function" as const, function: { name: t.name, arguments: t.arguments } }));
+      const message: AssistantMessage = { role: "assistant", content: c.content || (tools.length || c.images.length ? null : "") };
+      if (c.reasoning) message.reasoning = c.reasoning;
+      if (tools.length) message.tool_calls = tools;
+      if (c.images.length) message.images = c.images;
+      return { index, message, finish_reason: c.finish };
+    });
+    return { choices, usage: this.usage ?? emptyUsage() };
+  }
+}

@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import type { WireFormat } from "../catalog/types";
+import { adapterFor } from "./registry";
+import { testTarget } from "./test-target";
+
+describe("adapterFor", () => {
+  it.each<[WireFormat, RegExp]>([
+    ["openai", /\/chat\/completions$/],
+    ["azure", /\/openai\/deployments\/test-model\/chat\/completions\?api-version=/],
+    ["anthropic", /\/v1\/messages$/],
+    ["google", /\/v1beta\/models\/test-model:generateContent$/],
+    ["bedrock", /\/model\/test-model\/converse$/],
+  ])("%s builds requests for its own API", async (format, url) => {
+    const target = testTarget({ wireFormat: format, providerId: format === "google" ? "google-ai-studio" : "openai" });
+    const r = await adapterFor(format).buildRequest({ model: "m", messages: [{ role: "user", content: "hi" }] }, target, { stream: false });
+    expect(r.method).toBe("POST");
+    expect(r.url).toMatch(url);
+  });
+});
