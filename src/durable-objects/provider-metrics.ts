@@ -13,6 +13,8 @@ import type { Env } from "../env";
 import { addSample, prune, splitSeriesKey, seriesKey, summarize, type AttemptSample, type Series, type StatsSummary } from "../routing/metrics";
 
 const STORAGE_KEY = "series";
+/** Metrics are persisted at most this often (an evicted object loses at most this much history). */
+const PERSIST_EVERY_MS = 5_000;
 
 export interface MetricsRow extends StatsSummary {
   provider: string;
@@ -21,6 +23,7 @@ export interface MetricsRow extends StatsSummary {
 
 export class ProviderMetrics extends DurableObject<Env> {
   private series: Series | null = null;
+  private persistScheduled = false;
 
   private async load(): Promise<Series> {
     if (!this.series) this.series = (await this.ctx.storage.get<Series>(STORAGE_KEY)) ?? {};
@@ -34,7 +37,16 @@ export class ProviderMetrics extends DurableObject<Env> {
       const key = seriesKey(s.provider, s.model);
       series[key] = addSample(series[key] ?? [], s);
     }
-    await this.ctx.storage.put(STORAGE_KEY, series);
+    // Serializing every series on every request is the expensive part; batch it on an alarm.
+    if (!this.persistScheduled) {
+      this.persistScheduled = true;
+      await this.ctx.storage.setAlarm(Date.now() + PERSIST_EVERY_MS);
+    }
+  }
+
+  override async alarm(): Promise<void> {
+    this.persistScheduled = false;
+    if (this.series) await this.ctx.storage.put(STORAGE_KEY, this.series);
   }
 
   /** Raw buckets of the window, for isolate snapshots. */

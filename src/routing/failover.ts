@@ -9,13 +9,14 @@
  * | HTTP 401/403 with the operator's key       | yes                     | yes                   |
  * | HTTP 401/403 with the caller's own key     | no (their key is bad)   | no                    |
  * | other 4xx (the request itself)             | no, returned as is      | no                    |
+ * | input this provider's format cannot carry  | yes (another may)       | no                    |
  *
  * `x-no-fallback: true` means a single attempt. When every attempt failed the answer is the last
  * failure: a client error keeps its status, 429 stays 429, timeouts become 504, the rest 502.
  */
 import { ApiError, type ErrorType } from "../errors/api-error";
 
-export type FailureKind = "network" | "timeout" | "http" | "malformed" | "stream_error";
+export type FailureKind = "network" | "timeout" | "http" | "malformed" | "stream_error" | "unsupported_input";
 
 export interface AttemptFailure {
   kind: FailureKind;
@@ -55,14 +56,23 @@ export const streamFailure = (message: string, errorType: string): AttemptFailur
   kind: "stream_error", status: 0, message, errorType, retryable: true, providerFault: true,
 });
 
+/** The adapter refused the request (e.g. audio input to a format without audio): try another provider. */
+export const unsupportedInput = (message: string): AttemptFailure => ({
+  kind: "unsupported_input", status: 0, message, errorType: "unsupported_input", retryable: true, providerFault: false,
+});
+
 /** Status code recorded in `metadata.routing[].status_code` (502/504 for failures without one). */
-export const attemptStatus = (f: AttemptFailure): number => (f.status ? f.status : f.kind === "timeout" ? 504 : 502);
+export const attemptStatus = (f: AttemptFailure): number =>
+  f.status ? f.status : f.kind === "timeout" ? 504 : f.kind === "unsupported_input" ? 400 : 502;
 
 /** The error returned to the caller when the last attempt failed. */
 export function finalError(last: AttemptFailure, attempts: number, provider: string): ApiError {
   if (last.kind === "http" && !last.retryable) {
     const type: ErrorType = last.status === 401 ? "authentication_error" : last.status === 403 ? "permission_error" : last.status === 404 ? "not_found_error" : "invalid_request_error";
     return new ApiError(last.status as 400, `${provider}: ${last.message}`, { type, code: `upstream_${last.status}` });
+  }
+  if (last.kind === "unsupported_input") {
+    return new ApiError(400, `${provider}: ${last.message}`, { type: "invalid_request_error", code: "unsupported_input" });
   }
   const what = attempts > 1 ? `All ${attempts} provider attempts failed; last (${provider})` : `The provider ${provider} failed`;
   if (last.status === 429) return new ApiError(429, `${what}: rate limited: ${last.message}`, { type: "rate_limit_error", code: "upstream_rate_limited" });

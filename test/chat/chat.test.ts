@@ -124,6 +124,17 @@ describe("POST /v1/chat/completions (non-streamed)", () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.message).toContain("multiple choices");
   });
+
+  it("answers 400 (not 502) when no provider's wire format can carry the input, and tries none upstream", async () => {
+    const res = await chat(org.key, {
+      model: "anthropic/claude-sonnet-4",
+      messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }] }],
+    });
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(400);
+    expect(body.error.type).toBe("invalid_request_error");
+    expect(body.error.message).toContain("audio");
+  });
 });
 
 describe("POST /v1/chat/completions (streamed)", () => {

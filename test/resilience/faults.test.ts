@@ -306,3 +306,59 @@ describe("streamed faults", () => {
     expect(await expectBilledAsLogged(keyId)).toBe(BigInt(log.costPico));
   });
 });
+
+describe("faults of the other wire formats (pinned provider, no fallback)", () => {
+  const TARGETS = [
+    { model: "anthropic/claude-sonnet-4", provider: "anthropic" },
+    { model: "google-ai-studio/gemini-2.5-flash", provider: "google-ai-studio" },
+  ];
+  const pinned = (t: (typeof TARGETS)[number], content: string, extra: Json = {}) => ({ model: t.model, messages: [{ role: "user", content }], ...extra });
+
+  it.each(TARGETS.flatMap((t) => [
+    { t, directive: "reset", status: 502 },
+    { t, directive: "status=503", status: 502 },
+    { t, directive: "status=429,retry_after=1", status: 429 },
+    { t, directive: "malformed", status: 502 },
+  ]))("$t.provider: $directive -> $status envelope", async ({ t, directive, status }) => {
+    const { key, keyId } = await freshKey();
+    const res = await chat(key, pinned(t, `x [[fake:${directive}]]`), { "x-no-fallback": "true" });
+    const text = await res.text();
+    expect(res.status, text).toBe(status);
+    expectNoStack(text);
+    const json = JSON.parse(text) as Json;
+    expect(json.error.message).toContain(t.provider);
+    expect(text).not.toContain(`test-operator-key-${t.provider}`);
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log).toMatchObject({ statusCode: status, costPico: 0 });
+    expect(await expectBilledAsLogged(keyId)).toBe(0n);
+  });
+
+  it.each(TARGETS.flatMap((t) => [
+    { t, directive: "words=12,truncate" },
+    { t, directive: "words=12,malformed" },
+  ]))("$t.provider stream: $directive -> SSE error event, no charge", async ({ t, directive }) => {
+    const { key, keyId } = await freshKey();
+    const res = await chat(key, pinned(t, `s [[fake:${directive}]]`, { stream: true }), { "x-no-fallback": "true" });
+    expect(res.status).toBe(200);
+    const { events, raw } = await readTimed(res);
+    expectNoStack(raw);
+    expect(events.at(-1)).toBe("[DONE]");
+    expect((events.at(-2) as Json).error, raw.slice(-400)).toMatchObject({ type: "upstream_error" });
+    expect(contentOf(events)).toMatch(/^w1 /);
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log).toMatchObject({ statusCode: 502, costPico: 0, streamed: true });
+    expect(await expectBilledAsLogged(keyId)).toBe(0n);
+  });
+
+  it.each(TARGETS)("$provider: a stream completes and is billed as logged", async (t) => {
+    const { key, keyId } = await freshKey();
+    const res = await chat(key, pinned(t, "s [[fake:words=6,drip=20]]", { stream: true }));
+    const { events } = await readTimed(res);
+    const final = events.at(-2) as Json;
+    expect(final.error).toBeUndefined();
+    expect(contentOf(events).trim()).toBe("w1 w2 w3 w4 w5 w6");
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log.costPico).toBe(Math.round(final.usage.cost * 1e12));
+    expect(await expectBilledAsLogged(keyId)).toBe(BigInt(log.costPico));
+  });
+});

@@ -6,6 +6,8 @@
 import type { Env } from "../../env";
 import type { ChatRequest, ParsedCompletion, StreamEvent, UpstreamTarget } from "../../providers/types";
 import { adapterFor } from "../../providers/registry";
+import { MalformedUpstreamError } from "../../providers/errors";
+import { ApiError } from "../../errors/api-error";
 import type { Candidate } from "../../routing/candidates";
 import { resolveCredential } from "../../routing/credentials";
 import {
@@ -14,6 +16,7 @@ import {
   networkFailure,
   streamFailure,
   timeoutFailure,
+  unsupportedInput,
   type AttemptFailure,
 } from "../../routing/failover";
 
@@ -71,6 +74,9 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
     target = { provider: cand.provider, mapping: cand.mapping, model: cand.model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings };
     upstream = await adapter.buildRequest(req, target, { stream });
   } catch (err) {
+    // The adapter cannot carry this input (a 4xx it raised): another provider may; if none can,
+    // the caller gets that 400 rather than a 502.
+    if (err instanceof ApiError && err.status < 500) return fail(unsupportedInput(err.message));
     // A credential we cannot decrypt or a request we cannot build: not the provider's fault, but
     // another provider may still work.
     return fail({ ...networkFailure(`could not prepare the upstream request: ${errorMessage(err)}`), providerFault: false });
@@ -101,7 +107,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
       clearTimeout(timer);
       return { ok: true, kind: "json", target, parsed, upstreamMs: elapsed() };
     } catch (err) {
-      return fail(timedOut ? timeoutFailure(timeoutMs) : malformedFailure(`malformed upstream response: ${errorMessage(err)}`));
+      return fail(timedOut ? timeoutFailure(timeoutMs) : malformedFailure(err instanceof MalformedUpstreamError ? err.message : `malformed upstream response: ${errorMessage(err)}`));
     }
   }
 

@@ -21,7 +21,9 @@ import type { ChatRequest } from "../../providers/types";
 import { badRequest } from "../../errors/api-error";
 import { describeZodError } from "../../errors/validation";
 
-const textPart = z.object({ type: z.literal("text"), text: z.string() });
+/** Anthropic-style prompt-cache breakpoint; other formats drop it (src/providers/openai strips it). */
+const cacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() });
+const textPart = z.object({ type: z.literal("text"), text: z.string(), cache_control: cacheControl.optional() });
 const imagePart = z.object({
   type: z.literal("image_url"),
   image_url: z.object({ url: z.string().min(1), detail: z.enum(["auto", "low", "high"]).optional() }),
