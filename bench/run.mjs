@@ -63,9 +63,9 @@ if (!process.env.TMPDIR && statSafe("/dev/shm")) {
 process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
 
 // ---------- build ----------
-function build() {
-  const outdir = path.join(root, "dist", "bench");
-  execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+function build({ minify = true } = {}) {
+  const outdir = path.join(root, "dist", minify ? "bench" : "bench-profile");
+  execFileSync("npx", ["wrangler", "deploy", "--dry-run", ...(minify ? ["--minify"] : []), "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
   const files = readdirSync(outdir).filter((f) => f.endsWith(".js") || f.endsWith(".mjs") || f.endsWith(".wasm"));
   let raw = 0;
   let gz = 0;
@@ -126,6 +126,7 @@ async function startSwitchboard(bundle, upstreamUrl) {
     bindings,
     port: 0,
     host: "127.0.0.1",
+    ...(flag("cpu-profile") ? { inspectorPort: 9329 } : {}),
   });
   // migrations
   const db = await sb.mf.getD1Database("DB");
@@ -231,7 +232,7 @@ const r2 = (x) => Math.round(x * 100) / 100;
 
 async function main() {
   console.log(`bench: ${ROUNDS} round(s) x ${SECONDS}s per target; machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`);
-  const bundle = build();
+  const bundle = build({ minify: !flag("cpu-profile") });
   console.log(`bundle: ${(bundle.minifiedBytes / 1024).toFixed(1)} KiB minified, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);
   const upstream = await startFakeUpstream({ port: 0 });
   const sb = await startSwitchboard(bundle, upstream.url);
@@ -247,6 +248,10 @@ async function main() {
       { name: "switchboard canonical", url: `${sb.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: auth, pid: sb.pid },
       { name: "switchboard pinned", url: `${sb.url}/v1/chat/completions`, body: chatBody("openai/gpt-4o-mini"), headers: auth, pid: sb.pid },
     ];
+    if (flag("cpu-profile")) {
+      await cpuProfile(targets[2]);
+      return;
+    }
     if (flag("profile")) {
       // Sequential requests with the gateway's own overhead header, to locate slowness.
       for (const t of targets) {
@@ -352,6 +357,39 @@ async function main() {
     await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), upstream.close()]);
     if (process.env.TMPDIR?.startsWith("/dev/shm/switchboard-bench-")) rmSync(process.env.TMPDIR, { recursive: true, force: true });
   }
+}
+
+/** V8 CPU profile of the Switchboard isolate during a c=32 run: top functions by self time. */
+async function cpuProfile(target) {
+  const { default: WebSocket } = await import("ws");
+  const list = await (await fetch("http://127.0.0.1:9329/json")).json();
+  const entry = list.find((t) => /switchboard/.test(t.title ?? t.id ?? "")) ?? list[0];
+  const ws = new WebSocket(entry.webSocketDebuggerUrl);
+  await new Promise((r) => ws.on("open", r));
+  let id = 0;
+  const pending = new Map();
+  ws.on("message", (m) => {
+    const msg = JSON.parse(String(m));
+    if (msg.id && pending.has(msg.id)) pending.get(msg.id)(msg.result);
+  });
+  const send = (method, params = {}) => new Promise((r) => { pending.set(++id, r); ws.send(JSON.stringify({ id, method, params })); });
+  await cannon({ ...target, connections: 8, seconds: 1 });
+  await send("Profiler.enable");
+  await send("Profiler.setSamplingInterval", { interval: 100 });
+  await send("Profiler.start");
+  const res = await cannon({ ...target, connections: 32, seconds: SECONDS });
+  const { profile } = await send("Profiler.stop");
+  ws.close();
+  const self = new Map();
+  let total = 0;
+  for (const n of profile.nodes) {
+    const f = n.callFrame;
+    const key = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + (n.hitCount ?? 0));
+    total += n.hitCount ?? 0;
+  }
+  console.log(`${res.requests.total} requests; ${total} samples`);
+  for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${((100 * v) / total).toFixed(1)}%  ${k}`);
 }
 
 function renderMarkdown(s) {

@@ -4,11 +4,8 @@
  * Budget alerts (src/billing/budget-alerts.ts) run after settlement; their failures are logged and
  * never affect it.
  */
-import { eq, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
-import { getDb } from "../db/client";
-import { organizations } from "../db/schema";
 import { keyStateStub } from "../durable-objects/key-state";
 import type { Pico } from "./money";
 import { processBudgetAlerts } from "./budget-alerts";
@@ -20,16 +17,22 @@ export interface RequestCost {
   creditsPico: Pico;
 }
 
-export async function settleRequest(env: Env, auth: KeyContext, reservationId: string | null, cost: RequestCost): Promise<void> {
+/**
+ * Settles in the key's DO and, in ONE D1 batch (one round trip, one transaction), debits the
+ * organization's credits and runs `statements` (e.g. the request's log row), so the log row and
+ * the debit are written together or not at all.
+ */
+export async function settleRequest(
+  env: Env,
+  auth: KeyContext,
+  reservationId: string | null,
+  cost: RequestCost,
+  statements: D1PreparedStatement[] = [],
+): Promise<void> {
   const settle = keyStateStub(env, auth.key.id).settle(reservationId, cost.totalPico);
-  const debit =
-    cost.creditsPico > 0n
-      ? getDb(env.DB)
-          .update(organizations)
-          .set({ creditsPico: sql`${organizations.creditsPico} - ${cost.creditsPico.toString()}` })
-          .where(eq(organizations.id, auth.organization.id))
-      : Promise.resolve();
-  const [result] = await Promise.all([settle, debit]);
+  const writes = cost.creditsPico > 0n ? [debitStatement(env, auth.organization.id, cost.creditsPico), ...statements] : statements;
+  const d1 = writes.length === 0 ? Promise.resolve() : writes.length === 1 ? writes[0]!.run() : env.DB.batch(writes);
+  const [result] = await Promise.all([settle, d1]);
   if (result.crossed.length === 0) return;
   try {
     await processBudgetAlerts(env, auth, result.crossed);
@@ -37,3 +40,9 @@ export async function settleRequest(env: Env, auth: KeyContext, reservationId: s
     console.error("budget alerts failed", err instanceof Error ? err.message : String(err));
   }
 }
+
+const DEBIT_SQL = "UPDATE organizations SET credits_pico = credits_pico - CAST(? AS INTEGER) WHERE id = ?";
+
+/** Exact integer arithmetic in SQLite; the amount is bound as text and cast, so no float is involved. */
+const debitStatement = (env: Env, orgId: string, amount: Pico): D1PreparedStatement =>
+  env.DB.prepare(DEBIT_SQL).bind(amount.toString(), orgId);

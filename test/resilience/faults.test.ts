@@ -362,3 +362,27 @@ describe("faults of the other wire formats (pinned provider, no fallback)", () =
     expect(await expectBilledAsLogged(keyId)).toBe(BigInt(log.costPico));
   });
 });
+
+describe("an internal failure after authentication", () => {
+  it("is a generic 500 envelope, and the request still gets its log row", async () => {
+    const { key } = await freshKey();
+    // The KeyState namespace fails (e.g. Durable Objects unavailable): not an ApiError.
+    const brokenKeyState = {
+      idFromName: (name: string) => name,
+      get: () => ({
+        admit: () => Promise.reject(new Error("secret internal detail at /src/durable-objects/key-state.ts:42")),
+        settle: () => Promise.resolve({ spend: {}, crossed: [] }),
+      }),
+    };
+    const { res, settled } = await callWithEnv({ KEY_STATE: brokenKeyState }, "/v1/chat/completions", { method: "POST", key, body: JSON.stringify(body("x")) });
+    const text = await res.text();
+    expect(res.status).toBe(500);
+    expect(text).not.toContain("secret internal detail");
+    expectNoStack(text);
+    expect(JSON.parse(text)).toEqual({ error: { message: "Internal server error", type: "api_error", param: null, code: "internal_error" } });
+    await settled();
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log).toMatchObject({ statusCode: 500, errorType: "internal_error", costPico: 0 });
+    expect(log.errorMessage).not.toContain("secret internal detail");
+  });
+});

@@ -42,7 +42,7 @@ export function chat(key: string, body: unknown, headers: Record<string, string>
  * ENVIRONMENT=production), waiting for its waitUntil work only when asked.
  */
 export async function callWithEnv(
-  overrides: Record<string, string>,
+  overrides: Record<string, unknown>,
   path: string,
   init: RequestInit & { key?: string } = {},
 ): Promise<{ res: Response; settled: () => Promise<void> }> {

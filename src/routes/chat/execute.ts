@@ -12,7 +12,7 @@ import { admitKey } from "../../auth/gateway-key";
 import { ApiError, paymentRequired } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
 import { emptyUsage, type ChatRequest, type NormalizedUsage, type StreamEvent } from "../../providers/types";
-import { settleRequest } from "../../billing/settle";
+import { settleRequest, type RequestCost } from "../../billing/settle";
 import { estimateTextTokens, estimateUpperBound } from "../../billing/estimate";
 import { newId } from "../../lib/ids";
 import { parseChatRequest } from "./schema";
@@ -25,7 +25,7 @@ import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
 import { orgCredits } from "../../routing/credits";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
-import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
+import { requestLogStatement, writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
 import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
 import { replayIterator, startSseStream, type StreamOutcome } from "./stream";
@@ -94,21 +94,23 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
 
 const logSettleError = (err: unknown) => console.error("settlement failed", err instanceof Error ? err.message : String(err));
 
+/**
+ * Off the hot path: settle the reservation (key DO) and write the log row in the same D1 batch as
+ * the credit debit, so a request is logged and charged together or not at all.
+ */
+function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
+  const { env, waitUntil } = run.input;
+  if (!run.admitted) {
+    waitUntil(writeRequestLog(env, log));
+    return;
+  }
+  waitUntil(settleRequest(env, run.auth, run.reservationId, cost, [requestLogStatement(env, log)]).catch(logSettleError));
+}
+
 /** A 4xx/5xx answered by the gateway after authentication: log row, release the reservation. */
 function recordRejection(run: Run, err: ApiError, routing: RoutingAttempt[] = [], streamed = false): void {
-  const { env, waitUntil } = run.input;
   run.logged = true;
-  waitUntil(
-    writeRequestLog(env, {
-      ...baseLog(run),
-      statusCode: err.status,
-      errorType: err.code,
-      errorMessage: err.message,
-      routing,
-      streamed,
-    }),
-  );
-  if (run.admitted) waitUntil(settleRequest(env, run.auth, run.reservationId, { totalPico: 0n, creditsPico: 0n }).catch(logSettleError));
+  finishRequest(run, { ...baseLog(run), statusCode: err.status, errorType: err.code, errorMessage: err.message, routing, streamed });
 }
 
 function baseLog(run: Run): Pick<RequestLogInput, "logId" | "requestId" | "auth" | "sourceApp" | "requestedModel" | "requestedProvider" | "createdAt" | "latencyMs"> {
@@ -277,9 +279,9 @@ function responseHeaders(run: Run, contentType: string): Headers {
 function settleAndLog(s: Served, o: { usage: NormalizedUsage | null; totalPico: bigint; log: Partial<RequestLogInput>; ttftMs: number | null }): void {
   const { env, waitUntil } = s.run.input;
   const { creditsPico, byokPico } = splitCost(o.totalPico, s.cand.credential.source);
-  waitUntil(settleRequest(env, s.run.auth, s.run.reservationId, { totalPico: o.totalPico, creditsPico }).catch(logSettleError));
-  waitUntil(
-    writeRequestLog(env, {
+  finishRequest(
+    s.run,
+    {
       ...baseLog(s.run),
       usedModel: s.cand.modelId,
       usedProvider: s.cand.providerId,
@@ -292,7 +294,8 @@ function settleAndLog(s: Served, o: { usage: NormalizedUsage | null; totalPico: 
       ttftMs: o.ttftMs,
       routing: s.routing,
       ...o.log,
-    }),
+    },
+    { totalPico: o.totalPico, creditsPico },
   );
   reportAttempts(env, waitUntil, s.samples);
 }
@@ -433,20 +436,17 @@ function serveCached(run: Run, hit: CachedAnswer, responseModel: string): Respon
     cached: true,
     routing: [],
   };
-  waitUntil(settleRequest(env, run.auth, run.reservationId, { totalPico: 0n, creditsPico: 0n }).catch(logSettleError));
-  waitUntil(
-    writeRequestLog(env, {
-      ...baseLog(run),
-      usedModel: hit.model,
-      usedProvider: hit.provider,
-      usedRegion: hit.region,
-      statusCode: 200,
-      cached: true,
-      streamed: hit.kind === "stream",
-      usage: hit.usage,
-      ttftMs: 0,
-    }),
-  );
+  finishRequest(run, {
+    ...baseLog(run),
+    usedModel: hit.model,
+    usedProvider: hit.provider,
+    usedRegion: hit.region,
+    statusCode: 200,
+    cached: true,
+    streamed: hit.kind === "stream",
+    usage: hit.usage,
+    ttftMs: 0,
+  });
   const id = newCompletionId();
   const created = Math.floor(Date.now() / 1000);
   if (hit.kind === "json") {
