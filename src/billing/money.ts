@@ -11,8 +11,20 @@ const DECIMAL_RE = /^(-)?(\d+)(?:\.(\d+))?$/;
 
 export const isDecimalString = (s: string): boolean => DECIMAL_RE.test(s);
 
+/** Prices and limits are a small set of strings parsed on every request: parse each once. */
+const parsed = new Map<string, Pico>();
+
 /** "1.5" -> 1_500_000_000_000n. Digits past 12 decimals are rounded half-up. */
 export function parseUsd(value: string): Pico {
+  const hit = parsed.get(value);
+  if (hit !== undefined) return hit;
+  const v = parseUsdUncached(value);
+  if (parsed.size >= 5000) parsed.clear();
+  parsed.set(value, v);
+  return v;
+}
+
+function parseUsdUncached(value: string): Pico {
   const m = DECIMAL_RE.exec(value.trim());
   if (!m) throw new RangeError(`not a decimal amount: ${value}`);
   const [, sign, whole = "0", frac = ""] = m;

@@ -250,4 +250,16 @@ const hasPeriod = (s: KeySnapshot): s is PeriodSnapshot =>
   s.periodUsageLimit !== null && s.periodUsageDurationUnit !== null && s.periodUsageDurationValue !== null && s.periodUsageDurationValue > 0;
 
 /** Stub for a key's DO. */
-export const keyStateStub = (env: Env, keyId: string) => env.KEY_STATE.get(env.KEY_STATE.idFromName(keyId));
+/** idFromName hashes the name; keep the ids of recently used keys (they are plain values). */
+const ids = new Map<string, DurableObjectId>();
+
+export function keyStateStub(env: Env, keyId: string) {
+  let id = ids.get(keyId);
+  if (!id) {
+    if (ids.size >= 10_000) ids.clear();
+    id = env.KEY_STATE.idFromName(keyId);
+    ids.set(keyId, id);
+  }
+  return env.KEY_STATE.get(id);
+}
+

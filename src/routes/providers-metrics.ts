@@ -6,12 +6,14 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-types";
 import { metricsStub } from "../durable-objects/provider-metrics";
+import { sendQueued } from "../routing/live-metrics";
 
 export const providerMetricsRoutes = new Hono<AppEnv>();
 
 const round = (v: number | null, digits: number): number | null => (v === null ? null : Number(v.toFixed(digits)));
 
 providerMetricsRoutes.get("/", async (c) => {
+  await sendQueued(c.env); // this isolate's latest attempts first
   const rows = await metricsStub(c.env).summary();
   rows.sort((a, b) => a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model));
   return c.json({

@@ -22,7 +22,19 @@ let snapshot: Series = {};
 let snapshotAt = 0;
 let refreshing: Promise<void> | null = null;
 let pending: Pending[] = [];
+/** Buckets of `pending` per series, kept up to date incrementally (routing reads them per request). */
+let localBuckets = new Map<string, Bucket[]>();
 const inFlight = new Set<Promise<void>>();
+
+function rebuildLocalBuckets(): void {
+  localBuckets = new Map();
+  for (const p of pending) addLocal(p.sample);
+}
+
+function addLocal(sample: AttemptSample): void {
+  const key = seriesKey(sample.provider, sample.model);
+  localBuckets.set(key, addSample(localBuckets.get(key) ?? [], sample));
+}
 
 function refresh(env: Env): Promise<void> {
   if (refreshing) return refreshing;
@@ -34,6 +46,7 @@ function refresh(env: Env): Promise<void> {
       snapshotAt = Date.now();
       // Samples whose write landed before this read started are in the snapshot now.
       pending = pending.filter((p) => p.flushedAt === null || p.flushedAt > startedAt);
+      rebuildLocalBuckets();
     })
     .catch((err: unknown) => {
       snapshotAt = Date.now(); // back off for one period instead of hammering a failing object
@@ -53,39 +66,60 @@ export function maybeRefreshMetrics(env: Env, waitUntil: (p: Promise<unknown>) =
 /** Current stats of one provider+model (snapshot + this isolate's unflushed attempts). */
 export function routeStats(provider: string, model: string, now = Date.now()): RouteStats {
   const key = seriesKey(provider, model);
-  let buckets: Bucket[] = snapshot[key] ?? [];
-  const local = pending.filter((p) => p.sample.provider === provider && p.sample.model === model);
-  if (local.length) {
-    let extra: Bucket[] = [];
-    for (const p of local) extra = addSample(extra, p.sample);
-    buckets = mergeBuckets(buckets, extra);
-  }
+  const local = localBuckets.get(key);
+  const buckets: Bucket[] = local?.length ? mergeBuckets(snapshot[key] ?? [], local) : (snapshot[key] ?? []);
   const s = summarize(buckets, now);
   return { uptime: s.uptime, throughput: s.throughput, latencyMs: s.latencyMs };
 }
 
-/** Feeds attempts to this isolate's view at once and to the global object in the background. */
+/** Samples not yet sent to the global object; sent at most every SEND_EVERY_MS. */
+let unsent: Pending[] = [];
+let lastSentAt = 0;
+const SEND_EVERY_MS = 1_000;
+
+/**
+ * Feeds attempts to this isolate's view at once and to the global object in the background:
+ * the request that finds the last send older than SEND_EVERY_MS sends everything queued, in its
+ * own context (a request never waits on another request's I/O). Metrics only: a sample still
+ * queued when the isolate goes away is lost, which routing tolerates.
+ */
 export function reportAttempts(env: Env, waitUntil: (p: Promise<unknown>) => void, samples: AttemptSample[]): void {
   if (!samples.length) return;
   const entries: Pending[] = samples.map((sample) => ({ sample, flushedAt: null }));
   pending.push(...entries);
-  if (pending.length > 10_000) pending = pending.slice(-10_000);
-  const write = metricsStub(env)
-    .record(samples)
+  for (const e of entries) addLocal(e.sample);
+  if (pending.length > 10_000) {
+    pending = pending.slice(-10_000);
+    rebuildLocalBuckets();
+  }
+  unsent.push(...entries);
+  if (unsent.length > 10_000) unsent = unsent.slice(-10_000);
+  if (Date.now() - lastSentAt >= SEND_EVERY_MS) waitUntil(sendQueued(env));
+}
+
+/** Sends the queued samples now (also used before reading the global metrics). */
+export function sendQueued(env: Env): Promise<void> {
+  const batch = unsent;
+  unsent = [];
+  lastSentAt = Date.now();
+  if (!batch.length) return Promise.resolve();
+  const write: Promise<void> = metricsStub(env)
+    .record(batch.map((e) => e.sample))
     .then(() => {
       const at = Date.now();
-      for (const e of entries) e.flushedAt = at;
+      for (const e of batch) e.flushedAt = at;
     })
     .catch((err: unknown) => {
       console.warn("provider metrics write failed", err instanceof Error ? err.message : String(err));
     })
     .finally(() => inFlight.delete(write));
   inFlight.add(write);
-  waitUntil(write);
+  return write;
 }
 
 /** Resolves once every metrics write this isolate started has finished (tests, shutdown). */
-export async function metricsWritesSettled(): Promise<void> {
+export async function metricsWritesSettled(env?: Env): Promise<void> {
+  if (env) await sendQueued(env);
   while (inFlight.size) await Promise.all([...inFlight]);
 }
 
@@ -94,4 +128,7 @@ export function resetLiveMetrics(): void {
   snapshot = {};
   snapshotAt = 0;
   pending = [];
+  localBuckets = new Map();
+  unsent = [];
+  lastSentAt = 0;
 }

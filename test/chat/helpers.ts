@@ -58,7 +58,7 @@ export async function resetMetrics(): Promise<void> {
   const { runInDurableObject } = await import("cloudflare:test");
   const { metricsStub } = await import("../../src/durable-objects/provider-metrics");
   const { resetLiveMetrics, metricsWritesSettled } = await import("../../src/routing/live-metrics");
-  await metricsWritesSettled();
+  await metricsWritesSettled(env);
   await runInDurableObject(metricsStub(env), async (instance, state) => {
     await state.storage.deleteAll();
     (instance as unknown as { series: unknown }).series = null;
