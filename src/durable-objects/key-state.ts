@@ -249,8 +249,7 @@ type PeriodSnapshot = KeySnapshot & { periodUsageLimit: string; periodUsageDurat
 const hasPeriod = (s: KeySnapshot): s is PeriodSnapshot =>
   s.periodUsageLimit !== null && s.periodUsageDurationUnit !== null && s.periodUsageDurationValue !== null && s.periodUsageDurationValue > 0;
 
-/** Stub for a key's DO. */
-/** idFromName hashes the name; keep the ids of recently used keys (they are plain values). */
+/** Stub for a key's DO. idFromName hashes the name; keep the ids of recently used keys (they are plain values). */
 const ids = new Map<string, DurableObjectId>();
 
 export function keyStateStub(env: Env, keyId: string) {
