@@ -1,23 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { addKey, seedOrg } from "../../test/helpers/fixtures";
+import { addKey, seedOrg, rejection } from "../../test/helpers/fixtures";
 import { resolveGatewayKey, checkKey, admitKey } from "./gateway-key";
 import { keyStateStub } from "../durable-objects/key-state";
 import { getDb } from "../db/client";
 import { apiKeys } from "../db/schema";
 import { eq } from "drizzle-orm";
 import { syncKeys } from "../keys/sync";
-import { ApiError } from "../errors/api-error";
 
-async function rejection(p: Promise<unknown>): Promise<{ status: number; code: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ApiError) return { status: e.status, code: e.code, message: e.message };
-    throw e;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("gateway key authentication", () => {
   it("resolves a valid key and passes the DO check", async () => {

@@ -16,7 +16,7 @@ import { fingerprint, looksLikeGatewayKey } from "../lib/crypto";
 import { getDb } from "../db/client";
 import { loadKeyContext, type KeyContext } from "./key-context";
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
-import { keyStateStub, type GateResult, type KeySnapshot } from "../durable-objects/key-state";
+import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
 
 export function extractBearer(c: Context): string | null {
@@ -37,18 +37,7 @@ export function requireHashSecret(env: Env): string {
   return secret;
 }
 
-export const snapshotOf = (k: KeyContext["key"]): KeySnapshot => ({
-  keyId: k.id,
-  organizationId: k.organizationId,
-  fingerprint: k.fingerprint,
-  status: k.status,
-  expiresAt: k.expiresAt,
-  version: k.version,
-  usageLimit: k.usageLimit,
-  periodUsageLimit: k.periodUsageLimit,
-  periodUsageDurationValue: k.periodUsageDurationValue,
-  periodUsageDurationUnit: k.periodUsageDurationUnit,
-});
+export { snapshotOf };
 
 /** Resolve a presented secret to its context, or throw the precise 401. */
 export async function resolveGatewayKey(env: Env, secret: string | null, now = Date.now()): Promise<KeyContext> {

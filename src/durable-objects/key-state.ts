@@ -31,6 +31,25 @@ export interface KeySnapshot {
   periodUsageDurationUnit: PeriodUnit | null;
 }
 
+/** The key attributes a snapshot is made of: D1 rows and cached KeyContexts both have them. */
+export type SnapshotSource = Pick<KeySnapshot, "fingerprint" | "status" | "expiresAt" | "version" | "usageLimit" | "periodUsageLimit" | "periodUsageDurationValue" | "periodUsageDurationUnit"> & {
+  id: string;
+  organizationId: string;
+};
+
+export const snapshotOf = (k: SnapshotSource): KeySnapshot => ({
+  keyId: k.id,
+  organizationId: k.organizationId,
+  fingerprint: k.fingerprint,
+  status: k.status,
+  expiresAt: k.expiresAt,
+  version: k.version,
+  usageLimit: k.usageLimit,
+  periodUsageLimit: k.periodUsageLimit,
+  periodUsageDurationValue: k.periodUsageDurationValue,
+  periodUsageDurationUnit: k.periodUsageDurationUnit,
+});
+
 export type DenialReason =
   | "deleted"
   | "disabled"

@@ -4,9 +4,8 @@
  * credentials by project mode, failover across the model's providers on retryable upstream
  * errors, then request log + settlement with the exact catalogue price in waitUntil.
  */
-import type { Env } from "../env";
 import { admitKey } from "../auth/gateway-key";
-import type { KeyContext } from "../auth/key-context";
+import type { GatewayRequest } from "../routes/middleware/gateway-request";
 import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderMapping } from "../catalog/types";
 import { evaluateAccess } from "../iam/evaluate";
@@ -36,13 +35,7 @@ export interface ImageGenerationBody {
   response_format?: "b64_json" | "url";
 }
 
-export interface GenerationDeps {
-  env: Env;
-  waitUntil: (p: Promise<unknown>) => void;
-  auth: KeyContext;
-  requestId: string;
-  sourceApp: string;
-  clientIp: string | null;
+export interface GenerationDeps extends GatewayRequest {
   /** `x-no-fallback: true`: no failover to another provider. */
   noFallback?: boolean;
 }

@@ -2,26 +2,14 @@ import { eq, inArray, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys } from "../db/schema";
-import { keyStateStub, type KeySnapshot } from "../durable-objects/key-state";
+import { keyStateStub, snapshotOf } from "../durable-objects/key-state";
 
 type KeyRow = typeof apiKeys.$inferSelect;
 
-export const snapshotOfRow = (k: KeyRow): KeySnapshot => ({
-  keyId: k.id,
-  organizationId: k.organizationId,
-  fingerprint: k.fingerprint,
-  status: k.status,
-  expiresAt: k.expiresAt,
-  version: k.version,
-  usageLimit: k.usageLimit,
-  periodUsageLimit: k.periodUsageLimit,
-  periodUsageDurationValue: k.periodUsageDurationValue,
-  periodUsageDurationUnit: k.periodUsageDurationUnit,
-});
 
 /** Pushes the key rows' current state to their KeyState DOs (awaited: admin changes are immediate). */
 export async function syncKeys(env: Env, rows: KeyRow[]): Promise<void> {
-  await Promise.all(rows.map((k) => keyStateStub(env, k.id).sync(snapshotOfRow(k))));
+  await Promise.all(rows.map((k) => keyStateStub(env, k.id).sync(snapshotOf(k))));
 }
 
 /**

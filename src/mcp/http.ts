@@ -8,6 +8,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { AppEnv } from "../app-types";
 import { ApiError } from "../errors/api-error";
 import { detectSourceApp } from "../usage/source-app";
+import { clientIpOf } from "../routes/middleware/gateway-request";
 import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, originOf, type McpAuth } from "./auth";
 import type { McpToolContext } from "./context";
 import { serverInfo, setupPage } from "./info";
@@ -37,8 +38,6 @@ export function jsonRpcError(status: number, code: number, message: string, id: 
   });
 }
 
-export const clientIpOf = (headers: Headers): string | null =>
-  headers.get("x-forwarded-for")?.split(",")[0]?.trim() || headers.get("cf-connecting-ip") || null;
 
 export function toolContext(c: Context<AppEnv>, auth: McpAuth): McpToolContext {
   const headers = c.req.raw.headers;

@@ -4,8 +4,7 @@ import { z } from "zod";
 import type { AppEnv } from "../app-types";
 import { requireGatewayKey } from "../auth/gateway-key";
 import { validate } from "../errors/validation";
-import { detectSourceApp } from "../usage/source-app";
-import { clientIpFromForwardedFor } from "../iam/cidr";
+import { gatewayRequest } from "./middleware/gateway-request";
 import { generateImages, MAX_IMAGES } from "../generation/images";
 
 const imageBody = z.object({
@@ -23,12 +22,7 @@ export const imageRoutes = new Hono<AppEnv>();
 imageRoutes.post("/generations", requireGatewayKey({ spend: true }), validate("json", imageBody), async (c) => {
   const body = c.req.valid("json");
   const result = await generateImages({
-    env: c.env,
-    waitUntil: (p) => c.executionCtx.waitUntil(p),
-    auth: c.get("keyAuth"),
-    requestId: c.get("requestId"),
-    sourceApp: detectSourceApp(c.req.raw.headers),
-    clientIp: clientIpFromForwardedFor(c.req.header("x-forwarded-for")),
+    ...gatewayRequest(c),
     noFallback: c.req.header("x-no-fallback") === "true",
     body,
   });

@@ -11,7 +11,7 @@ import { checkKey, extractBearer, resolveGatewayKey } from "../auth/gateway-key"
 import type { CustomModelRecord } from "../auth/key-context";
 import { isDecimalString, parseUsd } from "../billing/money";
 import { validate } from "../errors/validation";
-import { clientIpFromForwardedFor } from "../iam/cidr";
+import { clientIpOf } from "./middleware/gateway-request";
 import { keyedMappingFilter, publicSelection, visibleCustomModels, type CatalogQuery, type ModelSelection } from "../catalog/listing";
 import { serializeCustomModel, serializeMapping, serializeModel, type ModelJson } from "../catalog/serialize";
 
@@ -96,7 +96,7 @@ modelsRoutes.get("/", validate("query", querySchema), async (c) => {
   const ctx = await checkKey(c.env, await resolveGatewayKey(c.env, extractBearer(c)));
   if (q.includeRestricted) return json(q.mapped ? catalogue.body.mapped : catalogue.body.aggregated, "private, max-age=60");
 
-  const clientIp = clientIpFromForwardedFor(c.req.header("x-forwarded-for"));
+  const clientIp = clientIpOf(c.req.raw.headers);
   const allowed = keyedMappingFilter(c.env, ctx, clientIp);
   const data: ModelJson[] = [];
   for (const e of catalogue.entries) {

@@ -16,7 +16,7 @@ import { requireGatewayKey } from "../auth/gateway-key";
 import { ApiError, badRequest, notFound, permissionDenied } from "../errors/api-error";
 import { validate } from "../errors/validation";
 import { evaluateAccess, type AccessDecision } from "../iam/evaluate";
-import { clientIpFromForwardedFor } from "../iam/cidr";
+import { clientIpOf } from "./middleware/gateway-request";
 import { getProvider, isFreeMapping, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderMapping } from "../catalog/types";
 import { planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
@@ -108,7 +108,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: false }), validate("json",
   const ctx = c.get("keyAuth");
   const req = c.req.valid("json");
   const modelRef = req.model ?? DEFAULT_MODERATION_MODEL;
-  const clientIp = clientIpFromForwardedFor(c.req.header("x-forwarded-for"));
+  const clientIp = clientIpOf(c.req.raw.headers);
   const candidates = selectCandidates(c.env, ctx, modelRef, clientIp);
   const routing: RoutingAttempt[] = [];
   const logId = newId("log");

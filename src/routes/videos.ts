@@ -9,8 +9,7 @@ import type { AppEnv } from "../app-types";
 import { checkKey, extractBearer, requireGatewayKey, resolveGatewayKey } from "../auth/gateway-key";
 import { unauthorized } from "../errors/api-error";
 import { validate } from "../errors/validation";
-import { detectSourceApp } from "../usage/source-app";
-import { clientIpFromForwardedFor } from "../iam/cidr";
+import { gatewayRequest } from "./middleware/gateway-request";
 import { createVideo, getVideo, streamVideoContent } from "../generation/videos";
 import { verifyPlaybackToken } from "../generation/video/playback-token";
 
@@ -28,12 +27,7 @@ export const videoRoutes = new Hono<AppEnv>();
 
 videoRoutes.post("/", requireGatewayKey({ spend: true }), validate("json", videoBody), async (c) => {
   const view = await createVideo({
-    env: c.env,
-    waitUntil: (p) => c.executionCtx.waitUntil(p),
-    auth: c.get("keyAuth"),
-    requestId: c.get("requestId"),
-    sourceApp: detectSourceApp(c.req.raw.headers),
-    clientIp: clientIpFromForwardedFor(c.req.header("x-forwarded-for")),
+    ...gatewayRequest(c),
     body: c.req.valid("json"),
     origin: new URL(c.req.url).origin,
   });

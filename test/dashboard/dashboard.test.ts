@@ -2,10 +2,9 @@ import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { call, json, seedOrg, type SeededOrg, rejection } from "../helpers/fixtures";
 import { checkKey, resolveGatewayKey } from "../../src/auth/gateway-key";
 import { readSession } from "../../src/auth/session";
-import { ApiError } from "../../src/errors/api-error";
 import { getDb } from "../../src/db/client";
 import { apiKeys } from "../../src/db/schema";
 import { eq } from "drizzle-orm";
@@ -24,15 +23,6 @@ interface KeyJson {
   [k: string]: unknown;
 }
 
-async function rejection(p: Promise<unknown>): Promise<{ status: number; code: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ApiError) return { status: e.status, code: e.code, message: e.message };
-    throw e;
-  }
-  throw new Error("expected a rejection");
-}
 
 async function signIn(email: string, password: string): Promise<Session> {
   const res = await call("/api/auth/sign-in", { method: "POST", ...json({ email, password }) });

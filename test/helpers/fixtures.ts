@@ -7,6 +7,7 @@ import { bootstrapOrganization } from "../../src/organizations/bootstrap";
 import { createGatewayKey, type NewKeyInput } from "../../src/keys/create";
 import type { Plan } from "../../src/db/schema";
 import { TEST_SECRETS } from "./secrets";
+import { ApiError } from "../../src/errors/api-error";
 
 let counter = 0;
 
@@ -77,3 +78,14 @@ export async function addKey(org: SeededOrg, input: Partial<NewKeyInput> = {}) {
 }
 
 export { TEST_SECRETS };
+
+/** Awaits a promise expected to throw an ApiError and returns its status, code and message. */
+export async function rejection(p: Promise<unknown>): Promise<{ status: number; code: string; message: string }> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof ApiError) return { status: e.status, code: e.code, message: e.message };
+    throw e;
+  }
+  throw new Error("expected a rejection");
+}

@@ -1,11 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { addKey, call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { addKey, call, json, seedOrg, type SeededOrg, rejection } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { apiKeys } from "../../src/db/schema";
 import { eq } from "drizzle-orm";
 import { checkKey, resolveGatewayKey } from "../../src/auth/gateway-key";
-import { ApiError } from "../../src/errors/api-error";
 
 interface KeyJson {
   id: string;
@@ -33,15 +32,6 @@ async function errorOf(res: Response) {
   return ((await res.json()) as { error: { message: string; type: string; param: string | null; code: string } }).error;
 }
 
-async function rejection(p: Promise<unknown>): Promise<{ status: number; code: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ApiError) return { status: e.status, code: e.code, message: e.message };
-    throw e;
-  }
-  throw new Error("expected a rejection");
-}
 
 async function createKey(org: SeededOrg, body: Record<string, unknown> = {}): Promise<KeyJson> {
   const res = await post(org, "/keys", { projectId: org.projectId, description: "k", ...body });

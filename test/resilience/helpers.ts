@@ -117,17 +117,7 @@ export function expectNoStack(text: string): void {
   expect(text).not.toMatch(/\b(TypeError|ReferenceError|SyntaxError|RangeError|ZodError|D1_ERROR|SQLITE_)/);
 }
 
-/** Polls D1 until the log row of a request exists (written in waitUntil). */
-export async function waitForLog(requestId: string, timeoutMs = 5000): Promise<LogRow> {
-  const db = getDb(env.DB);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const rows = await db.select().from(requestLogs).where(eq(requestLogs.requestId, requestId)).limit(1);
-    if (rows[0]) return rows[0];
-    if (Date.now() > deadline) throw new Error(`no request log for ${requestId}`);
-    await sleep(25);
-  }
-}
+export { waitForLog } from "../chat/helpers";
 
 /** Polls D1 until every one of the request ids has its log row. */
 export async function waitForLogs(requestIds: string[], timeoutMs = 10_000): Promise<LogRow[]> {

@@ -6,7 +6,7 @@
  * failover -> OpenAI JSON or SSE. Everything after the answer (request log, settlement, live
  * metrics, cache write) runs in waitUntil; the hot path reads only isolate memory otherwise.
  */
-import type { Env } from "../../env";
+import type { GatewayRequest } from "../middleware/gateway-request";
 import type { KeyContext } from "../../auth/key-context";
 import { admitKey } from "../../auth/gateway-key";
 import { ApiError, paymentRequired } from "../../errors/api-error";
@@ -30,14 +30,8 @@ import { runAttempt, upstreamTimeoutMs } from "./attempt";
 import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
 import { replayIterator, startSseStream, type StreamOutcome } from "./stream";
 
-export interface ChatExecutionInput {
-  env: Env;
-  waitUntil: (p: Promise<unknown>) => void;
-  /** Already resolved, NOT yet admitted (admitKey happens here). */
-  auth: KeyContext;
-  requestId: string;
-  sourceApp: string;
-  clientIp: string | null;
+/** `auth` is resolved but NOT yet admitted: admitKey happens here. */
+export interface ChatExecutionInput extends GatewayRequest {
   /** x-no-cache, x-no-fallback, ... */
   headers: Headers;
   /** Raw JSON; validated inside. */

@@ -1,0 +1,41 @@
+/**
+ * What every gateway (key-authenticated) handler passes down to its service: bindings, waitUntil,
+ * the key's context, the request id, app attribution and the client IP. One place builds it, so
+ * chat, images, videos and MCP attribute and rule-check requests the same way.
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../../app-types";
+import type { Env } from "../../env";
+import type { KeyContext } from "../../auth/key-context";
+import { clientIpFromForwardedFor } from "../../iam/cidr";
+import { detectSourceApp } from "../../usage/source-app";
+
+export interface GatewayRequest {
+  env: Env;
+  waitUntil: (p: Promise<unknown>) => void;
+  auth: KeyContext;
+  requestId: string;
+  sourceApp: string;
+  clientIp: string | null;
+}
+
+/**
+ * Client IP for IP rules (spec 5.7): the first `X-Forwarded-For` entry; without that header,
+ * Cloudflare's `CF-Connecting-IP`. An unparsable value is unknown (null), which an allow rule denies.
+ */
+export function clientIpOf(headers: Headers): string | null {
+  const xff = headers.get("x-forwarded-for");
+  return clientIpFromForwardedFor(xff ?? headers.get("cf-connecting-ip"));
+}
+
+export function gatewayRequest(c: Context<AppEnv>, auth: KeyContext = c.get("keyAuth")): GatewayRequest {
+  const headers = c.req.raw.headers;
+  return {
+    env: c.env,
+    waitUntil: (p) => c.executionCtx.waitUntil(p),
+    auth,
+    requestId: c.get("requestId"),
+    sourceApp: detectSourceApp(headers),
+    clientIp: clientIpOf(headers),
+  };
+}
