@@ -6,7 +6,8 @@
  */
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
-import { keyStateStub } from "../durable-objects/key-state";
+import { keyStateStub, type SettleResult } from "../durable-objects/key-state";
+import { requestLogValues, type RequestLogInput } from "../usage/request-log";
 import type { Pico } from "./money";
 import { processBudgetAlerts } from "./budget-alerts";
 
@@ -18,21 +19,29 @@ export interface RequestCost {
 }
 
 /**
- * Settles in the key's DO and, in ONE D1 batch (one round trip, one transaction), debits the
- * organization's credits and runs `statements` (e.g. the request's log row), so the log row and
- * the debit are written together or not at all.
+ * Settles in the key's DO. With `log` (the chat path), the log row and the credit debit go into
+ * the DO's outbox in the same storage write as the spend and reach D1 in batches (see KeyState).
+ * Without it, the credit debit is written to D1 here, together with `statements` in one batch.
  */
 export async function settleRequest(
   env: Env,
   auth: KeyContext,
   reservationId: string | null,
   cost: RequestCost,
-  statements: D1PreparedStatement[] = [],
+  log?: RequestLogInput,
 ): Promise<void> {
-  const settle = keyStateStub(env, auth.key.id).settle(reservationId, cost.totalPico);
-  const writes = cost.creditsPico > 0n ? [debitStatement(env, auth.organization.id, cost.creditsPico), ...statements] : statements;
-  const d1 = writes.length === 0 ? Promise.resolve() : writes.length === 1 ? writes[0]!.run() : env.DB.batch(writes);
-  const [result] = await Promise.all([settle, d1]);
+  const stub = keyStateStub(env, auth.key.id);
+  let result: SettleResult;
+  if (log) {
+    result = await stub.settle(reservationId, cost.totalPico, undefined, {
+      logValues: requestLogValues(log),
+      organizationId: auth.organization.id,
+      creditsPico: cost.creditsPico,
+    });
+  } else {
+    const debit = cost.creditsPico > 0n ? debitStatement(env, auth.organization.id, cost.creditsPico).run() : Promise.resolve();
+    [result] = await Promise.all([stub.settle(reservationId, cost.totalPico), debit]);
+  }
   if (result.crossed.length === 0) return;
   try {
     await processBudgetAlerts(env, auth, result.crossed);

@@ -16,6 +16,7 @@ import type { KeyStatus, PeriodUnit } from "../db/schema";
 import { parseUsd, type Pico } from "../billing/money";
 import { timingSafeEqual } from "../lib/crypto";
 import { addPeriod } from "../billing/period";
+import { INSERT_LOG_IGNORE_SQL } from "../usage/request-log";
 
 /** What the DO needs to know about a key; built from D1 rows by `snapshotOf`. */
 export interface KeySnapshot {
@@ -49,6 +50,32 @@ export const snapshotOf = (k: SnapshotSource): KeySnapshot => ({
   periodUsageDurationValue: k.periodUsageDurationValue,
   periodUsageDurationUnit: k.periodUsageDurationUnit,
 });
+
+/** What a settled request still has to write to D1: its log row and the credit-paid part of its cost. */
+export interface OutboxEntry {
+  /** `request_logs` values in `REQUEST_LOG_COLUMNS` order. */
+  logValues: Array<string | number | null>;
+  organizationId: string;
+  creditsPico: Pico;
+}
+
+const OUTBOX_PREFIX = "outbox:";
+const OUTBOX_BATCH = 100;
+
+/** How long settled requests may wait before their log rows reach D1. Override: LOG_FLUSH_MS. */
+function flushDelayMs(env: Env): number {
+  const raw = Number((env as unknown as Record<string, unknown>).LOG_FLUSH_MS);
+  return Number.isFinite(raw) && raw >= 0 ? raw : 250;
+}
+
+function outboxStatements(env: Env, e: OutboxEntry): D1PreparedStatement[] {
+  const out = [env.DB.prepare(INSERT_LOG_IGNORE_SQL).bind(...e.logValues)];
+  // `changes()` is the number of rows the INSERT just above wrote: 0 when the row already existed.
+  if (e.creditsPico > 0n) out.push(env.DB.prepare(DEBIT_IF_INSERTED_SQL).bind(e.creditsPico.toString(), e.organizationId));
+  return out;
+}
+
+const DEBIT_IF_INSERTED_SQL = "UPDATE organizations SET credits_pico = credits_pico - CAST(? AS INTEGER) WHERE id = ? AND changes() > 0";
 
 export type DenialReason =
   | "deleted"
@@ -100,6 +127,8 @@ export class KeyState extends DurableObject<Env> {
   private reservations = new Map<string, Reservation>();
   private loaded = false;
   private nextReservation = 0;
+  private nextOutbox = 0;
+  private flushScheduled = false;
 
   private async load(): Promise<void> {
     if (this.loaded) return;
@@ -168,7 +197,13 @@ export class KeyState extends DurableObject<Env> {
   }
 
   /** After the upstream call: replace the reservation with the real cost (0 for failures). */
-  async settle(reservationId: string | null, actual: Pico, now = Date.now()): Promise<SettleResult> {
+  /**
+   * After the upstream call: replace the reservation with the real cost (0 for failures). With an
+   * `outbox` entry (the request's log row and credit debit), the entry is stored in the same
+   * storage write as the new spend, so spend and log can never disagree, and reaches D1 in
+   * batches from `alarm` (one D1 round trip for many requests instead of one per request).
+   */
+  async settle(reservationId: string | null, actual: Pico, now = Date.now(), outbox?: OutboxEntry): Promise<SettleResult> {
     await this.load();
     const before = { usage: this.spend.usage, periodUsage: this.spend.periodUsage };
     if (reservationId) this.release(reservationId);
@@ -179,9 +214,31 @@ export class KeyState extends DurableObject<Env> {
         this.startWindow(now);
         this.spend.periodUsage += actual;
       }
-      await this.ctx.storage.put("spend", this.persistedSpend());
+    }
+    const writes: Record<string, unknown> = {};
+    if (actual > 0n) writes.spend = this.persistedSpend();
+    if (outbox) writes[`${OUTBOX_PREFIX}${now.toString(36).padStart(10, "0")}:${(this.nextOutbox++).toString(36)}`] = outbox;
+    if (Object.keys(writes).length) await this.ctx.storage.put(writes);
+    if (outbox && !this.flushScheduled) {
+      this.flushScheduled = true;
+      await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
     }
     return { spend: { ...this.spend }, crossed: this.crossedThresholds(before) };
+  }
+
+  /** Flushes the outbox to D1: log rows (idempotent by id) and credit debits, in one batch. */
+  override async alarm(): Promise<void> {
+    this.flushScheduled = false;
+    const entries = await this.ctx.storage.list<OutboxEntry>({ prefix: OUTBOX_PREFIX, limit: OUTBOX_BATCH });
+    if (entries.size === 0) return;
+    await this.env.DB.batch([...entries.values()].flatMap((e) => outboxStatements(this.env, e)));
+    // A crash between the batch and this delete replays the batch: rows are INSERT OR IGNORE and a
+    // debit applies only when its row was inserted, so nothing is counted twice.
+    await this.ctx.storage.delete([...entries.keys()]);
+    if (entries.size === OUTBOX_BATCH) {
+      this.flushScheduled = true;
+      await this.ctx.storage.setAlarm(Date.now());
+    }
   }
 
   /** Drops a reservation without spending (request refused after admission, e.g. by IAM). */

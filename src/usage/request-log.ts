@@ -96,7 +96,10 @@ const COLUMNS: ReadonlyArray<readonly [keyof LogRow, string]> = [
   ["routing", "routing"], ["extra", "extra"], ["createdAt", "created_at"],
 ];
 
-const INSERT_SQL = `INSERT INTO request_logs (${COLUMNS.map(([, c]) => c).join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")})`;
+const COLUMN_LIST = `(${COLUMNS.map(([, c]) => c).join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")})`;
+const INSERT_SQL = `INSERT INTO request_logs ${COLUMN_LIST}`;
+/** For replayable writes (the KeyState outbox): a row already stored is left alone. */
+export const INSERT_LOG_IGNORE_SQL = `INSERT OR IGNORE INTO request_logs ${COLUMN_LIST}`;
 
 /** SQLite values for one row: booleans as 0/1, JSON columns serialized, absent as NULL/defaults. */
 function sqlValue(key: keyof LogRow, value: unknown): string | number | null {
@@ -116,8 +119,13 @@ function sqlValue(key: keyof LogRow, value: unknown): string | number | null {
  * it through the query builder cost more CPU than the rest of the write.
  */
 export function requestLogStatement(env: Env, input: RequestLogInput): D1PreparedStatement {
+  return env.DB.prepare(INSERT_SQL).bind(...requestLogValues(input));
+}
+
+/** The row's SQL values in column order (for the KeyState outbox, which binds them later). */
+export function requestLogValues(input: RequestLogInput): Array<string | number | null> {
   const row = toLogRow(input);
-  return env.DB.prepare(INSERT_SQL).bind(...COLUMNS.map(([key]) => sqlValue(key, row[key])));
+  return COLUMNS.map(([key]) => sqlValue(key, row[key]));
 }
 
 /** Inserts the row; never throws (a lost log row must not fail anything else in waitUntil). */

@@ -25,7 +25,7 @@ import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
 import { orgCredits } from "../../routing/credits";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
-import { requestLogStatement, writeRequestLog, type RequestLogInput } from "../../usage/request-log";
+import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
 import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
 import { replayIterator, startSseStream, type StreamOutcome } from "./stream";
@@ -89,8 +89,8 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
 const logSettleError = (err: unknown) => console.error("settlement failed", err instanceof Error ? err.message : String(err));
 
 /**
- * Off the hot path: settle the reservation (key DO) and write the log row in the same D1 batch as
- * the credit debit, so a request is logged and charged together or not at all.
+ * Off the hot path: settle the reservation in the key's DO, which also takes the log row and the
+ * credit debit into its outbox in the same storage write (logged and charged together).
  */
 function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
   const { env, waitUntil } = run.input;
@@ -98,7 +98,7 @@ function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { tot
     waitUntil(writeRequestLog(env, log));
     return;
   }
-  waitUntil(settleRequest(env, run.auth, run.reservationId, cost, [requestLogStatement(env, log)]).catch(logSettleError));
+  waitUntil(settleRequest(env, run.auth, run.reservationId, cost, log).catch(logSettleError));
 }
 
 /** A 4xx/5xx answered by the gateway after authentication: log row, release the reservation. */
