@@ -111,7 +111,7 @@ async function startMiniflare(options) {
 // ---------- servers ----------
 async function startSwitchboard(bundle, upstreamUrl) {
   const { workerOptions } = unstable_getMiniflareWorkerOptions(path.join(root, "wrangler.jsonc"));
-  const bindings = { ...(workerOptions.bindings ?? {}), ENVIRONMENT: "development", ADMIN_TOKEN, KEY_HASH_SECRET, ROUTING_EXPLORATION_RATE: "0" };
+  const bindings = { ...(workerOptions.bindings ?? {}), ENVIRONMENT: "development", ADMIN_TOKEN, KEY_HASH_SECRET, ROUTING_EXPLORATION_RATE: "0", ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}) };
   for (const id of PROVIDER_IDS) {
     bindings[`${envPrefix(id)}_BASE_URL`] = `${upstreamUrl}/${id}`;
     bindings[`${envPrefix(id)}_API_KEY`] = `bench-operator-key-${id}`;
