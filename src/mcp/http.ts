@@ -7,8 +7,7 @@ import type { Context } from "hono";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AppEnv } from "../app-types";
 import { ApiError } from "../errors/api-error";
-import { detectSourceApp } from "../usage/source-app";
-import { clientIpOf } from "../routes/middleware/gateway-request";
+import { gatewayRequest } from "../routes/middleware/gateway-request";
 import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, originOf, type McpAuth } from "./auth";
 import type { McpToolContext } from "./context";
 import { serverInfo, setupPage } from "./info";
@@ -38,19 +37,10 @@ export function jsonRpcError(status: number, code: number, message: string, id: 
   });
 }
 
-
+/** The gateway request context (same attribution and client IP as the HTTP API) plus MCP's own. */
 export function toolContext(c: Context<AppEnv>, auth: McpAuth): McpToolContext {
-  const headers = c.req.raw.headers;
-  return {
-    env: c.env,
-    waitUntil: (p) => c.executionCtx.waitUntil(p),
-    auth,
-    requestId: c.get("requestId"),
-    sourceApp: detectSourceApp(headers),
-    clientIp: clientIpOf(headers),
-    headers,
-    origin: originOf(c.req.raw),
-  };
+  const { env, waitUntil, requestId, sourceApp, clientIp } = gatewayRequest(c, auth.context);
+  return { env, waitUntil, auth, requestId, sourceApp, clientIp, headers: c.req.raw.headers, origin: originOf(c.req.raw) };
 }
 
 /** Authentication + rate limit for every protocol request; a Response when refused. */
