@@ -24,7 +24,7 @@ export default defineConfig(async () => {
               ...providerVars,
               ...TEST_SECRETS,
               ENVIRONMENT: "test",
-              LOG_FLUSH_MS: "0",
+              LOG_FLUSH_MS: "50",
               FAKE_UPSTREAM_URL: upstream,
               TEST_MIGRATIONS: migrations,
             },

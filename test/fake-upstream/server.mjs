@@ -69,6 +69,11 @@ export async function startFakeUpstream(opts = {}) {
       res.end(JSON.stringify({ error: { message: `fake upstream crashed: ${String(err)}`, type: "server_error" } }));
     }
   });
+  // Keep idle connections open longer than any client would: with Node's 5 s default, the server
+  // can close a socket at the moment the gateway reuses it, which shows up as a spurious network
+  // error under load.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 125_000;
   await new Promise((resolve) => server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", () => resolve(undefined)));
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : 0;

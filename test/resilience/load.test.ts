@@ -13,7 +13,7 @@ import { chat, master, parseSse, resetMetrics, settledSpend, waitForLogs, type J
 
 const CLIENTS = 32;
 const AFTER_ADMIN_MS = 1500;
-const HARD_STOP_MS = 15_000;
+const HARD_STOP_MS = 30_000;
 const MODEL = "llama-3.3-70b-instruct";
 
 interface Outcome {
