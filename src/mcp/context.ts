@@ -1,6 +1,7 @@
 /** What every MCP tool handler gets: the connected key and the request's attribution. */
 import type { Env } from "../env";
 import type { McpAuth } from "./auth";
+import type { GatewayRequest } from "../routes/middleware/gateway-request";
 
 export interface McpToolContext {
   env: Env;
@@ -14,4 +15,10 @@ export interface McpToolContext {
   /** Headers of the MCP HTTP request (attribution headers are passed on to generation). */
   headers: Headers;
   origin: string;
+}
+
+/** The same request context the HTTP routes hand to chat and generation, acting as the connected key. */
+export function gatewayRequestOf(ctx: McpToolContext): GatewayRequest {
+  const { env, waitUntil, requestId, sourceApp, clientIp } = ctx;
+  return { env, waitUntil, auth: ctx.auth.context, requestId, sourceApp, clientIp };
 }

@@ -161,14 +161,19 @@ const capabilities = z.object({
   structured_outputs: z.boolean(),
 });
 
+/** Fields both model listings start with. */
+const modelIdentity = {
+  id: z.string(),
+  name: z.string(),
+  family: z.string(),
+  maker: z.string(),
+  description: z.string(),
+};
+
 export const listModelsOutput = {
   models: z.array(
     z.object({
-      id: z.string(),
-      name: z.string(),
-      family: z.string(),
-      maker: z.string(),
-      description: z.string(),
+      ...modelIdentity,
       context_length: z.number(),
       max_output: z.number(),
       input_modalities: z.array(z.string()),
@@ -188,11 +193,7 @@ export const listModelsOutput = {
 export const listImageModelsOutput = {
   models: z.array(
     z.object({
-      id: z.string(),
-      name: z.string(),
-      family: z.string(),
-      maker: z.string(),
-      description: z.string(),
+      ...modelIdentity,
       aliases: z.array(z.string()),
       providers: z.array(z.string()),
       sizes: z.array(z.string()),

@@ -18,15 +18,14 @@ const lowest = (values: string[]): string => {
   return formatUsd(best ?? 0n);
 };
 
+/** Fields both model listings start with. */
+const identity = (m: ModelDefinition) => ({ id: m.id, name: m.name, family: m.family, maker: m.maker, description: m.description });
+
 function modelView(m: ModelDefinition) {
   const maps = m.mappings;
   const any = (f: (x: (typeof maps)[number]) => boolean) => maps.some(f);
   return {
-    id: m.id,
-    name: m.name,
-    family: m.family,
-    maker: m.maker,
-    description: m.description,
+    ...identity(m),
     context_length: Math.max(0, ...maps.map((x) => x.contextLength)),
     max_output: Math.max(0, ...maps.map((x) => x.maxOutput)),
     input_modalities: [...m.inputModalities],
@@ -92,11 +91,7 @@ export function registerCatalogTools(server: McpServer): void {
             ? { per_image: perImage }
             : { prompt: first?.prompt ?? "0", completion: first?.completion ?? "0", ...(first?.image_output ? { image_output: first.image_output } : {}) };
           return {
-            id: m.id,
-            name: m.name,
-            family: m.family,
-            maker: m.maker,
-            description: m.description,
+            ...identity(m),
             aliases: [...(m.aliases ?? [])],
             providers: m.mappings.map((x) => x.providerId),
             sizes: Object.keys(perImage),

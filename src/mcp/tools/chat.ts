@@ -5,7 +5,7 @@
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { McpToolContext } from "../context";
+import { gatewayRequestOf, type McpToolContext } from "../context";
 import { chatInput, chatOutput } from "../schemas";
 import { generationFailure, toolError } from "./result";
 import { executeChatCompletion } from "../../routes/chat/execute";
@@ -93,12 +93,7 @@ export function registerChatTool(server: McpServer, ctx: McpToolContext): void {
       if (args.max_tokens !== undefined) body.max_tokens = args.max_tokens;
       try {
         const res = await executeChatCompletion({
-          env: ctx.env,
-          waitUntil: ctx.waitUntil,
-          auth: ctx.auth.context,
-          requestId: ctx.requestId,
-          sourceApp: ctx.sourceApp,
-          clientIp: ctx.clientIp,
+          ...gatewayRequestOf(ctx),
           headers: forwardedHeaders(ctx.headers),
           body,
         });

@@ -5,7 +5,7 @@
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { McpToolContext } from "../context";
+import { gatewayRequestOf, type McpToolContext } from "../context";
 import { generateImages, type GenerationDeps } from "../../generation/images";
 import { generateNanoBanana } from "../../generation/nano-banana";
 import { generateImageInput, generateImageOutput, generateNanoBananaInput, nanoBananaOutput } from "../schemas";
@@ -17,12 +17,7 @@ const GENERATES = { readOnlyHint: false, destructiveHint: false, idempotentHint:
 export const DEFAULT_IMAGE_SIZE = "1024x1024";
 
 const deps = (ctx: McpToolContext): GenerationDeps => ({
-  env: ctx.env,
-  waitUntil: ctx.waitUntil,
-  auth: ctx.auth.context,
-  requestId: ctx.requestId,
-  sourceApp: ctx.sourceApp,
-  clientIp: ctx.clientIp,
+  ...gatewayRequestOf(ctx),
   noFallback: ctx.headers.get("x-no-fallback") === "true",
 });
 

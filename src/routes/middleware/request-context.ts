@@ -74,4 +74,15 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     }
   }
   await next();
+  // Routes that build their own Response (MCP, streams, proxies) get the header here too.
+  if (!c.res.headers.has("x-request-id")) {
+    try {
+      c.res.headers.set("x-request-id", requestId);
+    } catch {
+      // Immutable headers (a proxied upstream response): copy the response once.
+      const res = new Response(c.res.body, c.res);
+      res.headers.set("x-request-id", requestId);
+      c.res = res;
+    }
+  }
 };
