@@ -146,6 +146,37 @@ async function startPassThrough(upstreamUrl) {
   return startMiniflare({ name: "passthrough", modules: true, script, bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-04-20", port: 0, host: "127.0.0.1" });
 }
 
+async function startDoReference(upstreamUrl) {
+  // What the architecture costs before any gateway logic: the floor plus one awaited Durable Object
+  // round trip (admission) and, after the response, a second call that makes one durable write
+  // (settlement). Shows how much of the gap to the floor is the runtime's price for global state.
+  const script = `import { DurableObject } from "cloudflare:workers";
+  export class Gate extends DurableObject {
+    spent = 0n;
+    constructor(ctx, env) { super(ctx, env); ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, row TEXT)"); }
+    async admit(fingerprint, estimate) { return { ok: fingerprint.length > 0, version: 1, reservationId: String(estimate) }; }
+    async settle(reservationId, cost, row) { this.spent += cost; this.ctx.storage.sql.exec("INSERT INTO log (row) VALUES (?)", row); return { spent: this.spent }; }
+  }
+  export default { async fetch(req, env, ctx) {
+    const gate = env.GATE.get(env.GATE.idFromName("bench-key"));
+    const admitted = await gate.admit("fingerprint", 1n);
+    const u = new URL(req.url);
+    const res = await fetch(env.UPSTREAM + u.pathname.replace(/^\\/v1/, "") + u.search, { method: req.method, headers: req.headers, body: req.body });
+    ctx.waitUntil(gate.settle(admitted.reservationId, 1n, "log-row"));
+    return res;
+  } };`;
+  return startMiniflare({
+    name: "do-reference",
+    modules: true,
+    script,
+    durableObjects: { GATE: { className: "Gate", useSQLite: true } },
+    bindings: { UPSTREAM: `${upstreamUrl}/openai` },
+    compatibilityDate: "2026-04-20",
+    port: 0,
+    host: "127.0.0.1",
+  });
+}
+
 async function json(res) {
   const text = await res.text();
   try { return JSON.parse(text); } catch { throw new Error(`not JSON (${res.status}): ${text.slice(0, 300)}`); }
@@ -174,8 +205,16 @@ async function seed(sb) {
 }
 
 // ---------- measurements ----------
+// Streams ask for the usage chunk, as Switchboard always does upstream: floor and gateway then make
+// the upstream produce the same stream, and the difference is what the gateway adds.
 const chatBody = (model, stream = false, extra = "") =>
-  JSON.stringify({ model, stream, temperature: 0.7, messages: [{ role: "user", content: `Say hello to the benchmark ${extra}`.trim() }] });
+  JSON.stringify({
+    model,
+    stream,
+    ...(stream ? { stream_options: { include_usage: true } } : {}),
+    temperature: 0.7,
+    messages: [{ role: "user", content: `Say hello to the benchmark ${extra}`.trim() }],
+  });
 
 /** Sequential requests (concurrency 1) timed with sub-millisecond resolution. */
 async function sequentialLatency({ url, body, headers, seconds }) {
@@ -237,6 +276,7 @@ async function main() {
   const upstream = await startFakeUpstream({ port: 0 });
   const sb = await startSwitchboard(bundle, upstream.url);
   const pt = await startPassThrough(upstream.url);
+  const ref = await startDoReference(upstream.url);
   try {
     const { key } = await seed(sb);
     const auth = { authorization: `Bearer ${key}` };
@@ -245,11 +285,40 @@ async function main() {
     const targets = [
       { name: "upstream direct", url: `${upstream.url}/openai/chat/completions`, body: chatBody("gpt-4o-mini"), headers: upstreamAuth, pid: null },
       { name: "pass-through floor", url: `${pt.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: upstreamAuth, pid: pt.pid },
+      { name: "floor + DO admit/settle (reference)", url: `${ref.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: upstreamAuth, pid: ref.pid },
       { name: "switchboard canonical", url: `${sb.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: auth, pid: sb.pid },
       { name: "switchboard pinned", url: `${sb.url}/v1/chat/completions`, body: chatBody("openai/gpt-4o-mini"), headers: auth, pid: sb.pid },
     ];
+    if (flag("trace-stream")) {
+      // Arrival time of every chunk, floor vs Switchboard, to see where stream time goes.
+      for (let i = 0; i < 3; i++) {
+        for (const [name, url, h] of [["floor", `${pt.url}/v1/chat/completions`, upstreamAuth], ["switchboard", `${sb.url}/v1/chat/completions`, auth]]) {
+          const t0 = performance.now();
+          const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...h }, body: chatBody("gpt-4o-mini", true, "[[fake:drip=10]]") });
+          const reader = res.body.getReader();
+          const marks = [];
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            marks.push(`${r2(performance.now() - t0)}(${value.length})`);
+          }
+          console.log(`${name}: ${marks.join(" ")} end ${r2(performance.now() - t0)}`);
+        }
+      }
+      return;
+    }
     if (flag("cpu-profile")) {
-      await cpuProfile(targets[2]);
+      await cpuProfile(targets.find((t) => t.name === "switchboard canonical"));
+      return;
+    }
+    if (flag("latency-only")) {
+      // Quick A/B loop while working on the hot path: sequential latency only, interleaved rounds.
+      const p50s = new Map(targets.map((t) => [t.name, []]));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const t of targets) p50s.get(t.name).push((await sequentialLatency({ ...t, seconds: SECONDS })).p50);
+      }
+      const floorP50 = median(p50s.get("pass-through floor"));
+      for (const [name, xs] of p50s) console.log(`${name}: p50 ${r2(median(xs))} ms (added ${r2(median(xs) - floorP50)})`);
       return;
     }
     if (flag("profile")) {
@@ -339,6 +408,12 @@ async function main() {
       memory: { switchboardPeakRssMiB: sb.pid ? r2(peakRssMiB(sb.pid)) : null, floorPeakRssMiB: pt.pid ? r2(peakRssMiB(pt.pid)) : null },
     };
     const sbc = summary.targets["switchboard canonical"];
+    const refT = summary.targets["floor + DO admit/settle (reference)"];
+    summary.againstReference = {
+      rpsRatio: r2(sbc.rps / refT.rps),
+      addedP50Ms: r2(sbc.p50Ms - refT.p50Ms),
+      addedCpuMsPerRequest: sbc.cpuMsPerRequest !== null && refT.cpuMsPerRequest !== null ? r2(sbc.cpuMsPerRequest - refT.cpuMsPerRequest) : null,
+    };
     summary.targetsMet = {
       addedP50: sbc.addedP50Ms <= 1.0,
       addedP99: sbc.addedP99Ms <= 5,
@@ -354,7 +429,7 @@ async function main() {
     writeFileSync(path.join(root, "bench", "results", "latest.md"), md);
     console.log("\n" + md);
   } finally {
-    await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), upstream.close()]);
+    await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), ref.mf.dispose(), upstream.close()]);
     if (process.env.TMPDIR?.startsWith("/dev/shm/switchboard-bench-")) rmSync(process.env.TMPDIR, { recursive: true, force: true });
   }
 }
@@ -405,6 +480,7 @@ function renderMarkdown(s) {
     ...rows,
     "",
     `Streams (upstream drips a chunk every 10 ms): TTFC p50 floor ${s.stream.floorTtfcP50Ms} ms, switchboard ${s.stream.switchboardTtfcP50Ms} ms (added p50 ${s.stream.addedTtfcP50Ms} ms, p99 ${s.stream.addedTtfcP99Ms} ms); added delay per chunk ${s.stream.addedDelayPerChunkMs} ms over ${s.stream.chunksPerStream} chunks.`,
+    `Against the reference (floor + one awaited DO round trip + one durable write, no gateway logic): reference keeps ${s.targets["floor + DO admit/settle (reference)"].rpsRatioToFloor} of the floor; Switchboard keeps ${s.againstReference.rpsRatio} of the reference, adds ${s.againstReference.addedP50Ms} ms p50 and ${s.againstReference.addedCpuMsPerRequest} ms CPU per request on top of it.`,
     `Bundle: ${s.bundle.minifiedKiB} KiB minified, ${s.bundle.gzipKiB} KiB gzip. Peak RSS: switchboard workerd ${s.memory.switchboardPeakRssMiB} MiB, floor ${s.memory.floorPeakRssMiB} MiB.`,
     `Targets: ${met}.`,
     "",

@@ -7,7 +7,7 @@
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
 import { keyStateStub, type SettleResult } from "../durable-objects/key-state";
-import { requestLogValues, type RequestLogInput } from "../usage/request-log";
+import { requestLogJson, type RequestLogInput } from "../usage/request-log";
 import type { Pico } from "./money";
 import { processBudgetAlerts } from "./budget-alerts";
 
@@ -34,7 +34,8 @@ export async function settleRequest(
   let result: SettleResult;
   if (log) {
     result = await stub.settle(reservationId, cost.totalPico, undefined, {
-      logValues: requestLogValues(log),
+      row: requestLogJson(log),
+      logId: log.logId,
       organizationId: auth.organization.id,
       creditsPico: cost.creditsPico,
     });

@@ -16,7 +16,7 @@ import type { KeyStatus, PeriodUnit } from "../db/schema";
 import { parseUsd, type Pico } from "../billing/money";
 import { timingSafeEqual } from "../lib/crypto";
 import { addPeriod } from "../billing/period";
-import { INSERT_LOG_IGNORE_SQL } from "../usage/request-log";
+import { INSERT_LOG_ROWS_JSON_SQL } from "../usage/request-log";
 
 /** What the DO needs to know about a key; built from D1 rows by `snapshotOf`. */
 export interface KeySnapshot {
@@ -53,13 +53,13 @@ export const snapshotOf = (k: SnapshotSource): KeySnapshot => ({
 
 /** What a settled request still has to write to D1: its log row and the credit-paid part of its cost. */
 export interface OutboxEntry {
-  /** `request_logs` values in `REQUEST_LOG_COLUMNS` order. */
-  logValues: Array<string | number | null>;
+  /** `request_logs` values in `REQUEST_LOG_COLUMNS` order, as a JSON array (`requestLogJson`). */
+  row: string;
+  logId: string;
   organizationId: string;
   creditsPico: Pico;
 }
 
-const OUTBOX_PREFIX = "outbox:";
 const OUTBOX_BATCH = 100;
 
 /** How long settled requests may wait before their log rows reach D1. Override: LOG_FLUSH_MS. */
@@ -68,14 +68,36 @@ function flushDelayMs(env: Env): number {
   return Number.isFinite(raw) && raw >= 0 ? raw : 250;
 }
 
-function outboxStatements(env: Env, e: OutboxEntry): D1PreparedStatement[] {
-  const out = [env.DB.prepare(INSERT_LOG_IGNORE_SQL).bind(...e.logValues)];
-  // `changes()` is the number of rows the INSERT just above wrote: 0 when the row already existed.
-  if (e.creditsPico > 0n) out.push(env.DB.prepare(DEBIT_IF_INSERTED_SQL).bind(e.creditsPico.toString(), e.organizationId));
+interface OutboxRow extends Record<string, SqlStorageValue> {
+  seq: number;
+  log_id: string;
+  org: string;
+  credits: string;
+  row: string;
+}
+
+/**
+ * One batch of outbox rows as D1 statements: per organization, the credit debit of the rows not
+ * yet in `request_logs`, then all rows in one INSERT OR IGNORE. Replaying a batch changes nothing.
+ */
+function flushStatements(env: Env, rows: OutboxRow[]): D1PreparedStatement[] {
+  const debits = new Map<string, Array<{ id: string; c: string }>>();
+  for (const r of rows) {
+    if (r.credits === "0") continue;
+    const list = debits.get(r.org) ?? [];
+    list.push({ id: r.log_id, c: r.credits });
+    debits.set(r.org, list);
+  }
+  const out = [...debits].map(([org, list]) => env.DB.prepare(DEBIT_NEW_ROWS_SQL).bind(JSON.stringify(list), org));
+  out.push(env.DB.prepare(INSERT_LOG_ROWS_JSON_SQL).bind(`[${rows.map((r) => r.row).join(",")}]`));
   return out;
 }
 
-const DEBIT_IF_INSERTED_SQL = "UPDATE organizations SET credits_pico = credits_pico - CAST(? AS INTEGER) WHERE id = ? AND changes() > 0";
+/** Debits the credits of the log rows in `?1` that `request_logs` does not hold yet (run before the INSERT). */
+const DEBIT_NEW_ROWS_SQL = `UPDATE organizations SET credits_pico = credits_pico - (
+  SELECT COALESCE(SUM(CAST(json_extract(value, '$.c') AS INTEGER)), 0) FROM json_each(?1)
+  WHERE NOT EXISTS (SELECT 1 FROM request_logs WHERE request_logs.id = json_extract(value, '$.id'))
+) WHERE id = ?2`;
 
 export type DenialReason =
   | "deleted"
@@ -127,23 +149,31 @@ export class KeyState extends DurableObject<Env> {
   private reservations = new Map<string, Reservation>();
   private loaded = false;
   private nextReservation = 0;
-  private nextOutbox = 0;
   private flushScheduled = false;
 
-  private async load(): Promise<void> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Settled requests waiting for D1: the log row is stored pre-serialized, so a flush is one
+    // string join and one INSERT for the whole batch.
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, log_id TEXT NOT NULL, org TEXT NOT NULL, credits TEXT NOT NULL, row TEXT NOT NULL)");
+  }
+
+  /** Synchronous storage (SQLite-backed DO): reads and writes are local and need no await. */
+  private load(): void {
     if (this.loaded) return;
-    const [snapshot, spend] = await Promise.all([
-      this.ctx.storage.get<KeySnapshot>("snapshot"),
-      this.ctx.storage.get<Omit<SpendState, "reserved">>("spend"),
-    ]);
-    this.snapshot = snapshot ?? null;
+    this.snapshot = this.ctx.storage.kv.get<KeySnapshot>("snapshot") ?? null;
+    const spend = this.ctx.storage.kv.get<Omit<SpendState, "reserved">>("spend");
     if (spend) this.spend = { ...spend, reserved: 0n };
     this.loaded = true;
   }
 
   /** Admin path: store the key's current attributes. Versions only move forward. */
   async sync(next: KeySnapshot): Promise<void> {
-    await this.load();
+    this.syncSnapshot(next);
+  }
+
+  private syncSnapshot(next: KeySnapshot): void {
+    this.load();
     if (this.snapshot && this.snapshot.version > next.version) return;
     this.snapshot = next;
     // Spend and the running window survive every sync (roll, rename, limit changes): only clearing
@@ -152,12 +182,13 @@ export class KeyState extends DurableObject<Env> {
       this.spend.periodStartedAt = null;
       this.spend.periodUsage = 0n;
     }
-    await this.ctx.storage.put({ snapshot: next, spend: this.persistedSpend() });
+    this.ctx.storage.kv.put("snapshot", next);
+    this.ctx.storage.kv.put("spend", this.persistedSpend());
   }
 
   /** Liveness only, for requests that spend nothing (models, analytics). */
   async check(fingerprint: string, fallback: KeySnapshot, now = Date.now()): Promise<GateResult> {
-    await this.ensureSnapshot(fallback);
+    this.ensureSnapshot(fallback);
     const denial = this.liveness(fingerprint, now);
     return denial ?? { ok: true, version: this.snapshot!.version, reservationId: null };
   }
@@ -167,7 +198,7 @@ export class KeyState extends DurableObject<Env> {
    * reserves `estimate`; so the overshoot is bounded by one request's estimate.
    */
   async admit(fingerprint: string, fallback: KeySnapshot, estimate: Pico, now = Date.now()): Promise<GateResult> {
-    await this.ensureSnapshot(fallback);
+    this.ensureSnapshot(fallback);
     const denial = this.liveness(fingerprint, now);
     if (denial) return denial;
     const s = this.snapshot!;
@@ -196,15 +227,14 @@ export class KeyState extends DurableObject<Env> {
     return { ok: true, version: s.version, reservationId };
   }
 
-  /** After the upstream call: replace the reservation with the real cost (0 for failures). */
   /**
    * After the upstream call: replace the reservation with the real cost (0 for failures). With an
-   * `outbox` entry (the request's log row and credit debit), the entry is stored in the same
-   * storage write as the new spend, so spend and log can never disagree, and reaches D1 in
+   * `outbox` entry (the request's log row and credit debit), the entry is written in the same
+   * storage transaction as the new spend, so spend and log can never disagree, and reaches D1 in
    * batches from `alarm` (one D1 round trip for many requests instead of one per request).
    */
   async settle(reservationId: string | null, actual: Pico, now = Date.now(), outbox?: OutboxEntry): Promise<SettleResult> {
-    await this.load();
+    this.load();
     const before = { usage: this.spend.usage, periodUsage: this.spend.periodUsage };
     if (reservationId) this.release(reservationId);
     this.rollWindow(now);
@@ -214,14 +244,20 @@ export class KeyState extends DurableObject<Env> {
         this.startWindow(now);
         this.spend.periodUsage += actual;
       }
+      this.ctx.storage.kv.put("spend", this.persistedSpend());
     }
-    const writes: Record<string, unknown> = {};
-    if (actual > 0n) writes.spend = this.persistedSpend();
-    if (outbox) writes[`${OUTBOX_PREFIX}${now.toString(36).padStart(10, "0")}:${(this.nextOutbox++).toString(36)}`] = outbox;
-    if (Object.keys(writes).length) await this.ctx.storage.put(writes);
-    if (outbox && !this.flushScheduled) {
-      this.flushScheduled = true;
-      await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
+    if (outbox) {
+      this.ctx.storage.sql.exec(
+        "INSERT INTO outbox (log_id, org, credits, row) VALUES (?, ?, ?, ?)",
+        outbox.logId,
+        outbox.organizationId,
+        outbox.creditsPico.toString(),
+        outbox.row,
+      );
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
+      }
     }
     return { spend: { ...this.spend }, crossed: this.crossedThresholds(before) };
   }
@@ -229,16 +265,21 @@ export class KeyState extends DurableObject<Env> {
   /** Flushes the outbox to D1: log rows (idempotent by id) and credit debits, in one batch. */
   override async alarm(): Promise<void> {
     this.flushScheduled = false;
-    const entries = await this.ctx.storage.list<OutboxEntry>({ prefix: OUTBOX_PREFIX, limit: OUTBOX_BATCH });
-    if (entries.size === 0) return;
-    await this.env.DB.batch([...entries.values()].flatMap((e) => outboxStatements(this.env, e)));
+    const rows = this.ctx.storage.sql.exec<OutboxRow>("SELECT seq, log_id, org, credits, row FROM outbox ORDER BY seq LIMIT ?", OUTBOX_BATCH).toArray();
+    if (rows.length === 0) return;
+    await this.env.DB.batch(flushStatements(this.env, rows));
     // A crash between the batch and this delete replays the batch: rows are INSERT OR IGNORE and a
-    // debit applies only when its row was inserted, so nothing is counted twice.
-    await this.ctx.storage.delete([...entries.keys()]);
-    if (entries.size === OUTBOX_BATCH) {
+    // debit applies only to rows not yet inserted, so nothing is counted twice.
+    this.ctx.storage.sql.exec("DELETE FROM outbox WHERE seq <= ?", rows[rows.length - 1]!.seq);
+    if (rows.length === OUTBOX_BATCH) {
       this.flushScheduled = true;
       await this.ctx.storage.setAlarm(Date.now());
     }
+  }
+
+  /** Settled requests not yet in D1 (tests and diagnostics). */
+  async outboxSize(): Promise<number> {
+    return this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
   }
 
   /** Drops a reservation without spending (request refused after admission, e.g. by IAM). */
@@ -247,17 +288,17 @@ export class KeyState extends DurableObject<Env> {
   }
 
   async getSpend(now = Date.now()): Promise<SpendState> {
-    await this.load();
+    this.load();
     this.rollWindow(now);
     return { ...this.spend };
   }
 
   // ---------- internals ----------
 
-  private async ensureSnapshot(fallback: KeySnapshot): Promise<void> {
-    await this.load();
+  private ensureSnapshot(fallback: KeySnapshot): void {
+    this.load();
     // The DO normally learns a key at creation (sync). If it never did, the isolate's copy from D1 is the truth.
-    if (!this.snapshot) await this.sync(fallback);
+    if (!this.snapshot) this.syncSnapshot(fallback);
   }
 
   private liveness(fingerprint: string, now: number): GateResult | null {

@@ -1,18 +1,29 @@
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
+/**
+ * Random bytes are drawn from the CSPRNG in blocks: one `getRandomValues` call serves many ids.
+ * The pool is plain bytes (no shared promise or I/O object), consumed once each.
+ */
+const pool = new Uint8Array(4096);
+let poolPos = pool.length;
+
+function randomByte(): number {
+  if (poolPos >= pool.length) {
+    crypto.getRandomValues(pool);
+    poolPos = 0;
+  }
+  return pool[poolPos++]!;
+}
+
 /** Uniformly random `[A-Za-z0-9]` string (rejection sampling, no modulo bias). */
 export function randomAlphanumeric(length: number): string {
-  const chars: string[] = [];
-  // 248 = 4 * 62: bytes below it map uniformly; ~3% are rejected, so 1.25x is nearly always enough.
-  const buf = new Uint8Array(Math.ceil(length * 1.25) + 4);
-  while (chars.length < length) {
-    crypto.getRandomValues(buf);
-    for (let i = 0; i < buf.length && chars.length < length; i++) {
-      const b = buf[i]!;
-      if (b < 248) chars.push(ALPHABET[b % 62]!);
-    }
+  let out = "";
+  while (out.length < length) {
+    // 248 = 4 * 62: bytes below it map uniformly; the ~3% above are skipped.
+    const b = randomByte();
+    if (b < 248) out += ALPHABET[b % 62]!;
   }
-  return chars.join("");
+  return out;
 }
 
 /** Resource ids: `org_`, `proj_`, `key_`, `mem_`, `team_`, `iam_`, `log_`, ... + 20 random chars. */

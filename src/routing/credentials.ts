@@ -61,13 +61,21 @@ function decryptCached(env: Env, ciphertext: string): Promise<string> {
 
 const trimSlash = (url: string): string => url.replace(/\/+$/, "");
 
+/** Settings per env object and provider: bindings do not change while an isolate lives. */
+const settingsCache = new WeakMap<Env, Map<string, Readonly<Record<string, string | undefined>>>>();
+
 /** Provider-specific environment settings (`AWS_BEDROCK_REGION`, `AZURE_API_VERSION`, ...). */
-function providerSettings(env: Env, providerId: string): Record<string, string | undefined> {
+function providerSettings(env: Env, providerId: string): Readonly<Record<string, string | undefined>> {
+  let byProvider = settingsCache.get(env);
+  if (!byProvider) settingsCache.set(env, (byProvider = new Map()));
+  const cached = byProvider.get(providerId);
+  if (cached) return cached;
   const prefix = `${providerEnvPrefix(providerId)}_`;
   const out: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(env as unknown as Record<string, unknown>)) {
     if (k.startsWith(prefix) && typeof v === "string" && k !== `${prefix}API_KEY`) out[k] = v;
   }
+  byProvider.set(providerId, Object.freeze(out));
   return out;
 }
 

@@ -98,8 +98,14 @@ const COLUMNS: ReadonlyArray<readonly [keyof LogRow, string]> = [
 
 const COLUMN_LIST = `(${COLUMNS.map(([, c]) => c).join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")})`;
 const INSERT_SQL = `INSERT INTO request_logs ${COLUMN_LIST}`;
-/** For replayable writes (the KeyState outbox): a row already stored is left alone. */
-export const INSERT_LOG_IGNORE_SQL = `INSERT OR IGNORE INTO request_logs ${COLUMN_LIST}`;
+/**
+ * For replayable batch writes (the KeyState outbox): `?` is a JSON array of rows, each the array of
+ * `requestLogJson`; a row already stored is left alone. One statement and one bound value for the
+ * whole batch, whatever its size.
+ */
+export const INSERT_LOG_ROWS_JSON_SQL = `INSERT OR IGNORE INTO request_logs (${COLUMNS.map(([, c]) => c).join(", ")}) SELECT ${COLUMNS.map(
+  (_, i) => `json_extract(value, '$[${i}]')`,
+).join(", ")} FROM json_each(?)`;
 
 /** SQLite values for one row: booleans as 0/1, JSON columns serialized, absent as NULL/defaults. */
 function sqlValue(key: keyof LogRow, value: unknown): string | number | null {
@@ -127,6 +133,9 @@ export function requestLogValues(input: RequestLogInput): Array<string | number 
   const row = toLogRow(input);
   return COLUMNS.map(([key]) => sqlValue(key, row[key]));
 }
+
+/** The row's SQL values as one JSON array (the KeyState outbox stores and batches it as is). */
+export const requestLogJson = (input: RequestLogInput): string => JSON.stringify(requestLogValues(input));
 
 /** Inserts the row; never throws (a lost log row must not fail anything else in waitUntil). */
 export async function writeRequestLog(env: Env, input: RequestLogInput): Promise<void> {

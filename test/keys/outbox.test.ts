@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { seedOrg } from "../helpers/fixtures";
@@ -7,8 +7,9 @@ import { getDb } from "../../src/db/client";
 import { organizations, requestLogs } from "../../src/db/schema";
 import { keyStateStub } from "../../src/durable-objects/key-state";
 import { resolveGatewayKey } from "../../src/auth/gateway-key";
-import { requestLogValues } from "../../src/usage/request-log";
+import { requestLogJson, type RequestLogInput } from "../../src/usage/request-log";
 import { newId } from "../../src/lib/ids";
+import { emptyUsage } from "../../src/providers/types";
 
 const credits = async (orgId: string): Promise<bigint> => {
   const row = await getDb(env.DB)
@@ -23,11 +24,25 @@ const credits = async (orgId: string): Promise<bigint> => {
 async function flushed(stub: ReturnType<typeof keyStateStub>): Promise<void> {
   for (let i = 0; i < 200; i++) {
     await runDurableObjectAlarm(stub);
-    const left = await runInDurableObject(stub, async (_, state) => (await state.storage.list({ prefix: "outbox:" })).size);
-    if (left === 0) return;
+    if ((await stub.outboxSize()) === 0) return;
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error("outbox never flushed");
+}
+
+function logInput(auth: RequestLogInput["auth"], logId: string, creditsPico: bigint, extra: Partial<RequestLogInput> = {}): RequestLogInput {
+  return {
+    logId,
+    requestId: newId("req"),
+    auth,
+    sourceApp: "unknown",
+    requestedModel: "gpt-4o-mini",
+    statusCode: 200,
+    costPico: creditsPico,
+    creditsCostPico: creditsPico,
+    createdAt: Date.now(),
+    ...extra,
+  };
 }
 
 describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)", () => {
@@ -38,17 +53,8 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
     const before = await credits(org.orgId);
     const logId = newId("log");
     const entry = {
-      logValues: requestLogValues({
-        logId,
-        requestId: newId("req"),
-        auth,
-        sourceApp: "unknown",
-        requestedModel: "gpt-4o-mini",
-        statusCode: 200,
-        costPico: 1_234_567n,
-        creditsCostPico: 1_234_567n,
-        createdAt: Date.now(),
-      }),
+      row: requestLogJson(logInput(auth, logId, 1_234_567n)),
+      logId,
       organizationId: org.orgId,
       creditsPico: 1_234_567n,
     };
@@ -66,5 +72,30 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
     expect(await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.id, logId))).toHaveLength(1);
     expect(await credits(org.orgId)).toBe(before - 1_234_567n);
     expect((await stub.getSpend()).usage).toBe(1_234_567n);
+  });
+
+  it("flushes a batch of rows in one go: every column, quotes and unicode intact, debit = sum of credit-paid rows", async () => {
+    const org = await seedOrg({ creditsUsd: 10 });
+    const auth = await resolveGatewayKey(env, org.key);
+    const stub = keyStateStub(env, org.keyId);
+    const before = await credits(org.orgId);
+    const ids = [newId("log"), newId("log"), newId("log")];
+    const inputs = [
+      logInput(auth, ids[0]!, 5_000_000n, { usage: { ...emptyUsage(), promptTokens: 11, completionTokens: 7, reasoningTokens: 2, cachedTokens: 3 }, streamed: true, routing: [{ provider: "openai", model: "gpt-4o-mini", status_code: 200, succeeded: true, credentialSource: "credits", latency_ms: 12 }] }),
+      logInput(auth, ids[1]!, 0n, { statusCode: 502, errorType: "upstream_error", errorMessage: `it's "quoted" \\ and ünïcödé ✓` }),
+      logInput(auth, ids[2]!, 7n),
+    ];
+    for (const input of inputs) {
+      await stub.settle(null, input.creditsCostPico!, undefined, { row: requestLogJson(input), logId: input.logId, organizationId: org.orgId, creditsPico: input.creditsCostPico! });
+    }
+    expect(await stub.outboxSize()).toBe(3);
+    await flushed(stub);
+    const rows = await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.organizationId, org.orgId));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(ids[0]!)).toMatchObject({ promptTokens: 11, completionTokens: 7, reasoningTokens: 2, cachedTokens: 3, totalTokens: 18, streamed: true, statusCode: 200, costPico: 5_000_000 });
+    expect(byId.get(ids[0]!)!.routing).toEqual([{ provider: "openai", model: "gpt-4o-mini", status_code: 200, succeeded: true, credentialSource: "credits", latency_ms: 12 }]);
+    expect(byId.get(ids[1]!)).toMatchObject({ statusCode: 502, errorType: "upstream_error", errorMessage: `it's "quoted" \\ and ünïcödé ✓`, streamed: false, costPico: 0 });
+    expect(byId.get(ids[2]!)).toMatchObject({ costPico: 7, apiKeyId: org.keyId, projectId: auth.project.id });
+    expect(await credits(org.orgId)).toBe(before - 5_000_007n);
   });
 });
