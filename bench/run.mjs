@@ -7,13 +7,16 @@
  *  - serves it with Miniflare's API (local D1 + Durable Objects + KV), migrations applied, an
  *    organization bootstrapped, and a key with an IAM rule and a spend limit, so auth, IAM,
  *    spend admission and request logging are all on;
- *  - serves a bare pass-through Worker in the same runtime (the floor);
+ *  - serves a bare pass-through Worker in the same runtime (the floor), and a reference Worker that
+ *    adds only one awaited Durable Object call and one durable write per request (what global
+ *    metering costs in this runtime before any gateway logic);
  *  - starts the fake upstream (test/fake-upstream) that both call, and also calls it directly;
  *  - runs autocannon in interleaved rounds: latency at concurrency 1, throughput at 32;
  *  - measures stream time-to-first-chunk and per-chunk delay, workerd CPU per request and peak RSS.
  * Writes bench/results/latest.json and latest.md and prints the table with ratios to the floor.
  *
- * Flags: --quick (short runs), --rounds N, --seconds N.
+ * Flags: --quick (short runs), --rounds N, --seconds N; diagnostics: --profile, --cpu-profile,
+ * --latency-only (sequential p50 per target, for quick A/B), --trace-stream (chunk arrival times).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
