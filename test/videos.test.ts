@@ -6,6 +6,7 @@ import { getDb } from "../src/db/client";
 import { requestLogs } from "../src/db/schema";
 import { mintPlaybackToken, verifyPlaybackToken, PLAYBACK_TOKEN_TTL_S } from "../src/generation/video/playback-token";
 import { parseRange } from "../src/generation/videos";
+import { keyStateStub } from "../src/durable-objects/key-state";
 
 const FAKE_LENGTH = 1000;
 
@@ -100,6 +101,39 @@ describe("GET /v1/videos/{id}", () => {
     expect(content.headers.get("etag")).toBe(obj!.httpEtag);
     expect(content.headers.get("content-range")).toBe(`bytes 0-3/${FAKE_LENGTH}`);
     expect((await content.arrayBuffer()).byteLength).toBe(4);
+  });
+});
+
+describe("failed video jobs", () => {
+  it("refund the charge exactly once: organization credits, key spend and the log row", async () => {
+    const payer = await seedOrg({ creditsUsd: 10 });
+    const credits = async () => BigInt((await env.DB.prepare("SELECT CAST(credits_pico AS TEXT) AS c FROM organizations WHERE id = ?").bind(payer.orgId).first<{ c: string }>())!.c);
+    const spend = async () => (await keyStateStub(env, payer.keyId).getSpend()).usage;
+    const before = await credits();
+    const created = await call("/v1/videos", { method: "POST", key: payer.key, ...json({ model: "sora-2", prompt: "a storm [[fake:video_fails]]", seconds: "4" }) });
+    expect(created.status).toBe(200);
+    const job = (await created.json()) as VideoView;
+    expect(job.usage?.cost_usd).toBe("0.4");
+    // Settlement runs in waitUntil: wait for the charge to land.
+    for (let i = 0; i < 50 && (await credits()) === before; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await credits()).toBe(before - 400_000_000_000n);
+    expect(await spend()).toBe(400_000_000_000n);
+
+    const polled = await call(`/v1/videos/${job.id}`, { key: payer.key });
+    expect(polled.status).toBe(200);
+    const failed = (await polled.json()) as VideoView & { error: { message: string } | null };
+    expect(failed).toMatchObject({ status: "failed", error: { message: "Your request was blocked by our moderation system." }, usage: { cost_usd: "0" } });
+    expect(await credits()).toBe(before);
+    expect(await spend()).toBe(0n);
+    const row = await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.id, job.id)).get();
+    expect(row).toMatchObject({ costPico: 0, creditsCostPico: 0, errorMessage: "video generation failed: Your request was blocked by our moderation system." });
+    expect(row!.extra).toMatchObject({ status: "failed" });
+
+    // Polling again (or concurrently) refunds nothing more.
+    const again = await Promise.all([call(`/v1/videos/${job.id}`, { key: payer.key }), call(`/v1/videos/${job.id}`, { key: payer.key })]);
+    expect(again.map((r) => r.status)).toEqual([200, 200]);
+    expect(await credits()).toBe(before);
+    expect(await spend()).toBe(0n);
   });
 });
 

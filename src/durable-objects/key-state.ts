@@ -282,6 +282,22 @@ export class KeyState extends DurableObject<Env> {
     return this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
   }
 
+  /**
+   * Gives back spend that was charged for something never delivered (a video job that failed
+   * after it was accepted). The recurring window is credited only when the charge fell in the
+   * window that is still running.
+   */
+  async refund(amount: Pico, chargedAt: number, now = Date.now()): Promise<SpendState> {
+    this.load();
+    if (amount <= 0n) return { ...this.spend };
+    this.rollWindow(now);
+    // No clamping at 0: a refund can overtake its own charge (settled in waitUntil); they cancel out.
+    this.spend.usage -= amount;
+    if (this.spend.periodStartedAt !== null && chargedAt >= this.spend.periodStartedAt) this.spend.periodUsage -= amount;
+    this.ctx.storage.kv.put("spend", this.persistedSpend());
+    return { ...this.spend };
+  }
+
   /** Drops a reservation without spending (request refused after admission, e.g. by IAM). */
   async cancel(reservationId: string): Promise<void> {
     this.release(reservationId);

@@ -30,6 +30,7 @@ import type { GenerationDeps } from "./images";
 import { videoAdapterFor } from "./video";
 import type { VideoAdapter, VideoJob, VideoStatus } from "./video/types";
 import { mintPlaybackToken } from "./video/playback-token";
+import { keyStateStub } from "../durable-objects/key-state";
 
 export const DEFAULT_VIDEO_MODEL = "sora-2";
 
@@ -111,7 +112,8 @@ async function view(env: Env, origin: string, row: LogRow, extra: VideoExtra): P
       project_id: row.projectId,
     },
   };
-  if (row.costPico) out.usage = { cost: toUsdNumber(BigInt(row.costPico)), cost_usd: formatUsd(BigInt(row.costPico)) };
+  // A failed job shows its refund as cost 0.
+  if (row.costPico || extra.status === "failed") out.usage = { cost: toUsdNumber(BigInt(row.costPico)), cost_usd: formatUsd(BigInt(row.costPico)) };
   return out;
 }
 
@@ -331,9 +333,37 @@ export async function getVideo(env: Env, ctx: KeyContext, logId: string, origin:
   }
   const next: VideoExtra = { ...extra, status: job.status, progress: job.progress };
   if (job.error) next.error = job.error;
+  if (next.status === "failed") {
+    const refunded = await refundFailedJob(env, row, next);
+    return view(env, origin, refunded, next);
+  }
   await getDb(env.DB).update(requestLogs).set({ extra: next as unknown as Record<string, unknown> }).where(eq(requestLogs.id, row.id));
   if (next.status === "completed" && waitUntil) waitUntil(safely("video copy to R2", storeVideo(env, row, next)));
   return view(env, origin, row, next);
+}
+
+/**
+ * A job the provider failed after accepting it was never delivered: its charge is given back.
+ * One D1 batch marks the row failed with cost 0 and credits the organization, guarded so that
+ * only the first poll to see the failure refunds (`changes()` of the row update); then the key's
+ * spend counters are lowered by the same amount. Returns the row as it now stands.
+ */
+async function refundFailedJob(env: Env, row: LogRow, next: VideoExtra): Promise<LogRow> {
+  const [marked] = await env.DB.batch([
+    env.DB.prepare(
+      "UPDATE request_logs SET extra = ?, error_message = ?, cost_pico = 0, credits_cost_pico = 0, byok_cost_pico = 0 WHERE id = ? AND json_extract(extra, '$.status') <> 'failed'",
+    ).bind(JSON.stringify(next), next.error ? `video generation failed: ${next.error}`.slice(0, 500) : "video generation failed", row.id),
+    env.DB.prepare("UPDATE organizations SET credits_pico = credits_pico + CAST(? AS INTEGER) WHERE id = ? AND changes() > 0").bind(
+      BigInt(row.creditsCostPico).toString(),
+      row.organizationId,
+    ),
+  ]);
+  if ((marked?.meta.changes ?? 0) > 0 && row.costPico > 0) {
+    await keyStateStub(env, row.apiKeyId)
+      .refund(BigInt(row.costPico), row.createdAt)
+      .catch((err: unknown) => console.error("video refund of key spend failed", err instanceof Error ? err.message : String(err)));
+  }
+  return { ...row, costPico: 0, creditsCostPico: 0, byokCostPico: 0, extra: next as unknown as Record<string, unknown> };
 }
 
 // ---------- content proxy ----------

@@ -3,10 +3,11 @@
  * Fake OpenAI Videos API (Sora): `POST /openai/videos` (multipart form, like the official SDK)
  * -> video job; `GET /openai/videos/<id>` -> the job, completed; `GET /openai/videos/<id>/content`
  * -> deterministic MP4-typed bytes with ETag and byte ranges (206 / 416, `If-Range`).
+ * A prompt containing `[[fake:video_fails]]` creates a job that the retrieve call reports failed.
  */
 import { failEarly, parseDirectives } from "./fake-common.mjs";
 
-/** @type {Map<string, { model: string, seconds: string, size: string, created_at: number }>} */
+/** @type {Map<string, { model: string, seconds: string, size: string, created_at: number, fails: boolean }>} */
 const jobs = new Map();
 let seq = 0;
 export const FAKE_VIDEO_LENGTH = 1000;
@@ -32,11 +33,13 @@ function send(res, body, status = 200) {
 /** @param {import("./server.mjs").FakeRequest} req */
 const authorized = (req) => req.headers.authorization === "Bearer test-operator-key-openai" || String(req.headers.authorization ?? "").startsWith("Bearer byok-");
 
-/** @param {string} id @param {"queued" | "completed"} status */
-function jobView(id, status) {
+/** @param {string} id @param {"queued" | "completed"} requested */
+function jobView(id, requested) {
   const job = jobs.get(id);
   if (!job) return null;
-  return { id, object: "video", model: job.model, status, progress: status === "completed" ? 100 : 0, created_at: job.created_at, completed_at: status === "completed" ? job.created_at + 30 : null, expires_at: job.created_at + 3600, size: job.size, seconds: job.seconds, error: null, remixed_from_video_id: null };
+  const status = requested === "completed" && job.fails ? "failed" : requested;
+  const error = status === "failed" ? { code: "moderation_blocked", message: "Your request was blocked by our moderation system." } : null;
+  return { id, object: "video", model: job.model, status, progress: status === "completed" ? 100 : 0, created_at: job.created_at, completed_at: status === "completed" ? job.created_at + 30 : null, expires_at: job.created_at + 3600, size: job.size, seconds: job.seconds, error, remixed_from_video_id: null };
 }
 
 /** @type {import("./server.mjs").FakeRoute[]} */
@@ -54,7 +57,7 @@ export const videoRoutes = [
       if (failEarly(d, res, errorBody)) return;
       if (!prompt) return send(res, errorBody(400), 400);
       const id = `video_fake${++seq}`;
-      jobs.set(id, { model: String(form.get("model") ?? "sora-2"), seconds: String(form.get("seconds") ?? "4"), size: String(form.get("size") ?? "720x1280"), created_at: Math.floor(Date.now() / 1000) });
+      jobs.set(id, { model: String(form.get("model") ?? "sora-2"), seconds: String(form.get("seconds") ?? "4"), size: String(form.get("size") ?? "720x1280"), created_at: Math.floor(Date.now() / 1000), fails: prompt.includes("[[fake:video_fails]]") });
       send(res, jobView(id, "queued"));
     },
   },
