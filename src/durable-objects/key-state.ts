@@ -53,7 +53,7 @@ export const snapshotOf = (k: SnapshotSource): KeySnapshot => ({
 
 /** What a settled request still has to write to D1: its log row and the credit-paid part of its cost. */
 export interface OutboxEntry {
-  /** `request_logs` values in `REQUEST_LOG_COLUMNS` order, as a JSON array (`requestLogJson`). */
+  /** The `request_logs` row as a JSON array in the column order of usage/request-log.ts (`requestLogJson`). */
   row: string;
   logId: string;
   organizationId: string;
