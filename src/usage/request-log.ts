@@ -96,14 +96,15 @@ const COLUMNS: ReadonlyArray<readonly [keyof LogRow, string]> = [
   ["routing", "routing"], ["extra", "extra"], ["createdAt", "created_at"],
 ];
 
-const COLUMN_LIST = `(${COLUMNS.map(([, c]) => c).join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")})`;
+const COLUMN_NAMES = COLUMNS.map(([, c]) => c).join(", ");
+const COLUMN_LIST = `(${COLUMN_NAMES}) VALUES (${COLUMNS.map(() => "?").join(", ")})`;
 const INSERT_SQL = `INSERT INTO request_logs ${COLUMN_LIST}`;
 /**
  * For replayable batch writes (the KeyState outbox): `?` is a JSON array of rows, each the array of
  * `requestLogJson`; a row already stored is left alone. One statement and one bound value for the
  * whole batch, whatever its size.
  */
-export const INSERT_LOG_ROWS_JSON_SQL = `INSERT OR IGNORE INTO request_logs (${COLUMNS.map(([, c]) => c).join(", ")}) SELECT ${COLUMNS.map(
+export const INSERT_LOG_ROWS_JSON_SQL = `INSERT OR IGNORE INTO request_logs (${COLUMN_NAMES}) SELECT ${COLUMNS.map(
   (_, i) => `json_extract(value, '$[${i}]')`,
 ).join(", ")} FROM json_each(?)`;
 
