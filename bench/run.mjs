@@ -16,7 +16,8 @@
  * Writes bench/results/latest.json and latest.md and prints the table with ratios to the floor.
  *
  * Flags: --quick (short runs), --rounds N, --seconds N; diagnostics: --profile, --cpu-profile,
- * --latency-only (sequential p50 per target, for quick A/B), --trace-stream (chunk arrival times).
+ * --latency-only (sequential p50 per target, for quick A/B), --throughput-only (c=32 req/s and CPU
+ * per request, for quick A/B), --trace-stream (chunk arrival times).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
@@ -278,6 +279,10 @@ async function main() {
   console.log(`bundle: ${(bundle.minifiedBytes / 1024).toFixed(1)} KiB minified, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);
   const upstream = await startFakeUpstream({ port: 0 });
   const sb = await startSwitchboard(bundle, upstream.url);
+  // --baseline DIR: a second Switchboard from an earlier build (`wrangler deploy --dry-run --minify
+  // --outdir DIR`), measured side by side, for A/B comparisons that machine noise cannot blur.
+  const baselineDir = args.includes("--baseline") ? path.resolve(args[args.indexOf("--baseline") + 1]) : null;
+  const base = baselineDir ? await startSwitchboard({ outdir: baselineDir, entry: path.join(baselineDir, "index.js") }, upstream.url) : null;
   const pt = await startPassThrough(upstream.url);
   const ref = await startDoReference(upstream.url);
   try {
@@ -291,6 +296,7 @@ async function main() {
       { name: "floor + DO admit/settle (reference)", url: `${ref.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: upstreamAuth, pid: ref.pid },
       { name: "switchboard canonical", url: `${sb.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: auth, pid: sb.pid },
       { name: "switchboard pinned", url: `${sb.url}/v1/chat/completions`, body: chatBody("openai/gpt-4o-mini"), headers: auth, pid: sb.pid },
+      ...(base ? [{ name: "baseline canonical", url: `${base.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: { authorization: `Bearer ${(await seed(base)).key}` }, pid: base.pid }] : []),
     ];
     if (flag("trace-stream")) {
       // Arrival time of every chunk, floor vs Switchboard, to see where stream time goes.
@@ -322,6 +328,23 @@ async function main() {
       }
       const floorP50 = median(p50s.get("pass-through floor"));
       for (const [name, xs] of p50s) console.log(`${name}: p50 ${r2(median(xs))} ms (added ${r2(median(xs) - floorP50)})`);
+      return;
+    }
+    if (flag("throughput-only")) {
+      // Quick A/B loop for CPU work: c=32 throughput and workerd CPU per request, interleaved rounds.
+      const runs = new Map(targets.filter((t) => t.pid).map((t) => [t.name, { rps: [], cpu: [] }]));
+      for (const t of targets) if (t.pid) await cannon({ ...t, connections: 8, seconds: 1 });
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const t of targets) {
+          if (!t.pid) continue;
+          const cpu0 = cpuMs(t.pid);
+          const thr = await cannon({ ...t, connections: 32, seconds: SECONDS });
+          runs.get(t.name).rps.push(thr.requests.average);
+          runs.get(t.name).cpu.push((cpuMs(t.pid) - cpu0) / Math.max(1, thr.requests.total));
+        }
+      }
+      const floorRps = median(runs.get("pass-through floor").rps);
+      for (const [name, r] of runs) console.log(`${name}: ${r2(median(r.rps))} req/s (${r2(median(r.rps) / floorRps)} of floor), ${r2(median(r.cpu))} ms CPU/req`);
       return;
     }
     if (flag("profile")) {
@@ -432,7 +455,7 @@ async function main() {
     writeFileSync(path.join(root, "bench", "results", "latest.md"), md);
     console.log("\n" + md);
   } finally {
-    await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), ref.mf.dispose(), upstream.close()]);
+    await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), ref.mf.dispose(), upstream.close(), ...(base ? [base.mf.dispose()] : [])]);
     if (process.env.TMPDIR?.startsWith("/dev/shm/switchboard-bench-")) rmSync(process.env.TMPDIR, { recursive: true, force: true });
   }
 }
@@ -467,7 +490,27 @@ async function cpuProfile(target) {
     total += n.hitCount ?? 0;
   }
   console.log(`${res.requests.total} requests; ${total} samples`);
+  console.log("self time:");
   for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${((100 * v) / total).toFixed(1)}%  ${k}`);
+  // Inclusive time: a function's samples plus all of its callees' (counted once per stack).
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const inclusive = new Map();
+  for (const n of profile.nodes) {
+    if (!n.hitCount) continue;
+    const seen = new Set();
+    for (let id = n.id; id !== undefined; id = parent.get(id)) {
+      const f = byId.get(id).callFrame;
+      if (!f.url) continue;
+      const key = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber + 1}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + n.hitCount);
+    }
+  }
+  console.log("inclusive time:");
+  for (const [k, v] of [...inclusive.entries()].sort((a, b) => b[1] - a[1]).slice(0, 50)) console.log(`${((100 * v) / total).toFixed(1)}%  ${k}`);
 }
 
 function renderMarkdown(s) {

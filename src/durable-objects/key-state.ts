@@ -77,6 +77,42 @@ interface OutboxRow extends Record<string, SqlStorageValue> {
 }
 
 /**
+ * The outbox. Each row also carries the key's spend after its settlement (`spend_seq` orders it
+ * against the `spend` value in kv), so a settlement is ONE durable write, not two; the alarm
+ * copies the spend to kv before it deletes flushed rows.
+ */
+const OUTBOX_COLUMNS: ReadonlyArray<[name: string, type: string]> = [
+  ["seq", "INTEGER PRIMARY KEY AUTOINCREMENT"],
+  ["log_id", "TEXT NOT NULL"],
+  ["org", "TEXT NOT NULL"],
+  ["credits", "TEXT NOT NULL"],
+  ["row", "TEXT NOT NULL"],
+  ["spend_seq", "INTEGER"],
+  ["usage", "TEXT"],
+  ["period_usage", "TEXT"],
+  ["period_started_at", "INTEGER"],
+];
+/** Columns added after the first release of the table (ALTER TABLE for outboxes created before). */
+const OUTBOX_ADDED_COLUMNS = OUTBOX_COLUMNS.slice(5);
+const OUTBOX_SCHEMA_VERSION = 2;
+
+/** Spend as stored: in kv under "spend", and on every outbox row. `seq` says which is newer. */
+interface PersistedSpend {
+  usage: Pico;
+  periodUsage: Pico;
+  periodStartedAt: number | null;
+  /** Bumped by every change; absent in values written before it existed (= 0). */
+  seq?: number;
+}
+
+interface OutboxSpendRow extends Record<string, SqlStorageValue> {
+  spend_seq: number;
+  usage: string;
+  period_usage: string;
+  period_started_at: number | null;
+}
+
+/**
  * One batch of outbox rows as D1 statements: per organization, the credit debit of the rows not
  * yet in `request_logs`, then all rows in one INSERT OR IGNORE. Replaying a batch changes nothing.
  */
@@ -123,7 +159,6 @@ export interface SpendState {
 }
 
 export interface SettleResult {
-  spend: SpendState;
   /** Limits whose threshold this settlement crossed (for budget alerts), with the window start. */
   crossed: Array<{ limit: "all_time" | "period"; windowStart: number; percentBefore: number; percent: number }>;
 }
@@ -150,21 +185,52 @@ export class KeyState extends DurableObject<Env> {
   private loaded = false;
   private nextReservation = 0;
   private flushScheduled = false;
+  /** Version of `spend`, persisted with it (kv and outbox rows). */
+  private spendSeq = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // Settled requests waiting for D1: the log row is stored pre-serialized, so a flush is one
     // string join and one INSERT for the whole batch.
-    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, log_id TEXT NOT NULL, org TEXT NOT NULL, credits TEXT NOT NULL, row TEXT NOT NULL)");
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS outbox (${OUTBOX_COLUMNS.map(([n, t]) => `${n} ${t}`).join(", ")})`);
+    if (ctx.storage.kv.get<number>("outboxSchema") !== OUTBOX_SCHEMA_VERSION) {
+      for (const [name, type] of OUTBOX_ADDED_COLUMNS) {
+        try {
+          ctx.storage.sql.exec(`ALTER TABLE outbox ADD COLUMN ${name} ${type}`);
+        } catch {
+          // the table was created with it
+        }
+      }
+      ctx.storage.kv.put("outboxSchema", OUTBOX_SCHEMA_VERSION);
+    }
   }
 
-  /** Synchronous storage (SQLite-backed DO): reads and writes are local and need no await. */
+  /**
+   * Synchronous storage (SQLite-backed DO): reads and writes are local and need no await. Spend is
+   * the newer of kv's copy and the last outbox row's.
+   */
   private load(): void {
     if (this.loaded) return;
     this.snapshot = this.ctx.storage.kv.get<KeySnapshot>("snapshot") ?? null;
-    const spend = this.ctx.storage.kv.get<Omit<SpendState, "reserved">>("spend");
-    if (spend) this.spend = { ...spend, reserved: 0n };
+    const stored = this.ctx.storage.kv.get<PersistedSpend>("spend");
+    let spend: PersistedSpend | undefined = stored;
+    const last = this.ctx.storage.sql
+      .exec<OutboxSpendRow>("SELECT spend_seq, usage, period_usage, period_started_at FROM outbox WHERE spend_seq IS NOT NULL ORDER BY seq DESC LIMIT 1")
+      .toArray()[0];
+    if (last && last.spend_seq > (stored?.seq ?? 0)) {
+      spend = { usage: BigInt(last.usage), periodUsage: BigInt(last.period_usage), periodStartedAt: last.period_started_at, seq: last.spend_seq };
+    }
+    if (spend) {
+      this.spend = { usage: spend.usage, periodUsage: spend.periodUsage, periodStartedAt: spend.periodStartedAt, reserved: 0n };
+      this.spendSeq = spend.seq ?? 0;
+    }
     this.loaded = true;
+  }
+
+  /** Writes spend to kv (changes that come without an outbox row). */
+  private storeSpend(): void {
+    this.spendSeq++;
+    this.ctx.storage.kv.put("spend", this.persistedSpend());
   }
 
   /** Admin path: store the key's current attributes. Versions only move forward. */
@@ -183,7 +249,7 @@ export class KeyState extends DurableObject<Env> {
       this.spend.periodUsage = 0n;
     }
     this.ctx.storage.kv.put("snapshot", next);
-    this.ctx.storage.kv.put("spend", this.persistedSpend());
+    this.storeSpend();
   }
 
   /** Liveness only, for requests that spend nothing (models, analytics). */
@@ -229,8 +295,8 @@ export class KeyState extends DurableObject<Env> {
 
   /**
    * After the upstream call: replace the reservation with the real cost (0 for failures). With an
-   * `outbox` entry (the request's log row and credit debit), the entry is written in the same
-   * storage transaction as the new spend, so spend and log can never disagree, and reaches D1 in
+   * `outbox` entry (the request's log row and credit debit), the entry and the new spend are ONE
+   * row written in one storage transaction, so spend and log can never disagree, and reach D1 in
    * batches from `alarm` (one D1 round trip for many requests instead of one per request).
    */
   async settle(reservationId: string | null, actual: Pico, now = Date.now(), outbox?: OutboxEntry): Promise<SettleResult> {
@@ -244,30 +310,37 @@ export class KeyState extends DurableObject<Env> {
         this.startWindow(now);
         this.spend.periodUsage += actual;
       }
-      this.ctx.storage.kv.put("spend", this.persistedSpend());
+      if (!outbox) this.storeSpend();
     }
     if (outbox) {
       this.ctx.storage.sql.exec(
-        "INSERT INTO outbox (log_id, org, credits, row) VALUES (?, ?, ?, ?)",
+        "INSERT INTO outbox (log_id, org, credits, row, spend_seq, usage, period_usage, period_started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         outbox.logId,
         outbox.organizationId,
         outbox.creditsPico.toString(),
         outbox.row,
+        ++this.spendSeq,
+        this.spend.usage.toString(),
+        this.spend.periodUsage.toString(),
+        this.spend.periodStartedAt,
       );
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
       }
     }
-    return { spend: { ...this.spend }, crossed: this.crossedThresholds(before) };
+    return { crossed: this.crossedThresholds(before) };
   }
 
   /** Flushes the outbox to D1: log rows (idempotent by id) and credit debits, in one batch. */
   override async alarm(): Promise<void> {
     this.flushScheduled = false;
+    this.load();
     const rows = this.ctx.storage.sql.exec<OutboxRow>("SELECT seq, log_id, org, credits, row FROM outbox ORDER BY seq LIMIT ?", OUTBOX_BATCH).toArray();
     if (rows.length === 0) return;
     await this.env.DB.batch(flushStatements(this.env, rows));
+    // The rows about to go held the latest spend: kv takes it over first (same transaction).
+    this.ctx.storage.kv.put("spend", this.persistedSpend());
     // A crash between the batch and this delete replays the batch: rows are INSERT OR IGNORE and a
     // debit applies only to rows not yet inserted, so nothing is counted twice.
     this.ctx.storage.sql.exec("DELETE FROM outbox WHERE seq <= ?", rows[rows.length - 1]!.seq);
@@ -294,7 +367,7 @@ export class KeyState extends DurableObject<Env> {
     // No clamping at 0: a refund can overtake its own charge (settled in waitUntil); they cancel out.
     this.spend.usage -= amount;
     if (this.spend.periodStartedAt !== null && chargedAt >= this.spend.periodStartedAt) this.spend.periodUsage -= amount;
-    this.ctx.storage.kv.put("spend", this.persistedSpend());
+    this.storeSpend();
     return { ...this.spend };
   }
 
@@ -372,8 +445,8 @@ export class KeyState extends DurableObject<Env> {
     return out.filter((c) => c.percent !== c.percentBefore);
   }
 
-  private persistedSpend(): Omit<SpendState, "reserved"> {
-    return { usage: this.spend.usage, periodUsage: this.spend.periodUsage, periodStartedAt: this.spend.periodStartedAt };
+  private persistedSpend(): PersistedSpend {
+    return { usage: this.spend.usage, periodUsage: this.spend.periodUsage, periodStartedAt: this.spend.periodStartedAt, seq: this.spendSeq };
   }
 }
 

@@ -188,9 +188,18 @@ export interface UpstreamErrorInfo {
   type: string;
 }
 
+/** How to build an upstream request: streamed or not, and the signal that aborts it (timeout, client gone). */
+export interface BuildOptions {
+  stream: boolean;
+  signal?: AbortSignal;
+}
+
 export interface ProviderAdapter {
-  /** Build the HTTP request to the provider. Async because some formats sign requests (SigV4). */
-  buildRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): Promise<Request>;
+  /**
+   * Build the HTTP request to the provider, carrying `opts.signal` (so `fetch(request)` needs no
+   * second Request). Async because some formats sign requests (SigV4).
+   */
+  buildRequest(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Promise<Request>;
   /** Parse a 2xx non-streamed body (already JSON-decoded). Throws on a malformed body. */
   parseResponse(body: unknown, target: UpstreamTarget): ParsedCompletion;
   /** Turn a 2xx streamed body into events, as they arrive (no buffering beyond one frame). */

@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { seedOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { organizations, requestLogs } from "../../src/db/schema";
-import { keyStateStub } from "../../src/durable-objects/key-state";
+import { KeyState, keyStateStub } from "../../src/durable-objects/key-state";
 import { resolveGatewayKey } from "../../src/auth/gateway-key";
 import { requestLogJson, type RequestLogInput } from "../../src/usage/request-log";
 import { newId } from "../../src/lib/ids";
@@ -97,5 +97,27 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
     expect(byId.get(ids[1]!)).toMatchObject({ statusCode: 502, errorType: "upstream_error", errorMessage: `it's "quoted" \\ and ünïcödé ✓`, streamed: false, costPico: 0 });
     expect(byId.get(ids[2]!)).toMatchObject({ costPico: 7, apiKeyId: org.keyId, projectId: auth.project.id });
     expect(await credits(org.orgId)).toBe(before - 5_000_007n);
+  });
+  it("a restarted object recovers the newest spend, whether the last change went to an outbox row or to kv", async () => {
+    const org = await seedOrg({ creditsUsd: 10 });
+    const auth = await resolveGatewayKey(env, org.key);
+    const stub = keyStateStub(env, org.keyId);
+    // What a fresh instance (after eviction) reads from storage.
+    const recovered = () => runInDurableObject(stub, (_instance: KeyState, state) => new KeyState(state, env).getSpend());
+    const settle = (cost: bigint) => {
+      const logId = newId("log");
+      return stub.settle(null, cost, undefined, { row: requestLogJson(logInput(auth, logId, cost)), logId, organizationId: org.orgId, creditsPico: cost });
+    };
+
+    await settle(100n); // spend lives only in the outbox row
+    expect((await recovered()).usage).toBe(100n);
+    await stub.refund(30n, Date.now()); // kv is newer than the row
+    expect((await recovered()).usage).toBe(70n);
+    await settle(5n); // the row is newer again
+    expect((await recovered()).usage).toBe(75n);
+    await flushed(stub); // rows gone: kv took the spend over
+    expect(await stub.outboxSize()).toBe(0);
+    expect((await recovered()).usage).toBe(75n);
+    expect((await stub.getSpend()).usage).toBe(75n);
   });
 });

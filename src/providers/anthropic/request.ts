@@ -1,6 +1,6 @@
 /** OpenAI chat request -> Anthropic Messages API request (POST /v1/messages). */
 import { badRequest } from "../../errors/api-error";
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, UpstreamTarget } from "../types";
+import type { BuildOptions, ChatMessage, ChatRequest, ContentPart, ToolChoice, UpstreamTarget } from "../types";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
 
@@ -152,7 +152,7 @@ export function buildAnthropicBody(req: ChatRequest, target: UpstreamTarget, opt
   return body;
 }
 
-export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): Request {
+export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Request {
   return new Request(`${target.baseUrl}/v1/messages`, {
     method: "POST",
     headers: {
@@ -162,5 +162,6 @@ export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, 
       accept: opts.stream ? "text/event-stream" : "application/json",
     },
     body: JSON.stringify(buildAnthropicBody(req, target, opts)),
+    signal: opts.signal ?? null,
   });
 }

@@ -24,6 +24,7 @@ export const azureAdapter: ProviderAdapter = {
           accept: opts.stream ? "text/event-stream" : "application/json",
         },
         body: JSON.stringify(buildOpenAIBody(req, target, opts)),
+        signal: opts.signal ?? null,
       }),
     ),
   parseResponse: openaiAdapter.parseResponse,

@@ -44,5 +44,6 @@ export async function authorizeBedrock(request: Request, target: UpstreamTarget)
     return new Request(request, { headers });
   }
   const client = new AwsClient({ ...auth.creds, service: "bedrock", region: bedrockRegion(target) });
-  return client.sign(request);
+  // aws4fetch rebuilds the Request from its parts: hand the abort signal over explicitly.
+  return client.sign(request, { signal: request.signal });
 }

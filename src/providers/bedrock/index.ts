@@ -19,6 +19,7 @@ export const bedrockAdapter: ProviderAdapter = {
         accept: opts.stream ? "application/vnd.amazon.eventstream" : "application/json",
       },
       body: JSON.stringify(buildConverseBody(req, target)),
+      signal: opts.signal ?? null,
     });
     return authorizeBedrock(request, target);
   },

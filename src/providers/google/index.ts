@@ -14,6 +14,7 @@ export const googleAdapter: ProviderAdapter = {
         method: "POST",
         headers: { ...headers, "content-type": "application/json", accept: opts.stream ? "text/event-stream" : "application/json" },
         body: JSON.stringify(buildGeminiBody(req, target)),
+        signal: opts.signal ?? null,
       }),
     );
   },

@@ -3,7 +3,7 @@
  * forwarded; per-provider differences come from `ProviderInfo.quirks` (data, never provider ids).
  */
 import type { OpenAICompatQuirks } from "../../catalog/types";
-import type { ChatMessage, ChatRequest, UpstreamTarget } from "../types";
+import type { BuildOptions, ChatMessage, ChatRequest, UpstreamTarget } from "../types";
 
 /** Request fields of the OpenAI Chat Completions API that are forwarded upstream. */
 export const OPENAI_CHAT_FIELDS = [
@@ -68,15 +68,15 @@ export function openAIChatUrl(target: UpstreamTarget): string {
   return `${target.baseUrl}${target.provider.quirks?.chatPath ?? "/chat/completions"}`;
 }
 
-export function buildOpenAIRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): Request {
-  const headers = new Headers({
-    "content-type": "application/json",
-    authorization: `Bearer ${target.apiKey}`,
-    accept: opts.stream ? "text/event-stream" : "application/json",
-  });
+export function buildOpenAIRequest(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Request {
   return new Request(openAIChatUrl(target), {
     method: "POST",
-    headers,
+    headers: {
+      "content-type": "application/json",
+      authorization: `Bearer ${target.apiKey}`,
+      accept: opts.stream ? "text/event-stream" : "application/json",
+    },
     body: JSON.stringify(buildOpenAIBody(req, target, opts)),
+    signal: opts.signal ?? null,
   });
 }

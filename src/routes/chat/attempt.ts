@@ -72,7 +72,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   try {
     const cred = await resolveCredential(env, cand.credential, cand.provider.baseUrl);
     target = { provider: cand.provider, mapping: cand.mapping, model: cand.model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings };
-    upstream = await adapter.buildRequest(req, target, { stream });
+    upstream = await adapter.buildRequest(req, target, { stream, signal: abort.signal });
   } catch (err) {
     // The adapter cannot carry this input (a 4xx it raised): another provider may; if none can,
     // the caller gets that 400 rather than a 502.
@@ -84,7 +84,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
 
   let res: Response;
   try {
-    res = await fetch(upstream, { signal: abort.signal });
+    res = await fetch(upstream);
   } catch (err) {
     return fail(timedOut ? timeoutFailure(timeoutMs) : networkFailure(`network error: ${errorMessage(err)}`));
   }
