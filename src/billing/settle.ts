@@ -1,12 +1,11 @@
 /**
  * After a request: settle the key's reservation with the real cost in its KeyState DO and debit
  * the credit-paid part from the organization's balance. Runs in waitUntil, off the hot path.
- * Budget alerts (src/billing/budget-alerts.ts) run after settlement; their failures are logged and
- * never affect it.
+ * Budget alerts (src/billing/budget-alerts.ts) run after settlement.
  */
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
-import { keyStateStub, type SettleResult } from "../durable-objects/key-state";
+import { keyStateStub, type SettleResult, type Settlement } from "../durable-objects/key-state";
 import { requestLogJson, type RequestLogInput } from "../usage/request-log";
 import type { Pico } from "./money";
 import { processBudgetAlerts } from "./budget-alerts";
@@ -19,31 +18,59 @@ export interface RequestCost {
 }
 
 /**
- * Settles in the key's DO. With `log` (the chat path), the log row and the credit debit go into
- * the DO's outbox in the same storage write as the spend and reach D1 in batches (see KeyState).
- * Without it, the credit debit is written to D1 here, together with `statements` in one batch.
+ * Settles a request that has no log row to go with it (images, videos, moderation): the spend in
+ * the key's DO, the credit debit in D1, side by side.
  */
-export async function settleRequest(
-  env: Env,
-  auth: KeyContext,
-  reservationId: string | null,
-  cost: RequestCost,
-  log?: RequestLogInput,
-): Promise<void> {
-  const stub = keyStateStub(env, auth.key.id);
-  let result: SettleResult;
-  if (log) {
-    result = await stub.settle(reservationId, cost.totalPico, undefined, {
-      row: requestLogJson(log),
-      logId: log.logId,
-      organizationId: auth.organization.id,
-      creditsPico: cost.creditsPico,
-    });
-  } else {
-    const debit = cost.creditsPico > 0n ? debitStatement(env, auth.organization.id, cost.creditsPico).run() : Promise.resolve();
-    [result] = await Promise.all([stub.settle(reservationId, cost.totalPico), debit]);
+export async function settleRequest(env: Env, auth: KeyContext, reservationId: string | null, cost: RequestCost): Promise<void> {
+  const debit = cost.creditsPico > 0n ? debitStatement(env, auth.organization.id, cost.creditsPico).run() : Promise.resolve();
+  const [result] = await Promise.all([keyStateStub(env, auth.key.id).settle(reservationId, cost.totalPico), debit]);
+  await alertOn(env, auth, result);
+}
+
+/** Settlements waiting to be sent, per key. */
+const queued = new Map<string, Array<{ auth: KeyContext; settlement: Settlement }>>();
+
+/**
+ * The chat path: the spend, the log row and the credit debit go into the key's DO outbox in one
+ * storage write (see KeyState) and reach D1 in batches. Settlements are queued and sent together
+ * with those of the requests that finished in the same event-loop turn of this isolate, in one
+ * `settleMany` call (one round trip and one DO transaction for all of them).
+ *
+ * The returned promise (for the request's waitUntil) covers the send this request makes. A request
+ * sends what is queued in its own context, so no request waits on another request's I/O, and
+ * every settlement is sent by a request that is still alive to send it.
+ */
+export function queueSettlement(env: Env, auth: KeyContext, reservationId: string | null, cost: RequestCost, log: RequestLogInput): Promise<void> {
+  const keyId = auth.key.id;
+  let batch = queued.get(keyId);
+  if (!batch) {
+    batch = [];
+    queued.set(keyId, batch);
   }
-  if (result.crossed.length === 0) return;
+  batch.push({
+    auth,
+    settlement: {
+      reservationId,
+      actual: cost.totalPico,
+      outbox: { row: requestLogJson(log), logId: log.logId, organizationId: auth.organization.id, creditsPico: cost.creditsPico },
+    },
+  });
+  return sendQueued(env, keyId);
+}
+
+async function sendQueued(env: Env, keyId: string): Promise<void> {
+  // One macrotask: the requests finishing in this turn queue theirs first.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const batch = queued.get(keyId);
+  if (!batch) return; // an earlier request of this turn sent it
+  queued.delete(keyId);
+  const results = await keyStateStub(env, keyId).settleMany(batch.map((b) => b.settlement));
+  for (let i = 0; i < batch.length; i++) await alertOn(env, batch[i]!.auth, results[i]);
+}
+
+/** Budget alerts after a settlement; their failures are logged and never affect it. */
+async function alertOn(env: Env, auth: KeyContext, result: SettleResult | undefined): Promise<void> {
+  if (!result || result.crossed.length === 0) return;
   try {
     await processBudgetAlerts(env, auth, result.crossed);
   } catch (err) {

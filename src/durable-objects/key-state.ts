@@ -158,6 +158,13 @@ export interface SpendState {
   reserved: Pico;
 }
 
+/** One request's settlement: its reservation, real cost and (chat) outbox entry. */
+export interface Settlement {
+  reservationId: string | null;
+  actual: Pico;
+  outbox?: OutboxEntry;
+}
+
 export interface SettleResult {
   /** Limits whose threshold this settlement crossed (for budget alerts), with the window start. */
   crossed: Array<{ limit: "all_time" | "period"; windowStart: number; percentBefore: number; percent: number }>;
@@ -300,6 +307,28 @@ export class KeyState extends DurableObject<Env> {
    * batches from `alarm` (one D1 round trip for many requests instead of one per request).
    */
   async settle(reservationId: string | null, actual: Pico, now = Date.now(), outbox?: OutboxEntry): Promise<SettleResult> {
+    const result = this.settleOne(reservationId, actual, now, outbox);
+    if (outbox) await this.scheduleFlush(now);
+    return result;
+  }
+
+  /**
+   * Several settlements in one call (an isolate sends the requests that finished together): one
+   * round trip and one storage transaction for all of them. Results are in the order of `items`.
+   */
+  async settleMany(items: readonly Settlement[], now = Date.now()): Promise<SettleResult[]> {
+    const results = items.map((i) => this.settleOne(i.reservationId, i.actual, now, i.outbox));
+    if (items.some((i) => i.outbox)) await this.scheduleFlush(now);
+    return results;
+  }
+
+  private async scheduleFlush(now: number): Promise<void> {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
+  }
+
+  private settleOne(reservationId: string | null, actual: Pico, now: number, outbox?: OutboxEntry): SettleResult {
     this.load();
     const before = { usage: this.spend.usage, periodUsage: this.spend.periodUsage };
     if (reservationId) this.release(reservationId);
@@ -324,10 +353,6 @@ export class KeyState extends DurableObject<Env> {
         this.spend.periodUsage.toString(),
         this.spend.periodStartedAt,
       );
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
-      }
     }
     return { crossed: this.crossedThresholds(before) };
   }

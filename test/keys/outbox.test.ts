@@ -6,7 +6,8 @@ import { seedOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { organizations, requestLogs } from "../../src/db/schema";
 import { KeyState, keyStateStub } from "../../src/durable-objects/key-state";
-import { resolveGatewayKey } from "../../src/auth/gateway-key";
+import { admitKey, resolveGatewayKey } from "../../src/auth/gateway-key";
+import { queueSettlement } from "../../src/billing/settle";
 import { requestLogJson, type RequestLogInput } from "../../src/usage/request-log";
 import { newId } from "../../src/lib/ids";
 import { emptyUsage } from "../../src/providers/types";
@@ -119,5 +120,31 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
     expect(await stub.outboxSize()).toBe(0);
     expect((await recovered()).usage).toBe(75n);
     expect((await stub.getSpend()).usage).toBe(75n);
+  });
+  it("settlements queued together (one settleMany call) release every reservation and account every cost and row", async () => {
+    const org = await seedOrg({ creditsUsd: 10 });
+    const auth = await resolveGatewayKey(env, org.key);
+    const stub = keyStateStub(env, org.keyId);
+    const before = await credits(org.orgId);
+    const costs = [1_000n, 20_000n, 0n, 300_000n, 4_000_000n];
+    const admissions = await Promise.all(costs.map(() => admitKey(env, auth, 50_000_000n)));
+    expect((await stub.getSpend()).reserved).toBe(250_000_000n);
+
+    const logIds = costs.map(() => newId("log"));
+    // All queued in the same turn, as requests finishing together would.
+    await Promise.all(
+      costs.map((cost, i) =>
+        queueSettlement(env, auth, admissions[i]!.reservationId, { totalPico: cost, creditsPico: cost }, logInput(auth, logIds[i]!, cost)),
+      ),
+    );
+    const total = costs.reduce((a, b) => a + b, 0n);
+    const spend = await stub.getSpend();
+    expect(spend.reserved).toBe(0n);
+    expect(spend.usage).toBe(total);
+
+    await flushed(stub);
+    const rows = await getDb(env.DB).select({ id: requestLogs.id, cost: requestLogs.costPico }).from(requestLogs).where(eq(requestLogs.apiKeyId, org.keyId));
+    expect(rows.map((r) => r.id).sort()).toEqual([...logIds].sort());
+    expect(await credits(org.orgId)).toBe(before - total);
   });
 });

@@ -12,7 +12,7 @@ import { admitKey } from "../../auth/gateway-key";
 import { ApiError, paymentRequired } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
 import { emptyUsage, type ChatRequest, type NormalizedUsage, type StreamEvent } from "../../providers/types";
-import { settleRequest, type RequestCost } from "../../billing/settle";
+import { queueSettlement, type RequestCost } from "../../billing/settle";
 import { estimateTextTokens, estimateUpperBound } from "../../billing/estimate";
 import { newId } from "../../lib/ids";
 import { parseChatRequest } from "./schema";
@@ -98,7 +98,7 @@ function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { tot
     waitUntil(writeRequestLog(env, log));
     return;
   }
-  waitUntil(settleRequest(env, run.auth, run.reservationId, cost, log).catch(logSettleError));
+  waitUntil(queueSettlement(env, run.auth, run.reservationId, cost, log).catch(logSettleError));
 }
 
 /** A 4xx/5xx answered by the gateway after authentication: log row, release the reservation. */
