@@ -220,19 +220,32 @@ const chatBody = (model, stream = false, extra = "") =>
     messages: [{ role: "user", content: `Say hello to the benchmark ${extra}`.trim() }],
   });
 
-/** Sequential requests (concurrency 1) timed with sub-millisecond resolution. */
-async function sequentialLatency({ url, body, headers, seconds }) {
-  const times = [];
-  let errors = 0;
-  const end = performance.now() + seconds * 1000;
+/**
+ * Latency at concurrency 1, timed with sub-millisecond resolution. The targets take turns in short
+ * blocks of back-to-back requests (BLOCK_MS each, the first requests of a block dropped as warm-up),
+ * so every target is measured under the same machine conditions: on a shared VM these drift by
+ * more than the differences we look for when each target runs for seconds on its own.
+ * `seconds` is per target.
+ */
+const BLOCK_MS = 100;
+const BLOCK_WARMUP = 2;
+async function interleavedLatency(targets, seconds) {
+  const samples = targets.map(() => ({ times: [], errors: 0 }));
+  const end = performance.now() + seconds * 1000 * targets.length;
   while (performance.now() < end) {
-    const t0 = performance.now();
-    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
-    await res.arrayBuffer();
-    times.push(performance.now() - t0);
-    if (res.status !== 200) errors++;
+    for (let i = 0; i < targets.length; i++) {
+      const { url, body, headers } = targets[i];
+      const blockEnd = performance.now() + BLOCK_MS;
+      for (let n = 0; performance.now() < blockEnd; n++) {
+        const t0 = performance.now();
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+        await res.arrayBuffer();
+        if (n >= BLOCK_WARMUP) samples[i].times.push(performance.now() - t0);
+        if (res.status !== 200) samples[i].errors++;
+      }
+    }
   }
-  return { p50: pct(times, 50), p99: pct(times, 99), count: times.length, errors };
+  return samples.map(({ times, errors }) => ({ p50: pct(times, 50), p99: pct(times, 99), count: times.length, errors }));
 }
 
 function cannon({ url, body, headers, connections, seconds }) {
@@ -322,9 +335,15 @@ async function main() {
     }
     if (flag("latency-only")) {
       // Quick A/B loop while working on the hot path: sequential latency only, interleaved rounds.
+      for (const t of targets) {
+        const res = await fetch(t.url, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body });
+        const meta = (await res.json()).metadata;
+        if (meta) console.log(`${t.name}: served by ${meta.used_provider}/${meta.used_model} after ${meta.routing.length} attempt(s)`);
+      }
       const p50s = new Map(targets.map((t) => [t.name, []]));
       for (let round = 0; round < ROUNDS; round++) {
-        for (const t of targets) p50s.get(t.name).push((await sequentialLatency({ ...t, seconds: SECONDS })).p50);
+        const lats = await interleavedLatency(targets, SECONDS);
+        targets.forEach((t, i) => p50s.get(t.name).push(lats[i].p50));
       }
       const floorP50 = median(p50s.get("pass-through floor"));
       for (const [name, xs] of p50s) console.log(`${name}: p50 ${r2(median(xs))} ms (added ${r2(median(xs) - floorP50)})`);
@@ -375,8 +394,9 @@ async function main() {
 
     const results = Object.fromEntries(targets.map((t) => [t.name, { p50: [], p99: [], rps: [], cpuPerReq: [], errors: 0 }]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const t of targets) {
-        const lat = await sequentialLatency({ ...t, seconds: SECONDS });
+      const lats = await interleavedLatency(targets, SECONDS);
+      for (const [i, t] of targets.entries()) {
+        const lat = lats[i];
         const cpu0 = t.pid ? cpuMs(t.pid) : 0;
         const thr = await cannon({ ...t, connections: 32, seconds: SECONDS });
         const cpu1 = t.pid ? cpuMs(t.pid) : 0;
@@ -386,7 +406,7 @@ async function main() {
         r.rps.push(thr.requests.average);
         if (t.pid) r.cpuPerReq.push((cpu1 - cpu0) / Math.max(1, thr.requests.total));
         r.errors += lat.errors + thr.errors + thr.non2xx;
-        console.log(`round ${round + 1} ${t.name}: p50 ${r2(lat.p50)} ms p99 ${r2(lat.p99)} ms (${lat.count} sequential), ${thr.requests.average} req/s @32`);
+        console.log(`round ${round + 1} ${t.name}: p50 ${r2(lat.p50)} ms p99 ${r2(lat.p99)} ms (${lat.count} sequential, interleaved), ${thr.requests.average} req/s @32`);
       }
     }
 
@@ -508,6 +528,17 @@ async function cpuProfile(target) {
       seen.add(key);
       inclusive.set(key, (inclusive.get(key) ?? 0) + n.hitCount);
     }
+  }
+  // PROFILE_CALLERS=fetch,Request: where the samples of these (usually native) functions come from.
+  for (const name of (process.env.PROFILE_CALLERS ?? "").split(",").filter(Boolean)) {
+    const callers = new Map();
+    for (const n of profile.nodes) {
+      if (!n.hitCount || n.callFrame.functionName !== name) continue;
+      const p = byId.get(parent.get(n.id))?.callFrame;
+      const key = p ? `${p.functionName || "(anonymous)"} ${p.url.split("/").pop()}:${p.lineNumber + 1}` : "(root)";
+      callers.set(key, (callers.get(key) ?? 0) + n.hitCount);
+    }
+    console.log(`callers of ${name}:`, [...callers].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, v]) => `${k} ${((100 * v) / total).toFixed(1)}%`).join("; "));
   }
   console.log("inclusive time:");
   for (const [k, v] of [...inclusive.entries()].sort((a, b) => b[1] - a[1]).slice(0, 50)) console.log(`${((100 * v) / total).toFixed(1)}%  ${k}`);
