@@ -15,9 +15,11 @@
  *  - measures stream time-to-first-chunk and per-chunk delay, workerd CPU per request and peak RSS.
  * Writes bench/results/latest.json and latest.md and prints the table with ratios to the floor.
  *
- * Flags: --quick (short runs), --rounds N, --seconds N; diagnostics: --profile, --cpu-profile,
- * --latency-only (sequential p50 per target, for quick A/B), --throughput-only (c=32 req/s and CPU
- * per request, for quick A/B), --trace-stream (chunk arrival times).
+ * Flags: --quick (short runs), --rounds N, --seconds N; diagnostics: --profile, --cpu-profile
+ * (PROFILE_CALLERS=fetch,Request names native functions whose callers to list), --latency-only
+ * (c=1 p50 per target), --throughput-only (c=32 req/s and CPU per request), --baseline DIR (a second
+ * Switchboard built from an earlier commit into DIR, measured side by side), --trace-stream (chunk
+ * arrival times).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
