@@ -307,9 +307,8 @@ export class KeyState extends DurableObject<Env> {
    * batches from `alarm` (one D1 round trip for many requests instead of one per request).
    */
   async settle(reservationId: string | null, actual: Pico, now = Date.now(), outbox?: OutboxEntry): Promise<SettleResult> {
-    const result = this.settleOne(reservationId, actual, now, outbox);
-    if (outbox) await this.scheduleFlush(now);
-    return result;
+    const [result] = await this.settleMany([{ reservationId, actual, outbox }], now);
+    return result!;
   }
 
   /**
@@ -318,14 +317,11 @@ export class KeyState extends DurableObject<Env> {
    */
   async settleMany(items: readonly Settlement[], now = Date.now()): Promise<SettleResult[]> {
     const results = items.map((i) => this.settleOne(i.reservationId, i.actual, now, i.outbox));
-    if (items.some((i) => i.outbox)) await this.scheduleFlush(now);
+    if (!this.flushScheduled && items.some((i) => i.outbox)) {
+      this.flushScheduled = true;
+      await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
+    }
     return results;
-  }
-
-  private async scheduleFlush(now: number): Promise<void> {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
   }
 
   private settleOne(reservationId: string | null, actual: Pico, now: number, outbox?: OutboxEntry): SettleResult {
