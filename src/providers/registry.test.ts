@@ -16,4 +16,20 @@ describe("adapterFor", () => {
     expect(r.method).toBe("POST");
     expect(r.url).toMatch(url);
   });
+
+  it.each<[WireFormat, Record<string, string>]>([
+    ["openai", {}],
+    ["azure", {}],
+    ["anthropic", {}],
+    ["google", {}],
+    ["bedrock", {}],
+    ["bedrock", { AWS_BEDROCK_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE", AWS_BEDROCK_SECRET_ACCESS_KEY: "secret", AWS_BEDROCK_REGION: "us-east-1" }],
+  ])("%s requests carry the abort signal (timeouts and client aborts reach the upstream call) %#", async (format, settings) => {
+    const target = { ...testTarget({ wireFormat: format, providerId: format === "google" ? "google-ai-studio" : "openai" }), settings };
+    const abort = new AbortController();
+    const r = await adapterFor(format).buildRequest({ model: "m", messages: [{ role: "user", content: "hi" }] }, target, { stream: true, signal: abort.signal });
+    expect(r.signal.aborted).toBe(false);
+    abort.abort();
+    expect(r.signal.aborted).toBe(true);
+  });
 });
