@@ -2,12 +2,12 @@
  * Folds StreamEvents back into a ParsedCompletion (for logging, caching and billing a streamed
  * response). Tool calls are merged by their stable `index`; the last usage event wins.
  */
-import { emptyUsage, type AssistantMessage, type Choice, type FinishReason, type ImageOutput, type NormalizedUsage, type ParsedCompletion, type StreamEvent } from "./types";
+import { emptyUsage, type AssistantMessage, type Choice, type FinishReason, type ImageOutput, type NormalizedUsage, type ParsedCompletion, type StreamEvent, type ToolCallExtra } from "./types";
 
 interface ChoiceState {
   content: string;
   reasoning: string;
-  tools: Map<number, { id: string; name: string; arguments: string }>;
+  tools: Map<number, { id: string; name: string; arguments: string; extra?: ToolCallExtra }>;
   images: ImageOutput[];
   finish: FinishReason | null;
 }
@@ -39,6 +39,7 @@ export class CompletionAccumulator {
           if (tc.id) t.id = tc.id;
           if (tc.function.name) t.name = tc.function.name;
           if (tc.function.arguments) t.arguments += tc.function.arguments;
+          if (tc.extra_content) t.extra = tc.extra_content;
           c.tools.set(tc.index, t);
         }
         break;
@@ -71,7 +72,12 @@ export class CompletionAccumulator {
     const indexes = this.choices.size ? [...this.choices.keys()].sort((a, b) => a - b) : [0];
     const choices: Choice[] = indexes.map((index) => {
       const c = this.choices.get(index) ?? { content: "", reasoning: "", tools: new Map(), images: [], finish: null };
-      const tools = [...c.tools.entries()].sort(([a], [b]) => a - b).map(([, t]) => ({ id: t.id, type: "function" as const, function: { name: t.name, arguments: t.arguments } }));
+      const tools = [...c.tools.entries()].sort(([a], [b]) => a - b).map(([, t]) => ({
+        id: t.id,
+        type: "function" as const,
+        function: { name: t.name, arguments: t.arguments },
+        ...(t.extra ? { extra_content: t.extra } : {}),
+      }));
       const message: AssistantMessage = { role: "assistant", content: c.content || (tools.length || c.images.length ? null : "") };
       if (c.reasoning) message.reasoning = c.reasoning;
       if (tools.length) message.tool_calls = tools;

@@ -16,10 +16,20 @@ export interface AudioPart { type: "input_audio"; input_audio: { data: string; f
 export interface FilePart { type: "file"; file: { file_data?: string; file_id?: string; filename?: string } }
 export type ContentPart = TextPart | ImagePart | AudioPart | FilePart;
 
+/**
+ * Provider data a tool call must carry back in the next turn, in the shape Google's own
+ * OpenAI-compatible endpoint uses: Gemini's thought signature (required by Gemini 3 on every
+ * function-calling turn).
+ */
+export interface ToolCallExtra {
+  google?: { thought_signature?: string };
+}
+
 export interface ToolCall {
   id: string;
   type: "function";
   function: { name: string; arguments: string };
+  extra_content?: ToolCallExtra;
 }
 
 export type ChatMessage =
@@ -154,7 +164,7 @@ export interface ChunkDelta {
   content?: string;
   reasoning?: string;
   /** Incremental tool calls: `index` is stable, `id`/`type`/`name` come on the first piece only. */
-  tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments?: string } }>;
+  tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments?: string }; extra_content?: ToolCallExtra }>;
   images?: ImageOutput[];
 }
 

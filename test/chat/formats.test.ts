@@ -93,3 +93,41 @@ describe("IAM rules per mapping", () => {
     expect(err.error).toMatchObject({ type: "invalid_request_error", code: "permission_denied" });
   });
 });
+
+describe("Gemini 3 thought signatures across a function-calling turn", () => {
+  const model = "google-ai-studio/gemini-3-flash-preview";
+  const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } } }];
+  const nextTurn = (assistant: Body) => ({
+    model,
+    tools,
+    messages: [
+      ...user("find it [[fake:tools]]"),
+      assistant,
+      ...assistant.tool_calls.map((tc: Body) => ({ role: "tool", tool_call_id: tc.id, content: '{"found":true}' })),
+    ],
+  });
+
+  it("returns the signature with the tool call and accepts the turn back with it, without it, but not with a forged one", async () => {
+    const first = await chat(org.key, { model, tools, messages: user("find it [[fake:tools]]") });
+    const body = (await first.json()) as Body;
+    expect(first.status, JSON.stringify(body)).toBe(200);
+    const assistant = body.choices[0].message;
+    expect(assistant.tool_calls[0].extra_content.google.thought_signature).toMatch(/^fake-sig-/);
+
+    // A client that keeps the message whole (the official SDKs keep unknown fields).
+    const kept = await chat(org.key, nextTurn(assistant));
+    expect(kept.status, await kept.clone().text()).toBe(200);
+    expect(((await kept.json()) as Body).choices[0].message.content).toBeTruthy();
+
+    // A client that rebuilt the message from id/type/function only.
+    const stripped = { ...assistant, tool_calls: assistant.tool_calls.map(({ extra_content: _drop, ...tc }: Body) => tc) };
+    const rebuilt = await chat(org.key, nextTurn(stripped));
+    expect(rebuilt.status, await rebuilt.clone().text()).toBe(200);
+
+    // The stand-in enforces Google's rule: a signature it never issued is refused upstream.
+    const forged = { ...assistant, tool_calls: assistant.tool_calls.map((tc: Body) => ({ ...tc, extra_content: { google: { thought_signature: "forged" } } })) };
+    const refused = await chat(org.key, nextTurn(forged));
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as Body).error.message).toMatch(/thought_signature/);
+  });
+});

@@ -31,6 +31,26 @@ function reject(res, status, message) {
 
 const FINISH = { stop: "STOP", length: "MAX_TOKENS", tool_calls: "STOP" };
 
+/**
+ * Gemini 3 thought signatures (ai.google.dev/gemini-api/docs/thought-signatures): the first
+ * functionCall part of a model turn carries one, and a request whose model turn has function calls
+ * without it on the first call is a 400. Google's documented skip values pass.
+ */
+const ENFORCES_SIGNATURES = /^gemini-(?:[3-9]|\d{2,})/;
+const SKIP_SIGNATURES = new Set(["skip_thought_signature_validator", "context_engineering_is_the_way_to_go"]);
+/** @param {any[]} contents @returns {string | null} the error message, or null when valid */
+function missingSignature(contents) {
+  for (const [i, c] of contents.entries()) {
+    if (c?.role !== "model") continue;
+    const calls = (c.parts ?? []).filter((/** @type {any} */ p) => p?.functionCall);
+    const sig = calls[0]?.thoughtSignature;
+    if (calls.length && !(typeof sig === "string" && (sig.startsWith("fake-sig-") || SKIP_SIGNATURES.has(sig)))) {
+      return `Function call \`${calls[0].functionCall.name}\` in the ${i + 1}. content block is missing a \`thought_signature\`.`;
+    }
+  }
+  return null;
+}
+
 /** @type {import("./server.mjs").FakeRoute[]} */
 export const googleRoutes = [
   {
@@ -53,6 +73,9 @@ export const googleRoutes = [
       for (let i = 1; i < contents.length; i++) {
         if (contents[i].role === contents[i - 1].role) return reject(res, 400, "Please ensure that multiturn requests alternate between user and model.");
       }
+      const signatures = ENFORCES_SIGNATURES.test(model);
+      const unsigned = signatures ? missingSignature(contents) : null;
+      if (unsigned) return reject(res, 400, unsigned);
       const lastUser = [...contents].reverse().find((c) => c?.role === "user" && c.parts?.some((/** @type {any} */ p) => typeof p?.text === "string"));
       const d = parseDirectives(textOf(lastUser), req.provider);
       if (failEarly(d, res, errorBody)) return;
@@ -83,7 +106,9 @@ export const googleRoutes = [
       const parts = [];
       if (p.reasoning) parts.push({ text: p.reasoning, thought: true });
       if (p.text) parts.push({ text: p.text });
-      for (const t of p.toolCalls) parts.push({ functionCall: { name: t.name, args: t.args } });
+      /** @type {(t: any, i: number) => any} */
+      const callPart = (t, i) => ({ functionCall: { name: t.name, args: t.args }, ...(signatures && i === 0 ? { thoughtSignature: `fake-sig-${responseId}` } : {}) });
+      p.toolCalls.forEach((t, i) => parts.push(callPart(t, i)));
       if (p.image) parts.push({ inlineData: { mimeType: "image/png", data: TINY_PNG_BASE64 } });
       const finishReason = FINISH[p.finish];
       const modelVersion = model;
@@ -102,7 +127,7 @@ export const googleRoutes = [
       const frames = [];
       if (p.reasoning) for (const r of pieces(p.reasoning, 3)) frames.push(chunk([{ text: r, thought: true }], undefined));
       if (p.text) for (const t of pieces(p.text, d.has("huge") ? 50 : 2)) frames.push(chunk([{ text: t }], undefined));
-      if (p.toolCalls.length) frames.push(chunk(p.toolCalls.map((t) => ({ functionCall: { name: t.name, args: t.args } })), undefined));
+      if (p.toolCalls.length) frames.push(chunk(p.toolCalls.map(callPart), undefined));
       if (p.image) frames.push(chunk([{ inlineData: { mimeType: "image/png", data: TINY_PNG_BASE64 } }], undefined));
       if (d.has("error_midstream")) frames.push(`data: ${JSON.stringify(errorBody(503))}\r\n\r\n`);
       else if (d.has("malformed")) frames.push("data: {not json\r\n\r\n");

@@ -139,3 +139,57 @@ describe("google adapter: stream", () => {
     expect(events.at(-1)).toMatchObject({ type: "usage", usage: { promptTokens: 4, completionTokens: 8, reasoningTokens: 2 } });
   });
 });
+
+describe("google adapter: thought signatures (Gemini 3 function calling)", () => {
+  const gemini3 = testTarget({ wireFormat: "google", providerId: "google-ai-studio", baseUrl: "https://gl.test", externalId: "gemini-3-pro-preview", apiKey: "gk" });
+  const call = (id: string, name: string, signature?: string) => ({
+    id,
+    type: "function" as const,
+    function: { name, arguments: "{}" },
+    ...(signature ? { extra_content: { google: { thought_signature: signature } } } : {}),
+  });
+  const turn = (calls: ReturnType<typeof call>[]): ChatRequest => ({
+    model: "m",
+    messages: [
+      { role: "user", content: "weather?" },
+      { role: "assistant", content: null, tool_calls: calls },
+      ...calls.map((c) => ({ role: "tool" as const, tool_call_id: c.id, content: "{}" })),
+    ],
+  });
+  const modelParts = (body: Record<string, unknown>) => (body.contents as Array<{ role: string; parts: Array<Record<string, unknown>> }>).find((c) => c.role === "model")!.parts;
+
+  it("returns Gemini's signature on the tool call (JSON and stream), where OpenAI-compatible clients keep it", async () => {
+    const parsed = googleAdapter.parseResponse(
+      { candidates: [{ content: { parts: [{ functionCall: { name: "f", args: {} }, thoughtSignature: "sig-A" }, { functionCall: { name: "g", args: {} } }] }, finishReason: "STOP" }] },
+      gemini3,
+    );
+    const calls = parsed.choices[0]!.message.tool_calls!;
+    expect(calls[0]!.extra_content).toEqual({ google: { thought_signature: "sig-A" } });
+    expect(calls[1]!.extra_content).toBeUndefined();
+
+    const events = await collectEvents(googleAdapter.parseStream(bytesStream([
+      `data: ${JSON.stringify({ candidates: [{ content: { parts: [{ functionCall: { name: "f", args: {} }, thoughtSignature: "sig-B" }] }, finishReason: "STOP" }] })}\r\n\r\n`,
+    ]), gemini3));
+    const delta = events.find((e) => e.type === "delta" && e.delta.tool_calls);
+    expect(delta?.type === "delta" && delta.delta.tool_calls?.[0]?.extra_content).toEqual({ google: { thought_signature: "sig-B" } });
+  });
+
+  it("sends the signatures back exactly on the next turn", () => {
+    const parts = modelParts(buildGeminiBody(turn([call("c1", "f", "sig-A"), call("c2", "g")]), gemini3));
+    expect(parts).toEqual([
+      { functionCall: { name: "f", args: {} }, thoughtSignature: "sig-A" },
+      { functionCall: { name: "g", args: {} } },
+    ]);
+  });
+
+  it("without a signature (a client that dropped it, another model's history), Gemini 3 gets Google's documented skip value on the first call only", () => {
+    const parts = modelParts(buildGeminiBody(turn([call("c1", "f"), call("c2", "g")]), gemini3));
+    expect(parts).toEqual([
+      { functionCall: { name: "f", args: {} }, thoughtSignature: "skip_thought_signature_validator" },
+      { functionCall: { name: "g", args: {} } },
+    ]);
+    // Older generations do not validate signatures: nothing is invented for them.
+    const older = modelParts(buildGeminiBody(turn([call("c1", "f")]), { ...gemini3, mapping: { ...gemini3.mapping, externalId: "gemini-2.5-flash" } }));
+    expect(older).toEqual([{ functionCall: { name: "f", args: {} } }]);
+  });
+});

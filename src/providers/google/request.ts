@@ -1,6 +1,6 @@
 /** OpenAI chat request -> Gemini generateContent request (AI Studio and Vertex share the body). */
 import { badRequest } from "../../errors/api-error";
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice } from "../types";
+import type { ChatMessage, ChatRequest, ContentPart, ToolCall, ToolChoice } from "../types";
 import type { UpstreamTarget } from "../types";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
@@ -60,7 +60,31 @@ function functionResponse(content: string): Record<string, unknown> {
   return isRecord(parsed) ? parsed : { result: content };
 }
 
-export function convertContents(messages: ChatMessage[]): { system: GeminiPart[]; contents: GeminiContent[] } {
+/**
+ * Gemini 3 rejects a function-calling turn whose first functionCall part lacks the thought
+ * signature it returned. Callers that kept our tool calls whole send it back in
+ * `extra_content.google.thought_signature`; for the others (clients that drop unknown fields,
+ * histories from another model) Google documents this value, which skips the validation.
+ * https://ai.google.dev/gemini-api/docs/thought-signatures
+ */
+export const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
+/** Models that enforce thought signatures on function calls (Gemini 3 and later generations). */
+const ENFORCES_THOUGHT_SIGNATURES = /^gemini-(?:[3-9]|\d{2,})/;
+export const enforcesThoughtSignatures = (externalId: string): boolean => ENFORCES_THOUGHT_SIGNATURES.test(externalId);
+
+/** The functionCall parts of one assistant turn, each with its thought signature. */
+function functionCallParts(calls: readonly ToolCall[], enforce: boolean): GeminiPart[] {
+  const anySigned = calls.some((tc) => tc.extra_content?.google?.thought_signature);
+  return calls.map((tc, i) => {
+    const args = tryParseJson(tc.function.arguments);
+    const part: GeminiPart = { functionCall: { name: tc.function.name, args: isRecord(args) ? args : {} } };
+    const signature = tc.extra_content?.google?.thought_signature ?? (enforce && !anySigned && i === 0 ? SKIP_THOUGHT_SIGNATURE : undefined);
+    if (signature) part.thoughtSignature = signature;
+    return part;
+  });
+}
+
+export function convertContents(messages: ChatMessage[], opts: { enforceThoughtSignatures?: boolean } = {}): { system: GeminiPart[]; contents: GeminiContent[] } {
   const system: GeminiPart[] = [];
   const contents: GeminiContent[] = [];
   /** tool_call id -> function name, from earlier assistant turns */
@@ -75,13 +99,9 @@ export function convertContents(messages: ChatMessage[]): { system: GeminiPart[]
     if (m.role === "user") {
       converted = { role: "user", parts: partsOf(m.content) };
     } else if (m.role === "assistant") {
-      const parts = partsOf(m.content ?? null);
-      for (const tc of m.tool_calls ?? []) {
-        names.set(tc.id, tc.function.name);
-        const args = tryParseJson(tc.function.arguments);
-        parts.push({ functionCall: { name: tc.function.name, args: isRecord(args) ? args : {} } });
-      }
-      converted = { role: "model", parts };
+      const calls = m.tool_calls ?? [];
+      for (const tc of calls) names.set(tc.id, tc.function.name);
+      converted = { role: "model", parts: [...partsOf(m.content ?? null), ...functionCallParts(calls, opts.enforceThoughtSignatures === true)] };
     } else if (m.role === "tool") {
       const name = names.get(m.tool_call_id);
       if (!name) throw badRequest(`tool message refers to unknown tool_call_id ${m.tool_call_id}`, "messages");
@@ -104,7 +124,7 @@ function toolConfig(choice: ToolChoice | undefined): Record<string, unknown> | u
 }
 
 export function buildGeminiBody(req: ChatRequest, target: UpstreamTarget): Record<string, unknown> {
-  const { system, contents } = convertContents(req.messages);
+  const { system, contents } = convertContents(req.messages, { enforceThoughtSignatures: enforcesThoughtSignatures(target.mapping.externalId) });
   const body: Record<string, unknown> = { contents };
   if (system.length) body.systemInstruction = { parts: system };
 

@@ -1,5 +1,5 @@
 /** Gemini GenerateContentResponse -> ParsedCompletion; usage and candidate parsing shared with the stream. */
-import { emptyUsage, type AssistantMessage, type Choice, type FinishReason, type ImageOutput, type NormalizedUsage, type ParsedCompletion, type ToolCall } from "../types";
+import { emptyUsage, type AssistantMessage, type Choice, type FinishReason, type ImageOutput, type NormalizedUsage, type ParsedCompletion, type ToolCall, type ToolCallExtra } from "../types";
 import { toDataUrl } from "../data-url";
 import { mapFinishReason } from "../finish-reason";
 import { malformed } from "../errors";
@@ -37,7 +37,7 @@ export function parseGeminiUsage(raw: unknown): NormalizedUsage {
 export interface CandidatePieces {
   text: string;
   reasoning: string;
-  toolCalls: Array<{ id?: string; name: string; arguments: string }>;
+  toolCalls: Array<{ id?: string; name: string; arguments: string; thoughtSignature?: string }>;
   images: ImageOutput[];
 }
 
@@ -55,6 +55,8 @@ export function candidatePieces(candidate: unknown): CandidatePieces {
       const call: CandidatePieces["toolCalls"][number] = { name: str(fc.name) ?? "", arguments: JSON.stringify(fc.args ?? {}) };
       const id = str(fc.id);
       if (id) call.id = id;
+      const signature = str(part.thoughtSignature);
+      if (signature) call.thoughtSignature = signature;
       pieces.toolCalls.push(call);
     }
     const inline = asRecord(part.inlineData);
@@ -70,6 +72,10 @@ export function candidateFinish(candidate: unknown, calledTools: boolean): Finis
   return calledTools && fr === "stop" ? "tool_calls" : fr;
 }
 
+/** Gemini's thought signature of a function call, where OpenAI-compatible clients keep it (Google's own shape). */
+export const signatureExtra = (t: { thoughtSignature?: string }): { extra_content?: ToolCallExtra } =>
+  t.thoughtSignature ? { extra_content: { google: { thought_signature: t.thoughtSignature } } } : {};
+
 /** Stable per-response tool call ids when Gemini gives none. */
 export const geminiToolCallId = (prefix: string, i: number): string => `call_${prefix}_${i}`;
 
@@ -80,7 +86,12 @@ export function parseGeminiResponse(body: unknown): ParsedCompletion {
   const candidates = asArray(body.candidates);
   const choices: Choice[] = candidates.map((c, i) => {
     const p = candidatePieces(c);
-    const toolCalls: ToolCall[] = p.toolCalls.map((t, j) => ({ id: t.id ?? geminiToolCallId(prefix, j), type: "function", function: { name: t.name, arguments: t.arguments } }));
+    const toolCalls: ToolCall[] = p.toolCalls.map((t, j) => ({
+      id: t.id ?? geminiToolCallId(prefix, j),
+      type: "function",
+      function: { name: t.name, arguments: t.arguments },
+      ...signatureExtra(t),
+    }));
     const message: AssistantMessage = { role: "assistant", content: p.text || (toolCalls.length || p.images.length ? null : "") };
     if (p.reasoning) message.reasoning = p.reasoning;
     if (toolCalls.length) message.tool_calls = toolCalls;

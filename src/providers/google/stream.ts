@@ -2,7 +2,7 @@
 import type { ChunkDelta, StreamEvent } from "../types";
 import { asArray, asRecord, isRecord, str, tryParseJson } from "../json";
 import { readSse } from "../sse";
-import { candidateFinish, candidatePieces, geminiToolCallId, parseGeminiUsage } from "./response";
+import { candidateFinish, candidatePieces, geminiToolCallId, parseGeminiUsage, signatureExtra } from "./response";
 
 export async function* parseGeminiStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
   const prefix = crypto.randomUUID().replace(/-/g, "").slice(0, 16);
@@ -43,6 +43,7 @@ export async function* parseGeminiStream(body: ReadableStream<Uint8Array>): Asyn
           id: t.id ?? geminiToolCallId(prefix, base + j),
           type: "function" as const,
           function: { name: t.name, arguments: t.arguments },
+          ...signatureExtra(t),
         }));
         toolCount.set(choiceIndex, base + p.toolCalls.length);
       }

@@ -202,3 +202,19 @@ describe("openai adapter: stream", () => {
     expect(bad).toEqual([{ type: "error", message: "malformed stream chunk from upstream", errorType: "malformed_response" }]);
   });
 });
+
+describe("openai adapter: tool calls from other providers", () => {
+  it("drops Gemini's extra_content from assistant tool calls (OpenAI rejects unknown fields)", () => {
+    const req: ChatRequest = {
+      model: "m",
+      messages: [
+        { role: "user", content: "weather?" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" }, extra_content: { google: { thought_signature: "sig" } } }] },
+        { role: "tool", tool_call_id: "c1", content: "{}" },
+      ],
+    };
+    const body = buildOpenAIBody(req, testTarget({ wireFormat: "openai" }), { stream: false });
+    expect((body.messages as Array<Record<string, unknown>>)[1]).toEqual({ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] });
+    expect(req.messages[1]).toMatchObject({ tool_calls: [{ extra_content: { google: { thought_signature: "sig" } } }] }); // input untouched
+  });
+});

@@ -27,6 +27,8 @@ function stripCacheControl(content: unknown): unknown {
 function mapMessage(m: ChatMessage, quirks: OpenAICompatQuirks): Record<string, unknown> {
   const out: Record<string, unknown> = { ...m };
   if ("content" in out) out.content = stripCacheControl(out.content);
+  // Gemini's thought signatures mean nothing to other providers, and OpenAI rejects unknown fields.
+  if (m.role === "assistant" && m.tool_calls) out.tool_calls = m.tool_calls.map(({ extra_content: _drop, ...tc }) => tc);
   if (m.role === "assistant" && "reasoning" in out) {
     const reasoning = out.reasoning;
     delete out.reasoning;

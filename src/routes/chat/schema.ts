@@ -45,6 +45,8 @@ const toolCall = z.object({
   id: z.string().min(1),
   type: z.literal("function"),
   function: z.object({ name: z.string().min(1), arguments: z.string() }),
+  /** Sent back as we returned it (Gemini's thought signature); other keys are dropped. */
+  extra_content: z.object({ google: z.object({ thought_signature: z.string().optional() }).optional() }).optional(),
 });
 
 const systemMessage = z.object({ role: z.enum(["system", "developer"]), content: textContent, name: z.string().optional() });
