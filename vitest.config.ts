@@ -17,6 +17,8 @@ export default defineConfig(async () => {
           providerVars[`${providerEnvPrefix(id)}_BASE_URL`] = `${upstream}/${id}`;
           providerVars[`${providerEnvPrefix(id)}_API_KEY`] = `test-operator-key-${id}`;
         }
+        // Vertex service-account keys are exchanged for tokens here instead of at Google.
+        providerVars.GOOGLE_VERTEX_TOKEN_URL = `${upstream}/google-oauth/token`;
         return {
           wrangler: { configPath: "./wrangler.jsonc" },
           miniflare: {

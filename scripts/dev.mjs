@@ -102,6 +102,8 @@ function offlineVars() {
     const prefix = providerEnvPrefix(id);
     flags.push("--var", `${prefix}_BASE_URL:${upstream}/${id}`, "--var", `${prefix}_API_KEY:offline-dummy-key-${id}`);
   }
+  // Vertex service-account keys are exchanged at the stand-in's token endpoint.
+  flags.push("--var", `GOOGLE_VERTEX_TOKEN_URL:${upstream}/google-oauth/token`);
   // Bedrock signs requests with AWS credentials; dummy ones are enough for the stand-in.
   flags.push("--var", "AWS_BEDROCK_ACCESS_KEY_ID:AKIDOFFLINEDUMMY", "--var", "AWS_BEDROCK_SECRET_ACCESS_KEY:offline-dummy-secret", "--var", "AWS_BEDROCK_REGION:us-east-1");
   return flags;

@@ -4,7 +4,7 @@
  * - AI Studio: POST /google-ai-studio/v1beta/models/<model>:generateContent | :streamGenerateContent?alt=sse
  *   (x-goog-api-key header or ?key=)
  * - Vertex AI: POST /google-vertex/v1/projects/<p>/locations/<l>/publishers/google/models/<model>:<method>
- *   (Authorization: Bearer)
+ *   (Authorization: Bearer <access token>, or x-goog-api-key in express mode)
  */
 import { TINY_PNG_BASE64, failEarly, parseDirectives, pieces, plan, streamWriter } from "./fake-common.mjs";
 
@@ -63,7 +63,8 @@ export const googleRoutes = [
       const m = (vertex ? VERTEX : AI_STUDIO).exec(req.path);
       const model = decodeURIComponent(m?.[1] ?? "");
       const streaming = m?.[2] === "streamGenerateContent";
-      if (vertex ? !/^Bearer \S+/.test(String(req.headers.authorization ?? "")) : !req.headers["x-goog-api-key"] && !req.query.get("key")) {
+      // Vertex: an OAuth access token, or an API key in express mode; AI Studio: an API key.
+      if (vertex ? !/^Bearer \S+/.test(String(req.headers.authorization ?? "")) && !req.headers["x-goog-api-key"] : !req.headers["x-goog-api-key"] && !req.query.get("key")) {
         return reject(res, 401, "Request is missing required authentication credential.");
       }
       const body = req.body;

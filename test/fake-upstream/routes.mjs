@@ -6,6 +6,7 @@
 import { anthropicRoutes } from "./anthropic.mjs";
 import { bedrockRoutes } from "./bedrock.mjs";
 import { googleRoutes } from "./google.mjs";
+import { googleOAuthRoutes } from "./google-oauth.mjs";
 import { openaiRoutes } from "./openai.mjs";
 import { imageRoutes } from "./images.mjs";
 import { videoRoutes } from "./videos.mjs";
@@ -21,6 +22,7 @@ export const routes = [
   ...videoRoutes,
   ...anthropicRoutes,
   ...googleRoutes,
+  ...googleOAuthRoutes,
   ...bedrockRoutes,
   ...openaiRoutes,
   // routes:end

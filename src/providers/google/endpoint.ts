@@ -4,11 +4,12 @@
  */
 import type { ProviderId } from "../../catalog/types";
 import type { UpstreamTarget } from "../types";
+import { vertexAuthHeaders } from "./vertex-auth";
 
 interface GeminiVariant {
   /** Path (after the base URL) of the model resource, without the `:method` suffix. */
   modelPath(target: UpstreamTarget): string;
-  authHeaders(target: UpstreamTarget): Record<string, string>;
+  authHeaders(target: UpstreamTarget): Record<string, string> | Promise<Record<string, string>>;
 }
 
 const AI_STUDIO: GeminiVariant = {
@@ -19,13 +20,13 @@ const AI_STUDIO: GeminiVariant = {
 const VERTEX: GeminiVariant = {
   modelPath: (t) =>
     `/v1/projects/${encodeURIComponent(t.settings.GOOGLE_VERTEX_PROJECT ?? "-")}/locations/${encodeURIComponent(t.settings.GOOGLE_VERTEX_LOCATION ?? "global")}/publishers/google/models/${encodeURIComponent(t.mapping.externalId)}`,
-  authHeaders: (t) => ({ authorization: `Bearer ${t.apiKey}` }),
+  authHeaders: vertexAuthHeaders,
 };
 
 const VARIANTS: Partial<Record<ProviderId, GeminiVariant>> = { "google-vertex": VERTEX };
 
-export function geminiEndpoint(target: UpstreamTarget, stream: boolean): { url: string; headers: Record<string, string> } {
+export async function geminiEndpoint(target: UpstreamTarget, stream: boolean): Promise<{ url: string; headers: Record<string, string> }> {
   const variant = VARIANTS[target.provider.id] ?? AI_STUDIO;
   const method = stream ? ":streamGenerateContent?alt=sse" : ":generateContent";
-  return { url: `${target.baseUrl}${variant.modelPath(target)}${method}`, headers: variant.authHeaders(target) };
+  return { url: `${target.baseUrl}${variant.modelPath(target)}${method}`, headers: await variant.authHeaders(target) };
 }

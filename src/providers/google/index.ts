@@ -7,16 +7,14 @@ import { parseGeminiResponse } from "./response";
 import { parseGeminiStream } from "./stream";
 
 export const googleAdapter: ProviderAdapter = {
-  buildRequest: (req, target, opts) => {
-    const { url, headers } = geminiEndpoint(target, opts.stream);
-    return Promise.resolve(
-      new Request(url, {
-        method: "POST",
-        headers: { ...headers, "content-type": "application/json", accept: opts.stream ? "text/event-stream" : "application/json" },
-        body: JSON.stringify(buildGeminiBody(req, target)),
-        signal: opts.signal ?? null,
-      }),
-    );
+  async buildRequest(req, target, opts) {
+    const { url, headers } = await geminiEndpoint(target, opts.stream);
+    return new Request(url, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json", accept: opts.stream ? "text/event-stream" : "application/json" },
+      body: JSON.stringify(buildGeminiBody(req, target)),
+      signal: opts.signal ?? null,
+    });
   },
   parseResponse: (body) => parseGeminiResponse(body),
   parseStream: (body) => parseGeminiStream(body),
