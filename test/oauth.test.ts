@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import { addKey, call, seedOrg, type SeededOrg } from "./helpers/fixtures";
 import { getDb } from "../src/db/client";
 import { apiKeys, oauthGrants } from "../src/db/schema";
-import { ACCESS_TOKEN_TTL_MS, resolveAccessToken } from "../src/oauth/tokens";
+import { ACCESS_TOKEN_TTL_MS, issueTokens, resolveAccessToken } from "../src/oauth/tokens";
 import { s256Challenge } from "../src/oauth/pkce";
 import worker from "../src/index";
 import { sha256Hex } from "../src/lib/crypto";
@@ -355,6 +355,36 @@ describe("client credentials", () => {
 
     const codeGrant = await token({ grant_type: "authorization_code", code: "x", code_verifier: "y" }, { authorization: basic });
     expect(await codeGrant.json()).toMatchObject({ error: "unauthorized_client" });
+  });
+
+  it("grants the supported scopes a client asks for, refuses requests naming none, and /mcp needs 'mcp'", async () => {
+    const res = await register({ grant_types: ["client_credentials"], client_name: "scoped" }, org.key);
+    const client = (await res.json()) as { client_id: string; client_secret: string };
+    const basic = { authorization: `Basic ${btoa(`${client.client_id}:${client.client_secret}`)}` };
+
+    const mixed = await token({ grant_type: "client_credentials", scope: "openid mcp profile" }, basic);
+    expect(mixed.status).toBe(200);
+    const granted = (await mixed.json()) as TokenResponse;
+    expect(granted.scope).toBe("mcp");
+    expect(await resolveAccessToken(env, granted.access_token)).toMatchObject({ scope: "mcp" });
+
+    const none = await token({ grant_type: "client_credentials", scope: "admin" }, basic);
+    expect(none.status).toBe(400);
+    expect(await none.json()).toMatchObject({ error: "invalid_scope" });
+
+    const clientId = await publicClient();
+    const refused = await call(`/oauth/authorize?${new URLSearchParams({ ...authorizeParams(clientId, "a".repeat(43)), scope: "admin" })}`, { redirect: "manual" });
+    expect(refused.status).toBe(302);
+    expect(new URL(refused.headers.get("location")!).searchParams.get("error")).toBe("invalid_scope");
+
+    // A token whose grant lacks 'mcp' (issued by a future scope, or tampered rows) cannot use /mcp.
+    const other = await issueTokens(env, { clientId: client.client_id, apiKeyId: org.keyId, scope: "analytics", refresh: false });
+    const headers = { accept: "application/json, text/event-stream", "content-type": "application/json" };
+    const denied = await call("/mcp", { method: "POST", key: other.access_token, headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    expect(denied.status).toBe(403);
+    expect(denied.headers.get("www-authenticate")).toBe('Bearer error="insufficient_scope", scope="mcp"');
+    const allowed = await call("/mcp", { method: "POST", key: granted.access_token, headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    expect(allowed.status).toBe(200);
   });
 
   it("reports unsupported grant types and non-form bodies per RFC 6749", async () => {

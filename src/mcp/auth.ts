@@ -15,6 +15,7 @@ import { cacheContext, getCachedContext } from "../auth/key-cache";
 import { getDb } from "../db/client";
 import { looksLikeGatewayKey } from "../lib/crypto";
 import { resolveAccessToken } from "../oauth/tokens";
+import { allowsMcp } from "../oauth/metadata";
 import { rateLimit } from "../durable-objects/rate-limiter";
 
 /** Calls per key per window on the MCP endpoints. */
@@ -68,6 +69,14 @@ export async function authenticateMcp(env: Env, headers: Headers): Promise<McpAu
   if (token && !looksLikeGatewayKey(token)) {
     const info = await resolveAccessToken(env, token);
     if (!info) throw new ApiError(401, "Invalid or expired access token.", { type: "authentication_error", code: "invalid_token" });
+    if (!allowsMcp(info.scope)) {
+      // RFC 6750 3.1: a valid token without the scope the resource needs.
+      throw new ApiError(403, "This access token was not granted the 'mcp' scope.", {
+        type: "permission_error",
+        code: "insufficient_scope",
+        headers: { "www-authenticate": 'Bearer error="insufficient_scope", scope="mcp"' },
+      });
+    }
     const ctx = await contextForKeyId(env, info.apiKeyId);
     if (!ctx) throw new ApiError(401, "The API key behind this access token no longer exists.", { type: "authentication_error", code: "invalid_token" });
     const live = await checkKey(env, ctx);

@@ -2,6 +2,22 @@
 export const SCOPES_SUPPORTED = ["mcp"] as const;
 export const DEFAULT_SCOPE = "mcp";
 
+/**
+ * The scope granted for a requested one (RFC 6749 3.3): the supported scopes it names, space
+ * separated; the default when none is requested; null when it names none we support
+ * (`invalid_scope`). Unknown scopes next to a supported one are dropped, and the token response
+ * says what was granted, as the RFC allows.
+ */
+export function grantedScope(requested: string | undefined): string | null {
+  if (requested === undefined || requested.trim() === "") return DEFAULT_SCOPE;
+  const names = new Set(requested.trim().split(/\s+/));
+  const granted = SCOPES_SUPPORTED.filter((s) => names.has(s));
+  return granted.length ? granted.join(" ") : null;
+}
+
+/** Whether a grant's scope allows the MCP endpoints (grants stored before scopes were checked have none). */
+export const allowsMcp = (scope: string | null): boolean => scope === null || scope.split(" ").includes("mcp");
+
 export function authorizationServerMetadata(origin: string) {
   return {
     issuer: origin,

@@ -22,7 +22,7 @@ import { isRecord } from "../providers/json";
 import { authenticateClient, findClient, registerClient, type ClientRow } from "./clients";
 import { OAuthError, oauthErrorResponse } from "./errors";
 import { isKeyLive, selectableKeys } from "./keys";
-import { authorizationServerMetadata, DEFAULT_SCOPE, protectedResourceMetadata } from "./metadata";
+import { authorizationServerMetadata, DEFAULT_SCOPE, grantedScope, protectedResourceMetadata, SCOPES_SUPPORTED } from "./metadata";
 import { consentPage, errorPage, signInPage, type AuthorizeParams } from "./pages";
 import { CHALLENGE_RE, verifyPkce } from "./pkce";
 import { consumeGrant, createAuthorizationCode, issueTokens, revokeToken } from "./tokens";
@@ -134,6 +134,8 @@ async function checkAuthorizeRequest(env: Env, q: Record<string, string | undefi
   if ((q.code_challenge_method ?? "plain") !== "S256") return fail("invalid_request", "code_challenge_method must be S256.");
   if (!CHALLENGE_RE.test(q.code_challenge)) return fail("invalid_request", "code_challenge must be the base64url SHA-256 of the verifier (43 characters).");
   if (q.scope !== undefined && q.scope.length > 500) return fail("invalid_scope", "scope is too long.");
+  const scope = grantedScope(q.scope);
+  if (scope === null) return fail("invalid_scope", `Supported scopes: ${SCOPES_SUPPORTED.join(" ")}.`);
   const params: AuthorizeParams = {
     response_type: "code",
     client_id: client.id,
@@ -142,7 +144,7 @@ async function checkAuthorizeRequest(env: Env, q: Record<string, string | undefi
     code_challenge_method: "S256",
   };
   if (state !== undefined) params.state = state;
-  if (q.scope !== undefined) params.scope = q.scope;
+  params.scope = scope;
   return { ok: true, params, client };
 }
 
@@ -267,7 +269,9 @@ oauthRoutes.post("/oauth/token", (c) =>
     if (!client.apiKeyId || !(await isKeyLive(c.env, client.apiKeyId))) {
       throw new OAuthError(400, "invalid_grant", "The API key this client is bound to is no longer active.");
     }
-    const tokens = await issueTokens(c.env, { clientId: client.id, apiKeyId: client.apiKeyId, scope: form.scope?.slice(0, 500) ?? DEFAULT_SCOPE, refresh: false });
+    const scope = grantedScope(form.scope?.slice(0, 500));
+    if (scope === null) throw new OAuthError(400, "invalid_scope", `Supported scopes: ${SCOPES_SUPPORTED.join(" ")}.`);
+    const tokens = await issueTokens(c.env, { clientId: client.id, apiKeyId: client.apiKeyId, scope, refresh: false });
     return c.json(tokens, 200, noStore);
   }),
 );
