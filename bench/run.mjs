@@ -183,6 +183,14 @@ async function startDoReference(upstreamUrl) {
   });
 }
 
+async function baselineTargets(base) {
+  const headers = { authorization: `Bearer ${(await seed(base)).key}` };
+  return [
+    { name: "baseline canonical", url: `${base.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers, pid: base.pid },
+    { name: "baseline pinned", url: `${base.url}/v1/chat/completions`, body: chatBody("openai/gpt-4o-mini"), headers, pid: base.pid },
+  ];
+}
+
 async function json(res) {
   const text = await res.text();
   try { return JSON.parse(text); } catch { throw new Error(`not JSON (${res.status}): ${text.slice(0, 300)}`); }
@@ -311,7 +319,8 @@ async function main() {
       { name: "floor + DO admit/settle (reference)", url: `${ref.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: upstreamAuth, pid: ref.pid },
       { name: "switchboard canonical", url: `${sb.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: auth, pid: sb.pid },
       { name: "switchboard pinned", url: `${sb.url}/v1/chat/completions`, body: chatBody("openai/gpt-4o-mini"), headers: auth, pid: sb.pid },
-      ...(base ? [{ name: "baseline canonical", url: `${base.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: { authorization: `Bearer ${(await seed(base)).key}` }, pid: base.pid }] : []),
+      // The baseline gets the same two targets as Switchboard, so both processes carry the same load.
+      ...(base ? await baselineTargets(base) : []),
     ];
     if (flag("trace-stream")) {
       // Arrival time of every chunk, floor vs Switchboard, to see where stream time goes.
