@@ -37,6 +37,9 @@ export function toBase64(bytes: Uint8Array): string {
   return btoa(s);
 }
 
+/** base64url without padding (JWTs, PKCE challenges, signed tokens). */
+export const base64Url = (bytes: Uint8Array): string => toBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
 export function fromBase64(b64: string): Uint8Array {
   const s = atob(b64);
   const out = new Uint8Array(s.length);

@@ -1,15 +1,12 @@
 /** PKCE (RFC 7636), S256 only. */
+import { base64Url } from "../lib/crypto";
+
 const encoder = new TextEncoder();
 
 export const VERIFIER_RE = /^[A-Za-z0-9\-._~]{43,128}$/;
 /** base64url of a SHA-256 digest: exactly 43 characters, no padding. */
 export const CHALLENGE_RE = /^[A-Za-z0-9\-_]{43}$/;
 
-export function base64Url(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
 
 export async function s256Challenge(verifier: string): Promise<string> {
   return base64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(verifier))));

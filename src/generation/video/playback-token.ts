@@ -6,7 +6,7 @@
  */
 import { requireHashSecret } from "../../auth/gateway-key";
 import type { Env } from "../../env";
-import { base64Url } from "../../oauth/pkce";
+import { base64Url } from "../../lib/crypto";
 import { timingSafeEqual } from "../../lib/crypto";
 
 export const PLAYBACK_TOKEN_TTL_S = 30 * 60;

@@ -11,6 +11,7 @@
  * gateway call an address of its choosing.
  */
 import type { UpstreamTarget } from "../types";
+import { base64Url, fromBase64 } from "../../lib/crypto";
 
 export const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
 const SCOPE = "https://www.googleapis.com/auth/cloud-platform";
@@ -51,19 +52,7 @@ export async function vertexAuthHeaders(target: UpstreamTarget): Promise<Record<
 
 const encoder = new TextEncoder();
 
-const base64url = (bytes: Uint8Array): string => {
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-};
-
-function pemToDer(pem: string): Uint8Array {
-  const body = pem.replace(/-----(BEGIN|END) [A-Z ]+-----/g, "").replace(/\s+/g, "");
-  const bin = atob(body);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
-}
+const pemToDer = (pem: string): Uint8Array => fromBase64(pem.replace(/-----(BEGIN|END) [A-Z ]+-----/g, "").replace(/\s+/g, ""));
 
 /** Imported signing keys by account (importKey is the slow part; it is not request I/O). */
 const signingKeys = new Map<string, Promise<CryptoKey>>();
@@ -85,7 +74,7 @@ export async function signedAssertion(account: ServiceAccountKey, audience: stri
   const iat = Math.floor(nowMs / 1000);
   const header = { alg: "RS256", typ: "JWT", ...(account.private_key_id ? { kid: account.private_key_id } : {}) };
   const claims = { iss: account.client_email, scope: SCOPE, aud: audience, iat, exp: iat + TOKEN_LIFETIME_S };
-  const input = `${base64url(encoder.encode(JSON.stringify(header)))}.${base64url(encoder.encode(JSON.stringify(claims)))}`;
+  const input = `${base64Url(encoder.encode(JSON.stringify(header)))}.${base64Url(encoder.encode(JSON.stringify(claims)))}`;
   let key: CryptoKey;
   try {
     key = await signingKey(account);
@@ -93,7 +82,7 @@ export async function signedAssertion(account: ServiceAccountKey, audience: stri
     throw new Error("the service-account key file's private_key is not a PKCS#8 RSA key");
   }
   const signature = new Uint8Array(await crypto.subtle.sign("RSASSA-PKCS1-v1_5", key, encoder.encode(input)));
-  return `${input}.${base64url(signature)}`;
+  return `${input}.${base64Url(signature)}`;
 }
 
 /**
