@@ -37,8 +37,6 @@ export function requireHashSecret(env: Env): string {
   return secret;
 }
 
-export { snapshotOf };
-
 /** Resolve a presented secret to its context, or throw the precise 401. */
 export async function resolveGatewayKey(env: Env, secret: string | null, now = Date.now()): Promise<KeyContext> {
   if (!secret) throw unauthorized("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key'.", "missing_api_key");

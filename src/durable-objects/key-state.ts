@@ -300,20 +300,18 @@ export class KeyState extends DurableObject<Env> {
     return { ok: true, version: s.version, reservationId };
   }
 
-  /**
-   * After the upstream call: replace the reservation with the real cost (0 for failures). With an
-   * `outbox` entry (the request's log row and credit debit), the entry and the new spend are ONE
-   * row written in one storage transaction, so spend and log can never disagree, and reach D1 in
-   * batches from `alarm` (one D1 round trip for many requests instead of one per request).
-   */
-  async settle(reservationId: string | null, actual: Pico, now = Date.now(), outbox?: OutboxEntry): Promise<SettleResult> {
-    const [result] = await this.settleMany([{ reservationId, actual, outbox }], now);
+  /** After the upstream call: replace the reservation with the real cost (0 for failures). */
+  async settle(reservationId: string | null, actual: Pico, now = Date.now()): Promise<SettleResult> {
+    const [result] = await this.settleMany([{ reservationId, actual }], now);
     return result!;
   }
 
   /**
    * Several settlements in one call (an isolate sends the requests that finished together): one
    * round trip and one storage transaction for all of them. Results are in the order of `items`.
+   * With an `outbox` entry (the request's log row and credit debit), the entry and the new spend
+   * are ONE row, so spend and log can never disagree; rows reach D1 in batches from `alarm` (one
+   * D1 round trip for many requests instead of one per request).
    */
   async settleMany(items: readonly Settlement[], now = Date.now()): Promise<SettleResult[]> {
     const results = items.map((i) => this.settleOne(i.reservationId, i.actual, now, i.outbox));

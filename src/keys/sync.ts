@@ -6,7 +6,6 @@ import { keyStateStub, snapshotOf } from "../durable-objects/key-state";
 
 type KeyRow = typeof apiKeys.$inferSelect;
 
-
 /** Pushes the key rows' current state to their KeyState DOs (awaited: admin changes are immediate). */
 export async function syncKeys(env: Env, rows: KeyRow[]): Promise<void> {
   await Promise.all(rows.map((k) => keyStateStub(env, k.id).sync(snapshotOf(k))));

@@ -120,17 +120,8 @@ function sqlValue(key: keyof LogRow, value: unknown): string | number | null {
   return value as string | number;
 }
 
-/**
- * The row as a prepared statement, so callers can put it in one D1 batch with other writes of the
- * same request (settlement's credit debit). Plain SQL: this runs for every request, and building
- * it through the query builder cost more CPU than the rest of the write.
- */
-export function requestLogStatement(env: Env, input: RequestLogInput): D1PreparedStatement {
-  return env.DB.prepare(INSERT_SQL).bind(...requestLogValues(input));
-}
-
-/** The row's SQL values in column order (for the KeyState outbox, which binds them later). */
-export function requestLogValues(input: RequestLogInput): Array<string | number | null> {
+/** The row's SQL values in column order. */
+function requestLogValues(input: RequestLogInput): Array<string | number | null> {
   const row = toLogRow(input);
   return COLUMNS.map(([key]) => sqlValue(key, row[key]));
 }
@@ -141,7 +132,8 @@ export const requestLogJson = (input: RequestLogInput): string => JSON.stringify
 /** Inserts the row; never throws (a lost log row must not fail anything else in waitUntil). */
 export async function writeRequestLog(env: Env, input: RequestLogInput): Promise<void> {
   try {
-    await requestLogStatement(env, input).run();
+    // Plain SQL: building the insert through the query builder cost more CPU than the write itself.
+    await env.DB.prepare(INSERT_SQL).bind(...requestLogValues(input)).run();
   } catch (err) {
     console.error("request log write failed", err instanceof Error ? err.message : String(err));
   }

@@ -60,7 +60,7 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
       creditsPico: 1_234_567n,
     };
 
-    await stub.settle(null, 1_234_567n, undefined, entry);
+    await stub.settleMany([{ reservationId: null, actual: 1_234_567n, outbox: entry }]);
     await flushed(stub);
     const rows = await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.id, logId));
     expect(rows).toHaveLength(1);
@@ -68,7 +68,7 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
     expect(await credits(org.orgId)).toBe(before - 1_234_567n);
 
     // A replay of the same entry (crash between the D1 batch and the outbox delete) changes nothing.
-    await stub.settle(null, 0n, undefined, entry);
+    await stub.settleMany([{ reservationId: null, actual: 0n, outbox: entry }]);
     await flushed(stub);
     expect(await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.id, logId))).toHaveLength(1);
     expect(await credits(org.orgId)).toBe(before - 1_234_567n);
@@ -87,7 +87,7 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
       logInput(auth, ids[2]!, 7n),
     ];
     for (const input of inputs) {
-      await stub.settle(null, input.creditsCostPico!, undefined, { row: requestLogJson(input), logId: input.logId, organizationId: org.orgId, creditsPico: input.creditsCostPico! });
+      await stub.settleMany([{ reservationId: null, actual: input.creditsCostPico!, outbox: { row: requestLogJson(input), logId: input.logId, organizationId: org.orgId, creditsPico: input.creditsCostPico! } }]);
     }
     expect(await stub.outboxSize()).toBe(3);
     await flushed(stub);
@@ -107,7 +107,7 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
     const recovered = () => runInDurableObject(stub, (_instance: KeyState, state) => new KeyState(state, env).getSpend());
     const settle = (cost: bigint) => {
       const logId = newId("log");
-      return stub.settle(null, cost, undefined, { row: requestLogJson(logInput(auth, logId, cost)), logId, organizationId: org.orgId, creditsPico: cost });
+      return stub.settleMany([{ reservationId: null, actual: cost, outbox: { row: requestLogJson(logInput(auth, logId, cost)), logId, organizationId: org.orgId, creditsPico: cost } }]);
     };
 
     await settle(100n); // spend lives only in the outbox row

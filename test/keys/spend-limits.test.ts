@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { addKey, call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { admitKey, checkKey, resolveGatewayKey, snapshotOf } from "../../src/auth/gateway-key";
-import { keyStateStub } from "../../src/durable-objects/key-state";
+import { admitKey, checkKey, resolveGatewayKey } from "../../src/auth/gateway-key";
+import { keyStateStub, snapshotOf } from "../../src/durable-objects/key-state";
 import { settleRequest } from "../../src/billing/settle";
 import { ApiError } from "../../src/errors/api-error";
 import { rollKey } from "../../src/keys/roll";

@@ -67,10 +67,10 @@ function functionResponse(content: string): Record<string, unknown> {
  * histories from another model) Google documents this value, which skips the validation.
  * https://ai.google.dev/gemini-api/docs/thought-signatures
  */
-export const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
+const SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
 /** Models that enforce thought signatures on function calls (Gemini 3 and later generations). */
 const ENFORCES_THOUGHT_SIGNATURES = /^gemini-(?:[3-9]|\d{2,})/;
-export const enforcesThoughtSignatures = (externalId: string): boolean => ENFORCES_THOUGHT_SIGNATURES.test(externalId);
+const enforcesThoughtSignatures = (externalId: string): boolean => ENFORCES_THOUGHT_SIGNATURES.test(externalId);
 
 /** The functionCall parts of one assistant turn, each with its thought signature. */
 function functionCallParts(calls: readonly ToolCall[], enforce: boolean): GeminiPart[] {

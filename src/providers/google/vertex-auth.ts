@@ -13,19 +13,19 @@
 import type { UpstreamTarget } from "../types";
 import { base64Url, fromBase64 } from "../../lib/crypto";
 
-export const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
+const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
 const SCOPE = "https://www.googleapis.com/auth/cloud-platform";
 const TOKEN_LIFETIME_S = 3600;
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
 
-export interface ServiceAccountKey {
+interface ServiceAccountKey {
   client_email: string;
   private_key: string;
   private_key_id?: string;
 }
 
 /** The key file, when the credential is one (`"type": "service_account"`). */
-export function parseServiceAccount(secret: string): ServiceAccountKey | null {
+function parseServiceAccount(secret: string): ServiceAccountKey | null {
   if (!secret.trimStart().startsWith("{")) return null;
   let parsed: unknown;
   try {
@@ -70,7 +70,7 @@ function signingKey(account: ServiceAccountKey): Promise<CryptoKey> {
 }
 
 /** The signed JWT assertion of the OAuth 2.0 JWT bearer grant (RFC 7523), as Google specifies it. */
-export async function signedAssertion(account: ServiceAccountKey, audience: string, nowMs = Date.now()): Promise<string> {
+async function signedAssertion(account: ServiceAccountKey, audience: string, nowMs = Date.now()): Promise<string> {
   const iat = Math.floor(nowMs / 1000);
   const header = { alg: "RS256", typ: "JWT", ...(account.private_key_id ? { kid: account.private_key_id } : {}) };
   const claims = { iss: account.client_email, scope: SCOPE, aud: audience, iat, exp: iat + TOKEN_LIFETIME_S };
