@@ -11,6 +11,11 @@ declare global {
       KEY_HASH_SECRET?: string;
       /** Enables saving generate-nano-banana images under this prefix of UPLOADS. */
       UPLOAD_DIR?: string;
+      /**
+       * The gateway's public origin, e.g. `https://gateway.example.com` (docs/security.md). OAuth
+       * discovery and links in e-mails use it instead of the request's Host header.
+       */
+      PUBLIC_URL?: string;
     }
   }
 }
@@ -28,3 +33,15 @@ export function envVar(env: Env, name: string): string | undefined {
 
 /** `google-ai-studio` -> `GOOGLE_AI_STUDIO` (contract section 1). */
 export const providerEnvPrefix = (providerId: string): string => providerId.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+
+/** `PUBLIC_URL` as an origin (no trailing slash), or null when unset or not an http(s) URL. */
+export function publicOrigin(env: Env): string | null {
+  const raw = env.PUBLIC_URL?.trim();
+  if (!raw) return null;
+  try {
+    const u = new URL(raw);
+    return u.protocol === "https:" || u.protocol === "http:" ? u.origin : null;
+  } catch {
+    return null;
+  }
+}

@@ -54,4 +54,14 @@ describe("IAM rules on POST /v1/chat/completions", () => {
     await denial(await chat(org.key, "gpt-4o-mini", { "x-forwarded-for": "10.0.0.1, 192.0.2.10" }));
     await denial(await chat(org.key, "gpt-4o-mini"));
   });
+
+  it("CF-Connecting-IP wins over a client-sent X-Forwarded-For (contract section 6)", async () => {
+    const org = await seedOrg();
+    expect((await master(org, `/keys/${org.keyId}/iam`, { ruleType: "allow_ip_cidrs", ruleValue: { ipCidrs: ["10.0.0.0/8"] } })).status).toBe(201);
+    await denial(await chat(org.key, "gpt-4o-mini", { "cf-connecting-ip": "198.51.100.9", "x-forwarded-for": "10.1.2.3" }));
+    expect((await chat(org.key, "gpt-4o-mini", { "cf-connecting-ip": "10.9.9.9", "x-forwarded-for": "198.51.100.9" })).status).toBe(200);
+    const deny = await master(org, `/keys/${org.keyId}/iam`, { ruleType: "deny_ip_cidrs", ruleValue: { ipCidrs: ["10.66.0.0/16"] } });
+    expect(deny.status).toBe(201);
+    await denial(await chat(org.key, "gpt-4o-mini", { "cf-connecting-ip": "10.66.1.1", "x-forwarded-for": "10.1.2.3" }));
+  });
 });

@@ -215,7 +215,8 @@ async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
       role: h.member.role,
       userId: h.member.userId,
       email: h.user.email,
-      name: h.user.name,
+      // The name the organization gave the member, not the account's own (contract section 5).
+      name: h.member.name ?? "",
       teamIds: teamRows.map((t) => t.teamId),
     },
     rules,

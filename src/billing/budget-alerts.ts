@@ -2,11 +2,11 @@
  * Budget alerts (spec 2.1, 6): when the organization enabled `notifications.apiKeyBudgets` and a
  * settlement moves a key's all-time or current-window spend across `thresholdPercent` (50..100,
  * default 80), one in-app notification is stored (unique per key, limit and window, so it is never
- * repeated) and one e-mail goes to the organization's owners and admins through the `EMAIL`
+ * repeated) and one e-mail goes to the organization's owners and admins who accepted their membership through the `EMAIL`
  * send_email binding. Failures here are logged and never affect settlement.
  */
-import { and, eq, inArray } from "drizzle-orm";
-import { EmailMessage } from "cloudflare:email";
+import { and, eq, inArray, isNotNull } from "drizzle-orm";
+import { sendMail } from "../lib/mail";
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
 import type { SettleResult } from "../durable-objects/key-state";
@@ -63,48 +63,24 @@ export async function processBudgetAlerts(env: Env, auth: KeyContext, crossed: r
   }
 }
 
-/** Sends the alert to the organization's owners and admins; true when at least one was sent. */
+/** Sends the alert to the organization's accepted owners and admins; true when at least one was sent. */
 async function sendAlertEmail(env: Env, organizationId: string, organizationName: string, text: string): Promise<boolean> {
-  const from = env.EMAIL_FROM;
-  if (!from || !env.EMAIL) return false;
-  const recipients = await getDb(env.DB)
-    .select({ email: users.email })
-    .from(members)
-    .innerJoin(users, eq(users.id, members.userId))
-    .where(and(eq(members.organizationId, organizationId), inArray(members.role, ["owner", "admin"])));
+  if (!env.EMAIL_FROM || !env.EMAIL) return false;
   let sent = 0;
-  for (const { email } of recipients) {
-    try {
-      const raw = buildMime({ from, to: email, subject: "API key budget alert", text: `${text}\n\nOrganization: ${organizationName}\n` });
-      await env.EMAIL.send(new EmailMessage(from, email, raw));
-      sent++;
-    } catch (err) {
-      console.error("budget alert e-mail to a recipient failed", err instanceof Error ? err.message : String(err));
-    }
+  for (const email of await budgetAlertRecipients(env, organizationId)) {
+    if (await sendMail(env, { to: email, subject: "API key budget alert", text: `${text}\n\nOrganization: ${organizationName}\n` })) sent++;
   }
   return sent > 0;
 }
 
-const headerSafe = (s: string): string => s.replace(/[\r\n]+/g, " ");
-
-/** A minimal RFC 5322 text/plain message (UTF-8, base64 body so any text is safe). */
-export function buildMime(m: { from: string; to: string; subject: string; text: string; date?: Date }): string {
-  const domain = m.from.split("@")[1] ?? "switchboard.local";
-  const bytes = new TextEncoder().encode(m.text);
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  const body = (btoa(bin).match(/.{1,76}/g) ?? []).join("\r\n");
-  return [
-    `From: Switchboard <${headerSafe(m.from)}>`,
-    `To: <${headerSafe(m.to)}>`,
-    `Subject: ${headerSafe(m.subject)}`,
-    `Message-ID: <${crypto.randomUUID()}@${headerSafe(domain)}>`,
-    `Date: ${(m.date ?? new Date()).toUTCString()}`,
-    "MIME-Version: 1.0",
-    "Content-Type: text/plain; charset=utf-8",
-    "Content-Transfer-Encoding: base64",
-    "",
-    body,
-    "",
-  ].join("\r\n");
+/** Owners and admins who accepted their membership (contract section 5): nobody else gets e-mail. */
+export async function budgetAlertRecipients(env: Env, organizationId: string): Promise<string[]> {
+  const rows = await getDb(env.DB)
+    .select({ email: users.email })
+    .from(members)
+    .innerJoin(users, eq(users.id, members.userId))
+    .where(and(eq(members.organizationId, organizationId), inArray(members.role, ["owner", "admin"]), isNotNull(members.acceptedAt)));
+  return rows.map((r) => r.email);
 }
+
+export { buildMime } from "../lib/mail";

@@ -74,6 +74,12 @@ export const users = sqliteTable("users", {
   name: text("name").notNull(),
   /** `pbkdf2-sha256$<iterations>$<salt b64>$<hash b64>`; null for users who cannot sign in. */
   passwordHash: text("password_hash"),
+  /**
+   * Set when an organization chose this password while creating the account (add-member with a
+   * password): it then opens that organization only. Null once the account owner sets their own
+   * (membership acceptance). Contract section 5.
+   */
+  passwordOrgId: text("password_org_id"),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("users_email_uq").on(t.email)]);
 
@@ -82,8 +88,21 @@ export const members = sqliteTable("members", {
   organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
   role: text("role", { enum: ROLES }).notNull(),
+  /** The name this organization gave the member (never the account's own name, contract section 5). */
+  name: text("name"),
+  /** When the person accepted the membership (e-mailed token); null while pending. */
+  acceptedAt: integer("accepted_at", { mode: "number" }),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("members_org_user_uq").on(t.organizationId, t.userId), index("members_user_idx").on(t.userId)]);
+
+/** One-time membership acceptance tokens; only the SHA-256 of the token is stored. */
+export const membershipInvitations = sqliteTable("membership_invitations", {
+  id: text("id").primaryKey(),
+  memberId: text("member_id").notNull().references(() => members.id, { onDelete: "cascade" }),
+  tokenHash: text("token_hash").notNull(),
+  expiresAt: integer("expires_at", { mode: "number" }).notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("membership_invitations_token_uq").on(t.tokenHash), index("membership_invitations_member_idx").on(t.memberId)]);
 
 export const teams = sqliteTable("teams", {
   id: text("id").primaryKey(),

@@ -8,6 +8,12 @@ export interface RateLimitResult {
   resetAt: number;
 }
 
+interface Backoff {
+  failures: number;
+  last: number;
+  until: number;
+}
+
 /**
  * Fixed-window counter, one object per subject (e.g. `signin:<email>`, `mcp:<keyId>`).
  * Windows live in memory and storage so they survive eviction.
@@ -22,7 +28,25 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   async reset(): Promise<void> {
-    await this.ctx.storage.delete("w");
+    await this.ctx.storage.delete(["w", "b"]);
+  }
+
+  /** Backoff state (sign-in per client IP + account): until when this subject must wait. */
+  async blockedUntil(now = Date.now()): Promise<number> {
+    const b = await this.ctx.storage.get<Backoff>("b");
+    return b && b.until > now ? b.until : 0;
+  }
+
+  /**
+   * Records one failure: after `free` failures each further one doubles the wait, from `baseMs` up
+   * to `maxMs`. The count starts over after `maxMs` without failures. Returns the new wait end.
+   */
+  async recordFailure(free: number, baseMs: number, maxMs: number, now = Date.now()): Promise<number> {
+    const prev = await this.ctx.storage.get<Backoff>("b");
+    const failures = prev && now - prev.last < maxMs ? prev.failures + 1 : 1;
+    const until = failures > free ? now + Math.min(maxMs, baseMs * 2 ** (failures - free - 1)) : 0;
+    await this.ctx.storage.put("b", { failures, last: now, until } satisfies Backoff);
+    return until;
   }
 
   /** Health check (GET /): a real round trip that also touches this object's storage. */
@@ -34,5 +58,17 @@ export class RateLimiter extends DurableObject<Env> {
 
 /** Counts one hit for `subject`; callers decide what to do when `allowed` is false. */
 export function rateLimit(env: Env, subject: string, limit: number, windowMs: number): Promise<RateLimitResult> {
-  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject)).hit(limit, windowMs);
+  return limiter(env, subject).hit(limit, windowMs);
 }
+
+const limiter = (env: Env, subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
+
+/** Epoch ms until which `subject` is backing off (0 when it may try now). */
+export const backoffUntil = (env: Env, subject: string): Promise<number> => limiter(env, subject).blockedUntil();
+
+/** Counts a failure for `subject` (see `RateLimiter.recordFailure`). */
+export const recordFailure = (env: Env, subject: string, free: number, baseMs: number, maxMs: number): Promise<number> =>
+  limiter(env, subject).recordFailure(free, baseMs, maxMs);
+
+/** Forgets `subject`'s counters (a successful sign-in). */
+export const resetLimits = (env: Env, subject: string): Promise<void> => limiter(env, subject).reset();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientIpFromForwardedFor, parseCidr, parseIp } from "./cidr";
+import { clientIpFromForwardedFor, clientIpOf, parseCidr, parseIp } from "./cidr";
 
 describe("parseCidr", () => {
   it("accepts IPv4 and IPv6 CIDRs with explicit prefix", () => {
@@ -28,5 +28,19 @@ describe("client IP", () => {
     expect(clientIpFromForwardedFor("unknown, 10.0.0.1")).toBeNull();
     expect(clientIpFromForwardedFor("1.2.3.4:5678")).toBeNull();
     expect(parseIp("999.1.1.1")).toBeNull();
+  });
+});
+
+describe("clientIpOf (contract section 6)", () => {
+  const h = (init: Record<string, string>) => new Headers(init);
+  it("prefers CF-Connecting-IP over a client-sent X-Forwarded-For", () => {
+    expect(clientIpOf(h({ "cf-connecting-ip": "198.51.100.9", "x-forwarded-for": "10.1.2.3" }))).toBe("198.51.100.9");
+  });
+  it("falls back to the first X-Forwarded-For entry, else undetermined", () => {
+    expect(clientIpOf(h({ "x-forwarded-for": "10.1.2.3, 192.0.2.1" }))).toBe("10.1.2.3");
+    expect(clientIpOf(h({}))).toBeNull();
+  });
+  it("an unparsable CF-Connecting-IP is undetermined, never X-Forwarded-For", () => {
+    expect(clientIpOf(h({ "cf-connecting-ip": "garbage", "x-forwarded-for": "10.1.2.3" }))).toBeNull();
   });
 });

@@ -67,3 +67,18 @@ export function clientIpFromForwardedFor(header: string | null | undefined): str
   const ip = parseIp(first);
   return ip ? ip.toString() : null;
 }
+
+/**
+ * The client IP (contract section 6): `CF-Connecting-IP` when present (Cloudflare's edge sets it
+ * and a client cannot forge it), otherwise the first `X-Forwarded-For` entry (a proxy that
+ * overwrites it, local runs, tests), otherwise null: undetermined, which an allow rule denies.
+ * A present but unparsable `CF-Connecting-IP` is undetermined too, never a reason to trust XFF.
+ */
+export function clientIpOf(headers: Headers): string | null {
+  const cf = headers.get("cf-connecting-ip");
+  if (cf !== null) {
+    const ip = parseIp(cf.trim());
+    return ip ? ip.toString() : null;
+  }
+  return clientIpFromForwardedFor(headers.get("x-forwarded-for"));
+}

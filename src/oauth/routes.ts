@@ -8,15 +8,12 @@
  */
 import { Hono, type Context } from "hono";
 import { cors } from "hono/cors";
-import { eq } from "drizzle-orm";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
-import { getDb } from "../db/client";
-import { members, users } from "../db/schema";
 import { extractBearer } from "../auth/gateway-key";
-import { verifyPassword } from "../auth/password";
 import { createSession, readSession } from "../auth/session";
-import { rateLimit } from "../durable-objects/rate-limiter";
+import { signInWithPassword, type SignedIn } from "../auth/sign-in";
+import { ApiError } from "../errors/api-error";
 import { timingSafeEqual } from "../lib/crypto";
 import { isRecord } from "../providers/json";
 import { authenticateClient, findClient, registerClient, type ClientRow } from "./clients";
@@ -185,17 +182,15 @@ oauthRoutes.post("/oauth/authorize", async (c) => {
   const { params, client } = check;
 
   if (form.action === "sign_in") {
-    const email = (form.email ?? "").trim().toLowerCase();
-    const password = form.password ?? "";
-    const limited = await rateLimit(c.env, `oauth-signin:${email}`, 10, 15 * 60 * 1000);
-    if (!limited.allowed) return c.html(signInPage(params, client.name, "Too many sign-in attempts. Try again later."), 429);
-    const user = email ? await getDb(c.env.DB).select().from(users).where(eq(users.email, email)).get() : undefined;
-    const valid = await verifyPassword(password, user?.passwordHash ?? null);
-    const member = user && valid
-      ? await getDb(c.env.DB).select().from(members).where(eq(members.userId, user.id)).orderBy(members.createdAt).limit(1).get()
-      : undefined;
-    if (!user || !valid || !member) return c.html(signInPage(params, client.name, "Invalid e-mail or password."), 401);
-    const session = await createSession(c.env, { userId: user.id, organizationId: member.organizationId, memberId: member.id });
+    let signedIn: SignedIn;
+    try {
+      signedIn = await signInWithPassword(c.env, c.req.raw.headers, { email: form.email ?? "", password: form.password ?? "" });
+    } catch (err) {
+      if (!(err instanceof ApiError) || (err.status !== 401 && err.status !== 429)) throw err;
+      const message = err.status === 429 ? "Too many sign-in attempts. Try again later." : "Invalid e-mail or password.";
+      return c.html(signInPage(params, client.name, message), err.status);
+    }
+    const session = await createSession(c.env, { userId: signedIn.user.id, organizationId: signedIn.membership.organizationId, memberId: signedIn.membership.memberId });
     c.header("set-cookie", session.cookie);
     return c.redirect(`/oauth/authorize?${authorizeQuery(params)}`, 303);
   }

@@ -23,9 +23,10 @@ export interface BootstrapInput {
  * (one person owning several organizations). A different password is a 409, never a takeover.
  */
 async function ownerUser(env: Env, owner: BootstrapInput["owner"], email: string): Promise<{ userId: string; isNew: boolean }> {
-  const existing = await getDb(env.DB).select({ id: users.id, passwordHash: users.passwordHash }).from(users).where(eq(users.email, email)).get();
+  const existing = await getDb(env.DB).select({ id: users.id, passwordHash: users.passwordHash, passwordOrgId: users.passwordOrgId }).from(users).where(eq(users.email, email)).get();
   if (!existing) return { userId: newId("user"), isNew: true };
-  if (!(await verifyPassword(owner.password, existing.passwordHash))) {
+  // A password some organization chose for the account is not the person's: it proves nothing.
+  if (!(await verifyPassword(owner.password, existing.passwordHash)) || existing.passwordOrgId !== null) {
     throw new ApiError(409, "A user with this e-mail already exists; send that user's password to make them the owner.", {
       type: "invalid_request_error",
       code: "user_exists",
@@ -51,7 +52,7 @@ export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
   const { userId, isNew } = await ownerUser(env, input.owner, email);
 
   const insertOrg = db.insert(organizations).values({ id: orgId, name: input.name, plan: input.plan, creditsPico: input.creditsPico ?? 0 }).returning();
-  const insertMember = db.insert(members).values({ id: memberId, organizationId: orgId, userId, role: "owner" });
+  const insertMember = db.insert(members).values({ id: memberId, organizationId: orgId, userId, role: "owner", name: input.owner.name, acceptedAt: Date.now() });
   const insertProject = db.insert(projects).values({ id: projectId, organizationId: orgId, name: "Default project", isDefault: true }).returning();
   const insertMaster = db
     .insert(masterKeys)

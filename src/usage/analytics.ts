@@ -525,7 +525,7 @@ export async function organizationCreditBalance(env: Env, organizationId: string
 /** Fresh user/member facts for get-account. */
 export async function loadMemberView(env: Env, memberId: string, organizationId: string) {
   const rows = await getDb(env.DB)
-    .select({ userId: users.id, email: users.email, name: users.name, role: members.role, orgName: organizations.name })
+    .select({ userId: users.id, email: users.email, name: sql<string>`coalesce(${members.name}, '')`, role: members.role, orgName: organizations.name })
     .from(members)
     .innerJoin(users, eq(users.id, members.userId))
     .innerJoin(organizations, eq(organizations.id, members.organizationId))

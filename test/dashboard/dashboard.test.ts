@@ -81,19 +81,24 @@ describe("sign-in and sessions", () => {
     expect(((await unknown.json()) as { error: { message: string } }).error.message).toBe(((await wrong.json()) as { error: { message: string } }).error.message);
   });
 
-  it("rate-limits attempts per e-mail with a 429 envelope", async () => {
-    const email = `victim-${crypto.randomUUID().slice(0, 8)}@example.test`;
+  it("backs off per client IP + account; a stranger elsewhere cannot lock the owner out", async () => {
+    const org = await seedOrg();
+    const attempt = (ip: string, password: string) =>
+      call("/api/auth/sign-in", { method: "POST", body: JSON.stringify({ email: org.ownerEmail, password }), headers: { "content-type": "application/json", "cf-connecting-ip": ip } });
     const statuses: number[] = [];
-    for (let i = 0; i < 11; i++) {
-      const res = await call("/api/auth/sign-in", { method: "POST", ...json({ email, password: "guess" + i }) });
+    for (let i = 0; i < 12; i++) {
+      const res = await attempt("203.0.113.66", "guess" + i);
       statuses.push(res.status);
       if (res.status === 429) {
         expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
         expect(((await res.json()) as { error: { type: string } }).error.type).toBe("rate_limit_error");
       }
     }
-    expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
-    expect(statuses[10]).toBe(429);
+    expect(statuses.slice(0, 6)).toEqual([401, 401, 401, 401, 401, 401]);
+    expect(statuses.slice(6).every((s) => s === 429)).toBe(true);
+    // The right password from the attacker's IP waits too; the owner's own IP is unaffected.
+    expect((await attempt("203.0.113.66", org.ownerPassword)).status).toBe(429);
+    expect((await attempt("198.51.100.77", org.ownerPassword)).status).toBe(200);
   });
 
   it("rate-limits attempts per client IP across e-mails", async () => {

@@ -13,7 +13,7 @@ import { executeChatCompletion } from "../../routes/chat/execute";
 const GENERATES = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true } as const;
 
 /** Headers passed to the chat pipeline: attribution and routing switches only, never credentials. */
-const FORWARDED_HEADERS = ["x-source", "user-agent", "x-no-cache", "x-no-fallback", "x-forwarded-for", "http-referer", "x-title"];
+const FORWARDED_HEADERS = ["x-source", "user-agent", "x-no-cache", "x-no-fallback", "cf-connecting-ip", "x-forwarded-for", "http-referer", "x-title"];
 
 export function forwardedHeaders(from: Headers): Headers {
   const out = new Headers({ "content-type": "application/json" });

@@ -1,7 +1,7 @@
 /**
- * Dashboard session API under `/api` (contract section 5). `/api/auth/*` is public (with its own
- * origin check); everything else needs the `swb_session` cookie, and state-changing requests also
- * a same-site origin and the session's `x-csrf-token`.
+ * Dashboard session API under `/api` (contract section 5). `/api/auth/*` and `/api/memberships/*`
+ * are public (with their own origin check); everything else needs the `swb_session` cookie, and
+ * state-changing requests also a same-site origin and the session's `x-csrf-token`.
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import type { DashboardEnv } from "./types";
@@ -11,6 +11,7 @@ import { unauthorized } from "../../errors/api-error";
 import { dashboardAuthRoutes } from "./auth";
 import { dashboardKeyRoutes } from "./keys";
 import { dashboardNotificationRoutes } from "./notifications";
+import { dashboardMembershipRoutes } from "./memberships";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   const session = await readSession(c.env, c.req.header("cookie"));
@@ -26,6 +27,7 @@ export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) =
 
 export const dashboardRoutes = new Hono<DashboardEnv>();
 dashboardRoutes.route("/auth", dashboardAuthRoutes);
+dashboardRoutes.route("/memberships", dashboardMembershipRoutes);
 
 dashboardRoutes.get("/me", requireSession, (c) => {
   const s = c.get("session");

@@ -5,7 +5,7 @@ interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
 }
 interface MemberBody {
-  member: { id: string; userId: string; email: string; name: string; role: string };
+  member: { id: string; email: string; name: string; role: string; status: string };
 }
 
 describe("master API: members", () => {
@@ -25,7 +25,10 @@ describe("master API: members", () => {
 
     const elsewhere = await call("/v1/master/members", { method: "POST", key: other.masterKey, ...json({ email, name: "Dev", role: "admin" }) });
     expect(elsewhere.status).toBe(201);
-    expect(((await elsewhere.json()) as MemberBody).member.userId).toBe(member.userId);
+    // Same answer as for a new e-mail: no account id, pending (contract section 5).
+    const other2 = ((await elsewhere.json()) as MemberBody).member;
+    expect(other2).not.toHaveProperty("userId");
+    expect(other2).toMatchObject({ name: "Dev", role: "admin", status: "pending" });
 
     const list = (await (await call("/v1/master/members", { key: org.masterKey })).json()) as { members: Array<{ id: string; role: string }> };
     expect(list.members.map((m) => [m.id, m.role])).toEqual([

@@ -7,46 +7,51 @@ import { getDb } from "../../db/client";
 import { members, ROLES, users } from "../../db/schema";
 import { ApiError, notFound } from "../../errors/api-error";
 import { validate } from "../../errors/validation";
-import { newId } from "../../lib/ids";
-import { hashPassword } from "../../auth/password";
+import { addMember, sendInvitation } from "../../organizations/memberships";
 import type { Env } from "../../env";
 
 const createBody = z.object({
   email: z.email().max(320),
   name: z.string().trim().min(1).max(200),
   role: z.enum(ROLES),
+  /** Only used when the e-mail has no account yet, and then it opens this organization only. */
   password: z.string().min(12, "must be at least 12 characters").max(1024).optional(),
 });
 
+/**
+ * A member as its organization sees it: the name this organization gave, never the account's own
+ * name or id (contract section 5: nothing here tells whether the e-mail already had an account).
+ */
 export interface MemberView {
   id: string;
   object: "member";
   organizationId: string;
-  userId: string;
   email: string;
   name: string;
   role: (typeof ROLES)[number];
+  /** `pending` until the person accepts the e-mailed invitation (or first signs in, see docs/security.md). */
+  status: "pending" | "active";
   createdAt: string;
 }
 
 const memberColumns = {
   id: members.id,
   organizationId: members.organizationId,
-  userId: members.userId,
   role: members.role,
+  name: members.name,
+  acceptedAt: members.acceptedAt,
   createdAt: members.createdAt,
   email: users.email,
-  name: users.name,
 };
 
-const view = (r: { id: string; organizationId: string; userId: string; role: MemberView["role"]; createdAt: number; email: string; name: string }): MemberView => ({
+const view = (r: { id: string; organizationId: string; role: MemberView["role"]; createdAt: number; email: string; name: string | null; acceptedAt: number | null }): MemberView => ({
   id: r.id,
   object: "member",
   organizationId: r.organizationId,
-  userId: r.userId,
   email: r.email,
-  name: r.name,
+  name: r.name ?? "",
   role: r.role,
+  status: r.acceptedAt === null ? "pending" : "active",
   createdAt: new Date(r.createdAt).toISOString(),
 });
 
@@ -69,37 +74,20 @@ export async function resolveMember(env: Env, organizationId: string, ref: strin
 export const memberRoutes = new Hono<AppEnv>();
 
 memberRoutes.post("/", validate("json", createBody), async (c) => {
-  const body = c.req.valid("json");
   const orgId = c.get("master").organizationId;
-  const db = getDb(c.env.DB);
-  const email = body.email.trim().toLowerCase();
+  const memberId = await addMember(c.env, orgId, c.req.valid("json"));
+  return c.json({ member: await resolveMember(c.env, orgId, memberId) }, 201);
+});
 
-  // One user per e-mail across organizations: reuse it. Its password is only set when it has none.
-  let user = await db.select({ id: users.id, passwordHash: users.passwordHash }).from(users).where(eq(users.email, email)).get();
-  if (!user) {
-    const passwordHash = body.password ? await hashPassword(body.password) : null;
-    user = await db
-      .insert(users)
-      .values({ id: newId("user"), email, name: body.name, passwordHash })
-      .onConflictDoNothing()
-      .returning({ id: users.id, passwordHash: users.passwordHash })
-      .get();
-    user ??= await db.select({ id: users.id, passwordHash: users.passwordHash }).from(users).where(eq(users.email, email)).get();
-    if (!user) throw new Error("user insert returned no row");
-  } else if (!user.passwordHash && body.password) {
-    await db.update(users).set({ passwordHash: await hashPassword(body.password) }).where(eq(users.id, user.id));
+/** Sends a fresh acceptance token to a pending member (the previous one stops working). */
+memberRoutes.post("/:member/invitation", async (c) => {
+  const orgId = c.get("master").organizationId;
+  const member = await resolveMember(c.env, orgId, c.req.param("member"));
+  if (member.status !== "pending") {
+    throw new ApiError(409, "This member already accepted the membership.", { type: "invalid_request_error", code: "member_active", param: "member" });
   }
-
-  const inserted = await db
-    .insert(members)
-    .values({ id: newId("mem"), organizationId: orgId, userId: user.id, role: body.role, createdAt: Date.now() })
-    .onConflictDoNothing()
-    .returning({ id: members.id })
-    .get();
-  if (!inserted) {
-    throw new ApiError(409, `'${email}' is already a member of this organization.`, { type: "invalid_request_error", code: "member_exists", param: "email" });
-  }
-  return c.json({ member: await resolveMember(c.env, orgId, inserted.id) }, 201);
+  await sendInvitation(c.env, orgId, member.id, member.email);
+  return c.json({ member }, 202);
 });
 
 memberRoutes.get("/", async (c) => {

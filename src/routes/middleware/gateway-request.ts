@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../app-types";
 import type { Env } from "../../env";
 import type { KeyContext } from "../../auth/key-context";
-import { clientIpFromForwardedFor } from "../../iam/cidr";
+import { clientIpOf } from "../../iam/cidr";
 import { detectSourceApp } from "../../usage/source-app";
 
 export interface GatewayRequest {
@@ -19,14 +19,7 @@ export interface GatewayRequest {
   clientIp: string | null;
 }
 
-/**
- * Client IP for IP rules (spec 5.7): the first `X-Forwarded-For` entry; without that header,
- * Cloudflare's `CF-Connecting-IP`. An unparsable value is unknown (null), which an allow rule denies.
- */
-export function clientIpOf(headers: Headers): string | null {
-  const xff = headers.get("x-forwarded-for");
-  return clientIpFromForwardedFor(xff ?? headers.get("cf-connecting-ip"));
-}
+export { clientIpOf };
 
 export function gatewayRequest(c: Context<AppEnv>, auth: KeyContext = c.get("keyAuth")): GatewayRequest {
   const headers = c.req.raw.headers;

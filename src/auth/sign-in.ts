@@ -1,0 +1,71 @@
+/**
+ * Password sign-in shared by the dashboard (`POST /api/auth/sign-in`) and the OAuth sign-in form.
+ *
+ * - Which memberships a password opens: src/organizations/memberships.ts (a pending membership of
+ *   an existing account opens nothing; the answer is the same as for a wrong password).
+ * - Brute force: per client IP (contract section 6) a coarse window of attempts, and per client IP +
+ *   account an exponential backoff after a few failures. Nothing is counted per account alone, so
+ *   a stranger guessing from elsewhere cannot lock the owner out (docs/security.md).
+ */
+import { eq } from "drizzle-orm";
+import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { users } from "../db/schema";
+import { ApiError, unauthorized } from "../errors/api-error";
+import { verifyPassword } from "./password";
+import { backoffUntil, rateLimit, recordFailure, resetLimits } from "../durable-objects/rate-limiter";
+import { clientIpOf } from "../iam/cidr";
+import { markSignedIn, signInMemberships } from "../organizations/memberships";
+
+export const ATTEMPTS_PER_IP = 50;
+export const IP_WINDOW_MS = 15 * 60_000;
+/** Failures per client IP + account before backoff starts; then 30 s, 60 s, ... up to 15 min. */
+export const FREE_FAILURES = 5;
+const BACKOFF_BASE_MS = 30_000;
+const BACKOFF_MAX_MS = 15 * 60_000;
+
+/** A password hash to verify against when the user does not exist, so timing does not reveal it. */
+const DUMMY_HASH = `pbkdf2-sha256$100000$${btoa("switchboard-salt")}$${btoa("x".repeat(32))}`;
+
+const tooMany = (until: number): ApiError =>
+  new ApiError(429, "Too many sign-in attempts; try again later.", {
+    type: "rate_limit_error",
+    code: "rate_limit_exceeded",
+    headers: { "retry-after": String(Math.max(1, Math.ceil((until - Date.now()) / 1000))) },
+  });
+
+const invalid = (): ApiError => unauthorized("Invalid e-mail or password.", "invalid_credentials");
+
+export interface SignedIn {
+  user: { id: string; email: string; name: string };
+  membership: { memberId: string; role: "owner" | "admin" | "developer"; organizationId: string; organizationName: string };
+}
+
+/**
+ * Checks e-mail + password (+ optional organization) and returns the membership to open a session
+ * for. Throws 401 `invalid_credentials` (wrong password, unknown user, no usable membership: one
+ * answer) or 429 with `retry-after`.
+ */
+export async function signInWithPassword(env: Env, headers: Headers, input: { email: string; password: string; organizationId?: string }): Promise<SignedIn> {
+  const email = input.email.trim().toLowerCase();
+  const ip = clientIpOf(headers);
+  const pairKey = `signin:ip-account:${ip ?? "undetermined"}:${email}`;
+  // Without a client IP (never on Cloudflare, which always sets CF-Connecting-IP) only the pair counts.
+  const [perIp, until] = await Promise.all([ip ? rateLimit(env, `signin:ip:${ip}`, ATTEMPTS_PER_IP, IP_WINDOW_MS) : null, backoffUntil(env, pairKey)]);
+  if (until > 0) throw tooMany(until);
+  if (perIp && !perIp.allowed) throw tooMany(perIp.resetAt);
+
+  const db = getDb(env.DB);
+  const user = await db.select().from(users).where(eq(users.email, email)).get();
+  const valid = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH);
+  const membership = user && valid ? (await signInMemberships(db, user, input.organizationId))[0] : undefined;
+  if (!user || !valid || !membership) {
+    await recordFailure(env, pairKey, FREE_FAILURES, BACKOFF_BASE_MS, BACKOFF_MAX_MS);
+    throw invalid();
+  }
+  await Promise.all([resetLimits(env, pairKey), markSignedIn(db, membership)]);
+  return {
+    user: { id: user.id, email: user.email, name: user.name },
+    membership: { memberId: membership.memberId, role: membership.role, organizationId: membership.organizationId, organizationName: membership.organizationName },
+  };
+}
