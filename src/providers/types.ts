@@ -188,6 +188,11 @@ export interface UpstreamTarget {
   baseUrl: string;
   /** Operator credential, BYOK token or custom-provider token. */
   apiKey: string;
+  /**
+   * Whose credential `apiKey` is: `operator`, or the provider key / custom provider id of an
+   * organization. Credential caches (Vertex tokens) are keyed on it plus a digest of the secret.
+   */
+  credentialOwner?: string;
   /** Provider-specific settings from the environment (e.g. AWS_BEDROCK_REGION, AZURE_API_VERSION). */
   settings: Readonly<Record<string, string | undefined>>;
 }

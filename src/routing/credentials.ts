@@ -25,6 +25,8 @@ export interface ResolvedCredential {
   /** No trailing slash. */
   baseUrl: string;
   settings: Readonly<Record<string, string | undefined>>;
+  /** `operator`, `provider-key:<id>` or `custom-provider:<id>` (see UpstreamTarget.credentialOwner). */
+  owner: string;
 }
 
 const hasOperatorKey = (env: Env, providerId: string): boolean => envVar(env, `${providerEnvPrefix(providerId)}_API_KEY`) !== undefined;
@@ -82,7 +84,7 @@ function providerSettings(env: Env, providerId: string): Readonly<Record<string,
 /** Resolves the secret and base URL of a plan (decrypts BYOK tokens, cached). */
 export async function resolveCredential(env: Env, plan: CredentialPlan, defaultBaseUrl: string): Promise<ResolvedCredential> {
   if ("customProvider" in plan) {
-    return { apiKey: await decryptCached(env, plan.customProvider.tokenCiphertext), baseUrl: trimSlash(plan.customProvider.baseUrl), settings: {} };
+    return { apiKey: await decryptCached(env, plan.customProvider.tokenCiphertext), baseUrl: trimSlash(plan.customProvider.baseUrl), settings: {}, owner: `custom-provider:${plan.customProvider.id}` };
   }
   const prefix = providerEnvPrefix(plan.providerId);
   const envBase = envVar(env, `${prefix}_BASE_URL`);
@@ -92,9 +94,10 @@ export async function resolveCredential(env: Env, plan: CredentialPlan, defaultB
       apiKey: await decryptCached(env, plan.providerKey.tokenCiphertext),
       baseUrl: trimSlash(plan.providerKey.baseUrl ?? envBase ?? defaultBaseUrl),
       settings,
+      owner: `provider-key:${plan.providerKey.id}`,
     };
   }
   const apiKey = envVar(env, `${prefix}_API_KEY`);
   if (!apiKey) throw new Error(`operator credential for ${plan.providerId} disappeared`);
-  return { apiKey, baseUrl: trimSlash(envBase ?? defaultBaseUrl), settings };
+  return { apiKey, baseUrl: trimSlash(envBase ?? defaultBaseUrl), settings, owner: "operator" };
 }

@@ -85,4 +85,22 @@ describe("Vertex AI credentials", () => {
     expect((await chat(tokenOrg.key, { model: "google-vertex/gemini-2.5-flash", messages: user("vertex token [[tag:vx-token]]") })).status).toBe(200);
     expect((await sentHeaders("vx-token"))[0]!.authorization).toBe("Bearer ya29.a0-access-token");
   });
+
+  it("never shares a cached token with another organization's forged key file (same client_email and key id)", async () => {
+    const victimEmail = `victim-${crypto.randomUUID().slice(0, 8)}@switchboard-test.iam.gserviceaccount.com`;
+    const genuine = await serviceAccount(victimEmail);
+    const victim = await orgWithVertexKey(genuine);
+    expect((await chat(victim.key, { model: "google-vertex/gemini-2.5-flash", messages: user("victim warms the cache [[tag:vx-victim]]") })).status).toBe(200);
+    const [victimSent] = await sentHeaders("vx-victim");
+
+    // The attacker copies client_email and private_key_id but can only sign with its own key.
+    const forged = JSON.parse(await serviceAccount(victimEmail, false)) as Record<string, string>;
+    forged.private_key_id = (JSON.parse(genuine) as Record<string, string>).private_key_id!;
+    const attacker = await orgWithVertexKey(JSON.stringify(forged));
+    const res = await chat(attacker.key, { model: "google-vertex/gemini-2.5-flash", messages: user("attacker [[tag:vx-attacker]]") });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(((await res.json()) as Body).error.message).toMatch(/Invalid JWT Signature/);
+    const attackerSent = await sentHeaders("vx-attacker");
+    expect(attackerSent.map((h) => h.authorization)).not.toContain(victimSent!.authorization);
+  });
 });

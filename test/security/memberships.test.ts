@@ -12,12 +12,12 @@ const sent: Array<{ to: string; raw: string }> = [];
 
 beforeEach(() => {
   sent.length = 0;
-  vi.spyOn(env.EMAIL, "send").mockImplementation(async (m: EmailMessage) => {
+  const capture = async (m: EmailMessage): Promise<void> => {
     // workerd keeps the raw message under this own property of EmailMessage.
     const raw = (m as unknown as Record<string, unknown>)["EmailMessage::raw"];
     sent.push({ to: m.to, raw: typeof raw === "string" ? raw : await new Response(raw as ReadableStream).text() });
-    return undefined as never;
-  });
+  };
+  vi.spyOn(env.EMAIL, "send").mockImplementation(capture as unknown as typeof env.EMAIL.send);
 });
 afterEach(() => vi.restoreAllMocks());
 

@@ -3,7 +3,7 @@
  * organization's provider key) may be:
  *  - a service-account key file (the JSON Google Cloud downloads): exchanged for a one-hour OAuth
  *    access token with a signed JWT (RS256, scope cloud-platform), cached per isolate until five
- *    minutes before it expires;
+ *    minutes before it expires, keyed on a digest of the whole key file and its owner;
  *  - a Google API key (`AIza...`, Vertex AI express mode): sent as `x-goog-api-key`;
  *  - anything else: an OAuth access token, sent as is (`Authorization: Bearer`).
  * The token endpoint is Google's; only the operator can point it elsewhere
@@ -11,7 +11,7 @@
  * gateway call an address of its choosing.
  */
 import type { UpstreamTarget } from "../types";
-import { base64Url, fromBase64 } from "../../lib/crypto";
+import { base64Url, fromBase64, sha256Hex } from "../../lib/crypto";
 
 const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
 const SCOPE = "https://www.googleapis.com/auth/cloud-platform";
@@ -43,7 +43,13 @@ const API_KEY = /^AIza[0-9A-Za-z_-]{35}$/;
 
 export async function vertexAuthHeaders(target: UpstreamTarget): Promise<Record<string, string>> {
   const account = parseServiceAccount(target.apiKey);
-  if (account) return { authorization: `Bearer ${await accessToken(account, target.settings.GOOGLE_VERTEX_TOKEN_URL ?? GOOGLE_TOKEN_URL)}` };
+  if (account) {
+    const tokenUrl = target.settings.GOOGLE_VERTEX_TOKEN_URL ?? GOOGLE_TOKEN_URL;
+    // Caches are keyed on the whole key file and its owner: a forged file that copies another
+    // organization's client_email and key id never shares that organization's token or key.
+    const cacheId = await sha256Hex(`${target.credentialOwner ?? "unknown"}\n${tokenUrl}\n${target.apiKey}`);
+    return { authorization: `Bearer ${await accessToken(account, tokenUrl, cacheId)}` };
+  }
   if (API_KEY.test(target.apiKey)) return { "x-goog-api-key": target.apiKey };
   return { authorization: `Bearer ${target.apiKey}` };
 }
@@ -54,11 +60,10 @@ const encoder = new TextEncoder();
 
 const pemToDer = (pem: string): Uint8Array => fromBase64(pem.replace(/-----(BEGIN|END) [A-Z ]+-----/g, "").replace(/\s+/g, ""));
 
-/** Imported signing keys by account (importKey is the slow part; it is not request I/O). */
+/** Imported signing keys by credential digest (importKey is the slow part; it is not request I/O). */
 const signingKeys = new Map<string, Promise<CryptoKey>>();
 
-function signingKey(account: ServiceAccountKey): Promise<CryptoKey> {
-  const id = `${account.client_email}\n${account.private_key_id ?? account.private_key}`;
+function signingKey(account: ServiceAccountKey, id: string): Promise<CryptoKey> {
   let key = signingKeys.get(id);
   if (!key) {
     if (signingKeys.size >= 100) signingKeys.clear();
@@ -70,14 +75,14 @@ function signingKey(account: ServiceAccountKey): Promise<CryptoKey> {
 }
 
 /** The signed JWT assertion of the OAuth 2.0 JWT bearer grant (RFC 7523), as Google specifies it. */
-async function signedAssertion(account: ServiceAccountKey, audience: string, nowMs = Date.now()): Promise<string> {
+async function signedAssertion(account: ServiceAccountKey, audience: string, cacheId: string, nowMs = Date.now()): Promise<string> {
   const iat = Math.floor(nowMs / 1000);
   const header = { alg: "RS256", typ: "JWT", ...(account.private_key_id ? { kid: account.private_key_id } : {}) };
   const claims = { iss: account.client_email, scope: SCOPE, aud: audience, iat, exp: iat + TOKEN_LIFETIME_S };
   const input = `${base64Url(encoder.encode(JSON.stringify(header)))}.${base64Url(encoder.encode(JSON.stringify(claims)))}`;
   let key: CryptoKey;
   try {
-    key = await signingKey(account);
+    key = await signingKey(account, cacheId);
   } catch {
     throw new Error("the service-account key file's private_key is not a PKCS#8 RSA key");
   }
@@ -86,20 +91,19 @@ async function signedAssertion(account: ServiceAccountKey, audience: string, now
 }
 
 /**
- * Tokens by account and endpoint. Only finished tokens are shared between requests (a request
+ * Tokens by credential digest (owner + token endpoint + whole key file). Only finished tokens are shared between requests (a request
  * never waits on another request's I/O); concurrent first requests each fetch one.
  */
 const tokens = new Map<string, { token: string; refreshAt: number }>();
 
-async function accessToken(account: ServiceAccountKey, tokenUrl: string): Promise<string> {
-  const id = `${tokenUrl}\n${account.client_email}\n${account.private_key_id ?? ""}`;
+async function accessToken(account: ServiceAccountKey, tokenUrl: string, id: string): Promise<string> {
   const cached = tokens.get(id);
   if (cached && cached.refreshAt > Date.now()) return cached.token;
 
   const res = await fetch(tokenUrl, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion: await signedAssertion(account, tokenUrl) }),
+    body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion: await signedAssertion(account, tokenUrl, id) }),
   });
   const text = await res.text();
   let body: Record<string, unknown> = {};

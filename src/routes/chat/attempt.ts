@@ -71,7 +71,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   const adapter = adapterFor(cand.provider.wireFormat);
   try {
     const cred = await resolveCredential(env, cand.credential, cand.provider.baseUrl);
-    target = { provider: cand.provider, mapping: cand.mapping, model: cand.model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings };
+    target = { provider: cand.provider, mapping: cand.mapping, model: cand.model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings, credentialOwner: cred.owner };
     upstream = await adapter.buildRequest(req, target, { stream, signal: abort.signal });
   } catch (err) {
     // The adapter cannot carry this input (a 4xx it raised): another provider may; if none can,
