@@ -64,4 +64,27 @@ describe("IAM rules on POST /v1/chat/completions", () => {
     expect(deny.status).toBe(201);
     await denial(await chat(org.key, "gpt-4o-mini", { "cf-connecting-ip": "10.66.1.1", "x-forwarded-for": "10.1.2.3" }));
   });
+
+  it("model rules match catalogue aliases: normalized at creation, shown as sent, unknown ids refused", async () => {
+    const org = await seedOrg();
+    const deny = await master(org, `/keys/${org.keyId}/iam`, { ruleType: "deny_models", ruleValue: { models: ["gpt-4o-mini-2024-07-18"] } });
+    expect(deny.status).toBe(201);
+    expect(((await deny.json()) as { rule: { ruleValue: unknown } }).rule.ruleValue).toEqual({ models: ["gpt-4o-mini-2024-07-18"] });
+    await denial(await chat(org.key, "gpt-4o-mini-2024-07-18"));
+    await denial(await chat(org.key, "gpt-4o-mini"));
+    await denial(await chat(org.key, "openai/gpt-4o-mini"));
+
+    const other = await seedOrg();
+    expect((await master(other, `/keys/${other.keyId}/iam`, { ruleType: "allow_models", ruleValue: { models: ["gpt-4o-mini-2024-07-18"] } })).status).toBe(201);
+    expect((await chat(other.key, "gpt-4o-mini-2024-07-18")).status).toBe(200);
+    expect((await chat(other.key, "gpt-4o-mini")).status).toBe(200);
+    const list = (await (await call(`/v1/master/keys/${other.keyId}/iam`, { key: other.masterKey })).json()) as { rules: Array<{ ruleValue: Record<string, unknown> }> };
+    expect(list.rules[0]!.ruleValue).toEqual({ models: ["gpt-4o-mini-2024-07-18"] });
+
+    const bad = await master(other, `/keys/${other.keyId}/iam`, { ruleType: "deny_models", ruleValue: { models: ["gpt-4o", "gpt-4o-typo"] } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { param: string } }).error.param).toBe("ruleValue.models[1]");
+    const pinned = await master(other, `/keys/${other.keyId}/iam`, { ruleType: "deny_models", ruleValue: { models: ["openai/gpt-4o-2024-08-06"] } });
+    expect(pinned.status).toBe(201);
+  });
 });

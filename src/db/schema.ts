@@ -49,7 +49,10 @@ export interface NotificationSettings {
 }
 
 export interface RuleValue {
+  /** As the caller sent them (shown back); matching uses `canonicalModels`. */
   models?: string[];
+  /** Internal: `models` resolved at creation (src/iam/model-refs.ts). Never returned by the API. */
+  canonicalModels?: string[];
   providers?: string[];
   pricingType?: "free" | "paid";
   ipCidrs?: string[];

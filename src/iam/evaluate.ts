@@ -27,7 +27,7 @@ export interface AccessRequest {
   provider: string;
   /** Whether the model/mapping is free (pricing rules). */
   free: boolean;
-  /** First X-Forwarded-For entry, or null when unknown. */
+  /** The client IP (contract section 6: CF-Connecting-IP, else first X-Forwarded-For), or null. */
   clientIp: string | null;
   /** Moderation requests skip model and pricing rules. */
   kind: "chat" | "image" | "video" | "moderation" | "catalog";
@@ -104,10 +104,10 @@ export function compileLayer(rules: readonly IamRuleRecord[]): CompiledLayer {
     const v = r.ruleValue;
     switch (r.ruleType) {
       case "allow_models":
-        l.allowModels = addAll(l.allowModels, (v.models ?? []).map(normModel));
+        l.allowModels = addAll(l.allowModels, (v.canonicalModels ?? v.models ?? []).map(normModel));
         break;
       case "deny_models":
-        l.denyModels = addAll(l.denyModels, (v.models ?? []).map(normModel));
+        l.denyModels = addAll(l.denyModels, (v.canonicalModels ?? v.models ?? []).map(normModel));
         break;
       case "allow_providers":
         l.allowProviders = addProviders(l.allowProviders, v.providers ?? []);

@@ -8,7 +8,7 @@ import { RULE_TYPES, type RuleType, type RuleValue } from "../db/schema";
 import { PROVIDER_IDS } from "../catalog/types";
 import { parseCidr } from "./cidr";
 
-export type RuleField = keyof RuleValue;
+export type RuleField = Exclude<keyof RuleValue, "canonicalModels">;
 
 export const FIELD_OF: Record<RuleType, RuleField> = {
   allow_models: "models",
@@ -51,7 +51,7 @@ function checkValue(ruleType: RuleType, value: RuleValue, ctx: z.RefinementCtx, 
     ctx.addIssue({ code: "custom", path: [...path, field], message: `${ruleType} requires ruleValue.${field}` });
     return;
   }
-  for (const other of Object.keys(value) as RuleField[]) {
+  for (const other of Object.keys(value).filter((k) => k !== "canonicalModels") as RuleField[]) {
     if (other !== field && value[other] !== undefined) {
       ctx.addIssue({ code: "custom", path: [...path, other], message: `${ruleType} takes only ruleValue.${field}` });
       return;

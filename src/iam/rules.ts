@@ -6,11 +6,12 @@
 import { and, eq, ne } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb, type Db } from "../db/client";
-import { apiKeys, iamRules, members, organizations, teamMembers, teams, users, type RuleLevel, type RuleType, type RuleValue } from "../db/schema";
+import { apiKeys, customProviders, iamRules, members, organizations, teamMembers, teams, users, type RuleLevel, type RuleType, type RuleValue } from "../db/schema";
 import { badRequest, forbidden, notFound } from "../errors/api-error";
 import { newId } from "../lib/ids";
 import { bumpKeyVersions } from "../keys/sync";
 import { isIpRule, normalizeRuleValue, validateMergedRule, type RuleBody, type RulePatch } from "./rule-body";
+import { canonicalModelRefs } from "./model-refs";
 
 export type RuleRow = typeof iamRules.$inferSelect;
 
@@ -21,6 +22,25 @@ export interface RuleTarget {
   targetId: string;
 }
 
+/** The rule value as the caller sent it (without the internal canonical model list). */
+export function publicRuleValue(v: RuleValue): RuleValue {
+  const { canonicalModels: _internal, ...shown } = v;
+  return shown;
+}
+
+/**
+ * Normalizes a validated rule value and, for model rules, resolves every entry to the canonical
+ * form evaluation matches (400 naming `<param>.models[i]` for an unknown model).
+ */
+export async function storedRuleValue(db: Db, organizationId: string, ruleType: RuleType, value: RuleValue, param = "ruleValue"): Promise<RuleValue> {
+  const normalized = normalizeRuleValue(ruleType, value);
+  if (!normalized.models) return normalized;
+  const custom = await db.select({ name: customProviders.name }).from(customProviders).where(eq(customProviders.organizationId, organizationId));
+  const r = canonicalModelRefs(normalized.models, custom.map((p) => p.name));
+  if (!r.ok) throw badRequest(`Invalid value for '${param}.models[${r.index}]': ${r.message}.`, `${param}.models[${r.index}]`, "model_not_found");
+  return { ...normalized, canonicalModels: r.models };
+}
+
 export function publicRule(r: RuleRow) {
   return {
     id: r.id,
@@ -28,7 +48,7 @@ export function publicRule(r: RuleRow) {
     level: r.level,
     targetId: r.targetId,
     ruleType: r.ruleType,
-    ruleValue: r.ruleValue,
+    ruleValue: publicRuleValue(r.ruleValue),
     status: r.status,
     createdAt: new Date(r.createdAt).toISOString(),
   };
@@ -106,7 +126,7 @@ export async function createRule(env: Env, target: RuleTarget, body: RuleBody): 
       level: target.level,
       targetId: target.targetId,
       ruleType: body.ruleType,
-      ruleValue: normalizeRuleValue(body.ruleType, body.ruleValue),
+      ruleValue: await storedRuleValue(db, target.organizationId, body.ruleType, body.ruleValue),
       status: body.status ?? "active",
       createdAt: Date.now(),
     })
@@ -147,9 +167,10 @@ export async function updateRule(env: Env, target: RuleTarget, ruleId: string, p
   const ruleType = patch.ruleType ?? current.ruleType;
   let ruleValue: RuleValue = patch.ruleValue ?? current.ruleValue;
   if (patch.ruleType !== undefined || patch.ruleValue !== undefined) {
+    ruleValue = publicRuleValue(ruleValue);
     const check = validateMergedRule(ruleType, ruleValue);
     if (!check.ok) throw badRequest(check.message, check.param);
-    ruleValue = normalizeRuleValue(ruleType, ruleValue);
+    ruleValue = await storedRuleValue(db, target.organizationId, ruleType, ruleValue);
     await assertRulesAllowedForPlan(db, target.organizationId, [ruleType]);
   }
   const [row] = await db

@@ -8,8 +8,8 @@ import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { members, projects, type KeyKind } from "../db/schema";
 import { badRequest, notFound } from "../errors/api-error";
-import { assertRulesAllowedForPlan } from "../iam/rules";
-import { normalizeRuleValue, type RuleBody } from "../iam/rule-body";
+import { assertRulesAllowedForPlan, storedRuleValue } from "../iam/rules";
+import type { RuleBody } from "../iam/rule-body";
 import { createGatewayKey, type KeyRow } from "./create";
 import { mergeLimits, type LimitPatch } from "./limits";
 
@@ -48,6 +48,7 @@ export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now())
 
   const rules = input.iamRules ?? [];
   await assertRulesAllowedForPlan(db, input.organizationId, rules.map((r) => r.ruleType));
+  const stored = await Promise.all(rules.map((r, i) => storedRuleValue(db, input.organizationId, r.ruleType, r.ruleValue, `iamRules[${i}].ruleValue`)));
 
   return createGatewayKey(env, {
     organizationId: input.organizationId,
@@ -57,6 +58,6 @@ export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now())
     kind: input.kind ?? "standard",
     expiresAt: input.expiresAt ?? null,
     ...limits,
-    iamRules: rules.map((r) => ({ ruleType: r.ruleType, ruleValue: normalizeRuleValue(r.ruleType, r.ruleValue), status: r.status ?? "active" })),
+    iamRules: rules.map((r, i) => ({ ruleType: r.ruleType, ruleValue: stored[i]!, status: r.status ?? "active" })),
   });
 }

@@ -235,6 +235,9 @@ describe("IAM rules through the master API", () => {
       { ruleType: "deny_ip_cidrs", ruleValue: { ipCidrs: ["300.0.0.0/8"] } },
       { ruleType: "allow_everything", ruleValue: {} },
       { ruleType: "allow_models", ruleValue: { models: ["a"] }, status: "paused" },
+      // Models the catalogue does not know, and custom providers the organization does not have.
+      { ruleType: "deny_models", ruleValue: { models: ["acme/llama"] } },
+      { ruleType: "allow_models", ruleValue: { models: ["gpt-4o-typo"] } },
     ];
     for (const body of bad) {
       const res = await post(org, `/keys/${org.keyId}/iam`, body);
@@ -243,7 +246,7 @@ describe("IAM rules through the master API", () => {
     for (const body of [
       { ruleType: "allow_providers", ruleValue: { providers: ["openai", "custom", "custom:acme"] } },
       { ruleType: "deny_pricing", ruleValue: { pricingType: "paid" } },
-      { ruleType: "deny_models", ruleValue: { models: ["acme/llama"] } },
+      { ruleType: "deny_models", ruleValue: { models: ["openai/gpt-4o"] } },
     ]) {
       expect((await post(org, `/keys/${org.keyId}/iam`, body)).status, JSON.stringify(body)).toBe(201);
     }

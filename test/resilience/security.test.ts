@@ -73,7 +73,7 @@ describe("no secret after its creation response", () => {
     const cp = await jsonOf(await master(masterKey, "POST", "/custom-providers", { name: "acme", baseUrl: `${FAKE()}/acme`, token: customToken }), 201);
     const cm = await jsonOf(await master(masterKey, "POST", "/custom-models", { providerName: "acme", modelId: "acme-large" }), 201);
     const team = await jsonOf(await master(masterKey, "POST", "/teams", { name: "scan team" }), 201);
-    await jsonOf(await master(masterKey, "POST", `/keys/${keyId}/iam`, { ruleType: "deny_models", ruleValue: { models: ["o1"] } }), 201);
+    await jsonOf(await master(masterKey, "POST", `/keys/${keyId}/iam`, { ruleType: "deny_models", ruleValue: { models: ["gpt-4o"] } }), 201);
     for (const body of [pk, cp, cm]) expect(JSON.stringify(body)).not.toMatch(new RegExp(`${providerToken}|${customToken}`));
 
     // OAuth: a confidential client bound to the key, and an access token for it.
@@ -296,13 +296,13 @@ describe("cross-organization access is a 404", () => {
     const mk = (path: string, body: unknown) => master(b.masterKey, "POST", path, body).then((r) => jsonOf(r, 201));
     ids.project = (await mk("/projects", { name: "b-project" })).project.id;
     ids.key = b.keyId;
-    ids.keyRule = (await mk(`/keys/${b.keyId}/iam`, { ruleType: "deny_models", ruleValue: { models: ["o1"] } })).rule.id;
+    ids.keyRule = (await mk(`/keys/${b.keyId}/iam`, { ruleType: "deny_models", ruleValue: { models: ["gpt-4o"] } })).rule.id;
     const member = (await mk("/members", { email: `bdev-${crypto.randomUUID().slice(0, 6)}@example.test`, name: "B dev", role: "developer", password: "b developer password" })).member;
     ids.member = member.id;
     ids.memberEmail = member.email;
-    ids.memberRule = (await mk(`/members/${member.id}/iam`, { ruleType: "deny_models", ruleValue: { models: ["o1"] } })).rule.id;
+    ids.memberRule = (await mk(`/members/${member.id}/iam`, { ruleType: "deny_models", ruleValue: { models: ["gpt-4o"] } })).rule.id;
     ids.team = (await mk("/teams", { name: "b-team" })).team.id;
-    ids.teamRule = (await mk(`/teams/${ids.team}/iam`, { ruleType: "deny_models", ruleValue: { models: ["o1"] } })).rule.id;
+    ids.teamRule = (await mk(`/teams/${ids.team}/iam`, { ruleType: "deny_models", ruleValue: { models: ["gpt-4o"] } })).rule.id;
     ids.providerKey = (await mk("/provider-keys", { provider: "openai", token: "sk-b-org-secret" })).providerKey.id;
     ids.customProvider = (await mk("/custom-providers", { name: "bcorp", baseUrl: `${FAKE()}/bcorp`, token: "b-token" })).customProvider.id;
     ids.customModel = (await mk("/custom-models", { providerName: "bcorp", modelId: "b-model" })).customModel.id;
