@@ -1,12 +1,14 @@
 /**
  * `GET /v1/providers/metrics`: the live routing metrics per provider and model (uptime,
  * throughput, time to first token) over the last 30 minutes, from the ProviderMetrics object.
- * Public operational data, like a status page; no key needed.
+ * Public operational data, like a status page; no key needed, so only the public catalogue's
+ * providers and models appear (never an organization's custom providers or models).
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../app-types";
 import { metricsStub } from "../durable-objects/provider-metrics";
 import { sendQueued } from "../routing/live-metrics";
+import { findModel, isProviderId } from "../catalog";
 
 export const providerMetricsRoutes = new Hono<AppEnv>();
 
@@ -14,7 +16,7 @@ const round = (v: number | null, digits: number): number | null => (v === null ?
 
 providerMetricsRoutes.get("/", async (c) => {
   await sendQueued(c.env); // this isolate's latest attempts first
-  const rows = await metricsStub(c.env).summary();
+  const rows = (await metricsStub(c.env).summary()).filter((r) => isProviderId(r.provider) && findModel(r.model) !== undefined);
   rows.sort((a, b) => a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model));
   return c.json({
     window_minutes: 30,

@@ -101,3 +101,9 @@ export async function resolveCredential(env: Env, plan: CredentialPlan, defaultB
   if (!apiKey) throw new Error(`operator credential for ${plan.providerId} disappeared`);
   return { apiKey, baseUrl: trimSlash(envBase ?? defaultBaseUrl), settings, owner: "operator" };
 }
+
+/** Whether attempts with this credential reach the provider's public endpoint (shared metrics). */
+export function sharesProviderMetrics(plan: CredentialPlan): boolean {
+  if ("customProvider" in plan) return false;
+  return !("providerKey" in plan) || !plan.providerKey.baseUrl;
+}

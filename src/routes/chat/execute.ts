@@ -22,6 +22,7 @@ import { orderCandidates } from "../../routing/order";
 import { explorationRate } from "../../routing/score";
 import { maybeRefreshMetrics, reportAttempts, routeStats } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
+import { sharesProviderMetrics } from "../../routing/credentials";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
 import { orgCredits } from "../../routing/credits";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
@@ -188,7 +189,7 @@ async function execute(run: Run): Promise<Response> {
     run.upstreamMs += result.upstreamMs;
     if (!result.ok) {
       routing.push(attemptRecord(cand, attemptStatus(result.failure), false, result.upstreamMs, result.failure.errorType));
-      samples.push(sample(cand, result.failure.providerFault ? "error" : "client_error", null, 0, null));
+      recordSample(samples, cand, result.failure.providerFault ? "error" : "client_error", null, 0, null);
       last = { failure: result.failure, cand };
       if (!result.failure.retryable) break;
       continue;
@@ -236,8 +237,21 @@ function attemptRecord(cand: Candidate, status: number, succeeded: boolean, late
   return rec;
 }
 
-function sample(cand: Candidate, outcome: AttemptSample["outcome"], ttftMs: number | null, outputTokens: number, generationMs: number | null): AttemptSample {
-  return { provider: cand.providerId, model: cand.modelId, at: Date.now(), outcome, ttftMs, outputTokens, generationMs };
+/**
+ * Adds an attempt to the shared provider metrics that route everyone's traffic, unless an
+ * organization's own upstream served it (custom provider, BYOK key with its own base URL): one
+ * tenant's endpoint must not move the shared provider's uptime.
+ */
+function recordSample(
+  samples: AttemptSample[],
+  cand: Candidate,
+  outcome: AttemptSample["outcome"],
+  ttftMs: number | null,
+  outputTokens: number,
+  generationMs: number | null,
+): void {
+  if (!sharesProviderMetrics(cand.credential)) return;
+  samples.push({ provider: cand.providerId, model: cand.modelId, at: Date.now(), outcome, ttftMs, outputTokens, generationMs });
 }
 
 function metadata(s: Pick<Served, "run" | "cand" | "routing">, underlying: string, cached: boolean): ChatMetadata {
@@ -309,7 +323,7 @@ function serveJson(s: Served, parsed: import("../../providers/types").ParsedComp
     metadata: metadata(s, underlying, false),
     systemFingerprint: parsed.systemFingerprint,
   });
-  s.samples.push(sample(s.cand, "ok", null, parsed.usage.completionTokens, upstreamMs));
+  recordSample(s.samples, s.cand, "ok", null, parsed.usage.completionTokens, upstreamMs);
   settleAndLog(s, {
     usage: parsed.usage,
     totalPico: priced.cost.total,
@@ -350,7 +364,7 @@ function serveStream(
       attempt.succeeded = false;
       attempt.status_code = 502;
       attempt.error_type = o.error?.errorType ?? "stream_error";
-      s.samples.push(sample(s.cand, "error", null, 0, null));
+      recordSample(s.samples, s.cand, "error", null, 0, null);
       const message = `${s.cand.providerId}: ${o.error?.message ?? "stream failed"}`;
       settleAndLog(s, {
         usage: null,
@@ -362,7 +376,7 @@ function serveStream(
     }
     const usage = o.usage ?? estimatedUsage(s.needs.promptTokens, o.generatedText);
     const priced = priceUsage(usage, s.cand.mapping.pricing);
-    s.samples.push(sample(s.cand, "ok", ttftMs, usage.completionTokens, o.generationMs));
+    recordSample(s.samples, s.cand, "ok", ttftMs, usage.completionTokens, o.generationMs);
     settleAndLog(s, {
       usage,
       totalPico: priced.cost.total,
