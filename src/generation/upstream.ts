@@ -38,10 +38,15 @@ export class UpstreamFailure extends Error {
 export async function fetchJson(url: string, init: RequestInit, timeoutMs = UPSTREAM_TIMEOUT_MS): Promise<unknown> {
   let res: Response;
   try {
-    res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    // Never follow redirects (SSRF guard, docs/security.md): a 3xx is an upstream error below.
+    res = await fetch(url, { ...init, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
     const timeout = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
     throw new UpstreamFailure(0, timeout ? "timed out" : "could not reach the provider", timeout ? "timeout_error" : "network_error");
+  }
+  if (res.status >= 300 && res.status < 400) {
+    void res.body?.cancel();
+    throw new UpstreamFailure(502, `the provider answered with a redirect (HTTP ${res.status}); redirects are not followed`, "upstream_error");
   }
   const text = await res.text();
   if (!res.ok) {

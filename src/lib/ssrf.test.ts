@@ -31,12 +31,19 @@ describe("checkUpstreamUrl (production)", () => {
     "https://api.localhost/v1",
     "https://metadata.google.internal/computeMetadata/v1",
     "https://intranet/v1",
+    // Issue 12: double trailing dot, empty labels, IPv4-compatible IPv6.
+    "https://localhost../v1",
+    "https://metadata.google.internal../computeMetadata/v1",
+    "https://api..example.com/v1",
+    "https://[::127.0.0.1]/v1",
+    "https://[::a9fe:a9fe]/latest/meta-data",
+    "https://[::8.8.8.8]/v1",
   ])("refuses %s", (url) => {
     const r = checkUpstreamUrl(url, prod);
     expect(r.ok).toBe(false);
   });
 
-  it.each(["https://api.example.com/v1", "https://8.8.8.8/v1", "https://[2606:4700:4700::1111]/v1", "https://example.com:8443/openai"])(
+  it.each(["https://api.example.com/v1", "https://api.example.com./v1", "https://8.8.8.8/v1", "https://[2606:4700:4700::1111]/v1", "https://example.com:8443/openai"])(
     "accepts %s",
     (url) => {
       expect(checkUpstreamUrl(url, prod)).toMatchObject({ ok: true });
@@ -63,6 +70,7 @@ describe("blockedIpReason", () => {
   it("names the range of blocked literals and passes public ones", () => {
     expect(blockedIpReason("10.1.2.3")).toMatch(/private/);
     expect(blockedIpReason("::1")).toMatch(/loopback/);
+    expect(blockedIpReason("::7f00:1")).toMatch(/IPv4-compatible/);
     expect(blockedIpReason("1.1.1.1")).toBeNull();
     expect(blockedIpReason("not-an-ip")).toBeNull();
   });

@@ -6,7 +6,9 @@
  * reserved ranges are refused, as are `localhost`/`*.localhost`, `*.internal`/`*.local` and
  * single-label names. The WHATWG URL parser already normalises the decimal, octal, hex and short
  * IPv4 spellings (`http://2130706433`, `http://0177.1`, `http://0x7f.0.0.1`) to dotted quads, and
- * IPv4-mapped / NAT64 / 6to4 IPv6 forms are judged by the IPv4 address they carry (or refused).
+ * IPv4-mapped / NAT64 / 6to4 IPv6 forms are judged by the IPv4 address they carry (or refused);
+ * IPv4-compatible IPv6 (`[::127.0.0.1]`) and host names with empty labels (`localhost..`) are
+ * refused. Upstream fetches never follow redirects (`redirect: "manual"`, a 3xx is an error).
  * In development and test (`ENVIRONMENT` not `production`) loopback is allowed so local stand-ins
  * work. Hostnames are not resolved here; a public name that resolves to a private address is
  * stopped by the Workers runtime, which cannot reach private networks.
@@ -30,7 +32,11 @@ export function blockedIpReason(literal: string): string | null {
     if (v6.isIPv4MappedAddress()) addr = v6.toIPv4Address();
   }
   const range = addr.range();
-  return range === "unicast" ? null : `addresses in the ${range} range are not allowed`;
+  if (range !== "unicast") return `addresses in the ${range} range are not allowed`;
+  // IPv4-compatible (deprecated ::a.b.c.d, RFC 4291 2.5.5.1, e.g. [::127.0.0.1], [::a9fe:a9fe]):
+  // never a legitimate upstream, and some stacks route it to the embedded IPv4 address.
+  if (addr.kind() === "ipv6" && (addr as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return "IPv4-compatible IPv6 addresses are not allowed";
+  return null;
 }
 
 /** Validates an upstream base URL: scheme, credentials-free, and (in production) a public host. */
@@ -47,6 +53,9 @@ export function checkUpstreamUrl(raw: string, policy: UrlPolicy): UrlCheck {
   if (url.username || url.password) return { ok: false, reason: "must not contain credentials" };
   if (!policy.production) return { ok: true, url };
 
+  // One trailing dot is the fully qualified spelling of the same name; more, or an empty label,
+  // is a spelling resolvers may still map onto a blocked name (`localhost..`).
+  if (/\.\.|^\./.test(url.hostname)) return { ok: false, reason: `host '${url.hostname}' is not a valid domain name` };
   const host = url.hostname.replace(/\.$/, "").toLowerCase();
   const literal = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
   if (ipaddr.isValid(literal)) {

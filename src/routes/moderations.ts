@@ -154,6 +154,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: false }), validate("json",
         method: "POST",
         headers: { authorization: `Bearer ${cred.apiKey}`, "content-type": "application/json" },
         body: JSON.stringify({ model: cand.mapping.externalId, input: req.input }),
+        redirect: "manual", // never followed (SSRF guard): a 3xx is an upstream error
         signal: AbortSignal.timeout(UPSTREAM_TIMEOUT_MS),
       });
     } catch {

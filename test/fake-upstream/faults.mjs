@@ -9,6 +9,9 @@
  * `[[fake:echo_key]]` on any OpenAI-compatible chat completion: a 401 whose message quotes the
  * credential it received, as some providers do ("Incorrect API key provided: sk-..."). The gateway
  * must not pass it on to its caller or its logs.
+ *
+ * `[[fake@<provider>:redirect]]` on any OpenAI-compatible chat completion: a 307 to the same path
+ * under the provider prefix `redirected`, which answers normally (the gateway must not follow it).
  */
 import { parseDirectives, num, sleep } from "./fake-common.mjs";
 
@@ -29,6 +32,14 @@ const directivesOf = (req) => parseDirectives(lastUserText(req.body?.messages), 
 
 /** @type {import("./server.mjs").FakeRoute[]} */
 export const faultRoutes = [
+  {
+    name: "chat completion redirected elsewhere",
+    match: (req) => req.method === "POST" && req.path.endsWith("/chat/completions") && !OTHER_FORMATS.has(req.provider) && directivesOf(req).has("redirect"),
+    handle(req, res) {
+      res.writeHead(307, { location: `http://${req.headers.host}/redirected${req.path}`, "content-type": "text/plain" });
+      res.end("moved");
+    },
+  },
   {
     name: "chat completion 401 echoing the credential",
     match: (req) => req.method === "POST" && req.path.endsWith("/chat/completions") && !OTHER_FORMATS.has(req.provider) && directivesOf(req).has("echo_key"),

@@ -50,3 +50,17 @@ describe("shared provider metrics", () => {
     expect(body.metadata.used_provider).toBe("deepinfra");
   });
 });
+
+describe("organization upstreams never follow redirects", () => {
+  it("a custom provider answering 307 is an upstream error, the redirect target is never called", async () => {
+    const org = await seedOrg();
+    const name = `redir${crypto.randomUUID().slice(0, 6)}`;
+    const m = (path: string, body: unknown) => call(`/v1/master${path}`, { method: "POST", key: org.masterKey, ...json(body) });
+    expect((await m("/custom-providers", { name, baseUrl: `${env.FAKE_UPSTREAM_URL}/${name}`, token: "cp-token-123456" })).status).toBe(201);
+    expect((await m("/custom-models", { providerName: name, modelId: "m1" })).status).toBe(201);
+    const res = await chat(org.key, { model: `${name}/m1`, messages: user(`hi [[fake@${name}:redirect]]`) });
+    const text = await res.text();
+    expect(res.status, text).toBeGreaterThanOrEqual(500);
+    expect(text).toMatch(/redirect/);
+  });
+});

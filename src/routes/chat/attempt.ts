@@ -84,9 +84,15 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
 
   let res: Response;
   try {
-    res = await fetch(upstream);
+    // Redirects are never followed: an organization's upstream URL passed the SSRF guard, the
+    // place it redirects to did not (docs/security.md). A redirect is an upstream error.
+    res = await fetch(upstream, { redirect: "manual" });
   } catch (err) {
     return fail(timedOut ? timeoutFailure(timeoutMs) : networkFailure(`network error: ${errorMessage(err)}`));
+  }
+  if (res.status >= 300 && res.status < 400) {
+    void res.body?.cancel();
+    return fail({ ...networkFailure(`the provider answered with a redirect (HTTP ${res.status}); redirects are not followed`), errorType: "upstream_redirect" });
   }
 
   if (!res.ok) {
