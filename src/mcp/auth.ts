@@ -15,7 +15,7 @@ import { cacheContext, getCachedContext } from "../auth/key-cache";
 import { getDb } from "../db/client";
 import { looksLikeGatewayKey } from "../lib/crypto";
 import { resolveAccessToken } from "../oauth/tokens";
-import { allowsMcp } from "../oauth/metadata";
+import { allowsMcp, DEFAULT_SCOPE, issuerOrigin } from "../oauth/metadata";
 import { rateLimit } from "../durable-objects/rate-limiter";
 
 /** Calls per key per window on the MCP endpoints. */
@@ -36,7 +36,18 @@ export interface McpAuth {
 /** The origin the client used: from the URL (tests send no Host header; proxies set the URL host). */
 export const originOf = (request: Request): string => new URL(request.url).origin;
 
-export const resourceMetadataUrl = (request: Request): string => `${originOf(request)}/.well-known/oauth-protected-resource`;
+export const resourceMetadataUrl = (env: Env, request: Request): string => `${issuerOrigin(env, request)}/.well-known/oauth-protected-resource`;
+
+/**
+ * The RFC 6750 / RFC 9728 challenge of a 401: always the resource metadata URL and the scope; the
+ * `invalid_token` error only when credentials were presented (RFC 6750 3.1: a request without any
+ * authentication information gets no error code).
+ */
+export function bearerChallenge(env: Env, request: Request, message: string): string {
+  const base = `Bearer resource_metadata="${resourceMetadataUrl(env, request)}", scope="${DEFAULT_SCOPE}"`;
+  if (presentedToken(request.headers) === null) return base;
+  return `${base}, error="invalid_token", error_description="${message.replace(/["\\]/g, "'")}"`;
+}
 
 export function presentedToken(headers: Headers): string | null {
   const auth = headers.get("authorization");
@@ -105,18 +116,14 @@ export async function enforceMcpRateLimit(env: Env, keyId: string): Promise<void
  * spec's envelope under `error.data` so both kinds of clients can read it.
  */
 export function jsonRpcErrorResponse(
+  env: Env,
   request: Request,
   err: ApiError,
   id: string | number | null = null,
 ): Response {
   const headers = new Headers({ "content-type": "application/json" });
   for (const [k, v] of Object.entries(err.extraHeaders)) headers.set(k, v);
-  if (err.status === 401) {
-    headers.set(
-      "www-authenticate",
-      `Bearer resource_metadata="${resourceMetadataUrl(request)}", error="invalid_token", error_description="${err.message.replace(/"/g, "'")}"`,
-    );
-  }
+  if (err.status === 401) headers.set("www-authenticate", bearerChallenge(env, request, err.message));
   const code = err.status === 401 ? JSONRPC_UNAUTHORIZED : err.status === 429 ? JSONRPC_RATE_LIMITED : -32000;
   return new Response(
     JSON.stringify({ jsonrpc: "2.0", id, error: { code, message: err.message, data: err.toEnvelope().error } }),

@@ -50,7 +50,7 @@ export async function admitMcpRequest(c: Context<AppEnv>): Promise<McpAuth | Res
     await enforceMcpRateLimit(c.env, auth.context.key.id);
     return auth;
   } catch (err) {
-    if (err instanceof ApiError) return withHeaders(jsonRpcErrorResponse(c.req.raw, err), { ...CORS_HEADERS, "x-request-id": c.get("requestId") });
+    if (err instanceof ApiError) return withHeaders(jsonRpcErrorResponse(c.env, c.req.raw, err), { ...CORS_HEADERS, "x-request-id": c.get("requestId") });
     throw err;
   }
 }

@@ -1,4 +1,12 @@
 /** Discovery documents: RFC 8414 (authorization server) and RFC 9728 (protected resource). */
+import type { Env } from "../env";
+import { publicOrigin } from "../env";
+
+/**
+ * The issuer and resource origin: `PUBLIC_URL` when configured (docs/security.md), never the
+ * request's Host header in that case; without it (local runs, tests) the request's own origin.
+ */
+export const issuerOrigin = (env: Env, request: Request): string => publicOrigin(env) ?? new URL(request.url).origin;
 export const SCOPES_SUPPORTED = ["mcp"] as const;
 export const DEFAULT_SCOPE = "mcp";
 

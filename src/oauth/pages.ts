@@ -83,12 +83,39 @@ export function signInPage(p: AuthorizeParams, clientName: string, error?: strin
   );
 }
 
-export function consentPage(p: AuthorizeParams, clientName: string, user: { email: string }, keys: SelectableKey[], csrfToken: string): Html {
+export interface OrganizationChoice {
+  id: string;
+  name: string;
+}
+
+/** A multi-organization user picks the organization whose keys the consent page offers. */
+function organizationPicker(p: AuthorizeParams, orgs: readonly OrganizationChoice[], currentOrgId: string, csrfToken: string): Html | string {
+  if (orgs.length < 2) return "";
+  return html`<form method="post" action="/oauth/authorize">
+      ${hiddenParams(p)}
+      <input type="hidden" name="csrf_token" value="${csrfToken}" />
+      <label for="organization_id">Organization</label>
+      <select id="organization_id" name="organization_id">
+        ${orgs.map((o) => (o.id === currentOrgId ? html`<option value="${o.id}" selected>${o.name}</option>` : html`<option value="${o.id}">${o.name}</option>`))}
+      </select>
+      <div class="row"><button class="secondary" type="submit" name="action" value="switch_org">Show this organization's keys</button></div>
+    </form>`;
+}
+
+export function consentPage(
+  p: AuthorizeParams,
+  clientName: string,
+  user: { email: string; organizationId: string },
+  keys: SelectableKey[],
+  csrfToken: string,
+  orgs: readonly OrganizationChoice[] = [],
+): Html {
   return layout(
     "Authorize",
     html`<h1>Authorize ${clientName}</h1>
       <p><strong>${clientName}</strong> will be able to use the MCP server (analytics, chat and image generation) as the API key you choose. It is redirected to <code>${hostOf(p.redirect_uri)}</code>.</p>
       <p class="muted">Signed in as ${user.email}. Requests are billed to and limited like the chosen key; disabling or deleting the key stops this access.</p>
+      ${organizationPicker(p, orgs, user.organizationId, csrfToken)}
       <form method="post" action="/oauth/authorize">
         ${hiddenParams(p)}
         <input type="hidden" name="csrf_token" value="${csrfToken}" />

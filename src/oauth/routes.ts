@@ -11,7 +11,10 @@ import { cors } from "hono/cors";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import { extractBearer } from "../auth/gateway-key";
-import { createSession, readSession } from "../auth/session";
+import { createSession, destroySession, readSession, type SessionInfo } from "../auth/session";
+import { assertSameOrigin } from "../auth/csrf";
+import { getDb } from "../db/client";
+import { switchableMemberships } from "../organizations/memberships";
 import { signInWithPassword, type SignedIn } from "../auth/sign-in";
 import { ApiError } from "../errors/api-error";
 import { timingSafeEqual } from "../lib/crypto";
@@ -19,14 +22,14 @@ import { isRecord } from "../providers/json";
 import { authenticateClient, findClient, registerClient, type ClientRow } from "./clients";
 import { OAuthError, oauthErrorResponse } from "./errors";
 import { isKeyLive, selectableKeys } from "./keys";
-import { authorizationServerMetadata, DEFAULT_SCOPE, grantedScope, protectedResourceMetadata, SCOPES_SUPPORTED } from "./metadata";
+import { authorizationServerMetadata, DEFAULT_SCOPE, grantedScope, issuerOrigin, protectedResourceMetadata, SCOPES_SUPPORTED } from "./metadata";
 import { consentPage, errorPage, signInPage, type AuthorizeParams } from "./pages";
 import { CHALLENGE_RE, verifyPkce } from "./pkce";
-import { consumeGrant, createAuthorizationCode, issueTokens, revokeToken } from "./tokens";
+import { consumeGrant, createAuthorizationCode, issueTokens, peekGrant, revokeToken } from "./tokens";
 
 export const oauthRoutes = new Hono<AppEnv>();
 
-const origin = (c: Context<AppEnv>): string => new URL(c.req.url).origin;
+const origin = (c: Context<AppEnv>): string => issuerOrigin(c.env, c.req.raw);
 const noStore = { "cache-control": "no-store", pragma: "no-cache" };
 
 /** Browser-based MCP clients call discovery, registration, token and revocation cross-origin. */
@@ -35,8 +38,11 @@ for (const path of ["/.well-known/*", "/oauth/register", "/oauth/token", "/oauth
 
 // ---------- discovery ----------
 
+// The issuer is the origin without a path, so its metadata lives only at the root well-known URL:
+// a path-suffixed copy (`.../oauth-authorization-server/mcp`) would have to name the issuer
+// `<origin>/mcp` (RFC 8414 3.3), which is not this server's issuer. Clients find the root one
+// through the protected resource metadata's `authorization_servers`.
 oauthRoutes.get("/.well-known/oauth-authorization-server", (c) => c.json(authorizationServerMetadata(origin(c))));
-oauthRoutes.get("/.well-known/oauth-authorization-server/mcp", (c) => c.json(authorizationServerMetadata(origin(c))));
 oauthRoutes.get("/.well-known/oauth-protected-resource", (c) => c.json(protectedResourceMetadata(origin(c))));
 oauthRoutes.get("/.well-known/oauth-protected-resource/mcp", (c) => c.json(protectedResourceMetadata(origin(c))));
 
@@ -164,9 +170,25 @@ oauthRoutes.get("/oauth/authorize", async (c) => {
   if (!check.ok) return "page" in check ? c.html(errorPage(check.page), 400) : c.redirect(check.redirect, 302);
   const session = await readSession(c.env, c.req.header("cookie"));
   if (!session) return c.html(signInPage(check.params, check.client.name));
-  const keys = await selectableKeys(c.env, session);
-  return c.html(consentPage(check.params, check.client.name, session, keys, session.csrfToken));
+  return c.html(await consent(c.env, check.params, check.client.name, session));
 });
+
+/** The consent page for the session's organization, with a picker when the user has several. */
+async function consent(env: Env, params: AuthorizeParams, clientName: string, session: SessionInfo) {
+  const [keys, memberships] = await Promise.all([selectableKeys(env, session), switchableMemberships(getDb(env.DB), session.userId)]);
+  const orgs = memberships.map((m) => ({ id: m.organizationId, name: m.organizationName }));
+  return consentPage(params, clientName, session, keys, session.csrfToken, orgs);
+}
+
+/** Login CSRF: the sign-in form only accepts same-site posts, like the dashboard's sign-in. */
+function crossSite(c: Context<AppEnv>): boolean {
+  try {
+    assertSameOrigin(c);
+    return false;
+  } catch {
+    return true;
+  }
+}
 
 oauthRoutes.post("/oauth/authorize", async (c) => {
   pageHeaders(c);
@@ -182,6 +204,7 @@ oauthRoutes.post("/oauth/authorize", async (c) => {
   const { params, client } = check;
 
   if (form.action === "sign_in") {
+    if (crossSite(c)) return c.html(errorPage("Cross-site sign-in refused. Open the sign-in page of this server and sign in there."), 403);
     let signedIn: SignedIn;
     try {
       signedIn = await signInWithPassword(c.env, c.req.raw.headers, { email: form.email ?? "", password: form.password ?? "" });
@@ -200,13 +223,21 @@ oauthRoutes.post("/oauth/authorize", async (c) => {
   if (!form.csrf_token || !timingSafeEqual(form.csrf_token, session.csrfToken)) {
     return c.html(errorPage("The form has expired or did not come from this page (CSRF check failed). Reload and try again."), 403);
   }
+  if (form.action === "switch_org") {
+    const target = (await switchableMemberships(getDb(c.env.DB), session.userId)).find((m) => m.organizationId === form.organization_id);
+    if (!target) return c.html(await consent(c.env, params, client.name, session), 400);
+    await destroySession(c.env, c.req.header("cookie"));
+    const next = await createSession(c.env, { userId: session.userId, organizationId: target.organizationId, memberId: target.memberId });
+    c.header("set-cookie", next.cookie);
+    return c.redirect(`/oauth/authorize?${authorizeQuery(params)}`, 303);
+  }
   if (form.action === "deny") {
     return c.redirect(errorRedirect(params.redirect_uri, "access_denied", "The user denied the request.", params.state, issuer), 302);
   }
   if (form.action !== "approve") return c.html(errorPage("Unknown action."), 400);
   const keys = await selectableKeys(c.env, session);
   const key = keys.find((k) => k.id === form.key_id);
-  if (!key) return c.html(consentPage(params, client.name, session, keys, session.csrfToken), 400);
+  if (!key) return c.html(await consent(c.env, params, client.name, session), 400);
   const code = await createAuthorizationCode(c.env, {
     clientId: client.id,
     apiKeyId: key.id,
@@ -237,12 +268,17 @@ oauthRoutes.post("/oauth/token", (c) =>
     if (grantType === "authorization_code") {
       const { code, code_verifier: verifier, redirect_uri: redirectUri } = form;
       if (!code || !verifier) throw new OAuthError(400, "invalid_request", "code and code_verifier are required.");
+      // Every check on the live code first; only then is it used up (RFC 6749 4.1.3, 10.5).
+      const live = await peekGrant(c.env, "code", code);
+      if (live) {
+        if (live.clientId !== client.id) throw new OAuthError(400, "invalid_grant", "The authorization code was issued to another client.");
+        if (redirectUri !== undefined && redirectUri !== live.redirectUri) throw new OAuthError(400, "invalid_grant", "redirect_uri does not match the authorization request.");
+        if (!live.codeChallenge || !(await verifyPkce(verifier, live.codeChallenge))) throw new OAuthError(400, "invalid_grant", "PKCE verification failed (code_verifier).");
+      }
       const consumed = await consumeGrant(c.env, "code", code);
       if (!consumed.ok) throw new OAuthError(400, "invalid_grant", consumed.replayed ? "The authorization code was already used; its tokens are revoked." : "The authorization code is invalid or expired.");
       const grant = consumed.grant;
-      if (grant.clientId !== client.id) throw new OAuthError(400, "invalid_grant", "The authorization code was issued to another client.");
-      if (redirectUri !== undefined && redirectUri !== grant.redirectUri) throw new OAuthError(400, "invalid_grant", "redirect_uri does not match the authorization request.");
-      if (!grant.codeChallenge || !(await verifyPkce(verifier, grant.codeChallenge))) throw new OAuthError(400, "invalid_grant", "PKCE verification failed (code_verifier).");
+      if (!live || grant.clientId !== client.id) throw new OAuthError(400, "invalid_grant", "The authorization code is invalid or expired.");
       if (!(await isKeyLive(c.env, grant.apiKeyId))) throw new OAuthError(400, "invalid_grant", "The API key of this grant is no longer active.");
       const tokens = await issueTokens(c.env, { clientId: client.id, apiKeyId: grant.apiKeyId, scope: grant.scope, family: consumed.family, refresh: client.grantTypes.includes("refresh_token") });
       return c.json(tokens, 200, noStore);
@@ -250,6 +286,8 @@ oauthRoutes.post("/oauth/token", (c) =>
 
     if (grantType === "refresh_token") {
       if (!form.refresh_token) throw new OAuthError(400, "invalid_request", "refresh_token is required.");
+      const live = await peekGrant(c.env, "refresh", form.refresh_token);
+      if (live && live.clientId !== client.id) throw new OAuthError(400, "invalid_grant", "The refresh token was issued to another client.");
       const consumed = await consumeGrant(c.env, "refresh", form.refresh_token);
       if (!consumed.ok) throw new OAuthError(400, "invalid_grant", consumed.replayed ? "The refresh token was already used; the grant is revoked." : "The refresh token is invalid, expired or revoked.");
       const grant = consumed.grant;

@@ -148,6 +148,22 @@ export async function issueTokens(
 
 // ---------- consuming (single use) ----------
 
+/**
+ * The live code or refresh token without using it up, so the client and PKCE checks run before
+ * anything is consumed (whoever holds a code cannot burn it with a wrong client_id or verifier).
+ * Null for unknown, used, revoked or expired tokens: `consumeGrant` then reports which.
+ */
+export async function peekGrant(env: Env, kind: "code" | "refresh", token: string, now = Date.now()): Promise<GrantRow | null> {
+  const prefix = kind === "code" ? CODE_PREFIX : REFRESH_TOKEN_PREFIX;
+  if (!token.startsWith(prefix) || !TOKEN_RE.test(token)) return null;
+  const row = await getDb(env.DB)
+    .select()
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.tokenHash, await sha256Hex(token)), eq(oauthGrants.kind, kind), isNull(oauthGrants.revokedAt), gt(oauthGrants.expiresAt, now)))
+    .get();
+  return row ?? null;
+}
+
 export type ConsumeResult =
   | { ok: true; grant: GrantRow; family: string }
   /** Unknown, expired, or already used (a replay: the family was revoked). */

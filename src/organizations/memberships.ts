@@ -184,3 +184,9 @@ export async function signInMemberships(db: Db, user: { id: string; passwordOrgI
 export async function markSignedIn(db: Db, m: { memberId: string; acceptedAt: number | null }, now = Date.now()): Promise<void> {
   if (m.acceptedAt === null) await db.update(members).set({ acceptedAt: now }).where(eq(members.id, m.memberId));
 }
+
+/** The organizations a signed-in user may switch to (the same rule as sign-in), oldest first. */
+export async function switchableMemberships(db: Db, userId: string) {
+  const user = await db.select({ id: users.id, passwordOrgId: users.passwordOrgId }).from(users).where(eq(users.id, userId)).get();
+  return user ? signInMemberships(db, user) : [];
+}
