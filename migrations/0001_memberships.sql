@@ -15,3 +15,8 @@ CREATE TABLE `membership_invitations` (
 );--> statement-breakpoint
 CREATE UNIQUE INDEX `membership_invitations_token_uq` ON `membership_invitations` (`token_hash`);--> statement-breakpoint
 CREATE INDEX `membership_invitations_member_idx` ON `membership_invitations` (`member_id`);
+--> statement-breakpoint
+-- Who may change a key's status and limits (issue 12): set when an owner, admin or the master API
+-- disabled the key / set its limits, so a developer cannot undo it from the dashboard.
+ALTER TABLE `api_keys` ADD `disabled_by_manager` integer DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE `api_keys` ADD `limits_set_by_manager` integer DEFAULT false NOT NULL;

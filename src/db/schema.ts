@@ -151,6 +151,10 @@ export const apiKeys = sqliteTable("api_keys", {
   periodUsageLimit: text("period_usage_limit"),
   periodUsageDurationValue: integer("period_usage_duration_value", { mode: "number" }),
   periodUsageDurationUnit: text("period_usage_duration_unit", { enum: PERIOD_UNITS }),
+  /** Disabled by an owner, admin or the master API: a developer cannot enable it (issue 12). */
+  disabledByManager: integer("disabled_by_manager", { mode: "boolean" }).notNull().default(false),
+  /** Limits set by an owner, admin or the master API: a developer cannot change them. */
+  limitsSetByManager: integer("limits_set_by_manager", { mode: "boolean" }).notNull().default(false),
   /** Bumped on every change that affects authorization (status, secret, limits, rules, org policy). */
   version: integer("version", { mode: "number" }).notNull().default(1),
   lastRolledAt: integer("last_rolled_at", { mode: "number" }),

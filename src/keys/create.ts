@@ -18,9 +18,14 @@ export interface NewKeyInput {
   periodUsageDurationValue?: number | null;
   periodUsageDurationUnit?: PeriodUnit | null;
   iamRules?: Array<{ ruleType: RuleType; ruleValue: RuleValue; status?: "active" | "inactive" }>;
+  /** Who sets the limits (default `manager`: owner, admin or master API); see src/keys/update.ts. */
+  actor?: KeyActor;
 }
 
 export type KeyRow = typeof apiKeys.$inferSelect;
+
+/** `manager`: an owner, an admin or the master API; `developer`: a developer on their own key. */
+export type KeyActor = "manager" | "developer";
 
 /**
  * Creates a gateway key: stores only the fingerprint, registers it with its KeyState DO, and
@@ -50,6 +55,7 @@ export async function createGatewayKey(env: Env, input: NewKeyInput): Promise<{ 
       periodUsageLimit: input.periodUsageLimit ?? null,
       periodUsageDurationValue: input.periodUsageDurationValue ?? null,
       periodUsageDurationUnit: input.periodUsageDurationUnit ?? null,
+      limitsSetByManager: (input.actor ?? "manager") === "manager" && (input.usageLimit != null || input.periodUsageLimit != null),
       createdAt: now,
       updatedAt: now,
     })

@@ -10,7 +10,7 @@ import { members, projects, type KeyKind } from "../db/schema";
 import { badRequest, notFound } from "../errors/api-error";
 import { assertRulesAllowedForPlan, storedRuleValue } from "../iam/rules";
 import type { RuleBody } from "../iam/rule-body";
-import { createGatewayKey, type KeyRow } from "./create";
+import { createGatewayKey, type KeyActor, type KeyRow } from "./create";
 import { mergeLimits, type LimitPatch } from "./limits";
 
 export interface IssueKeyInput extends LimitPatch {
@@ -22,6 +22,8 @@ export interface IssueKeyInput extends LimitPatch {
   kind?: Exclude<KeyKind, "playground"> | undefined;
   expiresAt?: number | null | undefined;
   iamRules?: RuleBody[] | undefined;
+  /** Default `manager` (master API, owners and admins). */
+  actor?: KeyActor | undefined;
 }
 
 export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now()): Promise<{ row: KeyRow; token: string }> {
@@ -58,6 +60,7 @@ export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now())
     kind: input.kind ?? "standard",
     expiresAt: input.expiresAt ?? null,
     ...limits,
+    actor: input.actor ?? "manager",
     iamRules: rules.map((r, i) => ({ ruleType: r.ruleType, ruleValue: stored[i]!, status: r.status ?? "active" })),
   });
 }

@@ -3,6 +3,9 @@
  * rename, enable/disable, expiry (dashboard only) and spend limits. Spec section 3:
  *  - disable: always allowed; enable: only without TTL or with a TTL in the future;
  *  - an expired key is enabled only together with a new future `expiresAt` (400 otherwise).
+ * Who may change what (issue 12): a `manager` (owner, admin, master API) changes everything; a
+ * `developer` (own keys only, the route checks that) may always disable, but may enable only a key
+ * no manager disabled and change only limits no manager set (403 otherwise).
  * Every update bumps `version` and syncs the KeyState DO before returning, so it is immediate on
  * every isolate; the DO keeps the key's spend and current window across syncs.
  */
@@ -10,8 +13,8 @@ import { and, eq, ne, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys } from "../db/schema";
-import { badRequest, notFound } from "../errors/api-error";
-import type { KeyRow } from "./create";
+import { badRequest, forbidden, notFound } from "../errors/api-error";
+import type { KeyActor, KeyRow } from "./create";
 import { mergeLimits, type LimitPatch } from "./limits";
 import { syncKeys } from "./sync";
 
@@ -22,7 +25,18 @@ export interface KeyPatch extends LimitPatch {
   expiresAt?: number | null | undefined;
 }
 
-export async function updateKey(env: Env, row: KeyRow, patch: KeyPatch, now = Date.now()): Promise<KeyRow> {
+const LIMIT_FIELDS = ["usageLimit", "periodUsageLimit", "periodUsageDurationValue", "periodUsageDurationUnit"] as const;
+
+export async function updateKey(env: Env, row: KeyRow, patch: KeyPatch, actor: KeyActor = "manager", now = Date.now()): Promise<KeyRow> {
+  const touchesLimits = LIMIT_FIELDS.some((f) => patch[f] !== undefined);
+  if (actor === "developer") {
+    if (patch.status === "active" && row.status === "inactive" && row.disabledByManager) {
+      throw forbidden("An owner or admin disabled this API key; only an owner or admin can enable it.", "key_managed");
+    }
+    if (touchesLimits && row.limitsSetByManager) {
+      throw forbidden("An owner or admin set this API key's spend limits; only an owner or admin can change them.", "key_managed");
+    }
+  }
   const limits = mergeLimits(row, patch);
   let expiresAt = row.expiresAt;
   if (patch.expiresAt !== undefined) {
@@ -44,6 +58,8 @@ export async function updateKey(env: Env, row: KeyRow, patch: KeyPatch, now = Da
       status,
       expiresAt,
       ...limits,
+      disabledByManager: patch.status === undefined ? row.disabledByManager : patch.status === "inactive" && actor === "manager",
+      limitsSetByManager: touchesLimits ? actor === "manager" && (limits.usageLimit !== null || limits.periodUsageLimit !== null) : row.limitsSetByManager,
       version: sql`${apiKeys.version} + 1`,
       updatedAt: now,
     })

@@ -262,4 +262,36 @@ describe("dashboard keys", () => {
     expect((await api(as, `/keys/${other.keyId}`)).status).toBe(404);
     expect((await api(as, "/keys", { method: "POST", body: JSON.stringify({ projectId: other.projectId, description: "x" }) })).status).toBe(404);
   });
+
+  it("a developer cannot re-enable a key or clear limits an owner or admin set; their own they can", async () => {
+    const org = await seedOrg();
+    const dev = await addMember(org, "developer");
+    const ds = await signIn(dev.email, dev.password);
+    const as = await signIn(org.ownerEmail, org.ownerPassword);
+    const devKey = await newKey(ds, org, { description: "dev key", usageLimit: "5" });
+    const patch = (s: Session, body: unknown) => api(s, `/keys/${devKey.id}`, { method: "PATCH", body: JSON.stringify(body) });
+
+    // Their own limit and their own disable: theirs to change.
+    expect((await patch(ds, { usageLimit: "8" })).status).toBe(200);
+    expect((await patch(ds, { status: "inactive" })).status).toBe(200);
+    expect((await patch(ds, { status: "active" })).status).toBe(200);
+
+    // The owner disables the key and caps it.
+    expect((await patch(as, { status: "inactive", usageLimit: "1" })).status).toBe(200);
+    const enable = await patch(ds, { status: "active" });
+    expect(enable.status).toBe(403);
+    expect(((await enable.json()) as { error: { code: string } }).error.code).toBe("key_managed");
+    expect((await patch(ds, { usageLimit: null })).status).toBe(403);
+    expect((await patch(ds, { periodUsageLimit: "100", periodUsageDurationValue: 1, periodUsageDurationUnit: "day" })).status).toBe(403);
+    // Renaming and disabling again stay allowed.
+    expect((await patch(ds, { description: "renamed" })).status).toBe(200);
+    const detail = (await (await api(as, `/keys/${devKey.id}`)).json()) as { apiKey: { status: string; usageLimit: string | null } };
+    expect(detail.apiKey).toMatchObject({ status: "inactive", usageLimit: "1" });
+
+    // The master API counts as an owner too.
+    expect((await patch(as, { status: "active" })).status).toBe(200);
+    const viaMaster = await call(`/v1/master/keys/${devKey.id}`, { method: "PATCH", key: org.masterKey, ...json({ status: "inactive" }) });
+    expect(viaMaster.status).toBe(200);
+    expect((await patch(ds, { status: "active" })).status).toBe(403);
+  });
 });

@@ -1,7 +1,7 @@
 /**
  * Dashboard key management (contract section 5): the only place with TTL and rotation.
  * Owners and admins manage every key of the organization; developers only keys they created
- * (anyone else's is 404).
+ * (anyone else's is 404), and not a status or limits an owner or admin set (403, src/keys/update.ts).
  */
 import { Hono, type Context } from "hono";
 import { and, desc, eq, ne } from "drizzle-orm";
@@ -12,7 +12,7 @@ import { getDb } from "../../db/client";
 import { apiKeys, projects } from "../../db/schema";
 import { notFound } from "../../errors/api-error";
 import { validate } from "../../errors/validation";
-import { publicKey, type KeyRow } from "../../keys/create";
+import { publicKey, type KeyActor, type KeyRow } from "../../keys/create";
 import { issueKey } from "../../keys/issue";
 import { limitFields } from "../../keys/limits";
 import { getKeyRow } from "../../keys/lookup";
@@ -54,6 +54,9 @@ const patchBody = z
 const idParam = z.object({ id: z.string().min(1).max(64) });
 const listQuery = z.object({ projectId: z.string().min(1).max(64).optional() });
 
+/** Owners and admins manage keys as managers; a developer's changes are limited (src/keys/update.ts). */
+const actorOf = (s: SessionInfo): KeyActor => (s.role === "developer" ? "developer" : "manager");
+
 /** Developers see and manage only keys they created. */
 const ownerFilter = (s: SessionInfo): { createdBy?: string } => (s.role === "developer" ? { createdBy: s.memberId } : {});
 
@@ -90,6 +93,7 @@ dashboardKeyRoutes.post("/", validate("json", createBody), async (c) => {
       ...body,
       organizationId: s.organizationId,
       memberId: s.memberId,
+      actor: actorOf(s),
       expiresAt: ttl ? now + ttl.value * UNIT_MS[ttl.unit] : (expiresAt ?? null),
     },
     now,
@@ -104,7 +108,7 @@ dashboardKeyRoutes.get("/:id", validate("param", idParam), async (c) => {
 
 dashboardKeyRoutes.patch("/:id", validate("param", idParam), validate("json", patchBody), async (c) => {
   const row = await loadKey(c, c.req.valid("param").id);
-  const updated = await updateKey(c.env, row, c.req.valid("json"));
+  const updated = await updateKey(c.env, row, c.req.valid("json"), actorOf(c.get("session")));
   return c.json({ apiKey: await keyDetail(c.env, updated) });
 });
 
