@@ -294,4 +294,31 @@ describe("dashboard keys", () => {
     expect(viaMaster.status).toBe(200);
     expect((await patch(ds, { status: "active" })).status).toBe(403);
   });
+
+  it("member rules from the dashboard: admins cannot modify an owner's rules (spec 5 rule 6), developers none", async () => {
+    const org = await seedOrg();
+    const dev = await addMember(org, "developer");
+    const admin = await addMember(org, "admin");
+    const ds = await signIn(dev.email, dev.password);
+    const as = await signIn(admin.email, admin.password);
+    const os = await signIn(org.ownerEmail, org.ownerPassword);
+    const rule = { ruleType: "deny_models", ruleValue: { models: ["gpt-4o"] } };
+    const post = (s: Session, member: string) => api(s, `/members/${member}/iam`, { method: "POST", body: JSON.stringify(rule) });
+
+    expect((await post(as, dev.id)).status).toBe(201);
+    const refused = await post(as, org.ownerMemberId);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("owner_rules");
+    expect((await api(as, `/members/${org.ownerMemberId}/iam`)).status).toBe(200); // reading is fine
+    const created = await post(os, org.ownerMemberId);
+    expect(created.status).toBe(201);
+    const ruleId = ((await created.json()) as { rule: { id: string } }).rule.id;
+    expect((await api(as, `/members/${org.ownerMemberId}/iam/${ruleId}`, { method: "DELETE" })).status).toBe(403);
+    expect((await api(as, `/members/${org.ownerMemberId}/iam/${ruleId}`, { method: "PATCH", body: JSON.stringify({ status: "inactive" }) })).status).toBe(403);
+    expect((await api(os, `/members/${org.ownerMemberId}/iam/${ruleId}`, { method: "DELETE" })).status).toBe(200);
+    expect((await post(ds, dev.id)).status).toBe(403);
+    // Another organization's member is a 404.
+    const other = await seedOrg();
+    expect((await post(os, other.ownerMemberId)).status).toBe(404);
+  });
 });

@@ -12,6 +12,7 @@ import { dashboardAuthRoutes } from "./auth";
 import { dashboardKeyRoutes } from "./keys";
 import { dashboardNotificationRoutes } from "./notifications";
 import { dashboardMembershipRoutes } from "./memberships";
+import { dashboardRuleRoutes, requireManager } from "./rules";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   const session = await readSession(c.env, c.req.header("cookie"));
@@ -41,4 +42,8 @@ dashboardRoutes.get("/me", requireSession, (c) => {
 dashboardRoutes.use("/keys/*", requireSession);
 dashboardRoutes.use("/notifications", requireSession);
 dashboardRoutes.route("/keys", dashboardKeyRoutes);
+for (const path of ["/members/:ref/iam", "/members/:ref/iam/*", "/teams/:ref/iam", "/teams/:ref/iam/*"]) {
+  dashboardRoutes.use(path, requireSession, requireManager);
+}
+dashboardRoutes.route("/", dashboardRuleRoutes);
 dashboardRoutes.route("/notifications", dashboardNotificationRoutes);
