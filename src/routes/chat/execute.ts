@@ -8,7 +8,7 @@
  */
 import type { GatewayRequest } from "../middleware/gateway-request";
 import type { KeyContext } from "../../auth/key-context";
-import { admitKey } from "../../auth/gateway-key";
+import { admitKey, checkKey } from "../../auth/gateway-key";
 import { ApiError, paymentRequired } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
 import { emptyUsage, type ChatRequest, type NormalizedUsage, type StreamEvent } from "../../providers/types";
@@ -127,19 +127,34 @@ const responseModelOf = (r: ResolvedModel): string => (r.kind === "custom" ? `${
 const requestedProviderOf = (r: ResolvedModel): string | null =>
   r.kind === "custom" ? `custom:${r.provider.name}` : r.pinned ? r.pinned.providerId : null;
 
+/**
+ * Body and model checks that come before admission. A request they refuse still asks the key's
+ * state first, so a dead key or one at its limit answers 401 whatever its body (the key's state
+ * answers first); valid requests pay nothing extra.
+ */
+async function parseOrGate(run: Run): Promise<{ req: ChatRequest; resolved: ResolvedModel }> {
+  try {
+    const req = parseChatRequest(run.input.body);
+    run.requestedModel = req.model;
+    const resolved = resolve(run.auth, req);
+    run.requestedProvider = requestedProviderOf(resolved);
+    return { req, resolved };
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) run.auth = await checkKey(run.input.env, run.auth, { spending: true });
+    throw err;
+  }
+}
+
 async function execute(run: Run): Promise<Response> {
   const { env, waitUntil, headers } = run.input;
-  const req = parseChatRequest(run.input.body);
-  run.requestedModel = req.model;
-  let resolved = resolve(run.auth, req);
-  run.requestedProvider = requestedProviderOf(resolved);
+  const parsed = await parseOrGate(run);
+  const req = parsed.req;
+  let resolved = parsed.resolved;
   let selection: Selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
   maybeRefreshMetrics(env, waitUntil);
 
-  // Admission: liveness + spend reservation, the one Durable Object round trip.
-  const estimate = selection.ok
-    ? estimateUpperBound(req, selection.candidates.map((c) => ({ pricing: c.mapping.pricing, maxOutput: c.mapping.maxOutput })))
-    : 0n;
+  // Admission: liveness + spend reservation (a true upper bound), the one Durable Object round trip.
+  const estimate = selection.ok ? estimateUpperBound(req, selection.candidates.map((c) => c.mapping)) : 0n;
   const admission = await admitKey(env, run.auth, estimate);
   run.admitted = true;
   run.reservationId = admission.reservationId;
@@ -183,9 +198,15 @@ async function execute(run: Run): Promise<Response> {
   const routing: RoutingAttempt[] = [];
   const samples: AttemptSample[] = [];
   let last: { failure: AttemptFailure; cand: Candidate } | null = null;
+  const signal = run.input.signal;
   for (const cand of plan) {
-    const result = await runAttempt(env, req, cand, stream);
+    if (signal?.aborted) return clientGone(run, cand, req, routing, stream, false);
+    const result = await runAttempt(env, req, cand, stream, signal);
     run.upstreamMs += result.upstreamMs;
+    if (!result.ok && signal?.aborted) {
+      routing.push(attemptRecord(cand, 499, false, result.upstreamMs, "client_aborted"));
+      return clientGone(run, cand, req, routing, stream, true);
+    }
     if (!result.ok) {
       routing.push(attemptRecord(cand, attemptStatus(result.failure), false, result.upstreamMs, result.failure.errorType));
       samples.push(sample(cand, result.failure.providerFault ? "error" : "client_error", null, 0, null));
@@ -204,6 +225,38 @@ async function execute(run: Run): Promise<Response> {
   const error = finalError(failure.failure, routing.length, failure.cand.providerId);
   recordRejection(run, error, routing, stream);
   throw error;
+}
+
+/**
+ * The client went away before an answer: the upstream call (if one was under way) is already
+ * aborted. The request is logged (`client_aborted`) and billed: the provider reported nothing, so
+ * an upstream call that had started is billed at its reservation bound for that candidate (the
+ * provider may bill what it generated), one that had not costs nothing. The reservation is
+ * released in the same settlement. Status 499 (nobody reads it).
+ */
+function clientGone(run: Run, cand: Candidate, req: ChatRequest, routing: RoutingAttempt[], stream: boolean, upstreamStarted: boolean): Response {
+  run.logged = true;
+  const total = upstreamStarted && !cand.free ? estimateUpperBound(req, [cand.mapping]) : 0n;
+  const { creditsPico, byokPico } = splitCost(total, cand.credential.source);
+  finishRequest(
+    run,
+    {
+      ...baseLog(run),
+      usedModel: upstreamStarted ? cand.modelId : null,
+      usedProvider: upstreamStarted ? cand.providerId : null,
+      statusCode: 499,
+      errorType: "client_aborted",
+      errorMessage: "The client closed the connection before the answer.",
+      clientAborted: true,
+      streamed: stream,
+      costPico: total,
+      creditsCostPico: creditsPico,
+      byokCostPico: byokPico,
+      routing,
+    },
+    { totalPico: total, creditsPico },
+  );
+  return new Response(null, { status: 499 });
 }
 
 interface Served {
@@ -400,6 +453,7 @@ function serveStream(
     first: r.first,
     iterator: r.iterator,
     abort: r.abort,
+    clientSignal: run.input.signal,
     idleTimeoutMs: upstreamTimeoutMs(run.input.env),
     waitUntil: run.input.waitUntil,
     finish,
