@@ -17,6 +17,7 @@ import { parseUsd, type Pico } from "../billing/money";
 import { timingSafeEqual } from "../lib/crypto";
 import { addPeriod } from "../billing/period";
 import { INSERT_LOG_ROWS_JSON_SQL } from "../usage/request-log";
+import { AdmissionQueue } from "./admission-queue";
 
 /** What the DO needs to know about a key; built from D1 rows by `snapshotOf`. */
 export interface KeySnapshot {
@@ -155,13 +156,6 @@ export interface AdmitOptions {
   waitMs?: number;
 }
 
-/** A request waiting for reservations to settle (FIFO). */
-interface Waiter {
-  fingerprint: string;
-  estimate: Pico;
-  resolve: (r: GateResult) => void;
-  timer: ReturnType<typeof setTimeout>;
-}
 
 export interface SpendState {
   /** All-time spend in pico-dollars. */
@@ -211,7 +205,7 @@ export class KeyState extends DurableObject<Env> {
   /** Version of `spend`, persisted with it (kv and outbox rows). */
   private spendSeq = 0;
   /** Requests waiting for in-flight reservations to settle, in order of arrival. */
-  private waiters: Waiter[] = [];
+  private waiters = new AdmissionQueue<GateResult>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -316,22 +310,15 @@ export class KeyState extends DurableObject<Env> {
     if (amount === 0n || (verdict === "admit" && this.waiters.length === 0)) return this.reserve(amount, now);
     const waitMs = Math.max(0, opts.waitMs ?? 0);
     if (waitMs === 0) return this.busy(waitMs);
-    return new Promise<GateResult>((resolve) => {
-      const waiter: Waiter = {
-        fingerprint,
-        estimate: amount,
-        resolve,
-        timer: setTimeout(() => {
-          const i = this.waiters.indexOf(waiter);
-          if (i < 0) return;
-          this.waiters.splice(i, 1);
-          resolve(this.busy(waitMs));
-          // The head may have been the one blocking others behind it with a larger estimate.
-          this.pump();
-        }, waitMs),
-      };
-      this.waiters.push(waiter);
-    });
+    return this.waiters.wait(
+      () => {
+        const t = Date.now();
+        const v = this.liveness(fingerprint, t) ?? this.spendVerdict(t);
+        return v === "admit" ? this.reserve(amount, t) : v;
+      },
+      waitMs,
+      () => this.busy(waitMs),
+    );
   }
 
   private reserve(amount: Pico, now: number): GateResult {
@@ -380,16 +367,9 @@ export class KeyState extends DurableObject<Env> {
     return wait ? "wait" : "admit";
   }
 
-  /** Decides waiting requests, oldest first, after anything that changed spend, reservations or the key. */
-  private pump(now = Date.now()): void {
-    while (this.waiters.length > 0 && this.snapshot) {
-      const w = this.waiters[0]!;
-      const verdict = this.liveness(w.fingerprint, now) ?? this.spendVerdict(now);
-      if (verdict === "wait") return;
-      this.waiters.shift();
-      clearTimeout(w.timer);
-      w.resolve(verdict === "admit" ? this.reserve(w.estimate, now) : verdict);
-    }
+  /** Decides waiting requests after anything that changed spend, reservations or the key. */
+  private pump(): void {
+    if (this.snapshot) this.waiters.pump();
   }
 
   /** After the upstream call: replace the reservation with the real cost (0 for failures). */
@@ -407,7 +387,7 @@ export class KeyState extends DurableObject<Env> {
    */
   async settleMany(items: readonly Settlement[], now = Date.now()): Promise<SettleResult[]> {
     const results = items.map((i) => this.settleOne(i.reservationId, i.actual, now, i.outbox));
-    this.pump(now);
+    this.pump();
     if (!this.flushScheduled && items.some((i) => i.outbox)) {
       this.flushScheduled = true;
       await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
@@ -480,7 +460,7 @@ export class KeyState extends DurableObject<Env> {
     this.spend.usage -= amount;
     if (this.spend.periodStartedAt !== null && chargedAt >= this.spend.periodStartedAt) this.spend.periodUsage -= amount;
     this.storeSpend();
-    this.pump(now);
+    this.pump();
     return { ...this.spend };
   }
 

@@ -9,7 +9,7 @@
 import type { GatewayRequest } from "../middleware/gateway-request";
 import type { KeyContext } from "../../auth/key-context";
 import { admitKey, checkKey } from "../../auth/gateway-key";
-import { ApiError, paymentRequired } from "../../errors/api-error";
+import { ApiError } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
 import { emptyUsage, type ChatRequest, type NormalizedUsage, type StreamEvent } from "../../providers/types";
 import { queueSettlement, type RequestCost } from "../../billing/settle";
@@ -23,7 +23,7 @@ import { explorationRate } from "../../routing/score";
 import { maybeRefreshMetrics, reportAttempts, routeStats } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
-import { orgCredits } from "../../routing/credits";
+import { admitCredits } from "../../billing/credits";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
@@ -52,6 +52,8 @@ interface Run {
   startedAt: number;
   logId: string;
   reservationId: string | null;
+  /** Credit reservation in the organization's OrgCredits object (credit-paid candidates only). */
+  creditsReservationId: string | null;
   admitted: boolean;
   requestedModel: string;
   requestedProvider: string | null;
@@ -67,6 +69,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     startedAt: Date.now(),
     logId: newId("log"),
     reservationId: null,
+    creditsReservationId: null,
     admitted: false,
     requestedModel: requestedModelOf(input.body),
     requestedProvider: null,
@@ -98,7 +101,7 @@ function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { tot
     waitUntil(writeRequestLog(env, log));
     return;
   }
-  waitUntil(queueSettlement(env, run.auth, run.reservationId, cost, log).catch(logSettleError));
+  waitUntil(queueSettlement(env, run.auth, run.reservationId, cost, log, run.creditsReservationId).catch(logSettleError));
 }
 
 /** A 4xx/5xx answered by the gateway after authentication: log row, release the reservation. */
@@ -167,14 +170,14 @@ async function execute(run: Run): Promise<Response> {
   if (!selection.ok) throw selection.error;
   let candidates = selection.candidates;
 
-  // Credit-paid candidates need a positive organization balance.
-  if (candidates.some((c) => c.credential.source === "credits")) {
-    const credits = await orgCredits(env, run.auth.organization.id, waitUntil);
-    if (credits <= 0n) {
+  // Credit-paid candidates reserve their upper bound in the organization's credits object.
+  const creditPaid = candidates.filter((c) => c.credential.source === "credits");
+  if (creditPaid.length > 0) {
+    const credit = await admitCredits(env, run.auth.organization.id, estimateUpperBound(req, creditPaid.map((c) => c.mapping)));
+    if (credit.ok) run.creditsReservationId = credit.reservationId;
+    else {
       candidates = candidates.filter((c) => c.credential.source !== "credits");
-      if (candidates.length === 0) {
-        throw paymentRequired("The organization has no credits left. Add credits or use your own provider keys (project mode 'hybrid' or 'api-keys').");
-      }
+      if (candidates.length === 0) throw credit.error;
     }
   }
 
