@@ -18,6 +18,7 @@ import { timingSafeEqual } from "../lib/crypto";
 import { addPeriod } from "../billing/period";
 import { INSERT_LOG_ROWS_JSON_SQL } from "../usage/request-log";
 import { AdmissionQueue } from "./admission-queue";
+import { countDoCall, simulatedLatency } from "./debug-latency";
 
 /** What the DO needs to know about a key; built from D1 rows by `snapshotOf`. */
 export interface KeySnapshot {
@@ -278,6 +279,8 @@ export class KeyState extends DurableObject<Env> {
    * when settled spend reached a limit (no reservation, no waiting).
    */
   async check(fingerprint: string, fallback: KeySnapshot, now = Date.now(), opts: { spending?: boolean } = {}): Promise<GateResult> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
     this.ensureSnapshot(fallback);
     const denial = this.liveness(fingerprint, now);
     if (denial) return denial;
@@ -298,6 +301,8 @@ export class KeyState extends DurableObject<Env> {
    * numbers; past the bound it gets `budget_busy` (429), never the limit-reached 401.
    */
   async admit(fingerprint: string, fallback: KeySnapshot, estimate: Pico, now = Date.now(), opts: AdmitOptions = {}): Promise<GateResult> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
     this.ensureSnapshot(fallback);
     const denial = this.liveness(fingerprint, now);
     if (denial) return denial;
@@ -386,6 +391,8 @@ export class KeyState extends DurableObject<Env> {
    * D1 round trip for many requests instead of one per request).
    */
   async settleMany(items: readonly Settlement[], now = Date.now()): Promise<SettleResult[]> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
     const results = items.map((i) => this.settleOne(i.reservationId, i.actual, now, i.outbox));
     this.pump();
     if (!this.flushScheduled && items.some((i) => i.outbox)) {
@@ -553,6 +560,7 @@ const hasPeriod = (s: KeySnapshot): s is PeriodSnapshot =>
 const ids = new Map<string, DurableObjectId>();
 
 export function keyStateStub(env: Env, keyId: string) {
+  countDoCall();
   let id = ids.get(keyId);
   if (!id) {
     if (ids.size >= 10_000) ids.clear();

@@ -17,6 +17,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { Pico } from "../billing/money";
 import { AdmissionQueue } from "./admission-queue";
+import { countDoCall, simulatedLatency } from "./debug-latency";
 
 const REFRESH_MS = 10_000;
 const RECHECK_MS = 250;
@@ -62,6 +63,8 @@ export class OrgCredits extends DurableObject<Env> {
    * Waits at most `waitMs` while only reservations exhaust the balance.
    */
   async reserve(orgId: string, estimate: Pico, opts: { waitMs?: number } = {}): Promise<CreditGate> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
     this.orgId = orgId;
     const now = Date.now();
     this.expire(now);
@@ -90,6 +93,8 @@ export class OrgCredits extends DurableObject<Env> {
 
   /** Releases reservations and records the credits of finished requests (several at once). */
   async settleMany(orgId: string, items: readonly CreditSettlement[]): Promise<void> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
     this.orgId = orgId;
     const now = Date.now();
     for (const i of items) {
@@ -178,5 +183,6 @@ export class OrgCredits extends DurableObject<Env> {
 }
 
 export function orgCreditsStub(env: Env, orgId: string) {
+  countDoCall();
   return env.ORG_CREDITS.get(env.ORG_CREDITS.idFromName(orgId));
 }

@@ -24,6 +24,7 @@ import { maybeRefreshMetrics, reportAttempts, routeStats } from "../../routing/l
 import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
 import { admitCredits } from "../../billing/credits";
+import { doCallsHeader } from "../../durable-objects/debug-latency";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
@@ -318,6 +319,8 @@ function metadata(s: Pick<Served, "run" | "cand" | "routing">, underlying: strin
 function responseHeaders(run: Run, contentType: string): Headers {
   const overhead = Math.max(0, Date.now() - run.startedAt - run.upstreamMs);
   const h = new Headers({ "content-type": contentType, "x-request-id": run.input.requestId, "x-gateway-overhead-ms": String(overhead) });
+  const doCalls = doCallsHeader(run.input.env);
+  if (doCalls !== null) h.set("x-gateway-do-calls", doCalls);
   if (contentType.startsWith("text/event-stream")) {
     h.set("cache-control", "no-cache");
     h.set("x-accel-buffering", "no");
