@@ -34,3 +34,13 @@ export async function admitCredits(env: Env, orgId: string, estimate: Pico): Pro
     }),
   };
 }
+
+/** Gives back a credit reservation that will not be settled with a request (its key was refused). */
+export async function releaseCredits(env: Env, orgId: string, admission: Promise<CreditAdmission>): Promise<void> {
+  try {
+    const a = await admission;
+    if (a.ok) await orgCreditsStub(env, orgId).settleMany(orgId, [{ reservationId: a.reservationId, credits: 0n, logId: null }]);
+  } catch (err) {
+    console.error("credit release failed", err instanceof Error ? err.message : String(err));
+  }
+}

@@ -23,7 +23,7 @@ import { explorationRate } from "../../routing/score";
 import { maybeRefreshMetrics, reportAttempts, routeStats } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
-import { admitCredits } from "../../billing/credits";
+import { admitCredits, releaseCredits } from "../../billing/credits";
 import { doCallsHeader } from "../../durable-objects/debug-latency";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
@@ -127,6 +127,8 @@ function baseLog(run: Run): Pick<RequestLogInput, "logId" | "requestId" | "auth"
 const resolve = (auth: KeyContext, req: ChatRequest): ResolvedModel =>
   parseModelId(req.model, { keyKind: auth.key.kind, customProviders: auth.customProviders, customModels: auth.customModels });
 
+const isCreditPaid = (c: Candidate): boolean => c.credential.source === "credits";
+
 const responseModelOf = (r: ResolvedModel): string => (r.kind === "custom" ? `${r.provider.name}/${r.model.modelId}` : r.model.id);
 const requestedProviderOf = (r: ResolvedModel): string | null =>
   r.kind === "custom" ? `custom:${r.provider.name}` : r.pinned ? r.pinned.providerId : null;
@@ -157,9 +159,21 @@ async function execute(run: Run): Promise<Response> {
   let selection: Selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
   maybeRefreshMetrics(env, waitUntil);
 
-  // Admission: liveness + spend reservation (a true upper bound), the one Durable Object round trip.
+  // Admission: the key's spend reservation (a true upper bound) and, for credit-paid candidates,
+  // the organization's credit reservation; two objects, asked at the same time.
   const estimate = selection.ok ? estimateUpperBound(req, selection.candidates.map((c) => c.mapping)) : 0n;
-  const admission = await admitKey(env, run.auth, estimate);
+  const creditBound = (list: readonly Candidate[]) => estimateUpperBound(req, list.filter(isCreditPaid).map((c) => c.mapping));
+  const orgId = run.auth.organization.id;
+  let credit = selection.ok && selection.candidates.some(isCreditPaid) ? admitCredits(env, orgId, creditBound(selection.candidates)) : null;
+  // Awaited below; a failure must not surface as an unhandled rejection meanwhile.
+  credit?.catch(() => undefined);
+  let admission: Awaited<ReturnType<typeof admitKey>>;
+  try {
+    admission = await admitKey(env, run.auth, estimate);
+  } catch (err) {
+    if (credit) waitUntil(releaseCredits(env, orgId, credit));
+    throw err;
+  }
   run.admitted = true;
   run.reservationId = admission.reservationId;
   if (admission.context !== run.auth) {
@@ -168,17 +182,20 @@ async function execute(run: Run): Promise<Response> {
     resolved = resolve(run.auth, req);
     selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
   }
+  // Settled with the request, whatever happens next (released when nothing was credit-paid).
+  const credits = credit ? await credit : null;
+  if (credits?.ok) run.creditsReservationId = credits.reservationId;
   if (!selection.ok) throw selection.error;
   let candidates = selection.candidates;
 
-  // Credit-paid candidates reserve their upper bound in the organization's credits object.
-  const creditPaid = candidates.filter((c) => c.credential.source === "credits");
-  if (creditPaid.length > 0) {
-    const credit = await admitCredits(env, run.auth.organization.id, estimateUpperBound(req, creditPaid.map((c) => c.mapping)));
-    if (credit.ok) run.creditsReservationId = credit.reservationId;
+  // Credit-paid candidates need a credit reservation (rarely asked only now: a fresh context added them).
+  if (candidates.some(isCreditPaid)) {
+    if (!credit) credit = admitCredits(env, orgId, creditBound(candidates));
+    const c = credits ?? (await credit);
+    if (c.ok) run.creditsReservationId = c.reservationId;
     else {
-      candidates = candidates.filter((c) => c.credential.source !== "credits");
-      if (candidates.length === 0) throw credit.error;
+      candidates = candidates.filter((cand) => !isCreditPaid(cand));
+      if (candidates.length === 0) throw c.error;
     }
   }
 
