@@ -4,7 +4,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "KeyState" | "ProviderMetrics" | "McpSseSession" | "RateLimiter";
+		durableNamespaces: "KeyState" | "ProviderMetrics" | "McpSseSession" | "RateLimiter" | "OrgCredits";
 	}
 	interface Env {
 		CACHE: KVNamespace;
@@ -18,6 +18,7 @@ declare namespace Cloudflare {
 		PROVIDER_METRICS: DurableObjectNamespace<import("./src/index").ProviderMetrics>;
 		MCP_SESSIONS: DurableObjectNamespace<import("./src/index").McpSseSession>;
 		RATE_LIMITER: DurableObjectNamespace<import("./src/index").RateLimiter>;
+		ORG_CREDITS: DurableObjectNamespace<import("./src/index").OrgCredits>;
 	}
 }
 interface Env extends Cloudflare.Env {}

@@ -19,7 +19,10 @@
  * (PROFILE_CALLERS=fetch,Request names native functions whose callers to list), --latency-only
  * (c=1 p50 per target), --throughput-only (c=32 req/s and CPU per request), --baseline DIR (a second
  * Switchboard built from an earlier commit into DIR, measured side by side), --trace-stream (chunk
- * arrival times).
+ * arrival times), --do-latency N (every budget Durable Object call of Switchboard, and the
+ * reference's DO calls, wait N ms first: an object on another continent; reported as added p50
+ * against the floor). Always reported: budget-object calls per request and per second for the hot
+ * bench key (one key, all traffic), from Switchboard's `x-gateway-do-calls` (DEBUG_DO_CALLS=1).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
@@ -51,6 +54,7 @@ const QUICK = flag("quick");
 const ROUNDS = opt("rounds", QUICK ? 1 : 3);
 const SECONDS = opt("seconds", QUICK ? 2 : 5);
 const STREAM_SAMPLES = QUICK ? 20 : 60;
+const DO_LATENCY_MS = opt("do-latency", 0);
 
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
 const KEY_HASH_SECRET = "bench-key-hash-secret-0123456789abcdef";
@@ -117,7 +121,16 @@ async function startMiniflare(options) {
 // ---------- servers ----------
 async function startSwitchboard(bundle, upstreamUrl) {
   const { workerOptions } = unstable_getMiniflareWorkerOptions(path.join(root, "wrangler.jsonc"));
-  const bindings = { ...(workerOptions.bindings ?? {}), ENVIRONMENT: "development", ADMIN_TOKEN, KEY_HASH_SECRET, ROUTING_EXPLORATION_RATE: "0", ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}) };
+  const bindings = {
+    ...(workerOptions.bindings ?? {}),
+    ENVIRONMENT: "development",
+    ADMIN_TOKEN,
+    KEY_HASH_SECRET,
+    ROUTING_EXPLORATION_RATE: "0",
+    DEBUG_DO_CALLS: "1",
+    ...(DO_LATENCY_MS > 0 ? { DO_LATENCY_MS: String(DO_LATENCY_MS) } : {}),
+    ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}),
+  };
   for (const id of PROVIDER_IDS) {
     bindings[`${envPrefix(id)}_BASE_URL`] = `${upstreamUrl}/${id}`;
     bindings[`${envPrefix(id)}_API_KEY`] = `bench-operator-key-${id}`;
@@ -160,8 +173,9 @@ async function startDoReference(upstreamUrl) {
   export class Gate extends DurableObject {
     spent = 0n;
     constructor(ctx, env) { super(ctx, env); ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, row TEXT)"); }
-    async admit(fingerprint, estimate) { return { ok: fingerprint.length > 0, version: 1, reservationId: String(estimate) }; }
-    async settle(reservationId, cost, row) { this.spent += cost; this.ctx.storage.sql.exec("INSERT INTO log (row) VALUES (?)", row); return { spent: this.spent }; }
+    async lag() { if (${DO_LATENCY_MS} > 0) await new Promise((r) => setTimeout(r, ${DO_LATENCY_MS})); }
+    async admit(fingerprint, estimate) { await this.lag(); return { ok: fingerprint.length > 0, version: 1, reservationId: String(estimate) }; }
+    async settle(reservationId, cost, row) { await this.lag(); this.spent += cost; this.ctx.storage.sql.exec("INSERT INTO log (row) VALUES (?)", row); return { spent: this.spent }; }
   }
   export default { async fetch(req, env, ctx) {
     const gate = env.GATE.get(env.GATE.idFromName("bench-key"));
@@ -429,6 +443,26 @@ async function main() {
       streamRuns.switchboard.push(await streamTiming(`${sb.url}/v1/chat/completions`, chatBody("gpt-4o-mini", true, drip), auth));
     }
 
+    // Budget-object calls for the hot key: one c=32 run on one key, calls counted by the isolate.
+    const sbTarget = targets.find((t) => t.name === "switchboard canonical");
+    const doCalls = async () => {
+      const res = await fetch(sbTarget.url, { method: "POST", headers: { "content-type": "application/json", ...sbTarget.headers }, body: sbTarget.body });
+      await res.arrayBuffer();
+      return Number(res.headers.get("x-gateway-do-calls") ?? NaN);
+    };
+    const callsBefore = await doCalls();
+    const hot = await cannon({ ...sbTarget, connections: 32, seconds: SECONDS });
+    const callsAfter = await doCalls();
+    const hotCalls = callsAfter - callsBefore - 1;
+    const doCallStats = {
+      requests: hot.requests.total,
+      calls: hotCalls,
+      perRequest: r2(hotCalls / Math.max(1, hot.requests.total)),
+      perSecond: r2(hotCalls / SECONDS),
+      doLatencyMs: DO_LATENCY_MS,
+    };
+    console.log(`hot key: ${hotCalls} budget-object calls for ${hot.requests.total} requests (${doCallStats.perRequest} per request, ${doCallStats.perSecond}/s, one isolate)`);
+
     const floor = results["pass-through floor"];
     const summary = {
       date: new Date().toISOString(),
@@ -463,6 +497,7 @@ async function main() {
         ),
       },
       memory: { switchboardPeakRssMiB: sb.pid ? r2(peakRssMiB(sb.pid)) : null, floorPeakRssMiB: pt.pid ? r2(peakRssMiB(pt.pid)) : null },
+      doCalls: doCallStats,
     };
     const sbc = summary.targets["switchboard canonical"];
     const refT = summary.targets["floor + DO admit/settle (reference)"];
@@ -569,6 +604,7 @@ function renderMarkdown(s) {
     "",
     `Streams (upstream drips a chunk every 10 ms): TTFC p50 floor ${s.stream.floorTtfcP50Ms} ms, switchboard ${s.stream.switchboardTtfcP50Ms} ms (added p50 ${s.stream.addedTtfcP50Ms} ms, p99 ${s.stream.addedTtfcP99Ms} ms); added delay per chunk ${s.stream.addedDelayPerChunkMs} ms over ${s.stream.chunksPerStream} chunks.`,
     `Against the reference (floor + one awaited DO round trip + one durable write, no gateway logic): reference keeps ${s.targets["floor + DO admit/settle (reference)"].rpsRatioToFloor} of the floor; Switchboard keeps ${s.againstReference.rpsRatio} of the reference, adds ${s.againstReference.addedP50Ms} ms p50 and ${s.againstReference.addedCpuMsPerRequest} ms CPU per request on top of it.`,
+    `Hot key (one key, all traffic, one isolate, c=32): ${s.doCalls.calls} budget Durable Object calls for ${s.doCalls.requests} requests = ${s.doCalls.perRequest} per request (${s.doCalls.perSecond}/s)${s.doCalls.doLatencyMs ? `; every DO call delayed ${s.doCalls.doLatencyMs} ms (--do-latency)` : ""}.`,
     `Bundle: ${s.bundle.minifiedKiB} KiB minified, ${s.bundle.gzipKiB} KiB gzip. Peak RSS: switchboard workerd ${s.memory.switchboardPeakRssMiB} MiB, floor ${s.memory.floorPeakRssMiB} MiB.`,
     `Targets: ${met}.`,
     "",

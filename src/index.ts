@@ -6,6 +6,7 @@ export { KeyState } from "./durable-objects/key-state";
 export { ProviderMetrics } from "./durable-objects/provider-metrics";
 export { McpSseSession } from "./durable-objects/mcp-sse-session";
 export { RateLimiter } from "./durable-objects/rate-limiter";
+export { OrgCredits } from "./durable-objects/org-credits";
 
 export default {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),

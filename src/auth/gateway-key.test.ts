@@ -38,7 +38,7 @@ describe("gateway key authentication", () => {
     expect(await rejection(resolveGatewayKey(env, org.key))).toMatchObject({ status: 401, code: "key_disabled" });
   });
 
-  it("spend admission refuses once reservations reach the all-time limit", async () => {
+  it("spend admission: reservations at the all-time limit make a request wait, then 429 (never the limit-reached 401)", async () => {
     const org = await seedOrg();
     const { token } = await addKey(org, { usageLimit: "0.000002" });
     const ctx = await resolveGatewayKey(env, token);
@@ -46,7 +46,9 @@ describe("gateway key authentication", () => {
     expect(first.reservationId).toBeTruthy();
     const second = await admitKey(env, ctx, 1_500_000n); // 1.5 < 2: still admitted (overshoot bounded by one request)
     expect(second.reservationId).toBeTruthy();
-    expect(await rejection(admitKey(env, ctx, 1_500_000n))).toMatchObject({ status: 401, code: "usage_limit_reached" });
+    // Nothing is spent: the reservations hold the budget, so the third waits (here 50 ms) and gets 429.
+    const shortWait = Object.create(env, { ADMISSION_WAIT_MS: { value: "50" } }) as typeof env;
+    expect(await rejection(admitKey(shortWait, ctx, 1_500_000n))).toMatchObject({ status: 429, code: "budget_busy" });
     const stub = keyStateStub(env, ctx.key.id);
     await stub.settle(first.reservationId, 0n);
     await stub.settle(second.reservationId, 0n);

@@ -88,6 +88,10 @@ const DENIAL_CODES: Record<string, string> = {
  * version reloads the context from D1. Returns the context to use for the rest of the request.
  */
 async function applyGate(env: Env, ctx: KeyContext, gate: GateResult): Promise<KeyContext> {
+  if (!gate.ok && gate.reason === "budget_busy") {
+    const retryAfter = String(gate.retryAfterSeconds ?? 1);
+    throw new ApiError(429, gate.message, { type: "rate_limit_error", code: "budget_busy", headers: { "retry-after": retryAfter } });
+  }
   if (!gate.ok) {
     evictContext(ctx.key.fingerprint);
     throw unauthorized(gate.message, DENIAL_CODES[gate.reason] ?? "invalid_api_key");
@@ -101,9 +105,12 @@ async function applyGate(env: Env, ctx: KeyContext, gate: GateResult): Promise<K
   return fresh.context;
 }
 
-/** Liveness check through the key's DO (one round trip). */
-export async function checkKey(env: Env, ctx: KeyContext): Promise<KeyContext> {
-  const gate = await keyStateStub(env, ctx.key.id).check(ctx.key.fingerprint, snapshotOf(ctx.key));
+/**
+ * Liveness check through the key's DO (one round trip). `spending`: a key whose settled spend
+ * reached a limit is refused too (what a spending route answers before judging the body).
+ */
+export async function checkKey(env: Env, ctx: KeyContext, opts: { spending?: boolean } = {}): Promise<KeyContext> {
+  const gate = await keyStateStub(env, ctx.key.id).check(ctx.key.fingerprint, snapshotOf(ctx.key), undefined, opts);
   return applyGate(env, ctx, gate);
 }
 
@@ -113,9 +120,21 @@ export interface Admission {
   reservationId: string | null;
 }
 
-/** Liveness + spend admission with a reservation of `estimate` (one round trip). */
+/** Default bound of the wait for in-flight reservations to settle (docs/admission.md). Override: ADMISSION_WAIT_MS. */
+const DEFAULT_ADMISSION_WAIT_MS = 3_000;
+
+export function admissionWaitMs(env: Env): number {
+  const raw = Number((env as unknown as Record<string, unknown>).ADMISSION_WAIT_MS);
+  return Number.isFinite(raw) && raw >= 0 ? raw : DEFAULT_ADMISSION_WAIT_MS;
+}
+
+/**
+ * Liveness + spend admission with a reservation of `estimate`, a true upper bound of the
+ * request's cost (one round trip). Waits (bounded, FIFO) while in-flight reservations hold the
+ * budget; 401 only when settled spend reached a limit, 429 `budget_busy` past the wait bound.
+ */
 export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
-  const gate = await keyStateStub(env, ctx.key.id).admit(ctx.key.fingerprint, snapshotOf(ctx.key), estimate);
+  const gate = await keyStateStub(env, ctx.key.id).admit(ctx.key.fingerprint, snapshotOf(ctx.key), estimate, undefined, { waitMs: admissionWaitMs(env) });
   const context = await applyGate(env, ctx, gate);
   return { context, reservationId: gate.ok ? gate.reservationId : null };
 }

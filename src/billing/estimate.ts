@@ -7,6 +7,10 @@
  * part, plus a small per-message overhead. Completion tokens are the caller's cap, else the
  * mapping's maximum output. The estimate is the maximum over the candidate mappings, so the
  * reservation covers whichever provider ends up serving the request.
+ *
+ * Admission uses a different, deliberately pessimistic bound (`estimateUpperBound`): a
+ * reservation must never be smaller than what the request can cost, or concurrent requests
+ * overshoot a limit. See `promptTokensUpperBound`.
  */
 import type { Pricing } from "../catalog/types";
 import type { ChatRequest } from "../providers/types";
@@ -63,14 +67,79 @@ export interface EstimateTarget {
   maxOutput: number;
 }
 
-/** Upper bound over all candidates: what admission reserves. */
-export function estimateUpperBound(req: ChatRequest, targets: readonly EstimateTarget[]): Pico {
-  const prompt = estimatePromptTokens(req);
+/** Tokens a single image part may bill at most (high-detail tiles of the largest accepted sizes). */
+const IMAGE_PART_MAX_TOKENS = 2_500;
+/** Per message: role, separators and name tokens of every chat template we know, rounded up. */
+const MESSAGE_MAX_OVERHEAD_TOKENS = 8;
+/** Per tool definition: the wrapper a provider adds around the JSON schema. */
+const TOOL_MAX_OVERHEAD_TOKENS = 16;
+/** The request as a whole (assistant priming, system wrapper). */
+const REQUEST_MAX_OVERHEAD_TOKENS = 16;
+/** No size to go by (a file referenced by id): only the model's context length bounds it. */
+const UNBOUNDED = Number.MAX_SAFE_INTEGER;
+
+const encoder = new TextEncoder();
+/** Byte-level BPE (every tokenizer the catalogue's providers use) never makes a token of less than one byte. */
+const utf8Bytes = (s: string): number => (/^[\x00-\x7f]*$/.test(s) ? s.length : encoder.encode(s).length);
+
+function partUpperBound(part: unknown): number {
+  if (typeof part !== "object" || part === null) return 0;
+  const p = part as Record<string, unknown>;
+  if (p.type === "text") return typeof p.text === "string" ? utf8Bytes(p.text) : 0;
+  if (p.type === "image_url") return IMAGE_PART_MAX_TOKENS;
+  // Audio and documents: no more tokens than bytes of their (base64) data, at least an image's worth.
+  const data = p.type === "input_audio" ? (p.input_audio as { data?: unknown } | undefined)?.data : (p.file as { file_data?: unknown } | undefined)?.file_data;
+  return typeof data === "string" ? Math.max(IMAGE_PART_MAX_TOKENS, data.length) : UNBOUNDED;
+}
+
+/**
+ * A true upper bound of the prompt tokens any provider can bill for this request: UTF-8 bytes of
+ * every text (no token is shorter than a byte), per-message, per-tool and per-request overheads,
+ * and a fixed maximum per image part. Callers cap it at the model's context length (a longer
+ * prompt is refused upstream and costs nothing).
+ */
+export function promptTokensUpperBound(req: ChatRequest): number {
+  let tokens = REQUEST_MAX_OVERHEAD_TOKENS;
+  for (const m of req.messages) {
+    tokens += MESSAGE_MAX_OVERHEAD_TOKENS;
+    const content: unknown = m.content;
+    if (typeof content === "string") tokens += utf8Bytes(content);
+    else if (Array.isArray(content)) for (const part of content as unknown[]) tokens += partUpperBound(part);
+    if ("name" in m && typeof m.name === "string") tokens += utf8Bytes(m.name);
+    if (m.role === "assistant" && m.tool_calls) tokens += utf8Bytes(JSON.stringify(m.tool_calls));
+    if (m.role === "tool") tokens += utf8Bytes(m.tool_call_id);
+  }
+  for (const t of req.tools ?? []) tokens += TOOL_MAX_OVERHEAD_TOKENS + utf8Bytes(JSON.stringify(t));
+  if (req.tool_choice !== undefined) tokens += utf8Bytes(JSON.stringify(req.tool_choice));
+  if (req.response_format) tokens += utf8Bytes(JSON.stringify(req.response_format));
+  return Math.min(tokens, UNBOUNDED);
+}
+
+const maxPrice = (...values: Array<string | undefined>): Pico => values.reduce<Pico>((m, v) => (price(v) > m ? price(v) : m), 0n);
+
+export interface BoundTarget extends EstimateTarget {
+  pricing: Pick<Pricing, "prompt" | "completion" | "request" | "image" | "input_audio" | "input_cache_write" | "input_cache_write_1h" | "internal_reasoning" | "output_audio" | "image_output">;
+  /** Prompts beyond it are refused upstream (cost nothing). */
+  contextLength?: number | null;
+}
+
+/**
+ * What admission reserves: the most the request can cost on any of `targets`. Every prompt token
+ * at the dearest input price, every possible output token (`max_tokens`, else the mapping's
+ * maximum, times `n`) at the dearest output price, plus the per-request fee.
+ */
+export function estimateUpperBound(req: ChatRequest, targets: readonly BoundTarget[]): Pico {
+  const bound = promptTokensUpperBound(req);
   const n = BigInt(Math.max(1, req.n ?? 1));
   let max = 0n;
   for (const t of targets) {
+    const p = t.pricing;
+    const prompt = t.contextLength ? Math.min(bound, t.contextLength) : bound;
     const completion = Math.min(requestedMaxTokens(req) ?? t.maxOutput, t.maxOutput);
-    const cost = tokenCost(t.pricing, prompt, 0) + (tokenCost({ ...t.pricing, prompt: "0", request: "0" }, 0, completion) * n);
+    const cost =
+      maxPrice(p.prompt, p.image, p.input_audio, p.input_cache_write, p.input_cache_write_1h) * BigInt(prompt) +
+      maxPrice(p.completion, p.internal_reasoning, p.output_audio, p.image_output) * BigInt(completion) * n +
+      price(p.request);
     if (cost > max) max = cost;
   }
   return max;

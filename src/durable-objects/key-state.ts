@@ -17,6 +17,8 @@ import { parseUsd, type Pico } from "../billing/money";
 import { timingSafeEqual } from "../lib/crypto";
 import { addPeriod } from "../billing/period";
 import { INSERT_LOG_ROWS_JSON_SQL } from "../usage/request-log";
+import { AdmissionQueue } from "./admission-queue";
+import { countDoCall, simulatedLatency } from "./debug-latency";
 
 /** What the DO needs to know about a key; built from D1 rows by `snapshotOf`. */
 export interface KeySnapshot {
@@ -141,11 +143,20 @@ export type DenialReason =
   | "expired"
   | "rolled"
   | "usage_limit_reached"
-  | "period_usage_limit_reached";
+  | "period_usage_limit_reached"
+  /** Not a refusal of the key: in-flight reservations held the budget for longer than the wait bound. */
+  | "budget_busy";
 
 export type GateResult =
   | { ok: true; version: number; reservationId: string | null }
-  | { ok: false; version: number; reason: DenialReason; message: string };
+  | { ok: false; version: number; reason: DenialReason; message: string; retryAfterSeconds?: number };
+
+/** How admission waits when in-flight reservations, not spend, exhaust the budget. */
+export interface AdmitOptions {
+  /** Longest wait in order of arrival before the 429 (ms); 0 answers at once. */
+  waitMs?: number;
+}
+
 
 export interface SpendState {
   /** All-time spend in pico-dollars. */
@@ -178,7 +189,7 @@ interface Reservation {
 /** Reservations older than this are assumed lost (isolate died before settling) and released. */
 const RESERVATION_TTL_MS = 15 * 60 * 1000;
 
-const DENIAL_MESSAGES: Record<Exclude<DenialReason, "usage_limit_reached" | "period_usage_limit_reached">, string> = {
+const DENIAL_MESSAGES: Record<Exclude<DenialReason, "usage_limit_reached" | "period_usage_limit_reached" | "budget_busy">, string> = {
   deleted: "This API key has been deleted.",
   disabled: "This API key is disabled.",
   expired: "This API key has expired.",
@@ -194,6 +205,8 @@ export class KeyState extends DurableObject<Env> {
   private flushScheduled = false;
   /** Version of `spend`, persisted with it (kv and outbox rows). */
   private spendSeq = 0;
+  /** Requests waiting for in-flight reservations to settle, in order of arrival. */
+  private waiters = new AdmissionQueue<GateResult>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -257,33 +270,95 @@ export class KeyState extends DurableObject<Env> {
     }
     this.ctx.storage.kv.put("snapshot", next);
     this.storeSpend();
-  }
-
-  /** Liveness only, for requests that spend nothing (models, analytics). */
-  async check(fingerprint: string, fallback: KeySnapshot, now = Date.now()): Promise<GateResult> {
-    this.ensureSnapshot(fallback);
-    const denial = this.liveness(fingerprint, now);
-    return denial ?? { ok: true, version: this.snapshot!.version, reservationId: null };
+    // A disabled/rolled key refuses its waiters; a raised limit admits them.
+    this.pump();
   }
 
   /**
-   * Liveness plus spend admission. Admits while spend + reservations is below every limit, then
-   * reserves `estimate`; so the overshoot is bounded by one request's estimate.
+   * Liveness only, for requests that spend nothing (models, analytics). `spending`: also refuse
+   * when settled spend reached a limit (no reservation, no waiting).
    */
-  async admit(fingerprint: string, fallback: KeySnapshot, estimate: Pico, now = Date.now()): Promise<GateResult> {
+  async check(fingerprint: string, fallback: KeySnapshot, now = Date.now(), opts: { spending?: boolean } = {}): Promise<GateResult> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
     this.ensureSnapshot(fallback);
     const denial = this.liveness(fingerprint, now);
     if (denial) return denial;
-    const s = this.snapshot!;
+    if (opts.spending) {
+      this.rollWindow(now);
+      const verdict = this.spendVerdict(now);
+      if (verdict !== "wait" && verdict !== "admit") return verdict;
+    }
+    return { ok: true, version: this.snapshot!.version, reservationId: null };
+  }
+
+  /**
+   * Liveness plus spend admission (docs/admission.md). A request is refused (401) only when the
+   * SETTLED spend reached a limit. It is admitted while spend + reservations stays below every
+   * limit, and then reserves `estimate` (a true upper bound of its cost), so the overshoot is
+   * bounded by one request's actual cost. When only reservations exhaust the budget it waits, in
+   * order of arrival, for settlements (at most `waitMs`), then is admitted or refused on real
+   * numbers; past the bound it gets `budget_busy` (429), never the limit-reached 401.
+   */
+  async admit(fingerprint: string, fallback: KeySnapshot, estimate: Pico, now = Date.now(), opts: AdmitOptions = {}): Promise<GateResult> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
+    this.ensureSnapshot(fallback);
+    const denial = this.liveness(fingerprint, now);
+    if (denial) return denial;
     this.expireReservations(now);
     this.rollWindow(now);
+    const amount = estimate > 0n ? estimate : 0n;
+    const verdict = this.spendVerdict(now);
+    if (verdict !== "wait" && verdict !== "admit") return verdict;
+    // Free requests cannot overshoot; the others keep the order of arrival.
+    if (amount === 0n || (verdict === "admit" && this.waiters.length === 0)) return this.reserve(amount, now);
+    const waitMs = Math.max(0, opts.waitMs ?? 0);
+    if (waitMs === 0) return this.busy(waitMs);
+    return this.waiters.wait(
+      () => {
+        const t = Date.now();
+        const v = this.liveness(fingerprint, t) ?? this.spendVerdict(t);
+        return v === "admit" ? this.reserve(amount, t) : v;
+      },
+      waitMs,
+      () => this.busy(waitMs),
+    );
+  }
 
-    if (s.usageLimit !== null && this.spend.usage + this.spend.reserved >= parseUsd(s.usageLimit)) {
-      return { ok: false, version: s.version, reason: "usage_limit_reached", message: `Usage limit reached: this key has spent its all-time limit of $${s.usageLimit}.` };
+  private reserve(amount: Pico, now: number): GateResult {
+    const reservationId = `${now.toString(36)}-${(this.nextReservation++).toString(36)}`;
+    this.reservations.set(reservationId, { amount, at: now });
+    this.spend.reserved += amount;
+    return { ok: true, version: this.snapshot!.version, reservationId };
+  }
+
+  private busy(waitMs: number): GateResult {
+    const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
+    return {
+      ok: false,
+      version: this.snapshot!.version,
+      reason: "budget_busy",
+      retryAfterSeconds,
+      message: `Requests in flight hold the rest of this key's spend limit; retry in ${retryAfterSeconds} s.`,
+    };
+  }
+
+  /** Settled spend at a limit: the refusal; reservations at a limit: "wait"; else "admit". */
+  private spendVerdict(now: number): GateResult | "wait" | "admit" {
+    const s = this.snapshot!;
+    let wait = false;
+    if (s.usageLimit !== null) {
+      const limit = parseUsd(s.usageLimit);
+      if (this.spend.usage >= limit) {
+        return { ok: false, version: s.version, reason: "usage_limit_reached", message: `Usage limit reached: this key has spent its all-time limit of $${s.usageLimit}.` };
+      }
+      wait ||= this.spend.usage + this.spend.reserved >= limit;
     }
     if (hasPeriod(s)) {
       this.startWindow(now);
-      if (this.spend.periodUsage + this.spend.reserved >= parseUsd(s.periodUsageLimit)) {
+      const limit = parseUsd(s.periodUsageLimit);
+      if (this.spend.periodUsage >= limit) {
         const resetsAt = new Date(addPeriod(this.spend.periodStartedAt ?? now, s.periodUsageDurationValue, s.periodUsageDurationUnit)).toISOString();
         return {
           ok: false,
@@ -292,12 +367,14 @@ export class KeyState extends DurableObject<Env> {
           message: `Usage limit reached: this key has spent its recurring limit of $${s.periodUsageLimit} per ${s.periodUsageDurationValue} ${s.periodUsageDurationUnit}(s); the window resets at ${resetsAt}.`,
         };
       }
+      wait ||= this.spend.periodUsage + this.spend.reserved >= limit;
     }
-    const amount = estimate > 0n ? estimate : 0n;
-    const reservationId = `${now.toString(36)}-${(this.nextReservation++).toString(36)}`;
-    this.reservations.set(reservationId, { amount, at: now });
-    this.spend.reserved += amount;
-    return { ok: true, version: s.version, reservationId };
+    return wait ? "wait" : "admit";
+  }
+
+  /** Decides waiting requests after anything that changed spend, reservations or the key. */
+  private pump(): void {
+    if (this.snapshot) this.waiters.pump();
   }
 
   /** After the upstream call: replace the reservation with the real cost (0 for failures). */
@@ -314,7 +391,10 @@ export class KeyState extends DurableObject<Env> {
    * D1 round trip for many requests instead of one per request).
    */
   async settleMany(items: readonly Settlement[], now = Date.now()): Promise<SettleResult[]> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
     const results = items.map((i) => this.settleOne(i.reservationId, i.actual, now, i.outbox));
+    this.pump();
     if (!this.flushScheduled && items.some((i) => i.outbox)) {
       this.flushScheduled = true;
       await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
@@ -387,12 +467,14 @@ export class KeyState extends DurableObject<Env> {
     this.spend.usage -= amount;
     if (this.spend.periodStartedAt !== null && chargedAt >= this.spend.periodStartedAt) this.spend.periodUsage -= amount;
     this.storeSpend();
+    this.pump();
     return { ...this.spend };
   }
 
   /** Drops a reservation without spending (request refused after admission, e.g. by IAM). */
   async cancel(reservationId: string): Promise<void> {
     this.release(reservationId);
+    this.pump();
   }
 
   async getSpend(now = Date.now()): Promise<SpendState> {
@@ -478,6 +560,7 @@ const hasPeriod = (s: KeySnapshot): s is PeriodSnapshot =>
 const ids = new Map<string, DurableObjectId>();
 
 export function keyStateStub(env: Env, keyId: string) {
+  countDoCall();
   let id = ids.get(keyId);
   if (!id) {
     if (ids.size >= 10_000) ids.clear();

@@ -11,6 +11,7 @@ import type { ModelDefinition, ProviderMapping } from "../catalog/types";
 import { evaluateAccess } from "../iam/evaluate";
 import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { settleRequest } from "../billing/settle";
+import { admitCredits } from "../billing/credits";
 import { formatUsd, maxPico, parseUsd, toUsdNumber, type Pico } from "../billing/money";
 import type { RoutingAttempt } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -225,10 +226,11 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
   const logId = newId("log");
   const routing: RoutingAttempt[] = [];
   let settled = false;
+  let creditsReservationId: string | null = null;
   const finish = (cost: Pico, source: "credits" | "byok", log: GenerationLog | null) => {
     settled = true;
     const creditsPico = source === "credits" ? cost : 0n;
-    input.waitUntil(safely("image settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: cost, creditsPico })));
+    input.waitUntil(safely("image settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: cost, creditsPico }, creditsReservationId)));
     if (log) input.waitUntil(safely("image request log", writeGenerationLog(env, ctx, log)));
   };
   const baseLog = {
@@ -250,7 +252,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
     });
     if (!allowed.length) throw permissionDenied(denial ?? `Access to ${model.id} is denied.`);
 
-    const usable: Array<Candidate & { cred: UpstreamCredential }> = [];
+    let usable: Array<Candidate & { cred: UpstreamCredential }> = [];
     for (const c of allowed) {
       const provider = getProvider(c.mapping.providerId);
       const cred = provider ? await resolveCredential(env, ctx, provider) : null;
@@ -262,6 +264,17 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
         "model",
         "no_provider_available",
       );
+    }
+
+    // Credit-paid candidates reserve their bound in the organization's credits object.
+    const creditPaid = usable.filter((c) => c.cred.source === "credits");
+    if (creditPaid.length > 0) {
+      const credit = await admitCredits(env, ctx.organization.id, creditPaid.map((c) => estimateImageCost(c.mapping, size, n, prompt.length)).reduce(maxPico, 0n));
+      if (credit.ok) creditsReservationId = credit.reservationId;
+      else {
+        usable = usable.filter((c) => c.cred.source !== "credits");
+        if (!usable.length) throw credit.error;
+      }
     }
 
     let lastFailure: UpstreamFailure | null = null;

@@ -16,6 +16,7 @@ import type { ProviderMapping } from "../catalog/types";
 import { evaluateAccess } from "../iam/evaluate";
 import { ApiError, badRequest, notFound, permissionDenied } from "../errors/api-error";
 import { settleRequest } from "../billing/settle";
+import { admitCredits } from "../billing/credits";
 import { formatUsd, parseUsd, toUsdNumber, type Pico } from "../billing/money";
 import { getDb } from "../db/client";
 import { providerKeys, requestLogs, type RoutingAttempt } from "../db/schema";
@@ -153,9 +154,12 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
   const admission = await admitKey(env, input.auth, cost);
   const ctx = admission.context;
   let settled = false;
+  let creditsReservationId: string | null = null;
   const settle = (total: Pico, source: "credits" | "byok") => {
     settled = true;
-    input.waitUntil(safely("video settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: total, creditsPico: source === "credits" ? total : 0n })));
+    input.waitUntil(
+      safely("video settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: total, creditsPico: source === "credits" ? total : 0n }, creditsReservationId)),
+    );
   };
   const logId = newId("log");
   const region = mapping.region ?? getProvider(mapping.providerId)?.region ?? null;
@@ -177,6 +181,11 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
     const provider = getProvider(mapping.providerId);
     const cred = provider ? await resolveCredential(env, ctx, provider) : null;
     if (!cred) throw badRequest(`No credentials are available for ${model.id} in this project (mode '${ctx.project.mode}').`, "model", "no_provider_available");
+    if (cred.source === "credits") {
+      const credit = await admitCredits(env, ctx.organization.id, cost);
+      if (!credit.ok) throw credit.error;
+      creditsReservationId = credit.reservationId;
+    }
     const attempt: RoutingAttempt = { provider: mapping.providerId, model: mapping.externalId, status_code: 0, succeeded: false, credentialSource: cred.source, logId };
     if (cred.providerKeyId) attempt.providerKeyId = cred.providerKeyId;
     if (region) attempt.region = region;

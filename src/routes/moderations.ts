@@ -4,23 +4,25 @@
  *
  * Routed to the moderation model's mappings on providers with `moderation: true` (catalogue data),
  * in mapping order with failover on 5xx/network errors. Only provider and IP rules apply (spec
- * 5.4): `evaluateAccess` with kind `moderation`. Needs a gateway key but spends nothing up front
- * (`requireGatewayKey({spend:false})`); a priced moderation model is settled after the response.
+ * 5.4): `evaluateAccess` with kind `moderation`. Admitted like every spending route
+ * (docs/admission.md): the key's spend limits and, for credit-paid providers, the organization's
+ * credits, with reservations released in the settlement of every outcome.
  */
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
-import { requireGatewayKey } from "../auth/gateway-key";
+import { admitKey, checkKey, requireGatewayKey } from "../auth/gateway-key";
+import { admitCredits } from "../billing/credits";
+import { describeZodError } from "../errors/validation";
 import { ApiError, badRequest, notFound, permissionDenied } from "../errors/api-error";
-import { validate } from "../errors/validation";
 import { evaluateAccess, type AccessDecision } from "../iam/evaluate";
 import { clientIpOf } from "./middleware/gateway-request";
 import { getProvider, isFreeMapping, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderMapping } from "../catalog/types";
 import { planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
-import { parseUsd, type Pico } from "../billing/money";
+import { maxPico, parseUsd, type Pico } from "../billing/money";
 import { settleRequest } from "../billing/settle";
 import { writeRequestLog } from "../usage/request-log";
 import { detectSourceApp } from "../usage/source-app";
@@ -103,13 +105,88 @@ const promptTokensOf = (json: Record<string, unknown>): number => {
 
 export const moderationRoutes = new Hono<AppEnv>();
 
-moderationRoutes.post("/", requireGatewayKey({ spend: false }), validate("json", body), async (c) => {
+/** Tokens a moderation input can bill at most: bytes of its text, a fixed maximum per image. */
+function inputTokensUpperBound(input: z.infer<typeof body>["input"]): number {
+  const parts = typeof input === "string" ? [input] : input;
+  let tokens = 0;
+  for (const p of parts) {
+    if (typeof p === "string") tokens += new TextEncoder().encode(p).length + 8;
+    else tokens += p.type === "text" ? new TextEncoder().encode(p.text).length + 8 : 2_500;
+  }
+  return tokens;
+}
+
+/** Body and model checks; a request they refuse asks the key's state first (401 before 400). */
+async function parseOrGate(c: Context<AppEnv>, ctx: KeyContext, clientIp: string | null) {
+  try {
+    let raw: unknown;
+    try {
+      raw = await c.req.json();
+    } catch {
+      throw badRequest("The request body is not valid JSON.", null, "invalid_json");
+    }
+    const parsed = body.safeParse(raw);
+    if (!parsed.success) {
+      const { message, param } = describeZodError(parsed.error);
+      throw badRequest(message, param);
+    }
+    const modelRef = parsed.data.model ?? DEFAULT_MODERATION_MODEL;
+    return { req: parsed.data, modelRef, candidates: selectCandidates(c.env, ctx, modelRef, clientIp) };
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) await checkKey(c.env, ctx, { spending: true });
+    throw err;
+  }
+}
+
+moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const started = Date.now();
-  const ctx = c.get("keyAuth");
-  const req = c.req.valid("json");
-  const modelRef = req.model ?? DEFAULT_MODERATION_MODEL;
   const clientIp = clientIpOf(c.req.raw.headers);
-  const candidates = selectCandidates(c.env, ctx, modelRef, clientIp);
+  const { req, modelRef, candidates: selected } = await parseOrGate(c, c.get("keyAuth"), clientIp);
+  const tokens = BigInt(inputTokensUpperBound(req.input));
+  const bound = (list: Candidate[]) => list.reduce<Pico>((m, cand) => maxPico(m, parseUsd(cand.mapping.pricing.prompt) * tokens), 0n);
+  const admission = await admitKey(c.env, c.get("keyAuth"), bound(selected));
+  const ctx = admission.context;
+  let candidates = selected;
+  let creditsReservationId: string | null = null;
+  const creditPaid = candidates.filter((cand) => cand.plan.source === "credits" && bound([cand]) > 0n);
+  if (creditPaid.length > 0) {
+    const credit = await admitCredits(c.env, ctx.organization.id, bound(creditPaid));
+    if (credit.ok) creditsReservationId = credit.reservationId;
+    else {
+      candidates = candidates.filter((cand) => !creditPaid.includes(cand));
+      if (candidates.length === 0) {
+        c.executionCtx.waitUntil(settleRequest(c.env, ctx, admission.reservationId, { totalPico: 0n, creditsPico: 0n }).catch(logSettleError));
+        throw credit.error;
+      }
+    }
+  }
+  let settled = false;
+  const settle = (cost: Pico, credits: boolean) => {
+    settled = true;
+    c.executionCtx.waitUntil(
+      settleRequest(c.env, ctx, admission.reservationId, { totalPico: cost, creditsPico: credits ? cost : 0n }, creditsReservationId).catch(logSettleError),
+    );
+  };
+  try {
+    return await moderate(c, { ctx, req, modelRef, candidates, started, settle });
+  } finally {
+    if (!settled) settle(0n, false);
+  }
+});
+
+const logSettleError = (err: unknown) => console.error("moderation settlement failed", err instanceof Error ? err.message : String(err));
+
+interface ModerationRun {
+  ctx: KeyContext;
+  req: z.infer<typeof body>;
+  modelRef: string;
+  candidates: Candidate[];
+  started: number;
+  settle: (cost: Pico, credits: boolean) => void;
+}
+
+async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Response> {
+  const { ctx, req, modelRef, candidates, started } = run;
   const routing: RoutingAttempt[] = [];
   const logId = newId("log");
   const log = (statusCode: number, extra: { usedProvider?: string; error?: string; costPico?: Pico; credits?: boolean; usedModel?: string }) =>
@@ -182,13 +259,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: false }), validate("json",
     const tokens = promptTokensOf(json);
     const cost = tokens > 0 ? parseUsd(cand.mapping.pricing.prompt) * BigInt(tokens) : 0n;
     const credits = cand.plan.source === "credits";
-    if (cost > 0n) {
-      c.executionCtx.waitUntil(
-        settleRequest(c.env, ctx, null, { totalPico: cost, creditsPico: credits ? cost : 0n }).catch((err: unknown) =>
-          console.error("moderation settlement failed", err instanceof Error ? err.message : String(err)),
-        ),
-      );
-    }
+    run.settle(cost, credits);
     log(200, { usedProvider: provider.id, costPico: cost, credits, usedModel: cand.model.id });
     return c.json({
       id: typeof json.id === "string" ? json.id : `modr-${logId}`,
@@ -199,4 +270,4 @@ moderationRoutes.post("/", requireGatewayKey({ spend: false }), validate("json",
   const err = lastError ?? new ApiError(502, "No provider answered", { type: "upstream_error", code: "upstream_error" });
   log(err.status, { error: err.message });
   throw err;
-});
+}

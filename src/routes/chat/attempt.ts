@@ -50,7 +50,11 @@ const errorMessage = (err: unknown): string => (err instanceof Error ? err.messa
 export const redactCredential = (message: string, apiKey: string | null | undefined): string =>
   apiKey && apiKey.length >= 4 ? message.split(apiKey).join("[redacted]") : message;
 
-export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, stream: boolean): Promise<AttemptResult> {
+/**
+ * `clientSignal` (the client went away) aborts the upstream request too; the caller tells a
+ * client abort from a provider failure by the signal, and settles accordingly.
+ */
+export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, stream: boolean, clientSignal?: AbortSignal): Promise<AttemptResult> {
   const timeoutMs = upstreamTimeoutMs(env);
   const started = Date.now();
   const elapsed = () => Date.now() - started;
@@ -60,8 +64,11 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
     timedOut = true;
     abort.abort();
   }, timeoutMs);
+  const onClientGone = () => abort.abort();
+  clientSignal?.addEventListener("abort", onClientGone, { once: true });
   const fail = (failure: AttemptFailure): AttemptResult => {
     clearTimeout(timer);
+    clientSignal?.removeEventListener("abort", onClientGone);
     abort.abort();
     return { ok: false, failure, upstreamMs: elapsed() };
   };
@@ -111,6 +118,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
       const body: unknown = await res.json();
       const parsed = adapter.parseResponse(body, target);
       clearTimeout(timer);
+      clientSignal?.removeEventListener("abort", onClientGone);
       return { ok: true, kind: "json", target, parsed, upstreamMs: elapsed() };
     } catch (err) {
       return fail(timedOut ? timeoutFailure(timeoutMs) : malformedFailure(err instanceof MalformedUpstreamError ? err.message : `malformed upstream response: ${errorMessage(err)}`));

@@ -8,8 +8,8 @@
  */
 import type { GatewayRequest } from "../middleware/gateway-request";
 import type { KeyContext } from "../../auth/key-context";
-import { admitKey } from "../../auth/gateway-key";
-import { ApiError, paymentRequired } from "../../errors/api-error";
+import { admitKey, checkKey } from "../../auth/gateway-key";
+import { ApiError } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
 import { emptyUsage, type ChatRequest, type NormalizedUsage, type StreamEvent } from "../../providers/types";
 import { queueSettlement, type RequestCost } from "../../billing/settle";
@@ -24,7 +24,8 @@ import { maybeRefreshMetrics, reportAttempts, routeStats } from "../../routing/l
 import type { AttemptSample } from "../../routing/metrics";
 import { sharesProviderMetrics } from "../../routing/credentials";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
-import { orgCredits } from "../../routing/credits";
+import { admitCredits, releaseCredits } from "../../billing/credits";
+import { doCallsHeader } from "../../durable-objects/debug-latency";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
@@ -53,6 +54,8 @@ interface Run {
   startedAt: number;
   logId: string;
   reservationId: string | null;
+  /** Credit reservation in the organization's OrgCredits object (credit-paid candidates only). */
+  creditsReservationId: string | null;
   admitted: boolean;
   requestedModel: string;
   requestedProvider: string | null;
@@ -68,6 +71,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     startedAt: Date.now(),
     logId: newId("log"),
     reservationId: null,
+    creditsReservationId: null,
     admitted: false,
     requestedModel: requestedModelOf(input.body),
     requestedProvider: null,
@@ -99,7 +103,7 @@ function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { tot
     waitUntil(writeRequestLog(env, log));
     return;
   }
-  waitUntil(queueSettlement(env, run.auth, run.reservationId, cost, log).catch(logSettleError));
+  waitUntil(queueSettlement(env, run.auth, run.reservationId, cost, log, run.creditsReservationId).catch(logSettleError));
 }
 
 /** A 4xx/5xx answered by the gateway after authentication: log row, release the reservation. */
@@ -124,24 +128,53 @@ function baseLog(run: Run): Pick<RequestLogInput, "logId" | "requestId" | "auth"
 const resolve = (auth: KeyContext, req: ChatRequest): ResolvedModel =>
   parseModelId(req.model, { keyKind: auth.key.kind, customProviders: auth.customProviders, customModels: auth.customModels });
 
+const isCreditPaid = (c: Candidate): boolean => c.credential.source === "credits";
+
 const responseModelOf = (r: ResolvedModel): string => (r.kind === "custom" ? `${r.provider.name}/${r.model.modelId}` : r.model.id);
 const requestedProviderOf = (r: ResolvedModel): string | null =>
   r.kind === "custom" ? `custom:${r.provider.name}` : r.pinned ? r.pinned.providerId : null;
 
+/**
+ * Body and model checks that come before admission. A request they refuse still asks the key's
+ * state first, so a dead key or one at its limit answers 401 whatever its body (the key's state
+ * answers first); valid requests pay nothing extra.
+ */
+async function parseOrGate(run: Run): Promise<{ req: ChatRequest; resolved: ResolvedModel }> {
+  try {
+    const req = parseChatRequest(run.input.body);
+    run.requestedModel = req.model;
+    const resolved = resolve(run.auth, req);
+    run.requestedProvider = requestedProviderOf(resolved);
+    return { req, resolved };
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) run.auth = await checkKey(run.input.env, run.auth, { spending: true });
+    throw err;
+  }
+}
+
 async function execute(run: Run): Promise<Response> {
   const { env, waitUntil, headers } = run.input;
-  const req = parseChatRequest(run.input.body);
-  run.requestedModel = req.model;
-  let resolved = resolve(run.auth, req);
-  run.requestedProvider = requestedProviderOf(resolved);
+  const parsed = await parseOrGate(run);
+  const req = parsed.req;
+  let resolved = parsed.resolved;
   let selection: Selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
   maybeRefreshMetrics(env, waitUntil);
 
-  // Admission: liveness + spend reservation, the one Durable Object round trip.
-  const estimate = selection.ok
-    ? estimateUpperBound(req, selection.candidates.map((c) => ({ pricing: c.mapping.pricing, maxOutput: c.mapping.maxOutput })))
-    : 0n;
-  const admission = await admitKey(env, run.auth, estimate);
+  // Admission: the key's spend reservation (a true upper bound) and, for credit-paid candidates,
+  // the organization's credit reservation; two objects, asked at the same time.
+  const estimate = selection.ok ? estimateUpperBound(req, selection.candidates.map((c) => c.mapping)) : 0n;
+  const creditBound = (list: readonly Candidate[]) => estimateUpperBound(req, list.filter(isCreditPaid).map((c) => c.mapping));
+  const orgId = run.auth.organization.id;
+  let credit = selection.ok && selection.candidates.some(isCreditPaid) ? admitCredits(env, orgId, creditBound(selection.candidates)) : null;
+  // Awaited below; a failure must not surface as an unhandled rejection meanwhile.
+  credit?.catch(() => undefined);
+  let admission: Awaited<ReturnType<typeof admitKey>>;
+  try {
+    admission = await admitKey(env, run.auth, estimate);
+  } catch (err) {
+    if (credit) waitUntil(releaseCredits(env, orgId, credit));
+    throw err;
+  }
   run.admitted = true;
   run.reservationId = admission.reservationId;
   if (admission.context !== run.auth) {
@@ -150,17 +183,20 @@ async function execute(run: Run): Promise<Response> {
     resolved = resolve(run.auth, req);
     selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
   }
+  // Settled with the request, whatever happens next (released when nothing was credit-paid).
+  const credits = credit ? await credit : null;
+  if (credits?.ok) run.creditsReservationId = credits.reservationId;
   if (!selection.ok) throw selection.error;
   let candidates = selection.candidates;
 
-  // Credit-paid candidates need a positive organization balance.
-  if (candidates.some((c) => c.credential.source === "credits")) {
-    const credits = await orgCredits(env, run.auth.organization.id, waitUntil);
-    if (credits <= 0n) {
-      candidates = candidates.filter((c) => c.credential.source !== "credits");
-      if (candidates.length === 0) {
-        throw paymentRequired("The organization has no credits left. Add credits or use your own provider keys (project mode 'hybrid' or 'api-keys').");
-      }
+  // Credit-paid candidates need a credit reservation (rarely asked only now: a fresh context added them).
+  if (candidates.some(isCreditPaid)) {
+    if (!credit) credit = admitCredits(env, orgId, creditBound(candidates));
+    const c = credits ?? (await credit);
+    if (c.ok) run.creditsReservationId = c.reservationId;
+    else {
+      candidates = candidates.filter((cand) => !isCreditPaid(cand));
+      if (candidates.length === 0) throw c.error;
     }
   }
 
@@ -184,9 +220,15 @@ async function execute(run: Run): Promise<Response> {
   const routing: RoutingAttempt[] = [];
   const samples: AttemptSample[] = [];
   let last: { failure: AttemptFailure; cand: Candidate } | null = null;
+  const signal = run.input.signal;
   for (const cand of plan) {
-    const result = await runAttempt(env, req, cand, stream);
+    if (signal?.aborted) return clientGone(run, cand, req, routing, stream, false);
+    const result = await runAttempt(env, req, cand, stream, signal);
     run.upstreamMs += result.upstreamMs;
+    if (!result.ok && signal?.aborted) {
+      routing.push(attemptRecord(cand, 499, false, result.upstreamMs, "client_aborted"));
+      return clientGone(run, cand, req, routing, stream, true);
+    }
     if (!result.ok) {
       routing.push(attemptRecord(cand, attemptStatus(result.failure), false, result.upstreamMs, result.failure.errorType));
       recordSample(samples, cand, result.failure.providerFault ? "error" : "client_error", null, 0, null);
@@ -205,6 +247,38 @@ async function execute(run: Run): Promise<Response> {
   const error = finalError(failure.failure, routing.length, failure.cand.providerId);
   recordRejection(run, error, routing, stream);
   throw error;
+}
+
+/**
+ * The client went away before an answer: the upstream call (if one was under way) is already
+ * aborted. The request is logged (`client_aborted`) and billed: the provider reported nothing, so
+ * an upstream call that had started is billed at its reservation bound for that candidate (the
+ * provider may bill what it generated), one that had not costs nothing. The reservation is
+ * released in the same settlement. Status 499 (nobody reads it).
+ */
+function clientGone(run: Run, cand: Candidate, req: ChatRequest, routing: RoutingAttempt[], stream: boolean, upstreamStarted: boolean): Response {
+  run.logged = true;
+  const total = upstreamStarted && !cand.free ? estimateUpperBound(req, [cand.mapping]) : 0n;
+  const { creditsPico, byokPico } = splitCost(total, cand.credential.source);
+  finishRequest(
+    run,
+    {
+      ...baseLog(run),
+      usedModel: upstreamStarted ? cand.modelId : null,
+      usedProvider: upstreamStarted ? cand.providerId : null,
+      statusCode: 499,
+      errorType: "client_aborted",
+      errorMessage: "The client closed the connection before the answer.",
+      clientAborted: true,
+      streamed: stream,
+      costPico: total,
+      creditsCostPico: creditsPico,
+      byokCostPico: byokPico,
+      routing,
+    },
+    { totalPico: total, creditsPico },
+  );
+  return new Response(null, { status: 499 });
 }
 
 interface Served {
@@ -276,6 +350,8 @@ function metadata(s: Pick<Served, "run" | "cand" | "routing">, underlying: strin
 function responseHeaders(run: Run, contentType: string): Headers {
   const overhead = Math.max(0, Date.now() - run.startedAt - run.upstreamMs);
   const h = new Headers({ "content-type": contentType, "x-request-id": run.input.requestId, "x-gateway-overhead-ms": String(overhead) });
+  const doCalls = doCallsHeader(run.input.env);
+  if (doCalls !== null) h.set("x-gateway-do-calls", doCalls);
   if (contentType.startsWith("text/event-stream")) {
     h.set("cache-control", "no-cache");
     h.set("x-accel-buffering", "no");
@@ -414,6 +490,7 @@ function serveStream(
     first: r.first,
     iterator: r.iterator,
     abort: r.abort,
+    clientSignal: run.input.signal,
     idleTimeoutMs: upstreamTimeoutMs(run.input.env),
     waitUntil: run.input.waitUntil,
     finish,

@@ -11,6 +11,8 @@
  *
  * The pump runs in waitUntil, not in the client's read loop: when the client disconnects the
  * upstream request is aborted and `finish` still runs (log row, billing for what was generated).
+ * A disconnect is seen three ways: a write that fails, the body being cancelled, or the request's
+ * `clientSignal`; a write the client never consumes does not hold the pump (it races the signal).
  */
 import type { ChunkDelta, FinishReason, NormalizedUsage, StreamEvent } from "../../providers/types";
 import { newId } from "../../lib/ids";
@@ -40,6 +42,8 @@ export interface SseStreamOptions {
   iterator: AsyncIterator<StreamEvent>;
   /** Aborts the upstream request. */
   abort: AbortController;
+  /** The client's request signal: aborted when it went away, even if the body was never cancelled. */
+  clientSignal?: AbortSignal;
   /** Maximum silence of the upstream between two events before it counts as failed. */
   idleTimeoutMs: number;
   waitUntil: (p: Promise<unknown>) => void;
@@ -118,19 +122,25 @@ export function startSseStream(opts: SseStreamOptions): ReadableStream<Uint8Arra
   const startedAt = Date.now();
   let lastWrite = Date.now();
   let clientGone = false;
+  let goneNow: () => void = () => undefined;
+  const gone = new Promise<void>((resolve) => (goneNow = resolve));
 
   const markGone = () => {
     if (clientGone) return;
     clientGone = true;
+    goneNow();
     opts.abort.abort();
   };
   writer.closed.catch(markGone);
+  if (opts.clientSignal?.aborted) markGone();
+  else opts.clientSignal?.addEventListener("abort", markGone, { once: true });
 
   const send = async (text: string): Promise<void> => {
     if (clientGone) return;
     lastWrite = Date.now();
     try {
-      await writer.write(encoder.encode(text));
+      // A client that stopped reading without closing never completes the write: the signal ends the wait.
+      await Promise.race([writer.write(encoder.encode(text)), gone]);
     } catch {
       markGone();
     }
@@ -196,6 +206,7 @@ export function startSseStream(opts: SseStreamOptions): ReadableStream<Uint8Arra
       final = { error: { message: "Internal error while finishing the stream", type: "api_error", param: null, code: "internal_error" } };
     }
     clearInterval(keepAlive);
+    opts.clientSignal?.removeEventListener("abort", markGone);
     if (!clientGone) {
       await send(sse(final));
       await send("data: [DONE]\n\n");

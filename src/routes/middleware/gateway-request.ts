@@ -17,6 +17,8 @@ export interface GatewayRequest {
   requestId: string;
   sourceApp: string;
   clientIp: string | null;
+  /** Aborts when the client goes away (workerd `enable_request_signal`): spending routes stop the upstream and settle. */
+  signal?: AbortSignal;
 }
 
 export { clientIpOf };
@@ -30,5 +32,6 @@ export function gatewayRequest(c: Context<AppEnv>, auth: KeyContext = c.get("key
     requestId: c.get("requestId"),
     sourceApp: detectSourceApp(headers),
     clientIp: clientIpOf(headers),
+    signal: c.req.raw.signal,
   };
 }

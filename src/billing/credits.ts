@@ -1,0 +1,46 @@
+/**
+ * Credit admission, isolate side: a credit-paid request reserves the credit-paid upper bound of
+ * its cost in the organization's OrgCredits object before it goes upstream, and releases it in
+ * its settlement (src/billing/settle.ts). See docs/admission.md.
+ */
+import type { Env } from "../env";
+import { ApiError, paymentRequired } from "../errors/api-error";
+import { orgCreditsStub } from "../durable-objects/org-credits";
+import { admissionWaitMs } from "../auth/gateway-key";
+import type { Pico } from "./money";
+
+export type CreditAdmission =
+  | { ok: true; reservationId: string }
+  | { ok: false; error: ApiError };
+
+export const NO_CREDITS_MESSAGE = "The organization has no credits left. Add credits or use your own provider keys (project mode 'hybrid' or 'api-keys').";
+
+/**
+ * Reserves `estimate` of the organization's credits. Refused (402) when the settled balance is
+ * at or below 0; 429 `budget_busy` when requests in flight hold the rest past the wait bound.
+ * The caller decides: fall back to BYOK candidates, or throw `error`.
+ */
+export async function admitCredits(env: Env, orgId: string, estimate: Pico): Promise<CreditAdmission> {
+  const gate = await orgCreditsStub(env, orgId).reserve(orgId, estimate, { waitMs: admissionWaitMs(env) });
+  if (gate.ok) return { ok: true, reservationId: gate.reservationId };
+  if (gate.reason === "no_credits") return { ok: false, error: paymentRequired(NO_CREDITS_MESSAGE) };
+  const retryAfter = String(gate.retryAfterSeconds ?? 1);
+  return {
+    ok: false,
+    error: new ApiError(429, `Requests in flight hold the rest of the organization's credits; retry in ${retryAfter} s.`, {
+      type: "rate_limit_error",
+      code: "budget_busy",
+      headers: { "retry-after": retryAfter },
+    }),
+  };
+}
+
+/** Gives back a credit reservation that will not be settled with a request (its key was refused). */
+export async function releaseCredits(env: Env, orgId: string, admission: Promise<CreditAdmission>): Promise<void> {
+  try {
+    const a = await admission;
+    if (a.ok) await orgCreditsStub(env, orgId).settleMany(orgId, [{ reservationId: a.reservationId, credits: 0n, logId: null }]);
+  } catch (err) {
+    console.error("credit release failed", err instanceof Error ? err.message : String(err));
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * OrgCredits: one Durable Object per organization (idFromName(orgId)), the admission authority
+ * for credit-paid requests (docs/admission.md). D1 `organizations.credits_pico` stays the ledger;
+ * this object knows what D1 does not know yet:
+ *  - reservations: the credit-paid upper bound of every request in flight;
+ *  - pending debits: credits of settled requests whose log row (and with it, in the same D1
+ *    batch, the debit) is still in a key's outbox. A pending entry is dropped once its row is in
+ *    `request_logs`, which is checked in the same D1 read as the balance (one consistent snapshot).
+ *
+ * available = balance read from D1 - pending debits - reservations. A request is admitted while
+ * that is above 0, so the balance never ends below minus one request; refused when the settled
+ * balance (without reservations) is at or below 0; otherwise it waits (bounded, FIFO), like a key.
+ * Top-ups are written to D1 by others: the balance is re-read when it is older than REFRESH_MS, and
+ * before any refusal or wait (at most once per RECHECK_MS).
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import type { Pico } from "../billing/money";
+import { AdmissionQueue } from "./admission-queue";
+import { countDoCall, simulatedLatency } from "./debug-latency";
+
+const REFRESH_MS = 10_000;
+const RECHECK_MS = 250;
+/** A reservation its isolate never settled is released after this (the isolate died). */
+const RESERVATION_TTL_MS = 15 * 60 * 1000;
+/** A pending debit whose row never reached D1 is assumed applied after this. */
+const PENDING_TTL_MS = 10 * 60 * 1000;
+
+export type CreditGate =
+  | { ok: true; reservationId: string }
+  | { ok: false; reason: "no_credits" | "budget_busy"; retryAfterSeconds?: number };
+
+/** One request's credit settlement. */
+export interface CreditSettlement {
+  reservationId: string | null;
+  /** The credit-paid part of the request's cost. */
+  credits: Pico;
+  /** The log row that debits it in D1 (key outbox); null: this object debits D1 itself. */
+  logId: string | null;
+}
+
+interface Held {
+  amount: Pico;
+  at: number;
+}
+
+export class OrgCredits extends DurableObject<Env> {
+  private orgId: string | null = null;
+  private balance: Pico | null = null;
+  private readAt = 0;
+  private reserved = 0n;
+  private reservations = new Map<string, Held>();
+  private pending = new Map<string, Held>();
+  private pendingSum = 0n;
+  /** Direct debits (no log row) not yet written to D1. */
+  private unwritten = 0n;
+  private next = 0;
+  private reading: Promise<void> | null = null;
+  private waiters = new AdmissionQueue<CreditGate>();
+
+  /**
+   * Reserves `estimate` of credits for a request (a true upper bound of its credit-paid cost).
+   * Waits at most `waitMs` while only reservations exhaust the balance.
+   */
+  async reserve(orgId: string, estimate: Pico, opts: { waitMs?: number } = {}): Promise<CreditGate> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
+    this.orgId = orgId;
+    const now = Date.now();
+    this.expire(now);
+    if (this.balance === null || now - this.readAt > REFRESH_MS) await this.read();
+    let verdict = this.verdict();
+    if (verdict !== "admit" && now - this.readAt > RECHECK_MS) {
+      // Refusals and waits are decided on fresh numbers (a top-up may have landed).
+      await this.read();
+      verdict = this.verdict();
+    }
+    const amount = estimate > 0n ? estimate : 0n;
+    if (verdict === "refuse") return { ok: false, reason: "no_credits" };
+    if (verdict === "admit" && this.waiters.length === 0) return this.hold(amount);
+    const waitMs = Math.max(0, opts.waitMs ?? 0);
+    const busy = (): CreditGate => ({ ok: false, reason: "budget_busy", retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) });
+    if (waitMs === 0) return busy();
+    return this.waiters.wait(
+      () => {
+        const v = this.verdict();
+        return v === "wait" ? "wait" : v === "refuse" ? { ok: false, reason: "no_credits" } : this.hold(amount);
+      },
+      waitMs,
+      busy,
+    );
+  }
+
+  /** Releases reservations and records the credits of finished requests (several at once). */
+  async settleMany(orgId: string, items: readonly CreditSettlement[]): Promise<void> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
+    this.orgId = orgId;
+    const now = Date.now();
+    for (const i of items) {
+      if (i.reservationId) this.release(i.reservationId);
+      if (i.credits <= 0n) continue;
+      if (i.logId) {
+        this.pending.set(i.logId, { amount: i.credits, at: now });
+        this.pendingSum += i.credits;
+      } else {
+        this.unwritten += i.credits;
+      }
+    }
+    this.waiters.pump();
+    // Written before returning: a debit only in memory would be lost with the object.
+    while (this.unwritten > 0n) await this.read();
+  }
+
+  /** The balance as admission sees it (tests and diagnostics). */
+  async view(orgId: string): Promise<{ balance: Pico | null; pending: Pico; reserved: Pico; unwritten: Pico }> {
+    this.orgId = orgId;
+    return { balance: this.balance, pending: this.pendingSum, reserved: this.reserved, unwritten: this.unwritten };
+  }
+
+  // ---------- internals ----------
+
+  private verdict(): "admit" | "wait" | "refuse" {
+    const settled = (this.balance ?? 0n) - this.pendingSum - this.unwritten;
+    if (settled <= 0n) return "refuse";
+    return settled - this.reserved > 0n ? "admit" : "wait";
+  }
+
+  private hold(amount: Pico): CreditGate {
+    const reservationId = `${Date.now().toString(36)}-${(this.next++).toString(36)}`;
+    this.reservations.set(reservationId, { amount, at: Date.now() });
+    this.reserved += amount;
+    return { ok: true, reservationId };
+  }
+
+  private release(id: string): void {
+    const r = this.reservations.get(id);
+    if (!r) return;
+    this.reservations.delete(id);
+    this.reserved -= r.amount;
+  }
+
+  private expire(now: number): void {
+    for (const [id, r] of this.reservations) if (now - r.at > RESERVATION_TTL_MS) this.release(id);
+    for (const [id, p] of this.pending) {
+      if (now - p.at <= PENDING_TTL_MS) continue;
+      this.pending.delete(id);
+      this.pendingSum -= p.amount;
+    }
+  }
+
+  /** One D1 batch (one snapshot): write direct debits, read the balance, find pending rows now stored. */
+  private read(): Promise<void> {
+    this.reading ??= this.readOnce().finally(() => {
+      this.reading = null;
+    });
+    return this.reading;
+  }
+
+  private async readOnce(): Promise<void> {
+    const orgId = this.orgId;
+    if (!orgId) return;
+    const debit = this.unwritten;
+    const ids = [...this.pending.keys()];
+    const db = this.env.DB;
+    const statements: D1PreparedStatement[] = [];
+    if (debit > 0n) statements.push(db.prepare("UPDATE organizations SET credits_pico = credits_pico - CAST(? AS INTEGER) WHERE id = ?").bind(debit.toString(), orgId));
+    statements.push(db.prepare("SELECT CAST(credits_pico AS TEXT) AS c FROM organizations WHERE id = ?").bind(orgId));
+    statements.push(db.prepare("SELECT id FROM request_logs WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids)));
+    const results = await db.batch(statements);
+    this.unwritten -= debit;
+    const balanceRow = results[statements.length - 2]?.results[0] as { c?: string } | undefined;
+    this.balance = balanceRow?.c ? BigInt(balanceRow.c) : 0n;
+    this.readAt = Date.now();
+    for (const row of (results[statements.length - 1]?.results ?? []) as Array<{ id: string }>) {
+      const p = this.pending.get(row.id);
+      if (!p) continue;
+      this.pending.delete(row.id);
+      this.pendingSum -= p.amount;
+    }
+    this.waiters.pump();
+  }
+}
+
+export function orgCreditsStub(env: Env, orgId: string) {
+  countDoCall();
+  return env.ORG_CREDITS.get(env.ORG_CREDITS.idFromName(orgId));
+}
