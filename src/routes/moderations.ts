@@ -19,7 +19,7 @@ import { evaluateAccess, type AccessDecision } from "../iam/evaluate";
 import { clientIpOf } from "./middleware/gateway-request";
 import { getProvider, isFreeMapping, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderMapping } from "../catalog/types";
-import { planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
+import { credentialHash, planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
 import { parseUsd, type Pico } from "../billing/money";
 import { settleRequest } from "../billing/settle";
 import { writeRequestLog } from "../usage/request-log";
@@ -150,6 +150,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: false }), validate("json",
     let res: Response;
     try {
       const cred = await resolveCredential(c.env, cand.plan, provider.baseUrl);
+      attempt.apiKeyHash = await credentialHash(c.env, cred.apiKey);
       res = await fetch(`${cred.baseUrl}/moderations`, {
         method: "POST",
         headers: { authorization: `Bearer ${cred.apiKey}`, "content-type": "application/json" },

@@ -19,7 +19,7 @@ import { parseChatRequest } from "./schema";
 import { parseModelId, type ResolvedModel } from "../../routing/parse-model-id";
 import { selectCandidates, type Candidate, type RequestNeeds, type Selection } from "../../routing/candidates";
 import { orderCandidates } from "../../routing/order";
-import { explorationRate } from "../../routing/score";
+import { explorationRate, pinnedProbeRate } from "../../routing/score";
 import { maybeRefreshMetrics, reportAttempts, routeStats } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
@@ -55,6 +55,8 @@ interface Run {
   admitted: boolean;
   requestedModel: string;
   requestedProvider: string | null;
+  /** Canonical id of the requested model once resolved (analytics key of failures). */
+  canonicalModel: string | null;
   upstreamMs: number;
   /** The log row of this request is already queued. */
   logged: boolean;
@@ -70,6 +72,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     admitted: false,
     requestedModel: requestedModelOf(input.body),
     requestedProvider: null,
+    canonicalModel: null,
     upstreamMs: 0,
     logged: false,
   };
@@ -101,10 +104,25 @@ function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { tot
   waitUntil(queueSettlement(env, run.auth, run.reservationId, cost, log).catch(logSettleError));
 }
 
-/** A 4xx/5xx answered by the gateway after authentication: log row, release the reservation. */
+/**
+ * A 4xx/5xx answered by the gateway after authentication: log row, release the reservation.
+ * Attributed to the provider and canonical model of the last attempt (analytics rank failures
+ * under them); with no attempt, to the canonical model and no provider (`unknown`).
+ */
 function recordRejection(run: Run, err: ApiError, routing: RoutingAttempt[] = [], streamed = false): void {
   run.logged = true;
-  finishRequest(run, { ...baseLog(run), statusCode: err.status, errorType: err.code, errorMessage: err.message, routing, streamed });
+  const last = routing[routing.length - 1];
+  finishRequest(run, {
+    ...baseLog(run),
+    usedModel: last?.model ?? run.canonicalModel,
+    usedProvider: last?.provider ?? null,
+    usedRegion: last?.region ?? null,
+    statusCode: err.status,
+    errorType: err.code,
+    errorMessage: err.message,
+    routing,
+    streamed,
+  });
 }
 
 function baseLog(run: Run): Pick<RequestLogInput, "logId" | "requestId" | "auth" | "sourceApp" | "requestedModel" | "requestedProvider" | "createdAt" | "latencyMs"> {
@@ -133,6 +151,7 @@ async function execute(run: Run): Promise<Response> {
   run.requestedModel = req.model;
   let resolved = resolve(run.auth, req);
   run.requestedProvider = requestedProviderOf(resolved);
+  run.canonicalModel = responseModelOf(resolved);
   let selection: Selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
   maybeRefreshMetrics(env, waitUntil);
 
@@ -177,23 +196,29 @@ async function execute(run: Run): Promise<Response> {
   const plan = orderCandidates(candidates, selection.needs, {
     noFallback: headerTrue(headers, "x-no-fallback"),
     explorationRate: explorationRate(env),
+    pinnedProbeRate: pinnedProbeRate(env),
     stats: (c) => routeStats(c.providerId, c.modelId),
   });
 
   const routing: RoutingAttempt[] = [];
   const samples: AttemptSample[] = [];
   let last: { failure: AttemptFailure; cand: Candidate } | null = null;
-  for (const cand of plan) {
+  // A non-retryable 4xx is the request's own fault when the provider it was meant for says so:
+  // the pinned provider, or the first choice of a canonical request. A fallback's own 4xx (a
+  // provider that lists the model but refuses it) only rules that fallback out.
+  const pinnedPlan = plan.some((c) => c.pinned);
+  for (const [i, cand] of plan.entries()) {
     const result = await runAttempt(env, req, cand, stream);
     run.upstreamMs += result.upstreamMs;
     if (!result.ok) {
-      routing.push(attemptRecord(cand, attemptStatus(result.failure), false, result.upstreamMs, result.failure.errorType));
+      routing.push(attemptRecord(run, cand, attemptStatus(result.failure), false, result.upstreamMs, result.apiKeyHash, result.failure.errorType));
       samples.push(sample(cand, result.failure.providerFault ? "error" : "client_error", null, 0, null));
       last = { failure: result.failure, cand };
-      if (!result.failure.retryable) break;
+      const decisive = cand.pinned || (!pinnedPlan && i === 0);
+      if (!result.failure.retryable && decisive) break;
       continue;
     }
-    routing.push(attemptRecord(cand, 200, true, result.upstreamMs));
+    routing.push(attemptRecord(run, cand, 200, true, result.upstreamMs, result.apiKeyHash));
     const ctx: Served = { run, req, cand, routing, samples, responseModel, cacheKey: key, needs: selection.needs };
     if (result.kind === "json") return serveJson(ctx, result.parsed, result.upstreamMs);
     return serveStream(ctx, result);
@@ -217,15 +242,17 @@ interface Served {
   needs: RequestNeeds;
 }
 
-function attemptRecord(cand: Candidate, status: number, succeeded: boolean, latencyMs: number, errorType?: string): RoutingAttempt {
+function attemptRecord(run: Run, cand: Candidate, status: number, succeeded: boolean, latencyMs: number, apiKeyHash: string | undefined, errorType?: string): RoutingAttempt {
   const rec: RoutingAttempt = {
     provider: cand.providerId,
     model: cand.modelId,
     status_code: status,
     succeeded,
     credentialSource: cand.credential.source,
+    logId: run.logId,
     latency_ms: latencyMs,
   };
+  if (apiKeyHash) rec.apiKeyHash = apiKeyHash;
   const region = cand.mapping.region ?? cand.provider.region;
   if (region) rec.region = region;
   if (errorType) rec.error_type = errorType;
@@ -245,10 +272,10 @@ function metadata(s: Pick<Served, "run" | "cand" | "routing">, underlying: strin
   return {
     request_id: run.input.requestId,
     requested_model: run.requestedModel,
-    requested_provider: run.requestedProvider,
+    requested_provider: run.requestedProvider ?? "",
     used_model: cand.modelId,
     used_provider: cand.providerId,
-    used_region: cand.mapping.region ?? cand.provider.region ?? null,
+    used_region: cand.mapping.region ?? cand.provider.region ?? "",
     underlying_used_model: underlying,
     log_id: run.logId,
     organization_id: run.auth.organization.id,
@@ -418,10 +445,10 @@ function serveCached(run: Run, hit: CachedAnswer, responseModel: string): Respon
   const meta: ChatMetadata = {
     request_id: run.input.requestId,
     requested_model: run.requestedModel,
-    requested_provider: run.requestedProvider,
+    requested_provider: run.requestedProvider ?? "",
     used_model: hit.model,
     used_provider: hit.provider,
-    used_region: hit.region,
+    used_region: hit.region ?? "",
     underlying_used_model: hit.underlyingModel,
     log_id: run.logId,
     organization_id: run.auth.organization.id,
