@@ -10,7 +10,7 @@ import type { DashboardEnv } from "./types";
 import { getDb } from "../../db/client";
 import { members, organizations, users } from "../../db/schema";
 import { ApiError, unauthorized } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { verifyPassword } from "../../auth/password";
 import { clearedSessionCookie, createSession, destroySession } from "../../auth/session";
 import { assertSameOrigin } from "../../auth/csrf";
@@ -59,7 +59,7 @@ async function limitAttempts(c: Context<DashboardEnv>, email: string): Promise<v
 
 export const dashboardAuthRoutes = new Hono<DashboardEnv>();
 
-dashboardAuthRoutes.post("/sign-in", validate("json", signInBody), async (c) => {
+dashboardAuthRoutes.post("/sign-in", validateBody(signInBody), async (c) => {
   assertSameOrigin(c);
   const body = c.req.valid("json");
   const email = body.email.toLowerCase();

@@ -8,7 +8,7 @@ import { Hono, type Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { ruleBodySchema, rulePatchSchema } from "../../iam/rule-body";
 import {
   createRule,
@@ -36,7 +36,7 @@ const ruleParam = z.object({ ref: z.string().min(1).max(320), ruleId: z.string()
 export const masterIamRoutes = new Hono<AppEnv>();
 
 for (const { path, resolve } of targets) {
-  masterIamRoutes.post(path, validate("param", refParam), validate("json", ruleBodySchema), async (c) => {
+  masterIamRoutes.post(path, validate("param", refParam), validateBody(ruleBodySchema), async (c) => {
     const target = await resolve(c, c.req.valid("param").ref);
     const rule = await createRule(c.env, target, c.req.valid("json"));
     return c.json({ rule: publicRule(rule) }, 201);
@@ -48,7 +48,7 @@ for (const { path, resolve } of targets) {
     return c.json({ rules: rules.map(publicRule) });
   });
 
-  masterIamRoutes.patch(`${path}/:ruleId`, validate("param", ruleParam), validate("json", rulePatchSchema), async (c) => {
+  masterIamRoutes.patch(`${path}/:ruleId`, validate("param", ruleParam), validateBody(rulePatchSchema), async (c) => {
     const { ref, ruleId } = c.req.valid("param");
     const target = await resolve(c, ref);
     const rule = await updateRule(c.env, target, ruleId, c.req.valid("json"));

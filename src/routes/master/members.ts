@@ -6,7 +6,7 @@ import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
 import { members, ROLES, users } from "../../db/schema";
 import { ApiError, notFound } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { newId } from "../../lib/ids";
 import { hashPassword } from "../../auth/password";
 import type { Env } from "../../env";
@@ -68,7 +68,7 @@ export async function resolveMember(env: Env, organizationId: string, ref: strin
 
 export const memberRoutes = new Hono<AppEnv>();
 
-memberRoutes.post("/", validate("json", createBody), async (c) => {
+memberRoutes.post("/", validateBody(createBody), async (c) => {
   const body = c.req.valid("json");
   const orgId = c.get("master").organizationId;
   const db = getDb(c.env.DB);
