@@ -13,7 +13,8 @@ import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
 import { requireGatewayKey } from "../auth/gateway-key";
-import { ApiError, badRequest, notFound, permissionDenied } from "../errors/api-error";
+import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
+import { upstreamRejection } from "../routing/failover";
 import { validate } from "../errors/validation";
 import { evaluateAccess, type AccessDecision } from "../iam/evaluate";
 import { clientIpOf } from "./middleware/gateway-request";
@@ -56,7 +57,7 @@ interface ModerationResult {
 /** The moderation mappings a key may use for `modelRef`, or a precise error. */
 function selectCandidates(env: Env, ctx: KeyContext, modelRef: string, clientIp: string | null): Candidate[] {
   const ref = parseModelRef(modelRef);
-  if (ref.kind === "unknown") throw notFound(`The model '${modelRef}' does not exist`, "model_not_found");
+  if (ref.kind === "unknown") throw badRequest(`The model '${modelRef}' does not exist`, "model", "model_not_found");
   if (ref.model.kind !== "moderation") throw badRequest(`The model '${modelRef}' is not a moderation model`, "model", "invalid_model");
   const mappings = ref.kind === "pinned" ? [ref.mapping] : ref.model.mappings;
   const out: Candidate[] = [];
@@ -176,7 +177,8 @@ moderationRoutes.post("/", requireGatewayKey({ spend: false }), validate("json",
         continue;
       }
       log(res.status, { usedProvider: provider.id, error: message, usedModel: cand.model.id });
-      throw new ApiError(res.status === 401 || res.status === 403 ? 502 : 400, message, { type: res.status === 401 || res.status === 403 ? "upstream_error" : "invalid_request_error", code: "upstream_rejected" });
+      if (res.status === 401 || res.status === 403) throw new ApiError(502, message, { type: "upstream_error", code: "upstream_rejected" });
+      throw upstreamRejection(res.status, message);
     }
     attempt.succeeded = true;
     const tokens = promptTokensOf(json);
