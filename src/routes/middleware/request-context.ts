@@ -9,6 +9,8 @@ export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 /** Paths that take something other than JSON (OAuth forms, MCP checks its own headers). */
 const NON_JSON_PREFIXES = ["/oauth/", "/mcp", "/messages", "/sse", "/api/auth/sign-out"];
+/** MCP bounds its bodies itself and answers 413 as a JSON-RPC error (src/mcp/http.ts). */
+const OWN_BODY_LIMIT = new Set(["/mcp", "/messages"]);
 
 const tooLarge = () =>
   new ApiError(413, `Request body too large: the limit is ${MAX_BODY_BYTES} bytes`, {
@@ -63,7 +65,7 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("requestId", requestId);
   c.header("x-request-id", requestId);
 
-  if (BODY_METHODS.has(c.req.method)) {
+  if (BODY_METHODS.has(c.req.method) && !OWN_BODY_LIMIT.has(c.req.path)) {
     const size = await enforceBodyLimit(c);
     const path = c.req.path;
     if (size > 0 && !NON_JSON_PREFIXES.some((p) => path.startsWith(p))) {
