@@ -28,31 +28,19 @@ describe("status mapping", () => {
     }
   });
 
-  it("an upstream 404 is 404 (not_found_error, upstream_404) on chat, moderations and images", async () => {
-    const tag = `[[fake:status=404]] ${crypto.randomUUID()}`;
-    const answers = [
-      await post("/v1/chat/completions", { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: tag }] }),
-      await post("/v1/moderations", { model: "omni-moderation-latest", input: tag }),
-      await post("/v1/images/generations", { model: "gpt-image-1", prompt: tag }),
-    ];
-    for (const res of answers) {
-      const body = (await res.json()) as ErrorBody;
-      expect(res.status, JSON.stringify(body)).toBe(404);
-      expect(body.error).toMatchObject({ type: "not_found_error", code: "upstream_404" });
-    }
-  });
-
-  it("an upstream 400 is 400 (upstream_400) everywhere", async () => {
-    const tag = `[[fake:status=400]] ${crypto.randomUUID()}`;
-    const answers = [
-      await post("/v1/chat/completions", { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: tag }] }),
-      await post("/v1/moderations", { model: "omni-moderation-latest", input: tag }),
-      await post("/v1/images/generations", { model: "gpt-image-1", prompt: tag }),
-    ];
-    for (const res of answers) {
-      const body = (await res.json()) as ErrorBody;
-      expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(body.error).toMatchObject({ type: "invalid_request_error", code: "upstream_400" });
-    }
-  });
+  for (const [status, type] of [[404, "not_found_error"], [400, "invalid_request_error"]] as const) {
+    it(`an upstream ${status} is ${status} (${type}, upstream_${status}) on chat, moderations and images`, async () => {
+      const tag = `[[fake:status=${status}]] ${crypto.randomUUID()}`;
+      const answers = [
+        await post("/v1/chat/completions", { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: tag }] }),
+        await post("/v1/moderations", { model: "omni-moderation-latest", input: tag }),
+        await post("/v1/images/generations", { model: "gpt-image-1", prompt: tag }),
+      ];
+      for (const res of answers) {
+        const body = (await res.json()) as ErrorBody;
+        expect(res.status, JSON.stringify(body)).toBe(status);
+        expect(body.error).toMatchObject({ type, code: `upstream_${status}` });
+      }
+    });
+  }
 });

@@ -16,6 +16,7 @@ import { createMcpHandler } from "agents/mcp/server";
 import { specTypeSchemas } from "@modelcontextprotocol/server";
 import type { AppEnv } from "../app-types";
 import { ApiError } from "../errors/api-error";
+import { readUpTo } from "../lib/body";
 import { gatewayRequest } from "../routes/middleware/gateway-request";
 import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, originOf, type McpAuth } from "./auth";
 import type { McpToolContext } from "./context";
@@ -85,26 +86,8 @@ export async function readBodyLimited(request: Request, max: number): Promise<st
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > max) return null;
   if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      return null;
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(all);
+  const bytes = await readUpTo(request.body, max);
+  return bytes ? new TextDecoder().decode(bytes) : null;
 }
 
 /** Params schemas of the protocol methods this server serves (tool arguments are the tools' own). */

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../app-types";
 import { ApiError, badRequest } from "../../errors/api-error";
 import { newId } from "../../lib/ids";
+import { readUpTo } from "../../lib/body";
 
 /** Largest accepted request body (bytes). Chat requests with inline images fit; documented in README. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -33,25 +34,9 @@ async function enforceBodyLimit(c: Context<AppEnv>): Promise<number> {
   }
   const body = c.req.raw.body;
   if (!body) return 0;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const buffer = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    buffer.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const buffer = await readUpTo(body, MAX_BODY_BYTES);
+  if (!buffer) throw tooLarge();
+  const size = buffer.byteLength;
   c.req.raw = new Request(c.req.raw, { body: buffer });
   return size;
 }
