@@ -5,7 +5,9 @@ import { addKey, call, json, seedOrg, type SeededOrg } from "./helpers/fixtures"
 import { getDb } from "../src/db/client";
 import { organizations, requestLogs } from "../src/db/schema";
 import { resolveGatewayKey } from "../src/auth/gateway-key";
-import { generateNanoBanana } from "../src/generation/nano-banana";
+import { generateNanoBanana, validateFilename } from "../src/generation/nano-banana";
+import { generateNanoBananaInput } from "../src/mcp/schemas";
+import { storageCostPico } from "../src/billing/storage";
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47];
 
@@ -174,12 +176,17 @@ describe("POST /v1/images/generations", () => {
     const body = (await first.json()) as ImagesResponse;
     await logRow(body.metadata.log_id);
     let status = 0;
+    let refusedId = "";
     for (let i = 0; i < 20 && status !== 401; i++) {
       const r = await call("/v1/images/generations", { method: "POST", key: capped.token, ...json({ prompt: "x", model: "qwen-image-3.0" }) });
       status = r.status;
+      refusedId = r.headers.get("x-request-id")!;
       await r.arrayBuffer();
     }
     expect(status).toBe(401);
+    // Logged like chat's refusals: a row with the status, no cost.
+    const refused = await waitFor(() => getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.requestId, refusedId)).get());
+    expect(refused).toMatchObject({ kind: "image", statusCode: 401, costPico: 0, apiKeyId: capped.row.id, usedModel: "qwen-image-3.0" });
   });
 
   it("refuses provider-pinned ids for coding-plan keys", async () => {
@@ -251,6 +258,36 @@ describe("generateNanoBanana", () => {
     expect(obj!.httpMetadata?.contentType).toBe("image/png");
     const bytes = new Uint8Array(await obj!.arrayBuffer());
     expect(Array.from(bytes.slice(0, 4))).toEqual(PNG_SIGNATURE);
+    // The save is priced as data storage, apart from the inference cost.
+    const log = await logRow(out.metadata.log_id);
+    expect(log.dataStorageCostPico).toBe(Number(storageCostPico(out.saved!.bytes)));
+    expect(log.dataStorageCostPico).toBeGreaterThan(0);
+    expect(log.costPico).toBeGreaterThan(0);
+  });
+
+  it("logs no storage cost when nothing is saved", async () => {
+    const { deps: d, pending } = await deps({ UPLOAD_DIR: undefined });
+    const out = await generateNanoBanana({ ...d, prompt: "a banana" });
+    await Promise.all(pending);
+    expect((await logRow(out.metadata.log_id)).dataStorageCostPico).toBe(0);
+  });
+
+  it("the filename check and the MCP tool schema are one rule", async () => {
+    const { deps: d, pending } = await deps({ UPLOAD_DIR: "generated" });
+    const out = await generateNanoBanana({ ...d, prompt: "x", filename: "-dash.png" });
+    await Promise.all(pending);
+    expect(out.saved?.key).toBe("generated/-dash.png");
+    const names = ["-dash.png", "_x", "a b.png", "../evil.png", "a/b.png", "a\\b.png", "..", ".hidden", " lead", "x".repeat(201), "tab\tname"];
+    for (const filename of names) {
+      const schemaOk = generateNanoBananaInput.filename.safeParse(filename).success;
+      let checkOk = true;
+      try {
+        validateFilename(filename);
+      } catch {
+        checkOk = false;
+      }
+      expect(checkOk, filename).toBe(schemaOk);
+    }
   });
 
   it("rejects path-like filenames and unknown aspect ratios", async () => {

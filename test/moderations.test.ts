@@ -59,7 +59,7 @@ describe("POST /v1/moderations", () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { param: string } }).error.param).toBe("input");
     expect((await moderate(org.key, { input: "x", model: "gpt-4o-mini" })).status).toBe(400);
-    expect((await moderate(org.key, { input: "x", model: "no-such-model" })).status).toBe(404);
+    expect((await moderate(org.key, { input: "x", model: "no-such-model" })).status).toBe(400); // model_not_found: 400 on every endpoint (test/status-mapping.test.ts)
   });
 
   it("skips model and pricing rules (spec 5.4)", async () => {

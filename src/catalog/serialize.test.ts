@@ -12,12 +12,12 @@ const model = (id: string): ModelDefinition => {
 const MODEL_FIELDS = [
   "id", "name", "display_name", "description", "family", "owned_by", "maker", "aliases", "created", "architecture",
   "top_provider", "providers", "pricing", "context_length", "max_output", "per_request_limits", "supported_parameters",
-  "json_output", "structured_outputs", "free", "deprecated_at", "deactivated_at", "stability",
+  "json_output", "structured_outputs", "free", "stability",
 ];
 const PROVIDER_FIELDS = [
   "providerId", "externalId", "pricing", "supportedVideoSizes", "supportsVideoAudio", "supportsVideoWithoutAudio", "streaming",
   "vision", "realtime", "cancellation", "tools", "parallelToolCalls", "reasoning", "reasoning_efforts", "reasoning_modes",
-  "min_cacheable_tokens", "max_output", "stability",
+  "max_output", "stability",
 ];
 const PRICE_STRINGS = [
   "prompt", "completion", "image", "input_audio", "input_audio_cache_read", "output_audio", "request", "input_cache_read",
@@ -43,7 +43,9 @@ describe("serializeModel", () => {
     expect(json.pricing.input_cache_write_1h).toBe("0.000006");
     expect(json.pricing.internal_reasoning).toBe(json.pricing.completion);
     expect(json.per_request_limits).toEqual({});
-    expect(json.deprecated_at).toBeNull();
+    // Unknown optional values are omitted, never null (spec 2.5 types them integer/string).
+    expect(json).not.toHaveProperty("deprecated_at");
+    expect(json).not.toHaveProperty("deactivated_at");
     expect(json.stability).toBe("stable");
     expect(json.providers[0]?.reasoning_modes).toEqual(["standard", "extended"]);
     expect(json.providers[0]?.min_cacheable_tokens).toBe(1024);

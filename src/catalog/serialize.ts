@@ -1,7 +1,9 @@
 /**
  * Model objects of `GET /v1/models` (spec 2.5), built from catalogue data. Pure: no env, no I/O.
- * Every field of the spec is always present; absent prices are "0", absent maps `{}`, absent
- * dates `null`.
+ * Every field of the spec is present with its spec type; absent prices are "0", absent maps `{}`.
+ * The fields the spec types as integer or string but that not every model has
+ * (`min_cacheable_tokens`, `deprecated_at`, `deactivated_at`) are OMITTED when unknown, never
+ * `null` (one rule for model objects, provider entries, mapped and custom entries).
  */
 import type { CustomModelRecord } from "../auth/key-context";
 import { isDecimalString, parseUsd } from "../billing/money";
@@ -50,13 +52,16 @@ export interface ProviderJson {
   reasoning: boolean;
   reasoning_efforts: string[];
   reasoning_modes: string[];
-  min_cacheable_tokens: number | null;
+  /** Omitted when the provider has no prompt-cache minimum. */
+  min_cacheable_tokens?: number;
   json_output: boolean;
   structured_outputs: boolean;
   region: string | null;
   stability: Stability;
-  deprecated_at: string | null;
-  deactivated_at: string | null;
+  /** Omitted when not deprecated. */
+  deprecated_at?: string;
+  /** Omitted when not scheduled for deactivation. */
+  deactivated_at?: string;
 }
 
 export interface ModelJson {
@@ -82,9 +87,16 @@ export interface ModelJson {
   json_output: boolean;
   structured_outputs: boolean;
   free: boolean;
-  deprecated_at: string | null;
-  deactivated_at: string | null;
+  /** Omitted when not deprecated. */
+  deprecated_at?: string;
+  /** Omitted when not scheduled for deactivation. */
+  deactivated_at?: string;
   stability: Stability;
+}
+
+/** `{ [name]: value }` when the value is known, `{}` otherwise (spread into a model object). */
+function optional<K extends string, V>(name: K, value: V | null | undefined): { [P in K]?: V } {
+  return (value === null || value === undefined ? {} : { [name]: value }) as { [P in K]?: V };
 }
 
 const str = (v: string | undefined): string => v ?? "0";
@@ -129,13 +141,13 @@ export function providerJson(model: ModelDefinition, m: ProviderMapping): Provid
     reasoning: m.reasoning,
     reasoning_efforts: [...(m.reasoningEfforts ?? [])],
     reasoning_modes: [...(m.reasoningModes ?? (m.reasoning ? ["standard"] : []))],
-    min_cacheable_tokens: m.minCacheableTokens ?? null,
+    ...optional("min_cacheable_tokens", m.minCacheableTokens),
     json_output: m.jsonOutput,
     structured_outputs: m.structuredOutputs,
     region: m.region ?? PROVIDERS[m.providerId].region ?? null,
     stability: m.stability ?? model.stability ?? "stable",
-    deprecated_at: m.deprecatedAt ?? null,
-    deactivated_at: m.deactivatedAt ?? null,
+    ...optional("deprecated_at", m.deprecatedAt),
+    ...optional("deactivated_at", m.deactivatedAt),
   };
 }
 
@@ -236,8 +248,8 @@ export function serializeModel(model: ModelDefinition, mappings: readonly Provid
     json_output: mappings.some((m) => m.jsonOutput),
     structured_outputs: mappings.some((m) => m.structuredOutputs),
     free: model.free === true || mappings.every((m) => isFreeMapping(model, m)),
-    deprecated_at: model.deprecatedAt ?? earliest(mappings.map((m) => m.deprecatedAt)),
-    deactivated_at: model.deactivatedAt ?? earliest(mappings.map((m) => m.deactivatedAt)),
+    ...optional("deprecated_at", model.deprecatedAt ?? earliest(mappings.map((m) => m.deprecatedAt))),
+    ...optional("deactivated_at", model.deactivatedAt ?? earliest(mappings.map((m) => m.deactivatedAt))),
     stability: model.stability ?? "stable",
   };
 }
@@ -281,13 +293,10 @@ export function serializeCustomModel(cm: CustomModelRecord): ModelJson {
     reasoning: caps.reasoning ?? false,
     reasoning_efforts: [],
     reasoning_modes: caps.reasoning ? ["standard"] : [],
-    min_cacheable_tokens: null,
     json_output: caps.json_output ?? false,
     structured_outputs: false,
     region: null,
     stability: "stable",
-    deprecated_at: null,
-    deactivated_at: null,
   };
   return {
     id,
@@ -317,8 +326,6 @@ export function serializeCustomModel(cm: CustomModelRecord): ModelJson {
     json_output: caps.json_output ?? false,
     structured_outputs: false,
     free,
-    deprecated_at: null,
-    deactivated_at: null,
     stability: "stable",
   };
 }

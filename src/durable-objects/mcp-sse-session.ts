@@ -10,8 +10,7 @@
  * to it.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { specTypeSchemas, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/server";
 import type { Env } from "../env";
 import type { McpAuth } from "../mcp/auth";
 import { createMcpServer } from "../mcp/server";
@@ -73,8 +72,14 @@ export class McpSseSession extends DurableObject<Env> {
     if (typeof body.keyId !== "string" || typeof body.endpoint !== "string") return new Response("bad open request", { status: 400 });
     this.closeStream();
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    this.writer = writable.getWriter();
+    const writer = writable.getWriter();
+    this.writer = writer;
     this.ownerKeyId = body.keyId;
+    // The client went away (stream cancelled): the session is closed at once, so later messages
+    // get 404 instead of a 202 whose reply nobody reads.
+    writer.closed.catch(() => undefined).finally(() => {
+      if (this.writer === writer) this.closeStream();
+    });
     void this.writeRaw(`event: endpoint\ndata: ${body.endpoint}\n\n`);
     this.keepalive = setInterval(() => void this.writeRaw(": keepalive\n\n"), KEEPALIVE_MS);
     return new Response(readable, {
@@ -88,9 +93,9 @@ export class McpSseSession extends DurableObject<Env> {
     if (d.auth.context.key.id !== this.ownerKeyId) {
       return { ok: false, status: 403, code: -32001, message: "This session belongs to another API key." };
     }
-    const parsed = JSONRPCMessageSchema.safeParse(d.message);
-    if (!parsed.success) return { ok: false, status: 400, code: -32600, message: "Invalid Request: not a JSON-RPC 2.0 message." };
-    const message = parsed.data;
+    const parsed = specTypeSchemas.JSONRPCMessage["~standard"].validate(d.message);
+    if (parsed instanceof Promise || parsed.issues) return { ok: false, status: 400, code: -32600, message: "Invalid Request: not a JSON-RPC 2.0 message." };
+    const message = parsed.value;
     const id = "method" in message && "id" in message ? message.id : null;
 
     const server = createMcpServer({

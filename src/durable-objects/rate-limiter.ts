@@ -19,10 +19,12 @@ interface Backoff {
  * Windows live in memory and storage so they survive eviction.
  */
 export class RateLimiter extends DurableObject<Env> {
-  async hit(limit: number, windowMs: number, now = Date.now()): Promise<RateLimitResult> {
+  /** Counts `cost` calls (a JSON-RPC batch counts each message) in the current window. */
+  async hit(limit: number, windowMs: number, now = Date.now(), cost = 1): Promise<RateLimitResult> {
     const windowStart = now - (now % windowMs);
     const stored = await this.ctx.storage.get<{ windowStart: number; count: number }>("w");
-    const count = stored && stored.windowStart === windowStart ? stored.count + 1 : 1;
+    const units = Math.max(1, Math.floor(cost));
+    const count = stored && stored.windowStart === windowStart ? stored.count + units : units;
     await this.ctx.storage.put("w", { windowStart, count });
     return { allowed: count <= limit, remaining: Math.max(0, limit - count), resetAt: windowStart + windowMs };
   }
@@ -57,8 +59,8 @@ export class RateLimiter extends DurableObject<Env> {
 }
 
 /** Counts one hit for `subject`; callers decide what to do when `allowed` is false. */
-export function rateLimit(env: Env, subject: string, limit: number, windowMs: number): Promise<RateLimitResult> {
-  return limiter(env, subject).hit(limit, windowMs);
+export function rateLimit(env: Env, subject: string, limit: number, windowMs: number, cost = 1): Promise<RateLimitResult> {
+  return limiter(env, subject).hit(limit, windowMs, Date.now(), cost);
 }
 
 const limiter = (env: Env, subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));

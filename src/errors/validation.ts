@@ -1,7 +1,7 @@
 import type { ZodError } from "zod";
 import type { ValidationTargets } from "hono";
 import { zValidator as baseValidator } from "@hono/zod-validator";
-import type { ZodType } from "zod";
+import type { core, ZodObject, ZodType } from "zod";
 import { badRequest } from "./api-error";
 
 /** First issue of a zod error as a readable sentence plus the dotted path for `param`. */
@@ -22,4 +22,24 @@ export const validate = <T extends ZodType, Target extends keyof ValidationTarge
       const { message, param } = describeZodError(result.error as unknown as ZodError);
       throw badRequest(message, param);
     }
+  });
+
+/**
+ * Bodies of the master and dashboard (session) APIs: a field the route does not apply is a 400
+ * naming the field, never silently dropped. `hints` add a sentence for known fields that belong
+ * elsewhere (e.g. key TTLs, which only the dashboard sets).
+ */
+export const validateBody = <Shape extends core.$ZodShape>(schema: ZodObject<Shape>, hints: Readonly<Record<string, string>> = {}) =>
+  baseValidator("json", schema.strict(), (result) => {
+    if (result.success) return;
+    const error = result.error as unknown as ZodError;
+    const unknownKeys = error.issues.find((i) => i.code === "unrecognized_keys");
+    if (unknownKeys && unknownKeys.code === "unrecognized_keys") {
+      const field = unknownKeys.keys[0] ?? "";
+      const at = unknownKeys.path.length ? `${unknownKeys.path.map(String).join(".")}.${field}` : field;
+      const hint = hints[field] ? ` ${hints[field]}` : "";
+      throw badRequest(`Unknown field '${at}': this endpoint does not accept it.${hint}`, at, "unknown_field");
+    }
+    const { message, param } = describeZodError(error);
+    throw badRequest(message, param);
   });

@@ -18,6 +18,7 @@ import { newId } from "../lib/ids";
 import { toBase64 } from "../lib/crypto";
 import { malformed, MalformedUpstreamError } from "../providers/errors";
 import { resolveCredential, type UpstreamCredential } from "./credentials";
+import { credentialHash } from "../routing/credentials";
 import { imageAdapterFor } from "./providers";
 import type { GeneratedImage, ImageAdapter, ImageUpstreamResult, ImageUsage } from "./providers/types";
 import { fetchJson, UpstreamFailure } from "./upstream";
@@ -41,13 +42,21 @@ export interface GenerationDeps extends GatewayRequest {
   noFallback?: boolean;
 }
 
+/**
+ * Keeps the first generated image somewhere (nano-banana's R2 save) before the request is logged,
+ * so the log row carries its storage cost (`data_storage_cost`, apart from the inference cost).
+ */
+export type PersistImage = (image: { b64: string; mimeType: string }) => Promise<{ storagePico: Pico }>;
+
 export interface ImageMetadata {
   request_id: string;
   requested_model: string;
-  requested_provider: string | null;
+  /** "" when no provider was requested (as chat's metadata). */
+  requested_provider: string;
   used_model: string;
   used_provider: string;
-  used_region: string | null;
+  /** "" when the provider has no fixed region. */
+  used_region: string;
   log_id: string;
   organization_id: string;
   project_id: string;
@@ -209,7 +218,7 @@ async function shape(img: GeneratedImage, format: "b64_json" | "url" | undefined
 
 // ---------- the request ----------
 
-export async function generateImages(input: GenerationDeps & { body: ImageGenerationBody }): Promise<ImageGenerationResult> {
+export async function generateImages(input: GenerationDeps & { body: ImageGenerationBody; persist?: PersistImage }): Promise<ImageGenerationResult> {
   const { env, body } = input;
   const started = Date.now();
   const resolved = resolveImageRequest(body, started);
@@ -221,9 +230,27 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
   }
 
   const estimate = resolved.candidates.map((c) => estimateImageCost(c.mapping, size, n, prompt.length)).reduce(maxPico, 0n);
-  const admission = await admitKey(env, input.auth, estimate);
-  const ctx = admission.context;
   const logId = newId("log");
+  const baseLog = {
+    logId,
+    requestId: input.requestId,
+    kind: "image" as const,
+    sourceApp: input.sourceApp,
+    requestedModel: body.model ?? DEFAULT_IMAGE_MODEL,
+    requestedProvider: resolved.requestedProvider,
+  };
+  let admission: Awaited<ReturnType<typeof admitKey>>;
+  try {
+    admission = await admitKey(env, input.auth, estimate);
+  } catch (err) {
+    // Refused at admission (spend limit, dead key): logged like chat's refusals, nothing reserved.
+    if (err instanceof ApiError) {
+      const refusal = { ...baseLog, usedModel: model.id, statusCode: err.status, errorType: err.type, errorMessage: err.message, latencyMs: Date.now() - started, createdAt: started };
+      input.waitUntil(safely("image request log", writeGenerationLog(env, input.auth, refusal)));
+    }
+    throw err;
+  }
+  const ctx = admission.context;
   const routing: RoutingAttempt[] = [];
   let settled = false;
   let creditsReservationId: string | null = null;
@@ -232,14 +259,6 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
     const creditsPico = source === "credits" ? cost : 0n;
     input.waitUntil(safely("image settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: cost, creditsPico }, creditsReservationId)));
     if (log) input.waitUntil(safely("image request log", writeGenerationLog(env, ctx, log)));
-  };
-  const baseLog = {
-    logId,
-    requestId: input.requestId,
-    kind: "image" as const,
-    sourceApp: input.sourceApp,
-    requestedModel: body.model ?? DEFAULT_IMAGE_MODEL,
-    requestedProvider: resolved.requestedProvider,
   };
 
   try {
@@ -287,6 +306,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
         succeeded: false,
         credentialSource: c.cred.source,
         logId,
+        apiKeyHash: await credentialHash(env, c.cred.apiKey),
         ...(c.cred.providerKeyId ? { providerKeyId: c.cred.providerKeyId } : {}),
         ...(c.cred.providerKeyLabel ? { providerKeyLabel: c.cred.providerKeyLabel } : {}),
       };
@@ -303,6 +323,16 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
         const cost = imageCost(c.mapping, size, shaped.length, result.usage);
         const inputTokens = result.usage?.inputTokens ?? 0;
         const outputTokens = result.usage?.outputTokens ?? 0;
+        let storagePico: Pico = 0n;
+        let persistError: unknown = null;
+        const first = shaped[0]!;
+        if (input.persist && first.data.b64_json) {
+          try {
+            storagePico = (await input.persist({ b64: first.data.b64_json, mimeType: first.mimeType })).storagePico;
+          } catch (e) {
+            persistError = e; // the image was generated (and is billed); the save failure is the answer
+          }
+        }
         finish(cost, c.cred.source, {
           ...baseLog,
           usedModel: model.id,
@@ -314,11 +344,13 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
           costPico: cost,
           creditsCostPico: c.cred.source === "credits" ? cost : 0n,
           byokCostPico: c.cred.source === "byok" ? cost : 0n,
+          dataStorageCostPico: storagePico,
           latencyMs: Date.now() - started,
           routing,
           extra: { size, n: shaped.length },
           createdAt: started,
         });
+        if (persistError) throw persistError;
         const out: ImageGenerationResult = {
           created: Math.floor(Date.now() / 1000),
           data: shaped.map((s) => s.data),
@@ -334,10 +366,10 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
           metadata: {
             request_id: input.requestId,
             requested_model: baseLog.requestedModel,
-            requested_provider: resolved.requestedProvider,
+            requested_provider: resolved.requestedProvider ?? "",
             used_model: model.id,
             used_provider: c.mapping.providerId,
-            used_region: region,
+            used_region: region ?? "",
             log_id: logId,
             organization_id: ctx.organization.id,
             project_id: ctx.project.id,

@@ -2,6 +2,7 @@
  * Calling a generation upstream: JSON in, JSON out, upstream failures classified so the caller can
  * fail over (retryable) or answer the client (not retryable). Never surfaces credentials.
  */
+import { upstreamRejection } from "../routing/failover";
 import { ApiError } from "../errors/api-error";
 import { parseErrorBody } from "../providers/error-body";
 import { tryParseJson } from "../providers/json";
@@ -24,9 +25,7 @@ export class UpstreamFailure extends Error {
 
   /** The gateway's answer when no provider succeeded. */
   toApiError(): ApiError {
-    if (this.status === 400 || this.status === 404 || this.status === 422) {
-      return new ApiError(400, `Upstream rejected the request: ${this.message}`, { type: "invalid_request_error", code: "upstream_invalid_request" });
-    }
+    if (this.status === 400 || this.status === 404 || this.status === 422) return upstreamRejection(this.status, `Upstream rejected the request: ${this.message}`);
     if (this.status === 429) return new ApiError(429, `Upstream rate limit: ${this.message}`, { type: "rate_limit_error", code: "upstream_rate_limited" });
     if (this.status === 0 && this.errorType === "timeout_error") {
       return new ApiError(504, "Upstream timed out", { type: "timeout_error", code: "upstream_timeout" });

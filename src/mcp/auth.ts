@@ -98,9 +98,9 @@ export async function authenticateMcp(env: Env, headers: Headers): Promise<McpAu
   return { context: live, via: "api_key", oauthClientId: null };
 }
 
-/** Counts one call against the key's MCP rate limit; throws 429 when over. */
-export async function enforceMcpRateLimit(env: Env, keyId: string): Promise<void> {
-  const r = await rateLimit(env, `mcp:${keyId}`, MCP_RATE_LIMIT, MCP_RATE_WINDOW_MS);
+/** Counts `messages` calls (each message of a JSON-RPC batch) against the key's MCP rate limit; 429 when over. */
+export async function enforceMcpRateLimit(env: Env, keyId: string, messages = 1): Promise<void> {
+  const r = await rateLimit(env, `mcp:${keyId}`, MCP_RATE_LIMIT, MCP_RATE_WINDOW_MS, messages);
   if (!r.allowed) {
     const retryAfter = Math.max(1, Math.ceil((r.resetAt - Date.now()) / 1000));
     throw new ApiError(429, `Rate limit exceeded: at most ${MCP_RATE_LIMIT} MCP calls per minute per key. Retry in ${retryAfter}s.`, {

@@ -1,12 +1,22 @@
 /**
- * Stateless Streamable HTTP transport at `/mcp` (spec 4.3): a fresh McpServer + transport per
- * POST, JSON replies (`enableJsonResponse`), notifications answered 202. GET/DELETE are answered
- * here (405 / server info / setup page) because a stateless server has no stream to offer.
+ * Stateless Streamable HTTP at `/mcp` (spec 4.3) on `agents`' `createMcpHandler`, which serves
+ * each request with a fresh MCP SDK v2 server from `createMcpServer`. The library does the
+ * transport: JSON-RPC validation (-32600 for invalid request objects and empty batches, -32700
+ * for bad JSON), Accept/Content-Type checks, protocol-version header, notifications (202), GET and
+ * DELETE (405: a stateless server has no stream or session), body limit (JSON-RPC 413).
+ *
+ * In front of it stays what is ours: authentication (src/mcp/auth.ts) and the per-key rate limit,
+ * counting every message of a JSON-RPC batch; `-32602` for invalid params of protocol methods (the
+ * SDK reports those as -32603 with a raw validation dump); `Accept: *\/*` read as accepting both
+ * JSON and SSE; batches refused from protocol 2025-06-18 (which removed them); `GET /mcp` without
+ * an SSE Accept answering server info or the setup page.
  */
 import type { Context } from "hono";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { createMcpHandler } from "agents/mcp/server";
+import { specTypeSchemas } from "@modelcontextprotocol/server";
 import type { AppEnv } from "../app-types";
 import { ApiError } from "../errors/api-error";
+import { readUpTo } from "../lib/body";
 import { gatewayRequest } from "../routes/middleware/gateway-request";
 import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, originOf, type McpAuth } from "./auth";
 import type { McpToolContext } from "./context";
@@ -15,6 +25,8 @@ import { createMcpServer } from "./server";
 
 /** Versions in which JSON-RPC batching was removed from MCP (2025-06-18 and later). */
 const NO_BATCH_FROM = "2025-06-18";
+/** Largest MCP request body (the SDK's default). */
+export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export const CORS_HEADERS: Record<string, string> = {
   "access-control-allow-origin": "*",
@@ -43,26 +55,102 @@ export function toolContext(c: Context<AppEnv>, auth: McpAuth): McpToolContext {
   return { env, waitUntil, auth, requestId, sourceApp, clientIp, headers: c.req.raw.headers, origin: originOf(c.req.raw) };
 }
 
-/** Authentication + rate limit for every protocol request; a Response when refused. */
-export async function admitMcpRequest(c: Context<AppEnv>): Promise<McpAuth | Response> {
+const refusal = (c: Context<AppEnv>, err: unknown): Response => {
+  if (err instanceof ApiError) return withHeaders(jsonRpcErrorResponse(c.env, c.req.raw, err), { ...CORS_HEADERS, "x-request-id": c.get("requestId") });
+  throw err;
+};
+
+/** Authentication, or the JSON-RPC refusal. */
+async function authenticate(c: Context<AppEnv>): Promise<McpAuth | Response> {
   try {
-    const auth = await authenticateMcp(c.env, c.req.raw.headers);
-    await enforceMcpRateLimit(c.env, auth.context.key.id);
-    return auth;
+    return await authenticateMcp(c.env, c.req.raw.headers);
   } catch (err) {
-    if (err instanceof ApiError) return withHeaders(jsonRpcErrorResponse(c.env, c.req.raw, err), { ...CORS_HEADERS, "x-request-id": c.get("requestId") });
-    throw err;
+    return refusal(c, err);
   }
 }
 
-export function handleMcpGet(c: Context<AppEnv>): Response {
-  const accept = c.req.header("accept") ?? "";
-  if (accept.includes("text/event-stream")) {
-    return jsonRpcError(405, -32000, "Method Not Allowed: this server is stateless and offers no standalone SSE stream; POST JSON-RPC messages to this URL.", null, {
-      allow: "POST",
-      ...CORS_HEADERS,
-    });
+/** Authentication + one rate-limit unit (the SSE endpoints: one message per request). */
+export async function admitMcpRequest(c: Context<AppEnv>, messages = 1): Promise<McpAuth | Response> {
+  const auth = await authenticate(c);
+  if (auth instanceof Response) return auth;
+  try {
+    await enforceMcpRateLimit(c.env, auth.context.key.id, messages);
+    return auth;
+  } catch (err) {
+    return refusal(c, err);
   }
+}
+
+/** The request's body as text, at most `max` bytes (declared or streamed); null when larger. */
+export async function readBodyLimited(request: Request, max: number): Promise<string | null> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (Number.isFinite(declared) && declared > max) return null;
+  if (!request.body) return "";
+  const bytes = await readUpTo(request.body, max);
+  return bytes ? new TextDecoder().decode(bytes) : null;
+}
+
+/** Params schemas of the protocol methods this server serves (tool arguments are the tools' own). */
+const PROTOCOL_REQUESTS: Readonly<Record<string, keyof typeof specTypeSchemas>> = {
+  initialize: "InitializeRequest",
+  ping: "PingRequest",
+  "tools/list": "ListToolsRequest",
+  "tools/call": "CallToolRequest",
+};
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** `-32602` for a request to a protocol method whose params do not fit it; null when fine. */
+export function invalidParams(message: unknown): { id: string | number; message: string } | null {
+  if (!isRecord(message) || typeof message.method !== "string" || !("id" in message)) return null;
+  const id = message.id;
+  if (typeof id !== "string" && typeof id !== "number") return null;
+  const schema = PROTOCOL_REQUESTS[message.method];
+  if (!schema) return null;
+  const result = specTypeSchemas[schema]["~standard"].validate({ method: message.method, ...(message.params !== undefined ? { params: message.params } : {}) });
+  if (result instanceof Promise || !result.issues) return null;
+  const issue = result.issues[0];
+  const path = (issue?.path ?? []).map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p))).join(".");
+  return { id, message: `Invalid params for ${message.method}: ${path ? `'${path}': ` : ""}${issue?.message ?? "invalid"}` };
+}
+
+/** Tool contexts of the requests in flight, found by the factory through the request object. */
+const contexts = new WeakMap<Request, McpToolContext>();
+
+const mcpHandler = createMcpHandler(
+  ({ requestInfo }) => {
+    const ctx = requestInfo ? contexts.get(requestInfo) : undefined;
+    if (!ctx) throw new Error("MCP request without a gateway context");
+    return createMcpServer(ctx);
+  },
+  {
+    route: "/mcp",
+    maxRequestBodySize: MCP_MAX_BODY_BYTES,
+    // Every request carries a bearer credential checked above; no cookies, so no Origin allow-list.
+    allowedOriginHostnames: "*",
+    corsOptions: {
+      origin: CORS_HEADERS["access-control-allow-origin"],
+      methods: CORS_HEADERS["access-control-allow-methods"],
+      headers: CORS_HEADERS["access-control-allow-headers"],
+      exposeHeaders: CORS_HEADERS["access-control-expose-headers"],
+      maxAge: 86400,
+    },
+    onerror: (err) => console.error("mcp handler error", err.message),
+  },
+);
+
+/** `Accept: *\/*` (or none) accepts JSON and SSE alike; the transport wants both named. */
+function normalizedHeaders(headers: Headers): Headers {
+  const out = new Headers(headers);
+  const accept = headers.get("accept") ?? "";
+  const both = accept.includes("application/json") && accept.includes("text/event-stream");
+  if (!both && (accept === "" || accept.includes("*/*"))) out.set("accept", "application/json, text/event-stream");
+  return out;
+}
+
+export function handleMcpGet(c: Context<AppEnv>): Response | Promise<Response> {
+  const accept = c.req.header("accept") ?? "";
+  if (accept.includes("text/event-stream")) return mcpHandler.fetch(c.req.raw);
   const origin = originOf(c.req.raw);
   if (accept.includes("text/html")) {
     return new Response(setupPage(origin), { headers: { "content-type": "text/html; charset=utf-8", ...CORS_HEADERS } });
@@ -70,32 +158,36 @@ export function handleMcpGet(c: Context<AppEnv>): Response {
   return new Response(JSON.stringify(serverInfo(origin)), { headers: { "content-type": "application/json", ...CORS_HEADERS } });
 }
 
-export function handleMcpDelete(): Response {
-  return jsonRpcError(405, -32000, "Method Not Allowed: this server is stateless and has no sessions to delete.", null, { allow: "POST", ...CORS_HEADERS });
-}
+/** DELETE, OPTIONS and other methods: the library's answers (405 / preflight). */
+export const handleMcpOther = (c: Context<AppEnv>): Promise<Response> => mcpHandler.fetch(c.req.raw);
 
 export async function handleMcpPost(c: Context<AppEnv>): Promise<Response> {
-  const admitted = await admitMcpRequest(c);
-  if (admitted instanceof Response) return admitted;
-
+  const auth = await authenticate(c);
+  if (auth instanceof Response) return auth;
+  const text = await readBodyLimited(c.req.raw, MCP_MAX_BODY_BYTES);
+  if (text === null) return jsonRpcError(413, -32000, `Payload Too Large: the request body must not exceed ${MCP_MAX_BODY_BYTES} bytes.`, null, CORS_HEADERS);
   let parsed: unknown;
+  let json = true;
   try {
-    parsed = JSON.parse(await c.req.text());
+    parsed = JSON.parse(text);
   } catch {
-    return jsonRpcError(400, -32700, "Parse error: the body is not valid JSON.", null, CORS_HEADERS);
+    json = false;
+  }
+  // Every message of a batch is a call against the key's rate limit.
+  try {
+    await enforceMcpRateLimit(c.env, auth.context.key.id, Array.isArray(parsed) ? Math.max(1, parsed.length) : 1);
+  } catch (err) {
+    return refusal(c, err);
   }
   const version = c.req.header("mcp-protocol-version");
-  if (Array.isArray(parsed) && version !== undefined && version >= NO_BATCH_FROM) {
+  if (Array.isArray(parsed) && parsed.length > 0 && version !== undefined && version >= NO_BATCH_FROM) {
     return jsonRpcError(400, -32600, `Invalid Request: JSON-RPC batches are not supported in protocol version ${version}; send one message per request.`, null, CORS_HEADERS);
   }
+  const bad = json ? invalidParams(parsed) : null;
+  if (bad) return jsonRpcError(200, -32602, bad.message, bad.id, { ...CORS_HEADERS, "x-request-id": c.get("requestId") });
 
-  const server = createMcpServer(toolContext(c, admitted));
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  await server.connect(transport);
-  try {
-    const res = await transport.handleRequest(c.req.raw, { parsedBody: parsed });
-    return withHeaders(res, { ...CORS_HEADERS, "x-request-id": c.get("requestId") });
-  } finally {
-    c.executionCtx.waitUntil(server.close().catch(() => undefined));
-  }
+  const request = new Request(c.req.raw.url, { method: "POST", headers: normalizedHeaders(c.req.raw.headers), body: text });
+  contexts.set(request, toolContext(c, auth));
+  const res = await mcpHandler.fetch(request, json ? { parsedBody: parsed } : undefined);
+  return withHeaders(res, { "x-request-id": c.get("requestId") });
 }

@@ -3,7 +3,7 @@
  * JSON, or, for a browser (`Accept: text/html`), a setup page explaining how to connect clients.
  */
 import { CONFIGURED_PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION, TOOL_NAMES } from "./server";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 
 export function serverInfo(origin: string) {
   return {

@@ -1,7 +1,7 @@
-/** MCP endpoints: Streamable HTTP at `/mcp`, legacy HTTP+SSE at `/sse` + `/messages`. */
+/** MCP endpoints: Streamable HTTP at `/mcp` (agents' createMcpHandler), legacy HTTP+SSE at `/sse` + `/messages`. */
 import { Hono } from "hono";
 import type { AppEnv } from "../app-types";
-import { CORS_HEADERS, handleMcpDelete, handleMcpGet, handleMcpPost, jsonRpcError } from "./http";
+import { CORS_HEADERS, handleMcpGet, handleMcpOther, handleMcpPost, jsonRpcError } from "./http";
 import { handleSseMessage, handleSseOpen } from "./sse";
 
 export const mcpRoutes = new Hono<AppEnv>();
@@ -12,9 +12,8 @@ const notAllowed = (allow: string) => () =>
 
 mcpRoutes.post("/mcp", handleMcpPost);
 mcpRoutes.get("/mcp", handleMcpGet);
-mcpRoutes.delete("/mcp", handleMcpDelete);
-mcpRoutes.on("OPTIONS", ["/mcp", "/sse", "/messages"], preflight);
-mcpRoutes.all("/mcp", notAllowed("GET, POST, DELETE"));
+mcpRoutes.on("OPTIONS", ["/sse", "/messages"], preflight);
+mcpRoutes.all("/mcp", handleMcpOther);
 
 mcpRoutes.get("/sse", handleSseOpen);
 mcpRoutes.all("/sse", notAllowed("GET"));

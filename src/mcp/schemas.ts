@@ -3,6 +3,7 @@
  * Schema for `tools/list` and validates arguments and `structuredContent` with them.
  */
 import * as z from "zod";
+import { nanoBananaFilename } from "../generation/nano-banana";
 
 const DATE = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "expected a UTC date YYYY-MM-DD");
 
@@ -47,12 +48,7 @@ export const generateImageInput = {
 
 export const generateNanoBananaInput = {
   prompt: z.string().min(1).describe("What to draw."),
-  filename: z
-    .string()
-    .min(1)
-    .max(200)
-    .regex(/^[^/\\]+$/, "must not contain path separators")
-    .refine((s) => s !== "." && s !== "..", "must be a file name")
+  filename: nanoBananaFilename
     .optional()
     .describe("File name when saving is enabled (default `nano-banana-{timestamp}.png`); no path separators."),
   aspect_ratio: z.enum(["1:1", "16:9", "4:3", "5:4"]).optional().describe("Aspect ratio of the image."),

@@ -1,13 +1,10 @@
 /**
- * The MCP server: one `McpServer` per request (stateless), with every tool bound to the request's
- * authenticated context. Measured (Node, SDK 1.32.2): server + 8 tools + transport + a `ping`
- * ~1.9 ms; `tools/list` ~5 ms (JSON Schema generation from zod, once per client connection).
- * The SDK's default Ajv validator alone cost ~0.75 ms per construction and is only used for
- * elicitation, which this server never sends, so a refusing validator replaces it.
+ * The MCP server: one MCP SDK v2 `McpServer` per request (stateless), with every tool bound to the
+ * request's authenticated context. The `/mcp` transport (src/mcp/http.ts) is `agents`'
+ * `createMcpHandler`, which calls this factory for each request; the legacy SSE bridge
+ * (McpSseSession) builds one per delivered message.
  */
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { InitializeRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
-import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import { McpServer, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import type { McpToolContext } from "./context";
 import { registerAnalyticsTools } from "./tools/analytics";
 import { registerCatalogTools } from "./tools/catalog";
@@ -20,11 +17,6 @@ export const SERVER_VERSION = "0.1.0";
 
 export const INSTRUCTIONS =
   "Switchboard gateway: account, usage and cost analytics for the connected project key (get-account, get-usage, get-usage-breakdown), chat completions (chat), image generation (generate-image, generate-nano-banana) and the model catalogue (list-models, list-image-models). Analytics are read-only and never charge.";
-
-/** This server never elicits, so it never validates client data against JSON Schema. */
-const NO_JSON_SCHEMA_VALIDATION: jsonSchemaValidator = {
-  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: "JSON Schema validation is not used by this server" }),
-};
 
 const SERVER_CAPABILITIES = { tools: { listChanged: false } };
 
@@ -45,15 +37,12 @@ export function negotiateProtocolVersion(requested: string): string {
 }
 
 export function createMcpServer(ctx: McpToolContext): McpServer {
-  const server = new McpServer(
-    { name: SERVER_NAME, version: SERVER_VERSION },
-    { capabilities: SERVER_CAPABILITIES, instructions: INSTRUCTIONS, jsonSchemaValidator: NO_JSON_SCHEMA_VALIDATION },
-  );
+  const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION }, { capabilities: SERVER_CAPABILITIES, instructions: INSTRUCTIONS });
   registerAnalyticsTools(server, ctx);
   registerGenerationTools(server, ctx);
   registerCatalogTools(server);
   // The SDK answers unknown versions with its latest; this server falls back to the configured one.
-  server.server.setRequestHandler(InitializeRequestSchema, (request) => ({
+  server.server.setRequestHandler("initialize", (request) => ({
     protocolVersion: negotiateProtocolVersion(request.params.protocolVersion),
     capabilities: SERVER_CAPABILITIES,
     serverInfo: { name: SERVER_NAME, version: SERVER_VERSION },

@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app-types";
 import { originOf } from "./auth";
-import { admitMcpRequest, CORS_HEADERS, jsonRpcError, toolContext, withHeaders } from "./http";
+import { admitMcpRequest, CORS_HEADERS, jsonRpcError, MCP_MAX_BODY_BYTES, readBodyLimited, toolContext, withHeaders } from "./http";
 
 const SESSION_ID_RE = /^[0-9a-f]{64}$/;
 
@@ -32,9 +32,11 @@ export async function handleSseMessage(c: Context<AppEnv>): Promise<Response> {
   if (admitted instanceof Response) return admitted;
   const sessionId = c.req.query("sessionId") ?? "";
   if (!SESSION_ID_RE.test(sessionId)) return jsonRpcError(404, -32001, "Session not found: pass the sessionId from the endpoint event.", null, CORS_HEADERS);
+  const text = await readBodyLimited(c.req.raw, MCP_MAX_BODY_BYTES);
+  if (text === null) return jsonRpcError(413, -32000, `Payload Too Large: the request body must not exceed ${MCP_MAX_BODY_BYTES} bytes.`, null, CORS_HEADERS);
   let message: unknown;
   try {
-    message = JSON.parse(await c.req.text());
+    message = JSON.parse(text);
   } catch {
     return jsonRpcError(400, -32700, "Parse error: the body is not valid JSON.", null, CORS_HEADERS);
   }

@@ -12,8 +12,8 @@ interface ModelOut {
   providers: Array<{ providerId: string; externalId: string; pricing: { prompt: string } }>;
   pricing: Record<string, unknown>;
   context_length: number;
-  deprecated_at: string | null;
-  deactivated_at: string | null;
+  deprecated_at?: string;
+  deactivated_at?: string;
   [k: string]: unknown;
 }
 
@@ -32,7 +32,7 @@ const providersOf = (data: ModelOut[]) => new Set(data.flatMap((m) => m.provider
 const SPEC_FIELDS = [
   "id", "name", "display_name", "description", "family", "owned_by", "maker", "aliases", "created", "architecture",
   "top_provider", "providers", "pricing", "context_length", "max_output", "per_request_limits", "supported_parameters",
-  "json_output", "structured_outputs", "free", "deprecated_at", "deactivated_at", "stability",
+  "json_output", "structured_outputs", "free", "stability",
 ];
 
 describe("GET /v1/models without a key", () => {
@@ -44,6 +44,18 @@ describe("GET /v1/models without a key", () => {
     const { data } = (await res.json()) as { data: ModelOut[] };
     expect(data.length).toBeGreaterThanOrEqual(55);
     for (const m of data) for (const f of SPEC_FIELDS) expect(m, `${m.id}.${f}`).toHaveProperty(f);
+    // Typed optional fields: omitted when unknown, never null.
+    const typed = (o: Record<string, unknown>, f: string, t: string) => expect(o[f] === undefined || typeof o[f] === t, `${String(o.id ?? o.providerId)}.${f}`).toBe(true);
+    for (const m of data as unknown as Array<Record<string, unknown> & { providers: Array<Record<string, unknown>> }>) {
+      typed(m, "deprecated_at", "string");
+      typed(m, "deactivated_at", "string");
+      for (const p of m.providers) {
+        typed(p, "min_cacheable_tokens", "number");
+        typed(p, "deprecated_at", "string");
+        typed(p, "deactivated_at", "string");
+      }
+    }
+    expect(data.some((m) => m.providers.some((p) => (p as Record<string, unknown>).min_cacheable_tokens !== undefined))).toBe(true);
     expect(byId(data, "gpt-4o-mini")?.providers.map((p) => p.providerId)).toEqual(["openai", "azure"]);
     expect(new Set(ids(data)).size).toBe(data.length);
   });
@@ -52,7 +64,7 @@ describe("GET /v1/models without a key", () => {
     const def = await list();
     expect(ids(def)).not.toContain("claude-3.5-sonnet");
     expect(ids(def)).not.toContain("gpt-4.5-preview");
-    expect(def.every((m) => m.deactivated_at === null || Date.parse(m.deactivated_at) > Date.now())).toBe(true);
+    expect(def.every((m) => m.deactivated_at === undefined || Date.parse(m.deactivated_at) > Date.now())).toBe(true);
     const all = await list("?include_deactivated=true");
     expect(ids(all)).toContain("claude-3.5-sonnet");
     expect(byId(all, "claude-3.5-sonnet")?.deactivated_at).toBe("2025-10-22T00:00:00Z");
@@ -63,12 +75,12 @@ describe("GET /v1/models without a key", () => {
   it("exclude_deprecated=true removes deprecated models", async () => {
     const all = await list("?include_deactivated=true&exclude_deprecated=true");
     expect(ids(all)).not.toContain("claude-3.5-sonnet");
-    expect(all.every((m) => m.deprecated_at === null || Date.parse(m.deprecated_at) > Date.now())).toBe(true);
+    expect(all.every((m) => m.deprecated_at === undefined || Date.parse(m.deprecated_at) > Date.now())).toBe(true);
     expect(ids(all)).toContain("gpt-4o-mini");
     // deprecated but still served: listed with its date by default, removed on request
     const def = await list();
     expect(byId(def, "gemini-2.5-pro")?.deprecated_at).toBe("2026-02-19T00:00:00Z");
-    expect(byId(def, "gemini-2.5-pro")?.deactivated_at).toBeNull();
+    expect(byId(def, "gemini-2.5-pro")!).not.toHaveProperty("deactivated_at");
     expect(ids(await list("?exclude_deprecated=true"))).not.toContain("gemini-2.5-pro");
     expect(ids(await list("?exclude_deprecated=false"))).toContain("gemini-2.5-pro");
   });
@@ -143,6 +155,19 @@ describe("GET /v1/models with a key", () => {
     expect(ids(await list("", { headers: { "x-api-key": org.key } }))).toContain("acme/acme-7b");
     // the public list never shows custom models
     expect(ids(pub)).not.toContain("acme/acme-7b");
+  });
+
+  it("a coding-plan key lists only ids it can call: canonical ids, even with mapped=true", async () => {
+    const plan = await addKey(org, { kind: "coding-plan", description: "plan" });
+    const mapped = await list("?mapped=true", { key: plan.token });
+    expect(mapped.length).toBeGreaterThan(0);
+    expect(mapped.filter((m) => m.id.includes("/")).map((m) => m.id)).toEqual([]);
+    expect(ids(mapped)).toEqual(ids(await list("", { key: plan.token })));
+    expect(ids(mapped)).toContain("gpt-4o-mini");
+    expect(ids(mapped)).not.toContain("acme/acme-7b");
+    // Every listed id is accepted by the key (here: no 400 for the id itself).
+    const res = await call("/v1/chat/completions", { method: "POST", key: plan.token, body: JSON.stringify({ model: mapped[0]!.id, messages: [{ role: "user", content: "hi" }] }), headers: { "content-type": "application/json" } });
+    expect(res.status).not.toBe(400);
   });
 
   it("include_restricted=true returns the public catalogue and no custom models", async () => {

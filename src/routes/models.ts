@@ -98,9 +98,12 @@ modelsRoutes.get("/", validate("query", querySchema), async (c) => {
 
   const clientIp = clientIpOf(c.req.raw.headers);
   const allowed = keyedMappingFilter(c.env, ctx, clientIp);
+  // A coding-plan key calls canonical ids only: its listing shows exactly those (no
+  // `provider/model` entries even with mapped=true, no custom models).
+  const canonicalOnly = ctx.key.kind === "coding-plan";
   const data: ModelJson[] = [];
   for (const e of catalogue.entries) {
-    if (q.mapped) {
+    if (q.mapped && !canonicalOnly) {
       e.mappings.forEach((m, i) => {
         const entry = e.perMapping[i];
         if (entry && allowed(e.model, m)) data.push(entry);
@@ -111,6 +114,6 @@ modelsRoutes.get("/", validate("query", querySchema), async (c) => {
     if (kept.length === 0) continue;
     data.push(kept.length === e.mappings.length ? e.aggregated : serializeModel(e.model, kept));
   }
-  for (const cm of visibleCustomModels(ctx, clientIp, customIsFree)) data.push(serializeCustomModel(cm));
+  if (!canonicalOnly) for (const cm of visibleCustomModels(ctx, clientIp, customIsFree)) data.push(serializeCustomModel(cm));
   return json(JSON.stringify({ object: "list", data }), "private, no-store");
 });

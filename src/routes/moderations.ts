@@ -15,13 +15,14 @@ import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
 import { admitKey, checkKey, requireGatewayKey } from "../auth/gateway-key";
 import { admitCredits } from "../billing/credits";
-import { describeZodError } from "../errors/validation";
+import { describeZodError, validate } from "../errors/validation";
 import { ApiError, badRequest, notFound, permissionDenied } from "../errors/api-error";
+import { upstreamRejection } from "../routing/failover";
 import { evaluateAccess, type AccessDecision } from "../iam/evaluate";
 import { clientIpOf } from "./middleware/gateway-request";
 import { getProvider, isFreeMapping, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderMapping } from "../catalog/types";
-import { planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
+import { credentialHash, planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
 import { maxPico, parseUsd, type Pico } from "../billing/money";
 import { settleRequest } from "../billing/settle";
 import { writeRequestLog } from "../usage/request-log";
@@ -58,7 +59,7 @@ interface ModerationResult {
 /** The moderation mappings a key may use for `modelRef`, or a precise error. */
 function selectCandidates(env: Env, ctx: KeyContext, modelRef: string, clientIp: string | null): Candidate[] {
   const ref = parseModelRef(modelRef);
-  if (ref.kind === "unknown") throw notFound(`The model '${modelRef}' does not exist`, "model_not_found");
+  if (ref.kind === "unknown") throw badRequest(`The model '${modelRef}' does not exist`, "model", "model_not_found");
   if (ref.model.kind !== "moderation") throw badRequest(`The model '${modelRef}' is not a moderation model`, "model", "invalid_model");
   const mappings = ref.kind === "pinned" ? [ref.mapping] : ref.model.mappings;
   const out: Candidate[] = [];
@@ -227,6 +228,7 @@ async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Respons
     let res: Response;
     try {
       const cred = await resolveCredential(c.env, cand.plan, provider.baseUrl);
+      attempt.apiKeyHash = await credentialHash(c.env, cred.apiKey);
       res = await fetch(`${cred.baseUrl}/moderations`, {
         method: "POST",
         headers: { authorization: `Bearer ${cred.apiKey}`, "content-type": "application/json" },
@@ -253,7 +255,8 @@ async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Respons
         continue;
       }
       log(res.status, { usedProvider: provider.id, error: message, usedModel: cand.model.id });
-      throw new ApiError(res.status === 401 || res.status === 403 ? 502 : 400, message, { type: res.status === 401 || res.status === 403 ? "upstream_error" : "invalid_request_error", code: "upstream_rejected" });
+      if (res.status === 401 || res.status === 403) throw new ApiError(502, message, { type: "upstream_error", code: "upstream_rejected" });
+      throw upstreamRejection(res.status, message);
     }
     attempt.succeeded = true;
     const tokens = promptTokensOf(json);

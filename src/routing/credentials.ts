@@ -12,7 +12,7 @@ import type { Env } from "../env";
 import { envVar, providerEnvPrefix } from "../env";
 import type { ProjectMode } from "../db/schema";
 import type { CustomProviderRecord, ProviderKeyRecord } from "../auth/key-context";
-import { decryptSecret } from "../lib/crypto";
+import { decryptSecret, fingerprint } from "../lib/crypto";
 import { requireHashSecret } from "../auth/gateway-key";
 
 export type CredentialPlan =
@@ -106,4 +106,25 @@ export async function resolveCredential(env: Env, plan: CredentialPlan, defaultB
 export function sharesProviderMetrics(plan: CredentialPlan): boolean {
   if ("customProvider" in plan) return false;
   return !("providerKey" in plan) || !plan.providerKey.baseUrl;
+}
+
+const hashes = new Map<string, Promise<string>>();
+
+/**
+ * `metadata.routing[].apiKeyHash`: which upstream credential served an attempt, as the first 16
+ * hex digits of its HMAC under KEY_HASH_SECRET (never the secret; equal keys give equal hashes, so
+ * a key can be traced across requests). Cached per isolate like the decrypted secrets.
+ */
+export function credentialHash(env: Env, apiKey: string): Promise<string> {
+  let p = hashes.get(apiKey);
+  if (!p) {
+    if (hashes.size >= MAX_DECRYPTED) {
+      const oldest = hashes.keys().next().value;
+      if (oldest !== undefined) hashes.delete(oldest);
+    }
+    p = fingerprint(requireHashSecret(env), apiKey).then((h) => h.slice(0, 16));
+    p.catch(() => hashes.delete(apiKey));
+    hashes.set(apiKey, p);
+  }
+  return p;
 }

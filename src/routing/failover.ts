@@ -65,12 +65,21 @@ export const unsupportedInput = (message: string): AttemptFailure => ({
 export const attemptStatus = (f: AttemptFailure): number =>
   f.status ? f.status : f.kind === "timeout" ? 504 : f.kind === "unsupported_input" ? 400 : 502;
 
+/**
+ * THE status mapping of an upstream's refusal of the request itself (a non-retryable 4xx), on
+ * every endpoint (chat, images, moderations): the upstream's status is kept (404 stays 404, 422
+ * stays 422), the type follows it and the code is `upstream_<status>`. (A model id the gateway does
+ * not know is its own `model_not_found`: 400 with param `model`, everywhere.)
+ */
+export function upstreamRejection(status: number, message: string): ApiError {
+  const code = status >= 400 && status < 500 ? status : 400;
+  const type: ErrorType = code === 401 ? "authentication_error" : code === 403 ? "permission_error" : code === 404 ? "not_found_error" : "invalid_request_error";
+  return new ApiError(code as 400, message, { type, code: `upstream_${code}` });
+}
+
 /** The error returned to the caller when the last attempt failed. */
 export function finalError(last: AttemptFailure, attempts: number, provider: string): ApiError {
-  if (last.kind === "http" && !last.retryable) {
-    const type: ErrorType = last.status === 401 ? "authentication_error" : last.status === 403 ? "permission_error" : last.status === 404 ? "not_found_error" : "invalid_request_error";
-    return new ApiError(last.status as 400, `${provider}: ${last.message}`, { type, code: `upstream_${last.status}` });
-  }
+  if (last.kind === "http" && !last.retryable) return upstreamRejection(last.status, `${provider}: ${last.message}`);
   if (last.kind === "unsupported_input") {
     return new ApiError(400, `${provider}: ${last.message}`, { type: "invalid_request_error", code: "unsupported_input" });
   }

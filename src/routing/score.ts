@@ -22,6 +22,8 @@ export interface RouteStats {
   throughput: number | null;
   /** Mean time to first token (ms), null when unknown. */
   latencyMs: number | null;
+  /** Attempts in the recent window (the evidence behind `uptime`); unknown counts as none. */
+  samples?: number;
 }
 
 export interface ScoreInput {
@@ -95,12 +97,22 @@ export function rank<T>(
 
 const clamp01 = (v: number): number => (Number.isFinite(v) ? Math.min(1, Math.max(0, v)) : 1);
 
-/** `ROUTING_EXPLORATION_RATE` (0..1); default 0.05, and 0 when ENVIRONMENT is `test`. */
-export function explorationRate(env: { ENVIRONMENT?: string; ROUTING_EXPLORATION_RATE?: string }): number {
-  const raw = env.ROUTING_EXPLORATION_RATE;
+/** A 0..1 rate from the environment; `fallback` when unset, and 0 when ENVIRONMENT is `test`. */
+function rateOf(raw: string | undefined, environment: string | undefined, fallback: number): number {
   if (raw !== undefined && raw !== "") {
     const v = Number(raw);
     if (Number.isFinite(v)) return clamp01(v);
   }
-  return env.ENVIRONMENT === "test" ? 0 : 0.05;
+  return environment === "test" ? 0 : fallback;
 }
+
+/** `ROUTING_EXPLORATION_RATE` (0..1); default 0.05, and 0 when ENVIRONMENT is `test`. */
+export const explorationRate = (env: { ENVIRONMENT?: string; ROUTING_EXPLORATION_RATE?: string }): number =>
+  rateOf(env.ROUTING_EXPLORATION_RATE, env.ENVIRONMENT, 0.05);
+
+/**
+ * `ROUTING_PINNED_PROBE_RATE` (0..1): share of requests that try a low-uptime pinned provider
+ * first so it can recover; default 0.1, and 0 when ENVIRONMENT is `test`.
+ */
+export const pinnedProbeRate = (env: { ENVIRONMENT?: string; ROUTING_PINNED_PROBE_RATE?: string }): number =>
+  rateOf(env.ROUTING_PINNED_PROBE_RATE, env.ENVIRONMENT, 0.1);

@@ -344,14 +344,15 @@ export interface Coverage {
   totalRequests: number;
 }
 
-function coverageOf(groups: Map<string, Sums>): Coverage {
-  let total = 0n;
+/**
+ * Spec 2.8: the requests the rankings account for (every group, `unknown` included, since those
+ * requests are ranked as `unknown`) against the period's total; `complete: false` only when the
+ * rankings cover part of the period.
+ */
+function coverageOf(groups: Map<string, Sums>, totalRequests: bigint): Coverage {
   let recorded = 0n;
-  for (const [id, s] of groups) {
-    total += s.requests;
-    if (id !== UNKNOWN_APP) recorded += s.requests;
-  }
-  return { complete: recorded === total, recordedRequests: Number(recorded), totalRequests: Number(total) };
+  for (const s of groups.values()) recorded += s.requests;
+  return { complete: recorded >= totalRequests, recordedRequests: Number(recorded), totalRequests: Number(totalRequests) };
 }
 
 async function mostUsed(db: Db, scope: AnalyticsScope, groupBy: GroupBy, groups: Map<string, Sums>): Promise<RankedEntry | null> {
@@ -451,7 +452,7 @@ export async function getUsageReport(
       mostUsedProvider,
       mostUsedModel,
       mostUsedApp,
-      appUsageCoverage: coverageOf(apps),
+      appUsageCoverage: coverageOf(apps, totals.requests),
       note: NOTE,
     };
   });
@@ -490,7 +491,14 @@ export async function getUsageBreakdown(
   const offset = input.offset ?? 0;
   return guarded(async () => {
     const db = getDb(env.DB);
-    const [groups, updatedAt] = await Promise.all([groupedSums(db, scope, range, input.groupBy), lastAggregation(db, range)]);
+    const [groups, updatedAt, periodRows] = await Promise.all([
+      groupedSums(db, scope, range, input.groupBy),
+      lastAggregation(db, range),
+      db.all<{ r: string }>(sql`
+        SELECT CAST(COALESCE(SUM(requests), 0) AS TEXT) AS r FROM usage_hourly
+        WHERE ${scopeFilter(scope)} AND hour_start >= ${range.fromMs} AND hour_start < ${range.toMs}
+      `),
+    ]);
     const ranked = rank(groups, sortBy).filter(([, s]) => s.requests > 0n);
     const page = ranked.slice(offset, offset + limit);
     const names = await displayNames(db, scope, input.groupBy, page.map(([id]) => id));
@@ -505,7 +513,7 @@ export async function getUsageBreakdown(
       updatedAt,
       rows: page.map(([id, s], i) => ({ id, name: names.get(id) ?? id, rank: offset + i + 1, ...toTotals(s) })),
       totals: toTotals(totals),
-      coverage: coverageOf(groups),
+      coverage: coverageOf(groups, big(periodRows[0]?.r)),
       pagination: { limit, offset, total: ranked.length, hasMore, nextOffset: hasMore ? offset + limit : null },
       note: NOTE,
     };

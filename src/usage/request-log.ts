@@ -32,6 +32,8 @@ export interface RequestLogInput {
   costPico?: Pico;
   creditsCostPico?: Pico;
   byokCostPico?: Pico;
+  /** Storage of generated files (nano-banana's R2 save); not part of costPico (spec 2.8). */
+  dataStorageCostPico?: Pico;
   latencyMs?: number | null;
   ttftMs?: number | null;
   routing?: RoutingAttempt[];
@@ -72,6 +74,7 @@ export function toLogRow(i: RequestLogInput): typeof requestLogs.$inferInsert {
     costPico: picoToDbNumber(i.costPico ?? 0n),
     creditsCostPico: picoToDbNumber(i.creditsCostPico ?? 0n),
     byokCostPico: picoToDbNumber(i.byokCostPico ?? 0n),
+    dataStorageCostPico: picoToDbNumber(i.dataStorageCostPico ?? 0n),
     latencyMs: i.latencyMs ?? null,
     ttftMs: i.ttftMs ?? null,
     routing: i.routing ?? [],

@@ -1,6 +1,6 @@
 /**
  * App attribution (spec 5.6): the `x-source` header, else a recognised coding client by
- * User-Agent, else `unknown`. Known aliases are merged to one id (at recording time here, and
+ * User-Agent, else `unknown`. Known aliases of recognised clients are merged to one id (at recording time here, and
  * again by analytics when ranking, so rows recorded under an alias still count for the app).
  */
 const USER_AGENT_APPS: ReadonlyArray<readonly [RegExp, string]> = [
@@ -56,9 +56,18 @@ const APP_NAMES: Readonly<Record<string, string>> = {
 
 export const UNKNOWN_APP = "unknown";
 
+/** Longest custom app name kept (characters). */
+export const MAX_APP_NAME = 100;
+
+/**
+ * Known aliases and ids of recognised clients (any case) become the client's id; custom names stay
+ * as sent, only trimmed and bounded (spec 2.8: `MyApp` and `myapp` are two apps).
+ */
 export function normalizeAppName(name: string): string {
-  const lower = name.trim().toLowerCase();
-  return APP_ALIASES[lower] ?? lower;
+  const trimmed = name.trim();
+  const lower = trimmed.toLowerCase();
+  const known = APP_ALIASES[lower] ?? (lower in APP_NAMES ? lower : undefined);
+  return known ?? trimmed.slice(0, MAX_APP_NAME);
 }
 
 /** Display name of an app id; custom names stay as recorded. */
@@ -68,7 +77,7 @@ export function appDisplayName(id: string): string {
 
 export function detectSourceApp(headers: Headers): string {
   const source = headers.get("x-source");
-  if (source && source.trim()) return normalizeAppName(source).slice(0, 100);
+  if (source && source.trim()) return normalizeAppName(source);
   const ua = headers.get("user-agent") ?? "";
   for (const [re, app] of USER_AGENT_APPS) if (re.test(ua)) return app;
   return UNKNOWN_APP;

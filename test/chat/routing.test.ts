@@ -1,6 +1,7 @@
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { call, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat, readSse, resetMetrics, user, waitForLog } from "./helpers";
+import { PINNED_MIN_SAMPLES } from "../../src/routing/order";
 
 // llama-3.3-70b-instruct is served by several OpenAI-compatible providers; deepinfra is the
 // cheapest (first choice when all are healthy), nebius the runner-up.
@@ -13,6 +14,14 @@ beforeAll(async () => {
 beforeEach(resetMetrics);
 
 type Body = Record<string, any>;
+
+/** Enough recent failures on the pinned groq mapping for its uptime to count. */
+async function failPinned(times: number) {
+  for (let i = 0; i < times; i++) {
+    const r = await chat(org.key, { model: `groq/${MODEL}`, messages: user("x [[fake@groq:status=500]]") }, { "x-no-fallback": "true" });
+    expect(r.status).toBe(502);
+  }
+}
 
 describe("smart routing and failover", () => {
   it("starts on the cheapest healthy provider", async () => {
@@ -93,10 +102,32 @@ describe("provider-pinned ids", () => {
     expect(log.requestedProvider).toBe("groq");
   });
 
-  it("fail over to a healthier provider once the pinned one is below 90% uptime", async () => {
+  it("one failure with few samples keeps the pinned provider's traffic (minimum samples before the 90% rule)", async () => {
     const first = await chat(org.key, { model: `groq/${MODEL}`, messages: user("x [[fake@groq:status=500]]") });
     expect(first.status).toBe(502);
-    const res = await chat(org.key, { model: `groq/${MODEL}`, messages: user("x") });
+    const res = await chat(org.key, { model: `groq/${MODEL}`, messages: user(`x ${crypto.randomUUID()}`) });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Body).metadata.used_provider).toBe("groq");
+  });
+
+  it("a failed pinned request is attributed to the pinned provider and the canonical model", async () => {
+    const res = await chat(org.key, { model: `groq/${MODEL}`, messages: user("x [[fake@groq:status=500]]") });
+    expect(res.status).toBe(502);
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log).toMatchObject({ requestedModel: `groq/${MODEL}`, usedProvider: "groq", usedModel: MODEL, statusCode: 502 });
+  });
+
+  it("a canonical request whose every attempt failed is attributed to the last attempt's provider", async () => {
+    const res = await chat(org.key, { model: MODEL, messages: user("x [[fake:status=503]]") });
+    expect(res.status).toBe(502);
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log.usedProvider).toBe(log.routing.at(-1)!.provider);
+    expect(log.usedModel).toBe(MODEL);
+  });
+
+  it("fail over to a healthier provider once the pinned one is below 90% uptime", async () => {
+    await failPinned(PINNED_MIN_SAMPLES);
+    const res = await chat(org.key, { model: `groq/${MODEL}`, messages: user(`x ${crypto.randomUUID()}`) });
     expect(res.status).toBe(200);
     const body = (await res.json()) as Body;
     expect(body.metadata.requested_provider).toBe("groq");
@@ -105,10 +136,53 @@ describe("provider-pinned ids", () => {
   });
 
   it("x-no-fallback keeps an unhealthy pinned provider", async () => {
-    await chat(org.key, { model: `groq/${MODEL}`, messages: user("x [[fake@groq:status=500]]") });
+    await failPinned(PINNED_MIN_SAMPLES);
     const res = await chat(org.key, { model: `groq/${MODEL}`, messages: user("x no fallback") }, { "x-no-fallback": "true" });
     expect(res.status).toBe(200);
     expect(((await res.json()) as Body).metadata.used_provider).toBe("groq");
+  });
+});
+
+describe("a fallback's own 4xx", () => {
+  it("moves on to the next candidate, and the pinned provider is still tried", async () => {
+    await failPinned(PINNED_MIN_SAMPLES);
+    const res = await chat(org.key, { model: `groq/${MODEL}`, messages: user("x [[fake@deepinfra:status=404]] [[fake@nebius:status=404]]") });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Body;
+    expect(body.metadata.routing).toEqual([
+      expect.objectContaining({ provider: "deepinfra", status_code: 404, succeeded: false }),
+      expect.objectContaining({ provider: "nebius", status_code: 404, succeeded: false }),
+      expect.objectContaining({ provider: "groq", status_code: 200, succeeded: true }),
+    ]);
+  });
+
+  it("the first choice of a canonical request still ends it (the request's own fault)", async () => {
+    const res = await chat(org.key, { model: MODEL, messages: user("x [[fake@deepinfra:status=404]]") });
+    expect(res.status).toBe(404);
+  });
+});
+
+describe("metadata fields", () => {
+  it("routing[] entries carry apiKeyHash and logId; requested_provider and used_region are strings", async () => {
+    const res = await chat(org.key, { model: MODEL, messages: user(`meta ${crypto.randomUUID()} [[fake@deepinfra:status=500]]`) });
+    const body = (await res.json()) as Body;
+    expect(body.metadata.routing).toHaveLength(2);
+    expect(body.metadata.requested_provider).toBe("");
+    expect(typeof body.metadata.used_region).toBe("string");
+    for (const r of body.metadata.routing) {
+      expect(r.logId).toBe(body.metadata.log_id);
+      expect(r.apiKeyHash).toMatch(/^[0-9a-f]{16}$/);
+      expect(JSON.stringify(body)).not.toContain("test-operator-key");
+    }
+    // Same operator credential, same hash; another provider's key, another hash.
+    const again = (await (await chat(org.key, { model: MODEL, messages: user(`again ${crypto.randomUUID()}`) })).json()) as Body;
+    const nebius = body.metadata.routing.find((r: Body) => r.provider === "nebius");
+    expect(again.metadata.routing[0].apiKeyHash).toBe(nebius.apiKeyHash);
+    expect(body.metadata.routing[0].apiKeyHash).not.toBe(nebius.apiKeyHash);
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log.routing[0]).toMatchObject({ logId: body.metadata.log_id, apiKeyHash: body.metadata.routing[0].apiKeyHash });
+    const pinned = (await (await chat(org.key, { model: `groq/${MODEL}`, messages: user(`pinned ${crypto.randomUUID()}`) })).json()) as Body;
+    expect(pinned.metadata.requested_provider).toBe("groq");
   });
 });
 

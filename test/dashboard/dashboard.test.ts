@@ -54,6 +54,21 @@ async function newKey(s: Session, org: SeededOrg, body: Record<string, unknown> 
   return ((await res.json()) as { apiKey: KeyJson }).apiKey;
 }
 
+describe("session bodies reject fields they do not apply", () => {
+  it("sign-in and key bodies: 400 naming the unknown field", async () => {
+    const org = await seedOrg();
+    const signin = await call("/api/auth/sign-in", { method: "POST", ...json({ email: org.ownerEmail, password: org.ownerPassword, remember: true }) });
+    expect(signin.status).toBe(400);
+    expect(((await signin.json()) as { error: { param: string } }).error.param).toBe("remember");
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const res = await api(s, "/keys", { method: "POST", body: JSON.stringify({ projectId: org.projectId, description: "d", usage_limit: "5" }) });
+    expect(res.status).toBe(400);
+    const err = ((await res.json()) as { error: { param: string; message: string } }).error;
+    expect(err.param).toBe("usage_limit");
+    expect(err.message).toContain("Unknown field 'usage_limit'");
+  });
+});
+
 describe("sign-in and sessions", () => {
   it("signs in with a secure HttpOnly cookie whose token is stored only hashed", async () => {
     const org = await seedOrg();

@@ -39,6 +39,45 @@ async function createKey(org: SeededOrg, body: Record<string, unknown> = {}): Pr
   return ((await res.json()) as { apiKey: KeyJson }).apiKey;
 }
 
+describe("master bodies reject fields they do not apply", () => {
+  it("expiresIn/expiresAt on a master key: 400 naming the field, saying TTL belongs to the dashboard", async () => {
+    const org = await seedOrg();
+    for (const field of ["expiresIn", "expiresAt"]) {
+      const res = await post(org, "/keys", { projectId: org.projectId, description: "ttl", [field]: field === "expiresIn" ? 3600 : "2030-01-01T00:00:00Z" });
+      expect(res.status, field).toBe(400);
+      const err = await errorOf(res);
+      expect(err.param).toBe(field);
+      expect(err.code).toBe("unknown_field");
+      expect(err.message).toContain(`'${field}'`);
+      expect(err.message).toMatch(/dashboard/);
+    }
+    const k = await createKey(org);
+    const res = await patch(org, `/keys/${k.id}`, { description: "x", expiresAt: null });
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).param).toBe("expiresAt");
+  });
+
+  it("every master body names an unknown field with 400", async () => {
+    const org = await seedOrg();
+    const k = await createKey(org);
+    const cases: Array<[string, string, Record<string, unknown>]> = [
+      ["POST", "/keys", { projectId: org.projectId, descripton: "typo" }],
+      ["PATCH", `/keys/${k.id}`, { status: "active", colour: "red" }],
+      ["POST", "/projects", { name: "p", bogus: 1 }],
+      ["PATCH", "/organization", { bogus: true }],
+      ["POST", "/teams", { name: "t", bogus: 1 }],
+      ["POST", `/keys/${k.id}/iam`, { ruleType: "allow_models", ruleValue: { models: ["gpt-4o-mini"] }, bogus: 1 }],
+    ];
+    for (const [method, path, body] of cases) {
+      const res = await master(org, path, { method, ...json(body) });
+      expect(res.status, `${method} ${path}`).toBe(400);
+      const err = await errorOf(res);
+      expect(err.param, `${method} ${path}`).toMatch(/^(descripton|colour|bogus)$/);
+      expect(err.message).toMatch(/Unknown field/);
+    }
+  });
+});
+
 describe("POST /v1/master/keys", () => {
   it("creates a key with limits and returns the secret once", async () => {
     const org = await seedOrg();

@@ -58,3 +58,18 @@ export function textOf(result: unknown): string {
   const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
   return content.find((c) => c.type === "text")?.text ?? "";
 }
+
+/**
+ * The JSON-RPC message(s) of a `/mcp` answer: the transport answers requests as a short SSE
+ * stream (`event: message` frames) and errors it raises itself as plain JSON.
+ */
+export async function readRpc<T = Record<string, any>>(res: Response): Promise<T> {
+  const text = await res.text();
+  if (!(res.headers.get("content-type") ?? "").includes("text/event-stream")) return JSON.parse(text) as T;
+  const messages = text
+    .split("\n\n")
+    .map((frame) => frame.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n"))
+    .filter((data) => data.trim() !== "")
+    .map((data) => JSON.parse(data) as unknown);
+  return (messages.length === 1 ? messages[0] : messages) as T;
+}

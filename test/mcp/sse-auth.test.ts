@@ -93,6 +93,21 @@ describe("legacy HTTP+SSE transport", () => {
     await events.cancel();
   });
 
+  it("a session whose stream the client closed answers 404, not 202", async () => {
+    const open = await workerFetch(`${BASE}/sse`, { headers: { accept: "text/event-stream", authorization: `Bearer ${org.key}` } });
+    expect(open.status).toBe(200);
+    const events = sseReader(open.body!);
+    const endpoint = (await events.next()).data;
+    expect((await postMessage(endpoint, org.key, { jsonrpc: "2.0", id: 1, method: "ping" })).status).toBe(202);
+    await events.cancel();
+    let status = 0;
+    for (let i = 0; i < 40 && status !== 404; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      status = (await postMessage(endpoint, org.key, { jsonrpc: "2.0", id: 2, method: "ping" })).status;
+    }
+    expect(status).toBe(404);
+  });
+
   it("checks auth on both endpoints; unknown sessions are 404", async () => {
     const open = await workerFetch(`${BASE}/sse`, { headers: { accept: "text/event-stream" } });
     expect(open.status).toBe(401);
@@ -139,6 +154,25 @@ describe("OAuth access tokens", () => {
 });
 
 describe("rate limit", () => {
+  it("every message of a JSON-RPC batch counts against the limit", async () => {
+    const key = await addKey(org, { description: "batcher" });
+    const batch = Array.from({ length: 5 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }));
+    const res = await rpc(batch, { key: key.token, headers: { "mcp-protocol-version": "2024-11-05" } });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    // 5 messages counted, so the next unit is the 6th.
+    const next = await rateLimit(env, `mcp:${key.row.id}`, MCP_RATE_LIMIT, MCP_RATE_WINDOW_MS);
+    expect(next.remaining).toBe(MCP_RATE_LIMIT - 6);
+    // A batch larger than what is left is refused as a whole.
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`mcp:${key.row.id}`));
+    await runInDurableObject(stub, async (_obj, state) => {
+      const w = (await state.storage.get<{ windowStart: number; count: number }>("w"))!;
+      await state.storage.put("w", { windowStart: w.windowStart, count: MCP_RATE_LIMIT - 3 });
+    });
+    const limited = await rpc(batch, { key: key.token, headers: { "mcp-protocol-version": "2024-11-05" } });
+    expect(limited.status).toBe(429);
+  });
+
   it("over the per-key limit: 429 with a JSON-RPC error", async () => {
     const key = await addKey(org, { description: "busy" });
     const ok = await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { key: key.token });

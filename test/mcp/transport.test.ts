@@ -5,7 +5,8 @@ import { seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { apiKeys } from "../../src/db/schema";
 import { syncKeys } from "../../src/keys/sync";
-import { BASE, connectClient, initializeMessage, rpc, workerFetch } from "./helpers";
+import { MCP_MAX_BODY_BYTES } from "../../src/mcp/http";
+import { BASE, connectClient, initializeMessage, readRpc, rpc, workerFetch } from "./helpers";
 
 let org: SeededOrg;
 
@@ -14,11 +15,11 @@ beforeAll(async () => {
 });
 
 describe("MCP Streamable HTTP transport", () => {
-  it("initialize answers JSON with the configured protocol version and server info", async () => {
+  it("initialize answers with the configured protocol version and server info", async () => {
     const res = await rpc(initializeMessage(1, "2024-11-05"), { key: org.key });
     expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toContain("application/json");
-    const body = (await res.json()) as { id: number; result: { protocolVersion: string; serverInfo: { name: string }; capabilities: { tools?: unknown } } };
+    expect(res.headers.get("content-type")).toMatch(/application\/json|text\/event-stream/);
+    const body = (await readRpc(res)) as { id: number; result: { protocolVersion: string; serverInfo: { name: string }; capabilities: { tools?: unknown } } };
     expect(body.id).toBe(1);
     expect(body.result.protocolVersion).toBe("2024-11-05");
     expect(body.result.serverInfo.name).toBe("switchboard");
@@ -26,9 +27,9 @@ describe("MCP Streamable HTTP transport", () => {
   });
 
   it("accepts newer versions the SDK knows and falls back to 2024-11-05 for unknown ones", async () => {
-    const newer = (await (await rpc(initializeMessage(2, "2025-06-18"), { key: org.key })).json()) as { result: { protocolVersion: string } };
+    const newer = (await readRpc(await rpc(initializeMessage(2, "2025-06-18"), { key: org.key }))) as { result: { protocolVersion: string } };
     expect(newer.result.protocolVersion).toBe("2025-06-18");
-    const unknown = (await (await rpc(initializeMessage(3, "1999-01-01"), { key: org.key })).json()) as { result: { protocolVersion: string } };
+    const unknown = (await readRpc(await rpc(initializeMessage(3, "1999-01-01"), { key: org.key }))) as { result: { protocolVersion: string } };
     expect(unknown.result.protocolVersion).toBe("2024-11-05");
   });
 
@@ -38,7 +39,7 @@ describe("MCP Streamable HTTP transport", () => {
     const bad = await rpc({ jsonrpc: "2.0", id: 6, method: "tools/list" }, { key: org.key, headers: { "mcp-protocol-version": "2099-01-01" } });
     expect(bad.status).toBe(400);
     const body = (await bad.json()) as { error: { message: string } };
-    expect(body.error.message).toMatch(/Unsupported protocol version/);
+    expect(body.error.message).toMatch(/MCP-Protocol-Version|Unsupported protocol version/);
   });
 
   it("answers a notification with an empty 202", async () => {
@@ -54,7 +55,7 @@ describe("MCP Streamable HTTP transport", () => {
     ];
     const ok = await rpc(batch, { key: org.key, headers: { "mcp-protocol-version": "2024-11-05" } });
     expect(ok.status).toBe(200);
-    const replies = (await ok.json()) as Array<{ id: number }>;
+    const replies = (await readRpc(ok)) as Array<{ id: number }>;
     expect(replies.map((r) => r.id).sort()).toEqual([10, 11]);
     const refused = await rpc(batch, { key: org.key, headers: { "mcp-protocol-version": "2025-06-18" } });
     expect(refused.status).toBe(400);
@@ -69,6 +70,52 @@ describe("MCP Streamable HTTP transport", () => {
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32700);
+  });
+
+  it("invalid JSON-RPC request objects are -32600 (not -32700); an empty batch is -32600, not 202", async () => {
+    for (const body of [{ jsonrpc: "1.0", id: 1, method: "ping" }, { id: 1, method: "ping" }, { jsonrpc: "2.0", id: 1, method: 5 }, {}, []]) {
+      const res = await rpc(body, { key: org.key });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(((await readRpc(res)) as { error: { code: number } }).error.code, JSON.stringify(body)).toBe(-32600);
+    }
+  });
+
+  it("invalid params of protocol methods are -32602 with a readable message", async () => {
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }, /protocolVersion/],
+      [{ jsonrpc: "2.0", id: 2, method: "tools/list", params: { cursor: 5 } }, /cursor/],
+      [{ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: 5 } }, /name/],
+    ];
+    for (const [body, re] of cases) {
+      const reply = (await readRpc(await rpc(body, { key: org.key }))) as { id: number; error: { code: number; message: string } };
+      expect(reply.id).toBe(body.id);
+      expect(reply.error.code, JSON.stringify(body)).toBe(-32602);
+      expect(reply.error.message).toMatch(re);
+      expect(reply.error.message).not.toContain("\n");
+    }
+  });
+
+  it("calling an unknown tool is a JSON-RPC -32602 error, not a tool result", async () => {
+    const reply = (await readRpc(await rpc({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "no-such-tool", arguments: {} } }, { key: org.key }))) as {
+      result?: unknown;
+      error?: { code: number };
+    };
+    expect(reply.result).toBeUndefined();
+    expect(reply.error?.code).toBe(-32602);
+  });
+
+  it("Accept: */* is accepted (both JSON and SSE are acceptable to it)", async () => {
+    const res = await rpc({ jsonrpc: "2.0", id: 8, method: "ping" }, { key: org.key, headers: { accept: "*/*" } });
+    expect(res.status).toBe(200);
+    expect(((await readRpc(res)) as { id: number }).id).toBe(8);
+  });
+
+  it("a body over the limit is 413 with a JSON-RPC error", async () => {
+    const res = await rpc({ jsonrpc: "2.0", id: 9, method: "ping", params: { _meta: { pad: "x".repeat(MCP_MAX_BODY_BYTES) } } }, { key: org.key });
+    expect(res.status).toBe(413);
+    const body = (await res.json()) as { jsonrpc: string; error: { code: number; message: string } };
+    expect(body.jsonrpc).toBe("2.0");
+    expect(body.error.code).toBe(-32000);
   });
 
   it("GET with Accept: text/event-stream and DELETE are 405", async () => {

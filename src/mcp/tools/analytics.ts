@@ -3,7 +3,7 @@
  * available when the key is over a spend limit (authentication used `checkKey`, not admission).
  * A store failure is a tool error, never a zero report.
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer } from "@modelcontextprotocol/server";
 import type { McpToolContext } from "../context";
 import { AnalyticsError, getUsageBreakdown, getUsageReport, loadMemberView, organizationCreditBalance, resolveAnalyticsScope } from "../../usage/analytics";
 import { keyStateStub } from "../../durable-objects/key-state";

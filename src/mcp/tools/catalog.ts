@@ -1,5 +1,5 @@
 /** list-models and list-image-models: the public catalogue, read-only. */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer } from "@modelcontextprotocol/server";
 import { isDeactivated, isDeprecated, isFreeMapping, listModels, modelsByKind } from "../../catalog/index";
 import type { ModelDefinition } from "../../catalog/types";
 import { formatUsd, parseUsd } from "../../billing/money";

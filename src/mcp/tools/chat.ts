@@ -3,8 +3,8 @@
  * (`executeChatCompletion`: admission, IAM, routing, logging, settlement), with the connected
  * key's context and the MCP request's attribution headers.
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServer } from "@modelcontextprotocol/server";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { gatewayRequestOf, type McpToolContext } from "../context";
 import { chatInput, chatOutput } from "../schemas";
 import { generationFailure, toolError } from "./result";

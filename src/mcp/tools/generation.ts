@@ -3,8 +3,8 @@
  * as the HTTP API with the connected key's context, so spend limits, IAM, logging, settlement and
  * app attribution (x-source / User-Agent of the MCP request) all apply.
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServer } from "@modelcontextprotocol/server";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { gatewayRequestOf, type McpToolContext } from "../context";
 import { generateImages, type GenerationDeps } from "../../generation/images";
 import { generateNanoBanana } from "../../generation/nano-banana";

@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { ApiError } from "../../errors/api-error";
 
 /** JSON in `structuredContent` and the same JSON in a text block (spec 4.3 rule 4). */

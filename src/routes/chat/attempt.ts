@@ -9,7 +9,7 @@ import { adapterFor } from "../../providers/registry";
 import { MalformedUpstreamError } from "../../providers/errors";
 import { ApiError } from "../../errors/api-error";
 import type { Candidate } from "../../routing/candidates";
-import { resolveCredential } from "../../routing/credentials";
+import { credentialHash, resolveCredential } from "../../routing/credentials";
 import {
   classifyHttp,
   malformedFailure,
@@ -29,7 +29,7 @@ export const upstreamTimeoutMs = (env: Env): number => {
   return Number.isFinite(v) && v > 0 ? v : DEFAULT_TIMEOUT_MS;
 };
 
-export type AttemptResult =
+export type AttemptResult = (
   | { ok: true; kind: "json"; target: UpstreamTarget; parsed: ParsedCompletion; upstreamMs: number }
   | {
       ok: true;
@@ -42,7 +42,11 @@ export type AttemptResult =
       /** Time to the first event. */
       upstreamMs: number;
     }
-  | { ok: false; failure: AttemptFailure; upstreamMs: number };
+  | { ok: false; failure: AttemptFailure; upstreamMs: number }
+) & {
+  /** Fingerprint of the upstream credential used (`routing[].apiKeyHash`), once it was resolved. */
+  apiKeyHash?: string;
+};
 
 const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -66,11 +70,12 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   }, timeoutMs);
   const onClientGone = () => abort.abort();
   clientSignal?.addEventListener("abort", onClientGone, { once: true });
+  let apiKeyHash: string | undefined;
   const fail = (failure: AttemptFailure): AttemptResult => {
     clearTimeout(timer);
     clientSignal?.removeEventListener("abort", onClientGone);
     abort.abort();
-    return { ok: false, failure, upstreamMs: elapsed() };
+    return { ok: false, failure, upstreamMs: elapsed(), ...(apiKeyHash ? { apiKeyHash } : {}) };
   };
 
   let target: UpstreamTarget;
@@ -78,6 +83,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   const adapter = adapterFor(cand.provider.wireFormat);
   try {
     const cred = await resolveCredential(env, cand.credential, cand.provider.baseUrl);
+    apiKeyHash = await credentialHash(env, cred.apiKey);
     target = { provider: cand.provider, mapping: cand.mapping, model: cand.model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings, credentialOwner: cred.owner };
     upstream = await adapter.buildRequest(req, target, { stream, signal: abort.signal });
   } catch (err) {
@@ -119,7 +125,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
       const parsed = adapter.parseResponse(body, target);
       clearTimeout(timer);
       clientSignal?.removeEventListener("abort", onClientGone);
-      return { ok: true, kind: "json", target, parsed, upstreamMs: elapsed() };
+      return { ok: true, kind: "json", target, parsed, upstreamMs: elapsed(), apiKeyHash };
     } catch (err) {
       return fail(timedOut ? timeoutFailure(timeoutMs) : malformedFailure(err instanceof MalformedUpstreamError ? err.message : `malformed upstream response: ${errorMessage(err)}`));
     }
@@ -135,7 +141,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
       return fail(streamFailure(first.value.message, first.value.errorType));
     }
     clearTimeout(timer);
-    return { ok: true, kind: "stream", target, first: first.value, iterator, abort, upstreamMs: elapsed() };
+    return { ok: true, kind: "stream", target, first: first.value, iterator, abort, upstreamMs: elapsed(), apiKeyHash };
   } catch (err) {
     return fail(timedOut ? timeoutFailure(timeoutMs) : networkFailure(`upstream stream failed: ${errorMessage(err)}`));
   }

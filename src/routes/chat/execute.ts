@@ -19,7 +19,7 @@ import { parseChatRequest } from "./schema";
 import { parseModelId, type ResolvedModel } from "../../routing/parse-model-id";
 import { selectCandidates, type Candidate, type RequestNeeds, type Selection } from "../../routing/candidates";
 import { orderCandidates } from "../../routing/order";
-import { explorationRate } from "../../routing/score";
+import { explorationRate, pinnedProbeRate } from "../../routing/score";
 import { maybeRefreshMetrics, reportAttempts, routeStats } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { sharesProviderMetrics } from "../../routing/credentials";
@@ -59,6 +59,8 @@ interface Run {
   admitted: boolean;
   requestedModel: string;
   requestedProvider: string | null;
+  /** Canonical id of the requested model once resolved (analytics key of failures). */
+  canonicalModel: string | null;
   upstreamMs: number;
   /** The log row of this request is already queued. */
   logged: boolean;
@@ -75,6 +77,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     admitted: false,
     requestedModel: requestedModelOf(input.body),
     requestedProvider: null,
+    canonicalModel: null,
     upstreamMs: 0,
     logged: false,
   };
@@ -106,10 +109,25 @@ function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { tot
   waitUntil(queueSettlement(env, run.auth, run.reservationId, cost, log, run.creditsReservationId).catch(logSettleError));
 }
 
-/** A 4xx/5xx answered by the gateway after authentication: log row, release the reservation. */
+/**
+ * A 4xx/5xx answered by the gateway after authentication: log row, release the reservation.
+ * Attributed to the provider and canonical model of the last attempt (analytics rank failures
+ * under them); with no attempt, to the canonical model and no provider (`unknown`).
+ */
 function recordRejection(run: Run, err: ApiError, routing: RoutingAttempt[] = [], streamed = false): void {
   run.logged = true;
-  finishRequest(run, { ...baseLog(run), statusCode: err.status, errorType: err.code, errorMessage: err.message, routing, streamed });
+  const last = routing[routing.length - 1];
+  finishRequest(run, {
+    ...baseLog(run),
+    usedModel: last?.model ?? run.canonicalModel,
+    usedProvider: last?.provider ?? null,
+    usedRegion: last?.region ?? null,
+    statusCode: err.status,
+    errorType: err.code,
+    errorMessage: err.message,
+    routing,
+    streamed,
+  });
 }
 
 function baseLog(run: Run): Pick<RequestLogInput, "logId" | "requestId" | "auth" | "sourceApp" | "requestedModel" | "requestedProvider" | "createdAt" | "latencyMs"> {
@@ -145,6 +163,7 @@ async function parseOrGate(run: Run): Promise<{ req: ChatRequest; resolved: Reso
     run.requestedModel = req.model;
     const resolved = resolve(run.auth, req);
     run.requestedProvider = requestedProviderOf(resolved);
+    run.canonicalModel = responseModelOf(resolved);
     return { req, resolved };
   } catch (err) {
     if (err instanceof ApiError && err.status < 500) run.auth = await checkKey(run.input.env, run.auth, { spending: true });
@@ -214,6 +233,7 @@ async function execute(run: Run): Promise<Response> {
   const plan = orderCandidates(candidates, selection.needs, {
     noFallback: headerTrue(headers, "x-no-fallback"),
     explorationRate: explorationRate(env),
+    pinnedProbeRate: pinnedProbeRate(env),
     stats: (c) => routeStats(c.providerId, c.modelId),
   });
 
@@ -221,22 +241,27 @@ async function execute(run: Run): Promise<Response> {
   const samples: AttemptSample[] = [];
   let last: { failure: AttemptFailure; cand: Candidate } | null = null;
   const signal = run.input.signal;
-  for (const cand of plan) {
+  // A non-retryable 4xx is the request's own fault when the provider it was meant for says so:
+  // the pinned provider, or the first choice of a canonical request. A fallback's own 4xx (a
+  // provider that lists the model but refuses it) only rules that fallback out.
+  const pinnedPlan = plan.some((c) => c.pinned);
+  for (const [i, cand] of plan.entries()) {
     if (signal?.aborted) return clientGone(run, cand, req, routing, stream, false);
     const result = await runAttempt(env, req, cand, stream, signal);
     run.upstreamMs += result.upstreamMs;
     if (!result.ok && signal?.aborted) {
-      routing.push(attemptRecord(cand, 499, false, result.upstreamMs, "client_aborted"));
+      routing.push(attemptRecord(run, cand, 499, false, result.upstreamMs, result.apiKeyHash, "client_aborted"));
       return clientGone(run, cand, req, routing, stream, true);
     }
     if (!result.ok) {
-      routing.push(attemptRecord(cand, attemptStatus(result.failure), false, result.upstreamMs, result.failure.errorType));
+      routing.push(attemptRecord(run, cand, attemptStatus(result.failure), false, result.upstreamMs, result.apiKeyHash, result.failure.errorType));
       recordSample(samples, cand, result.failure.providerFault ? "error" : "client_error", null, 0, null);
       last = { failure: result.failure, cand };
-      if (!result.failure.retryable) break;
+      const decisive = cand.pinned || (!pinnedPlan && i === 0);
+      if (!result.failure.retryable && decisive) break;
       continue;
     }
-    routing.push(attemptRecord(cand, 200, true, result.upstreamMs));
+    routing.push(attemptRecord(run, cand, 200, true, result.upstreamMs, result.apiKeyHash));
     const ctx: Served = { run, req, cand, routing, samples, responseModel, cacheKey: key, needs: selection.needs };
     if (result.kind === "json") return serveJson(ctx, result.parsed, result.upstreamMs);
     return serveStream(ctx, result);
@@ -292,15 +317,17 @@ interface Served {
   needs: RequestNeeds;
 }
 
-function attemptRecord(cand: Candidate, status: number, succeeded: boolean, latencyMs: number, errorType?: string): RoutingAttempt {
+function attemptRecord(run: Run, cand: Candidate, status: number, succeeded: boolean, latencyMs: number, apiKeyHash: string | undefined, errorType?: string): RoutingAttempt {
   const rec: RoutingAttempt = {
     provider: cand.providerId,
     model: cand.modelId,
     status_code: status,
     succeeded,
     credentialSource: cand.credential.source,
+    logId: run.logId,
     latency_ms: latencyMs,
   };
+  if (apiKeyHash) rec.apiKeyHash = apiKeyHash;
   const region = cand.mapping.region ?? cand.provider.region;
   if (region) rec.region = region;
   if (errorType) rec.error_type = errorType;
@@ -333,10 +360,10 @@ function metadata(s: Pick<Served, "run" | "cand" | "routing">, underlying: strin
   return {
     request_id: run.input.requestId,
     requested_model: run.requestedModel,
-    requested_provider: run.requestedProvider,
+    requested_provider: run.requestedProvider ?? "",
     used_model: cand.modelId,
     used_provider: cand.providerId,
-    used_region: cand.mapping.region ?? cand.provider.region ?? null,
+    used_region: cand.mapping.region ?? cand.provider.region ?? "",
     underlying_used_model: underlying,
     log_id: run.logId,
     organization_id: run.auth.organization.id,
@@ -509,10 +536,10 @@ function serveCached(run: Run, hit: CachedAnswer, responseModel: string): Respon
   const meta: ChatMetadata = {
     request_id: run.input.requestId,
     requested_model: run.requestedModel,
-    requested_provider: run.requestedProvider,
+    requested_provider: run.requestedProvider ?? "",
     used_model: hit.model,
     used_provider: hit.provider,
-    used_region: hit.region,
+    used_region: hit.region ?? "",
     underlying_used_model: hit.underlyingModel,
     log_id: run.logId,
     organization_id: run.auth.organization.id,

@@ -14,10 +14,12 @@ export const newCompletionId = (): string => `chatcmpl-${randomAlphanumeric(24)}
 export interface ChatMetadata {
   request_id: string;
   requested_model: string;
-  requested_provider: string | null;
+  /** The pinned provider (`provider/model` ids, `custom:<name>`); "" when none was requested. */
+  requested_provider: string;
   used_model: string;
   used_provider: string;
-  used_region: string | null;
+  /** "" when the provider has no fixed region. */
+  used_region: string;
   underlying_used_model: string;
   log_id: string;
   organization_id: string;

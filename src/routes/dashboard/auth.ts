@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { DashboardEnv } from "./types";
-import { validate } from "../../errors/validation";
+import { validateBody } from "../../errors/validation";
 import { clearedSessionCookie, createSession, destroySession } from "../../auth/session";
 import { assertSameOrigin } from "../../auth/csrf";
 import { signInWithPassword } from "../../auth/sign-in";
@@ -19,7 +19,7 @@ const signInBody = z.object({
 
 export const dashboardAuthRoutes = new Hono<DashboardEnv>();
 
-dashboardAuthRoutes.post("/sign-in", validate("json", signInBody), async (c) => {
+dashboardAuthRoutes.post("/sign-in", validateBody(signInBody), async (c) => {
   assertSameOrigin(c);
   const body = c.req.valid("json");
   const { user, membership } = await signInWithPassword(c.env, c.req.raw.headers, body);

@@ -11,7 +11,7 @@ import type { SessionInfo } from "../../auth/session";
 import { getDb } from "../../db/client";
 import { apiKeys, projects } from "../../db/schema";
 import { notFound } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { publicKey, type KeyActor, type KeyRow } from "../../keys/create";
 import { issueKey } from "../../keys/issue";
 import { limitFields } from "../../keys/limits";
@@ -83,7 +83,7 @@ dashboardKeyRoutes.get("/", validate("query", listQuery), async (c) => {
   return c.json({ apiKeys: rows.map(publicKey) });
 });
 
-dashboardKeyRoutes.post("/", validate("json", createBody), async (c) => {
+dashboardKeyRoutes.post("/", validateBody(createBody), async (c) => {
   const s = c.get("session");
   const { expiresIn: ttl, expiresAt, ...body } = c.req.valid("json");
   const now = Date.now();
@@ -106,7 +106,7 @@ dashboardKeyRoutes.get("/:id", validate("param", idParam), async (c) => {
   return c.json({ apiKey: await keyDetail(c.env, row) });
 });
 
-dashboardKeyRoutes.patch("/:id", validate("param", idParam), validate("json", patchBody), async (c) => {
+dashboardKeyRoutes.patch("/:id", validate("param", idParam), validateBody(patchBody), async (c) => {
   const row = await loadKey(c, c.req.valid("param").id);
   const updated = await updateKey(c.env, row, c.req.valid("json"), actorOf(c.get("session")));
   return c.json({ apiKey: await keyDetail(c.env, updated) });

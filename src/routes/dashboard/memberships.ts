@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { DashboardEnv } from "./types";
-import { validate } from "../../errors/validation";
+import { validateBody } from "../../errors/validation";
 import { assertSameOrigin } from "../../auth/csrf";
 import { acceptInvitation, previewInvitation } from "../../organizations/memberships";
 
@@ -16,7 +16,7 @@ const token = z.string().trim().min(1).max(256);
 
 export const dashboardMembershipRoutes = new Hono<DashboardEnv>();
 
-dashboardMembershipRoutes.post("/preview", validate("json", z.object({ token })), async (c) => {
+dashboardMembershipRoutes.post("/preview", validateBody(z.object({ token })), async (c) => {
   assertSameOrigin(c);
   c.header("cache-control", "no-store");
   return c.json(await previewInvitation(c.env, c.req.valid("json").token));
@@ -24,7 +24,7 @@ dashboardMembershipRoutes.post("/preview", validate("json", z.object({ token }))
 
 dashboardMembershipRoutes.post(
   "/accept",
-  validate("json", z.object({ token, password: z.string().min(12, "must be at least 12 characters").max(1024).optional() })),
+  validateBody(z.object({ token, password: z.string().min(12, "must be at least 12 characters").max(1024).optional() })),
   async (c) => {
     assertSameOrigin(c);
     c.header("cache-control", "no-store");

@@ -10,7 +10,7 @@ import { getDb } from "../../db/client";
 import { customModels, customProviders } from "../../db/schema";
 import { isDecimalString } from "../../billing/money";
 import { ApiError, badRequest, notFound } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { newId } from "../../lib/ids";
 import { bumpKeyVersions } from "../../keys/sync";
 import type { Env } from "../../env";
@@ -71,7 +71,7 @@ async function loadModel(env: Env, organizationId: string, id: string): Promise<
 
 export const customModelRoutes = new Hono<AppEnv>();
 
-customModelRoutes.post("/", validate("json", createBody), async (c) => {
+customModelRoutes.post("/", validateBody(createBody), async (c) => {
   const body = c.req.valid("json");
   const orgId = c.get("master").organizationId;
   const db = getDb(c.env.DB);
@@ -117,7 +117,7 @@ customModelRoutes.get("/:id", validate("param", idParam), async (c) => {
   return c.json({ customModel: view(await loadModel(c.env, c.get("master").organizationId, c.req.valid("param").id)) });
 });
 
-customModelRoutes.patch("/:id", validate("param", idParam), validate("json", patchBody), async (c) => {
+customModelRoutes.patch("/:id", validate("param", idParam), validateBody(patchBody), async (c) => {
   const orgId = c.get("master").organizationId;
   const current = await loadModel(c.env, orgId, c.req.valid("param").id);
   const body = c.req.valid("json");

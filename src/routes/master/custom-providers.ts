@@ -10,7 +10,7 @@ import { getDb } from "../../db/client";
 import { customModels, customProviders } from "../../db/schema";
 import { PROVIDER_IDS } from "../../catalog/types";
 import { ApiError, badRequest, notFound } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { newId } from "../../lib/ids";
 import { encryptSecret, tokenHint } from "../../lib/crypto";
 import { checkUpstreamUrl } from "../../lib/ssrf";
@@ -66,7 +66,7 @@ async function loadProvider(env: Env, organizationId: string, id: string): Promi
 
 export const customProviderRoutes = new Hono<AppEnv>();
 
-customProviderRoutes.post("/", validate("json", createBody), async (c) => {
+customProviderRoutes.post("/", validateBody(createBody), async (c) => {
   const body = c.req.valid("json");
   const orgId = c.get("master").organizationId;
   const baseUrl = checkedBaseUrl(c.env, body.baseUrl);
@@ -102,7 +102,7 @@ customProviderRoutes.get("/:id", validate("param", idParam), async (c) => {
   return c.json({ customProvider: view(await loadProvider(c.env, c.get("master").organizationId, c.req.valid("param").id)) });
 });
 
-customProviderRoutes.patch("/:id", validate("param", idParam), validate("json", patchBody), async (c) => {
+customProviderRoutes.patch("/:id", validate("param", idParam), validateBody(patchBody), async (c) => {
   const orgId = c.get("master").organizationId;
   const current = await loadProvider(c.env, orgId, c.req.valid("param").id);
   const body = c.req.valid("json");

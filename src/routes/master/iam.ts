@@ -11,7 +11,7 @@ import { z } from "zod";
 import type { AppEnv } from "../../app-types";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { ruleBodySchema, rulePatchSchema } from "../../iam/rule-body";
 import {
   createRule,
@@ -47,7 +47,7 @@ export function buildRuleRoutes<E extends HonoEnv & { Bindings: Env }>(targets: 
       return target;
     };
 
-    routes.post(path, validate("param", refParam), validate("json", ruleBodySchema), async (c) => {
+    routes.post(path, validate("param", refParam), validateBody(ruleBodySchema), async (c) => {
       const target = await writable(c, c.req.valid("param").ref);
       const rule = await createRule(base(c).env, target, c.req.valid("json"));
       return c.json({ rule: publicRule(rule) }, 201);
@@ -59,7 +59,7 @@ export function buildRuleRoutes<E extends HonoEnv & { Bindings: Env }>(targets: 
       return c.json({ rules: rules.map(publicRule) });
     });
 
-    routes.patch(`${path}/:ruleId`, validate("param", ruleParam), validate("json", rulePatchSchema), async (c) => {
+    routes.patch(`${path}/:ruleId`, validate("param", ruleParam), validateBody(rulePatchSchema), async (c) => {
       const { ref, ruleId } = c.req.valid("param");
       const target = await writable(c, ref);
       const rule = await updateRule(base(c).env, target, ruleId, c.req.valid("json"));

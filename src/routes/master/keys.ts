@@ -10,7 +10,7 @@ import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
 import { apiKeys, projects } from "../../db/schema";
 import { notFound } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { ruleBodySchema } from "../../iam/rule-body";
 import { publicKey } from "../../keys/create";
 import { issueKey } from "../../keys/issue";
@@ -37,12 +37,16 @@ const patchBody = z
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
 
+/** Key TTLs are a dashboard setting (spec): the master API says so instead of dropping them. */
+const TTL_HINT = "Key expiry (TTL) is set in the dashboard, not through the master API.";
+const TTL_HINTS = { expiresIn: TTL_HINT, expiresAt: TTL_HINT };
+
 const idParam = z.object({ id: z.string().min(1).max(64) });
 const listQuery = z.object({ projectId: z.string().min(1).max(64).optional() });
 
 export const masterKeyRoutes = new Hono<AppEnv>();
 
-masterKeyRoutes.post("/", validate("json", createBody), async (c) => {
+masterKeyRoutes.post("/", validateBody(createBody, TTL_HINTS), async (c) => {
   const body = c.req.valid("json");
   const { row, token } = await issueKey(c.env, { ...body, organizationId: c.get("master").organizationId });
   return c.json({ apiKey: { ...publicKey(row), token } }, 201);
@@ -67,7 +71,7 @@ masterKeyRoutes.get("/:id", validate("param", idParam), async (c) => {
   return c.json({ apiKey: await keyDetail(c.env, row) });
 });
 
-masterKeyRoutes.patch("/:id", validate("param", idParam), validate("json", patchBody), async (c) => {
+masterKeyRoutes.patch("/:id", validate("param", idParam), validateBody(patchBody, TTL_HINTS), async (c) => {
   const row = await getKeyRow(getDb(c.env.DB), c.get("master").organizationId, c.req.valid("param").id);
   const updated = await updateKey(c.env, row, c.req.valid("json"));
   return c.json({ apiKey: await keyDetail(c.env, updated) });

@@ -6,7 +6,7 @@ import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
 import { members, ROLES, users } from "../../db/schema";
 import { ApiError, notFound } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validateBody } from "../../errors/validation";
 import { addMember, sendInvitation } from "../../organizations/memberships";
 import type { Env } from "../../env";
 
@@ -73,7 +73,7 @@ export async function resolveMember(env: Env, organizationId: string, ref: strin
 
 export const memberRoutes = new Hono<AppEnv>();
 
-memberRoutes.post("/", validate("json", createBody), async (c) => {
+memberRoutes.post("/", validateBody(createBody), async (c) => {
   const orgId = c.get("master").organizationId;
   const memberId = await addMember(c.env, orgId, c.req.valid("json"));
   return c.json({ member: await resolveMember(c.env, orgId, memberId) }, 201);

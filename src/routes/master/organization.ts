@@ -7,7 +7,7 @@ import { getDb } from "../../db/client";
 import { organizations } from "../../db/schema";
 import { PROVIDER_IDS } from "../../catalog/types";
 import { notFound } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { bumpKeyVersions } from "../../keys/sync";
 import { publicOrganization } from "../../organizations/view";
 import type { Env } from "../../env";
@@ -52,7 +52,7 @@ organizationRoutes.get("/", async (c) => {
   return c.json({ organization: publicOrganization(await loadOrganization(c.env, c.get("master").organizationId)) });
 });
 
-organizationRoutes.patch("/", validate("json", patchBody), async (c) => {
+organizationRoutes.patch("/", validateBody(patchBody), async (c) => {
   const orgId = c.get("master").organizationId;
   const body = c.req.valid("json");
   const current = await loadOrganization(c.env, orgId);

@@ -6,7 +6,7 @@ import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
 import { apiKeys, projects, PROJECT_MODES } from "../../db/schema";
 import { badRequest, notFound } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { newId } from "../../lib/ids";
 import { bumpKeyVersions, syncKeys } from "../../keys/sync";
 import { publicProject } from "../../organizations/view";
@@ -37,7 +37,7 @@ async function loadProject(env: Env, organizationId: string, id: string) {
 
 export const projectRoutes = new Hono<AppEnv>();
 
-projectRoutes.post("/", validate("json", createBody), async (c) => {
+projectRoutes.post("/", validateBody(createBody), async (c) => {
   const body = c.req.valid("json");
   const row = await getDb(c.env.DB)
     .insert(projects)
@@ -61,7 +61,7 @@ projectRoutes.get("/:id", validate("param", idParam), async (c) => {
   return c.json({ project: publicProject(row) });
 });
 
-projectRoutes.patch("/:id", validate("param", idParam), validate("json", patchBody), async (c) => {
+projectRoutes.patch("/:id", validate("param", idParam), validateBody(patchBody), async (c) => {
   const orgId = c.get("master").organizationId;
   const current = await loadProject(c.env, orgId, c.req.valid("param").id);
   const body = c.req.valid("json");

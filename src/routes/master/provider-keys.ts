@@ -10,7 +10,7 @@ import { getDb } from "../../db/client";
 import { providerKeys } from "../../db/schema";
 import { PROVIDER_IDS } from "../../catalog/types";
 import { badRequest, notFound } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { newId } from "../../lib/ids";
 import { encryptSecret, tokenHint } from "../../lib/crypto";
 import { checkUpstreamUrl } from "../../lib/ssrf";
@@ -41,7 +41,7 @@ const view = (r: ProviderKeyRow) => ({
 
 export const providerKeyRoutes = new Hono<AppEnv>();
 
-providerKeyRoutes.post("/", validate("json", createBody), async (c) => {
+providerKeyRoutes.post("/", validateBody(createBody), async (c) => {
   const body = c.req.valid("json");
   const orgId = c.get("master").organizationId;
   if (body.baseUrl !== undefined) {

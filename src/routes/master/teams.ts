@@ -6,7 +6,7 @@ import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
 import { teamMembers, teams } from "../../db/schema";
 import { ApiError, notFound } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { newId } from "../../lib/ids";
 import { bumpKeyVersions } from "../../keys/sync";
 import type { Env } from "../../env";
@@ -46,7 +46,7 @@ export async function loadTeam(env: Env, organizationId: string, id: string): Pr
 
 export const teamRoutes = new Hono<AppEnv>();
 
-teamRoutes.post("/", validate("json", createBody), async (c) => {
+teamRoutes.post("/", validateBody(createBody), async (c) => {
   const orgId = c.get("master").organizationId;
   const row = await getDb(c.env.DB)
     .insert(teams)
@@ -69,7 +69,7 @@ teamRoutes.get("/:id", validate("param", idParam), async (c) => {
   return c.json({ team: withIds });
 });
 
-teamRoutes.post("/:id/members", validate("param", idParam), validate("json", addMemberBody), async (c) => {
+teamRoutes.post("/:id/members", validate("param", idParam), validateBody(addMemberBody), async (c) => {
   const orgId = c.get("master").organizationId;
   const team = await loadTeam(c.env, orgId, c.req.valid("param").id);
   const member = await resolveMember(c.env, orgId, c.req.valid("json").member);

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../app-types";
 import { ApiError, badRequest } from "../../errors/api-error";
 import { newId } from "../../lib/ids";
+import { readUpTo } from "../../lib/body";
 
 /** Largest accepted request body (bytes). Chat requests with inline images fit; documented in README. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -9,6 +10,8 @@ export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 /** Paths that take something other than JSON (OAuth forms, MCP checks its own headers). */
 const NON_JSON_PREFIXES = ["/oauth/", "/mcp", "/messages", "/sse", "/api/auth/sign-out"];
+/** MCP bounds its bodies itself and answers 413 as a JSON-RPC error (src/mcp/http.ts). */
+const OWN_BODY_LIMIT = new Set(["/mcp", "/messages"]);
 
 const tooLarge = () =>
   new ApiError(413, `Request body too large: the limit is ${MAX_BODY_BYTES} bytes`, {
@@ -31,25 +34,9 @@ async function enforceBodyLimit(c: Context<AppEnv>): Promise<number> {
   }
   const body = c.req.raw.body;
   if (!body) return 0;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const buffer = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    buffer.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const buffer = await readUpTo(body, MAX_BODY_BYTES);
+  if (!buffer) throw tooLarge();
+  const size = buffer.byteLength;
   c.req.raw = new Request(c.req.raw, { body: buffer });
   return size;
 }
@@ -63,7 +50,7 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("requestId", requestId);
   c.header("x-request-id", requestId);
 
-  if (BODY_METHODS.has(c.req.method)) {
+  if (BODY_METHODS.has(c.req.method) && !OWN_BODY_LIMIT.has(c.req.path)) {
     const size = await enforceBodyLimit(c);
     const path = c.req.path;
     if (size > 0 && !NON_JSON_PREFIXES.some((p) => path.startsWith(p))) {
