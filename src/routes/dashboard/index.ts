@@ -11,6 +11,8 @@ import { unauthorized } from "../../errors/api-error";
 import { dashboardAuthRoutes } from "./auth";
 import { dashboardKeyRoutes } from "./keys";
 import { dashboardNotificationRoutes } from "./notifications";
+import { dashboardOrganizationRoutes } from "./organization";
+import { dashboardIamRoutes } from "./iam";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   const session = await readSession(c.env, c.req.header("cookie"));
@@ -40,3 +42,9 @@ dashboardRoutes.use("/keys/*", requireSession);
 dashboardRoutes.use("/notifications", requireSession);
 dashboardRoutes.route("/keys", dashboardKeyRoutes);
 dashboardRoutes.route("/notifications", dashboardNotificationRoutes);
+// dashboard UI additions (i16): organization settings and IAM rules through the session
+dashboardRoutes.use("/organization", requireSession);
+dashboardRoutes.use("/members/*", requireSession);
+dashboardRoutes.use("/teams/*", requireSession);
+dashboardRoutes.route("/organization", dashboardOrganizationRoutes);
+dashboardRoutes.route("/", dashboardIamRoutes);
