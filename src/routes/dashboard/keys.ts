@@ -18,6 +18,7 @@ import { rollKey } from "../../keys/roll";
 import { deleteKey } from "../../keys/delete";
 import { keyDetail } from "../../keys/view";
 import { listKeys } from "../../actions/keys";
+import { ruleBodySchema } from "../../iam/rule-body";
 
 const UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 /** Longest TTL accepted at creation: 10 years. */
@@ -37,6 +38,7 @@ const createBody = z
     expiresIn: expiresIn.optional(),
     expiresAt: isoDate.nullable().optional(),
     ...limitFields,
+    iamRules: z.array(ruleBodySchema).max(50).optional(),
   })
   .refine((b) => !(b.expiresIn && b.expiresAt != null), { message: "give either expiresIn or expiresAt", path: ["expiresAt"] });
 
