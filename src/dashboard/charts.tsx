@@ -34,9 +34,9 @@ export function niceMax(max: number): number {
   return 10 * p;
 }
 
-const W = 720;
-const H = 200;
-const PAD = { l: 48, r: 8, t: 10, b: 24 };
+const W = 600;
+const H = 230;
+const PAD = { l: 70, r: 8, t: 12, b: 26 };
 const CLASSES = ["bar", "bar2", "bar-bad", "bar-ok"];
 
 const tickLabel = (ms: number, granularity: "day" | "hour"): string => {
@@ -62,7 +62,7 @@ export const BarChart: FC<{
   const slot = plotW / Math.max(1, buckets.length);
   const barW = Math.max(1, slot * 0.72);
   const y = (v: number) => PAD.t + plotH - (v / top) * plotH;
-  const labelEvery = Math.max(1, Math.ceil(buckets.length / 8));
+  const labelEvery = Math.max(1, Math.ceil(buckets.length / 6));
   const summary = `${title}: ${format(sum)} in total over ${buckets.length} ${granularity === "day" ? "days" : "hours"}, at most ${format(Math.max(0, ...totals))} per ${granularity}.`;
   return (
     <figure class="card chart" aria-labelledby={`${id}-t`}>

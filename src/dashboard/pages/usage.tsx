@@ -164,7 +164,7 @@ export const UsagePage: FC<{ ctx: PageContext; q: UsageQuery; data: UsageData | 
         <Stat label="Errors" value={compactNumber(t.errors)} />
         <Stat label="Cache hits" value={compactNumber(t.cacheHits)} />
       </div>
-      <div class="grid">
+      <div class="grid wide">
         <BarChart id="c-req" title="Requests" series={["Requests"]} granularity={q.granularity} buckets={fill((p) => [p.requests], 1)} />
         <BarChart
           id="c-cost"
@@ -177,7 +177,7 @@ export const UsagePage: FC<{ ctx: PageContext; q: UsageQuery; data: UsageData | 
         <BarChart id="c-tok" title="Tokens" series={["Prompt", "Completion"]} granularity={q.granularity} buckets={fill((p) => [p.tokens.prompt, p.tokens.completion], 2)} />
         <BarChart id="c-err" title="Errors and cache hits" series={["Errors", "Cache hits"]} classes={["bar-bad", "bar-ok"]} granularity={q.granularity} buckets={fill((p) => [p.errors, p.cacheHits], 2)} />
       </div>
-      <div class="grid">
+      <div class="grid wide">
         {rankings.map((r, i) => (
           <Ranking title={RANKINGS[i]!.title} data={r} />
         ))}
