@@ -159,6 +159,9 @@ describe("dashboard pages", () => {
     expect(tooLong.status).toBe(200);
     expect(await tooLong.text()).toContain("at most 366 days");
     expect((await page(s, "/dashboard/access?key=../../etc")).status).toBe(200);
+    const badDay = await page(s, "/dashboard/usage?to=2026-13-45&granularity=hour");
+    expect(badDay.status).toBe(200);
+    expect(await badDay.text()).toContain("must be a UTC date written YYYY-MM-DD");
   });
 });
 

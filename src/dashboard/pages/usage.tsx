@@ -47,7 +47,11 @@ export async function loadUsage(env: Env, ctx: PageContext, q: UsageQuery): Prom
   const scope = sessionScope(ctx);
   if (!scope) return null;
   try {
-    const range = { from: q.from, to: q.to };
+    // Hourly charts default to the last two days (30 days of hours are too thin to read).
+    const to = q.to ?? new Date().toISOString().slice(0, 10);
+    const toMs = Date.parse(to);
+    const from = q.from ?? (q.granularity === "hour" && !Number.isNaN(toMs) ? new Date(toMs - 86_400_000).toISOString().slice(0, 10) : undefined);
+    const range = { from, to };
     const [report, ...rankings] = await Promise.all([
       getUsageReport(env, scope, { ...range, granularity: q.granularity }),
       ...RANKINGS.map((r) => getUsageBreakdown(env, scope, { ...range, groupBy: r.by, limit: 8 })),
