@@ -229,11 +229,13 @@ try {
     await keyRow("Browser key").getByRole("button", { name: "Disable" }).click();
     await keyRow("Browser key").getByText("disabled").waitFor();
     assert.equal((await chat(rolled)).status, 401);
-    const row = keyRow("Browser key");
-    await row.getByText("Edit").click();
+    await keyRow("Browser key").getByRole("link", { name: "Edit" }).click();
+    await page.waitForURL(/edit=/);
+    const editor = page.getByRole("region", { name: "Edit “Browser key”" });
     const when = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 16);
-    await row.getByLabel("Expires at (UTC)").fill(when);
-    await row.getByRole("button", { name: "Set expiry" }).click();
+    await editor.getByLabel("Expires at (UTC)").fill(when);
+    await shot("05a-key-editor");
+    await editor.getByRole("button", { name: "Set expiry" }).click();
     await page.waitForLoadState("load");
     await keyRow("Browser key").getByRole("button", { name: "Enable" }).click();
     await keyRow("Browser key").getByText("active", { exact: true }).waitFor();

@@ -14,13 +14,17 @@ export function toDateTimeLocal(ms: number | null): string {
   return ms === null ? "" : new Date(ms).toISOString().slice(0, 16);
 }
 
+// Formatters are built once: `Number#toLocaleString` builds a new one on every call (slow).
+const USD_2 = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const USD_6 = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+const INT = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+
 /** `$1,234.56` for decimal-string USD amounts; more digits for small non-zero amounts. */
 export function formatUsd(amount: string | null): string {
   if (amount === null) return "—";
   const n = Number(amount);
   if (!Number.isFinite(n)) return `$${amount}`;
-  const digits = n !== 0 && Math.abs(n) < 0.01 ? 6 : 2;
-  return `$${n.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: digits })}`;
+  return `$${(n !== 0 && Math.abs(n) < 0.01 ? USD_6 : USD_2).format(n)}`;
 }
 
 /** 1234567 -> `1.2M`, 12345 -> `12.3k`. */
@@ -29,7 +33,7 @@ export function compactNumber(n: number): string {
   if (abs >= 1e9) return `${trim(n / 1e9)}B`;
   if (abs >= 1e6) return `${trim(n / 1e6)}M`;
   if (abs >= 1e4) return `${trim(n / 1e3)}k`;
-  return n.toLocaleString("en-US");
+  return Number.isInteger(n) ? INT.format(n) : trim(n);
 }
 
 const trim = (x: number): string => x.toFixed(1).replace(/\.0$/, "");

@@ -20,6 +20,7 @@ const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 const usageQuery = z.object({ from: day.optional().catch(undefined), to: day.optional().catch(undefined), granularity: z.enum(["day", "hour"]).catch("day").default("day") });
 const accessQuery = z.object({ key: id.optional().catch(undefined), member: id.optional().catch(undefined), team: id.optional().catch(undefined) });
 const signInQuery = z.object({ org: id.optional().catch(undefined) });
+const keysQuery = z.object({ edit: id.optional().catch(undefined) });
 
 export const loginRedirect = new Hono<AppEnv>();
 loginRedirect.get("/", (c) => c.redirect("/dashboard/sign-in", 302));
@@ -44,7 +45,8 @@ dashboardPages.use("/organization", requirePage);
 
 dashboardPages.get("/keys", async (c) => {
   const ctx = c.get("page");
-  return c.html(<KeysPage ctx={ctx} {...await loadKeys(c.env, ctx)} />);
+  const { edit } = keysQuery.parse(c.req.query());
+  return c.html(<KeysPage ctx={ctx} editId={edit} {...await loadKeys(c.env, ctx)} />);
 });
 
 dashboardPages.get("/usage", async (c) => {

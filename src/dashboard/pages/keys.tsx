@@ -169,9 +169,27 @@ const KeyActions: FC<{ k: KeyView }> = ({ k }) => {
           </button>
         </form>
       ) : null}
-      <details>
-        <summary>Edit</summary>
-        <div class="editor">
+      <a class="small" href={`?project=${encodeURIComponent(k.projectId)}&edit=${encodeURIComponent(k.id)}#edit`} aria-describedby={`d-${k.id}`}>
+        Edit
+      </a>
+    </div>
+  );
+};
+
+/** Rename, expiry and limits of one key: rendered only for the key being edited (`?edit=`). */
+const KeyEditor: FC<{ k: KeyView }> = ({ k }) => {
+  const api = `/api/keys/${k.id}`;
+  return (
+    <tr class="edit-row">
+      <td colspan={10} class="full">
+        <section id="edit" class="editor" aria-labelledby="edit-title">
+          <div class="page-head">
+            <h3 id="edit-title">Edit “{k.description || k.maskedKey}”</h3>
+            <a class="small" href={`?project=${encodeURIComponent(k.projectId)}`}>
+              Close
+            </a>
+          </div>
+          <div class="grid">
           <form data-api={api} data-method="PATCH">
             <div class="field">
               <label for={`desc-${k.id}`}>Description</label>
@@ -234,8 +252,9 @@ const KeyActions: FC<{ k: KeyView }> = ({ k }) => {
             Access rules of this key
           </a>
         </div>
-      </details>
-    </div>
+        </section>
+      </td>
+    </tr>
   );
 };
 
@@ -289,7 +308,13 @@ const KeyRowView: FC<{ k: KeyView; thresholdPercent: number; alertsOn: boolean }
   </tr>
 );
 
-export const KeysPage: FC<{ ctx: PageContext; keys: KeyView[]; thresholdPercent: number; alertsOn: boolean }> = ({ ctx, keys, thresholdPercent, alertsOn }) => (
+export const KeysPage: FC<{ ctx: PageContext; keys: KeyView[]; thresholdPercent: number; alertsOn: boolean; editId?: string | undefined }> = ({
+  ctx,
+  keys,
+  thresholdPercent,
+  alertsOn,
+  editId,
+}) => (
   <Layout title="Keys" ctx={ctx}>
     <PageHead
       title="Keys"
@@ -326,7 +351,12 @@ export const KeysPage: FC<{ ctx: PageContext; keys: KeyView[]; thresholdPercent:
           </thead>
           <tbody>
             {keys.length ? (
-              keys.map((k) => <KeyRowView k={k} thresholdPercent={thresholdPercent} alertsOn={alertsOn} />)
+              keys.map((k) => (
+                <>
+                  <KeyRowView k={k} thresholdPercent={thresholdPercent} alertsOn={alertsOn} />
+                  {k.id === editId ? <KeyEditor k={k} /> : null}
+                </>
+              ))
             ) : (
               <tr>
                 <td colspan={10} class="empty">
