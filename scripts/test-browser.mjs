@@ -146,6 +146,10 @@ try {
     if (r.status() === 404) consoleErrors.push(`404 ${r.url()}`);
   });
   const shot = (/** @type {string} */ name) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  /** Clicks something whose action reloads the page, and waits for that reload. */
+  const reloads = async (/** @type {import("playwright-core").Locator} */ target) => {
+    await Promise.all([page.waitForEvent("load"), target.click()]);
+  };
   const keyRow = (/** @type {string} */ description) => page.locator("tr", { has: page.getByText(description, { exact: true }) });
 
   let secret = "";
@@ -192,8 +196,7 @@ try {
     assert.match(secret, /^swb_/);
     await dialog.getByRole("button", { name: "Copy" }).click();
     await shot("03-secret-once");
-    await dialog.getByRole("button", { name: "Done" }).click();
-    await page.waitForLoadState("load");
+    await reloads(dialog.getByRole("button", { name: "Done" }));
     await keyRow("Browser key").waitFor();
     await page.reload();
     assert.equal((await page.content()).includes(secret), false, "secret visible after reload");
@@ -212,8 +215,7 @@ try {
     await page.getByRole("dialog").waitFor();
     rolled = await page.locator("#secret-value").inputValue();
     assert.notEqual(rolled, secret);
-    await page.getByRole("dialog").getByRole("button", { name: "Done" }).click();
-    await page.waitForLoadState("load");
+    await reloads(page.getByRole("dialog").getByRole("button", { name: "Done" }));
     assert.equal((await chat(secret)).status, 401);
     assert.equal((await chat(rolled)).status, 200);
   });
@@ -226,7 +228,7 @@ try {
   });
 
   await scenario("disable, then re-enable with an expiry", async () => {
-    await keyRow("Browser key").getByRole("button", { name: "Disable" }).click();
+    await reloads(keyRow("Browser key").getByRole("button", { name: "Disable" }));
     await keyRow("Browser key").getByText("disabled").waitFor();
     assert.equal((await chat(rolled)).status, 401);
     await keyRow("Browser key").getByRole("link", { name: "Edit" }).click();
@@ -235,9 +237,8 @@ try {
     const when = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 16);
     await editor.getByLabel("Expires at (UTC)").fill(when);
     await shot("05a-key-editor");
-    await editor.getByRole("button", { name: "Set expiry" }).click();
-    await page.waitForLoadState("load");
-    await keyRow("Browser key").getByRole("button", { name: "Enable" }).click();
+    await reloads(editor.getByRole("button", { name: "Set expiry" }));
+    await reloads(keyRow("Browser key").getByRole("button", { name: "Enable" }));
     await keyRow("Browser key").getByText("active", { exact: true }).waitFor();
     const expected = new Date(`${when}:00Z`).toLocaleString("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
     await keyRow("Browser key").getByText(expected, { exact: false }).first().waitFor();
@@ -255,8 +256,7 @@ try {
     await page.getByRole("button", { name: "Add model" }).click();
     assert.equal(await page.getByLabel("Models in this rule").inputValue(), "gpt-4o-mini");
     await shot("06-access-rule-form");
-    await page.getByRole("button", { name: "Add rule" }).click();
-    await page.waitForLoadState("load");
+    await reloads(page.getByRole("button", { name: "Add rule" }));
     const cell = page.locator("td .preview").first();
     await cell.waitFor();
     denial = (await cell.textContent()) ?? "";
@@ -297,8 +297,7 @@ try {
   await scenario("change a setting (budget alert threshold)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Organization" }).click();
     await page.getByLabel("Alert threshold (%)").fill("90");
-    await page.getByRole("button", { name: "Save notifications" }).click();
-    await page.waitForLoadState("load");
+    await reloads(page.getByRole("button", { name: "Save notifications" }));
     await page.reload();
     assert.equal(await page.getByLabel("Alert threshold (%)").inputValue(), "90");
     const org = await api("/v1/master/organization", { token: masterKey });
@@ -309,8 +308,7 @@ try {
   await scenario("delete a key (confirm)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Keys" }).click();
     page.once("dialog", (d) => void d.accept());
-    await keyRow("Browser key").getByRole("button", { name: "Delete" }).click();
-    await page.waitForLoadState("load");
+    await reloads(keyRow("Browser key").getByRole("button", { name: "Delete" }));
     await page.getByText("Browser key", { exact: true }).waitFor({ state: "detached" });
     assert.equal((await chat(rolled)).status, 401);
   });

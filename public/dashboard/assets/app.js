@@ -25,7 +25,8 @@
     if (v === "") return el.dataset.empty === "null" ? null : undefined;
     if (t === "int") return Number(v);
     if (t === "list") return v.split(/[\s,]+/).filter(Boolean);
-    if (t === "datetime") return new Date(v).toISOString();
+    // datetime-local has no zone; the pages label these fields UTC.
+    if (t === "datetime") return new Date(`${v}Z`).toISOString();
     return v;
   }
 
