@@ -131,3 +131,13 @@ export const PageHead: FC<{ title: string; sub?: Child; children?: Child }> = ({
     {children}
   </div>
 );
+
+/** The error line of a `data-api` form (filled by the client script) and its submit button. */
+export const Submit: FC<{ label: string; class: string }> = ({ label, class: cls }) => (
+  <>
+    <p class="alert" role="alert" data-status></p>
+    <button class={cls} type="submit">
+      {label}
+    </button>
+  </>
+);

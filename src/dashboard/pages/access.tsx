@@ -16,7 +16,7 @@ import { listRules, publicRule, type RuleTarget } from "../../iam/rules";
 import { FIELD_OF } from "../../iam/rule-body";
 import { ownerFilter } from "../../routes/dashboard/keys";
 import { isAdmin, type PageContext } from "../context";
-import { Layout, PageHead } from "../layout";
+import { Layout, PageHead, Submit } from "../layout";
 import { denialPreview, SAMPLE_VALUES } from "../rule-preview";
 
 type Rule = ReturnType<typeof publicRule>;
@@ -171,10 +171,7 @@ const RuleForm: FC<{ ctx: PageContext; data: AccessData; level: RuleLevel; id: s
       <p class="preview" data-preview aria-live="polite">
         {denialPreview(level, "allow_models", SAMPLE_VALUES.allow_models)}
       </p>
-      <p class="alert" role="alert" data-status></p>
-      <button class="primary" type="submit">
-        Add rule
-      </button>
+      <Submit class="primary" label="Add rule" />
     </form>
   );
 };

@@ -14,7 +14,7 @@ import { loadOrganization } from "../../actions/organization";
 import { keyDetail } from "../../keys/view";
 import { ownerFilter } from "../../routes/dashboard/keys";
 import type { PageContext } from "../context";
-import { Layout, PageHead } from "../layout";
+import { Layout, PageHead, Submit } from "../layout";
 import { formatDate, formatUsd, toDateTimeLocal, windowLabel } from "../format";
 
 type KeyView = Awaited<ReturnType<typeof keyDetail>> & { creator: string; lastUsedAt: number | null; expiresAtMs: number | null };
@@ -112,10 +112,7 @@ const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
           Comma-separated model ids. More rules (allow lists, providers, pricing, IP ranges) on the Access rules page.
         </p>
       </div>
-      <p class="alert" role="alert" data-status></p>
-      <button class="primary" type="submit">
-        Create key
-      </button>
+      <Submit class="primary" label="Create key" />
     </form>
   </section>
 );
@@ -163,10 +160,7 @@ const KeyActions: FC<{ k: KeyView }> = ({ k }) => {
             <input id={`reenable-${k.id}`} name="expiresAt" type="datetime-local" data-type="datetime" required />
           </div>
           <input type="hidden" name="status" value="active" />
-          <p class="alert" role="alert" data-status></p>
-          <button class="sm primary" type="submit">
-            Enable
-          </button>
+          <Submit class="sm primary" label="Enable" />
         </form>
       ) : null}
       <a class="small" href={`?project=${encodeURIComponent(k.projectId)}&edit=${encodeURIComponent(k.id)}#edit`} aria-describedby={`d-${k.id}`}>
@@ -195,10 +189,7 @@ const KeyEditor: FC<{ k: KeyView }> = ({ k }) => {
               <label for={`desc-${k.id}`}>Description</label>
               <input id={`desc-${k.id}`} name="description" value={k.description} maxlength={256} />
             </div>
-            <p class="alert" role="alert" data-status></p>
-            <button class="sm" type="submit">
-              Rename
-            </button>
+            <Submit class="sm" label="Rename" />
           </form>
           <form data-api={api} data-method="PATCH">
             <div class="field">
@@ -243,10 +234,7 @@ const KeyEditor: FC<{ k: KeyView }> = ({ k }) => {
                 </select>
               </div>
             </div>
-            <p class="alert" role="alert" data-status></p>
-            <button class="sm" type="submit">
-              Save limits
-            </button>
+            <Submit class="sm" label="Save limits" />
           </form>
           <a class="small" href={`/dashboard/access?project=${encodeURIComponent(k.projectId)}&key=${encodeURIComponent(k.id)}`}>
             Access rules of this key

@@ -14,7 +14,7 @@ import { loadOrganization } from "../../actions/organization";
 import { listNotifications } from "../../actions/notifications";
 import { publicOrganization } from "../../organizations/view";
 import { isAdmin, type PageContext } from "../context";
-import { Layout, PageHead } from "../layout";
+import { Layout, PageHead, Submit } from "../layout";
 import { formatDate, formatUsd } from "../format";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext) {
@@ -67,11 +67,8 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
             ))}
           </div>
         </fieldset>
-        <p class="alert" role="alert" data-status></p>
         {admin ? (
-          <button class="primary" type="submit">
-            Save compliance
-          </button>
+          <Submit class="primary" label="Save compliance" />
         ) : (
           <p class="muted small">Only owners and admins change these settings.</p>
         )}
@@ -90,12 +87,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
             <p class="hint">Between 50 and 100 percent of a key's limit. Alerts appear below and are e-mailed to owners and admins.</p>
           </div>
         </fieldset>
-        <p class="alert" role="alert" data-status></p>
-        {admin ? (
-          <button class="primary" type="submit">
-            Save notifications
-          </button>
-        ) : null}
+        {admin ? <Submit class="primary" label="Save notifications" /> : null}
       </form>
     </div>
   );

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 /** Sign-in page: posts to `POST /api/auth/sign-in` (the session API), then opens the Keys page. */
 import type { FC } from "hono/jsx";
-import { Document } from "../layout";
+import { Document, Submit } from "../layout";
 
 export const SignInPage: FC<{ organizationId: string | null; email: string | null }> = ({ organizationId, email }) => (
   <Document title="Sign in">
@@ -22,10 +22,7 @@ export const SignInPage: FC<{ organizationId: string | null; email: string | nul
             <label for="password">Password</label>
             <input id="password" name="password" type="password" autocomplete="current-password" required />
           </div>
-          <p class="alert" role="alert" data-status></p>
-          <button class="primary" type="submit">
-            Sign in
-          </button>
+          <Submit class="primary" label="Sign in" />
         </form>
       </div>
     </main>
