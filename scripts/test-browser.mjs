@@ -334,6 +334,33 @@ try {
     assert.match(page.url(), /\/dashboard\/sign-in$/);
   });
 
+  await scenario("OAuth sign-in and consent pages use the dashboard stylesheet", async () => {
+    const reg = await api("/oauth/register", {
+      method: "POST",
+      body: { client_name: "Browser MCP client", redirect_uris: ["http://127.0.0.1:9/callback"], token_endpoint_auth_method: "none" },
+    });
+    assert.equal(reg.status, 201, JSON.stringify(reg.json));
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: reg.json.client_id,
+      redirect_uri: "http://127.0.0.1:9/callback",
+      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+      code_challenge_method: "S256",
+      state: "s1",
+    });
+    const fresh = page;
+    await fresh.goto(`${BASE}/oauth/authorize?${q}`);
+    await fresh.getByRole("heading", { name: /Sign in to connect/ }).waitFor();
+    const styled = await fresh.evaluate(() => getComputedStyle(document.querySelector("main")).borderRadius);
+    assert.notEqual(styled, "0px", "stylesheet not applied");
+    await fresh.screenshot({ path: join(SHOTS, "13-oauth-sign-in.png"), fullPage: true });
+    await fresh.getByLabel("Email").fill(OWNER.email);
+    await fresh.getByLabel("Password").fill(OWNER.password);
+    await fresh.getByRole("button", { name: "Sign in" }).click();
+    await fresh.getByRole("heading", { name: /Authorize/ }).waitFor();
+    await fresh.screenshot({ path: join(SHOTS, "14-oauth-consent.png"), fullPage: true });
+  });
+
   await scenario("no console errors (CSP violations, script errors)", async () => {
     assert.deepEqual(consoleErrors.filter((e) => !/status of (401|403)/.test(e)), []);
   });

@@ -25,7 +25,6 @@ export const Document: FC<{ title: string; csrf?: string | undefined; script?: b
       <meta name="referrer" content="no-referrer" />
       {csrf ? <meta name="csrf-token" content={csrf} /> : null}
       <title>{`${title} · Switchboard`}</title>
-      <link rel="icon" href="data:," />
       <link rel="stylesheet" href={ASSET_CSS} />
       {script ? <script src={ASSET_JS} defer></script> : null}
     </head>

@@ -45,7 +45,6 @@ export function setupPage(origin: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Switchboard MCP server</title>
-<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/assets/app.css">
 </head>
 <body>

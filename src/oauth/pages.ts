@@ -31,7 +31,6 @@ function layout(title: string, body: Html): Html {
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <meta name="referrer" content="no-referrer" />
     <title>${title} · Switchboard</title>
-    <link rel="icon" href="data:," />
     <link rel="stylesheet" href="${STYLESHEET}" />
   </head>
   <body>

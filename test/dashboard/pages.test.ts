@@ -114,6 +114,22 @@ describe("dashboard pages", () => {
     expect(standard).toMatch(/>\s*Disable\s*</);
   });
 
+  it("an expired key asks for a new expiry to be enabled; the editor opens on demand", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const soon = new Date(Date.now() + 400).toISOString();
+    expect((await api(s, `/keys/${org.keyId}`, { method: "PATCH", body: JSON.stringify({ expiresAt: soon }) })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 600));
+    const html = await (await page(s, "/dashboard/keys")).text();
+    const row = html.split("<tr data-key-id=").find((r) => r.startsWith(`"${org.keyId}"`))!;
+    expect(row).toContain("expired");
+    expect(row).toContain("New expiry (UTC)");
+    expect(row).not.toContain("Expires at (UTC)");
+    const edit = await (await page(s, `/dashboard/keys?edit=${org.keyId}`)).text();
+    expect(edit).toContain("Expires at (UTC)");
+    expect(edit).toContain(`Edit “test key”`);
+  });
+
   it("shows a developer only their own keys and their own usage scope", async () => {
     const org = await seedOrg();
     const dev = await addMember(org, "developer");
