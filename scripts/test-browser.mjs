@@ -313,6 +313,28 @@ try {
     assert.equal((await chat(rolled)).status, 401);
   });
 
+  await scenario("every field has a label; keyboard-only key creation", async () => {
+    for (const path of ["/dashboard/keys", "/dashboard/usage", "/dashboard/access", "/dashboard/organization", `/dashboard/keys?edit=${encodeURIComponent(await page.locator("tr[data-key-id]").first().getAttribute("data-key-id") ?? "")}`]) {
+      await page.goto(`${BASE}${path}`);
+      const unlabelled = await page.evaluate(() =>
+        [...document.querySelectorAll("input:not([type=hidden]), select, textarea")]
+          .filter((el) => !(/** @type {HTMLInputElement} */ (el).labels?.length || el.getAttribute("aria-label") || el.getAttribute("aria-labelledby")))
+          .map((el) => el.outerHTML.slice(0, 80)),
+      );
+      assert.deepEqual(unlabelled, [], path);
+      const nameless = await page.evaluate(() => [...document.querySelectorAll("button, a[href]")].filter((el) => !el.textContent?.trim() && !el.getAttribute("aria-label")).length);
+      assert.equal(nameless, 0, `${path}: buttons or links without a name`);
+    }
+    await page.goto(`${BASE}/dashboard/keys`);
+    await page.getByRole("region", { name: "Create a key" }).getByLabel("Description", { exact: true }).focus();
+    await page.keyboard.type("Keyboard key");
+    await page.keyboard.press("Enter");
+    await page.getByRole("dialog").waitFor();
+    assert.match(await page.locator("#secret-value").inputValue(), /^swb_/);
+    await Promise.all([page.waitForEvent("load"), page.keyboard.press("Escape")]);
+    await keyRow("Keyboard key").waitFor();
+  });
+
   await scenario("phone width", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const [name, path] of [["keys", "/dashboard/keys"], ["usage", "/dashboard/usage"], ["access", "/dashboard/access"]]) {

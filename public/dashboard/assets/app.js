@@ -42,6 +42,8 @@
           setPath(out, el.name, list);
           continue;
         }
+        // A field that only means something with another one (a TTL unit without a TTL value).
+        if (el.dataset.with && !document.getElementById(el.dataset.with)?.value.trim()) continue;
         if (el.dataset.ruleType) {
           const list = el.value.split(/[\s,]+/).filter(Boolean);
           if (list.length) (out.iamRules ??= []).push({ ruleType: el.dataset.ruleType, ruleValue: { [el.dataset.ruleField]: list } });

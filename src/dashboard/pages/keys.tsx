@@ -72,7 +72,7 @@ const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
         </div>
         <div class="field">
           <label for="new-ttl-unit">Unit</label>
-          <select id="new-ttl-unit" name="expiresIn.unit">
+          <select id="new-ttl-unit" name="expiresIn.unit" data-with="new-ttl">
             <option value="minute">minutes</option>
             <option value="hour">hours</option>
             <option value="day" selected>
