@@ -167,6 +167,23 @@ describe("dashboard pages", () => {
     expect(html).toContain("GPT-4o mini");
   });
 
+  it("offers an organization switcher to a person in several organizations (re-sign-in to the chosen one)", async () => {
+    const a = await seedOrg({ name: "Alpha Org" });
+    const b = await seedOrg({ name: "Beta Org" });
+    const res = await call("/v1/master/members", { method: "POST", key: b.masterKey, ...json({ email: a.ownerEmail, name: "Owner A", role: "developer" }) });
+    expect(res.status).toBe(201);
+    const s = await signIn(a.ownerEmail, a.ownerPassword);
+    const html = await (await page(s, "/dashboard/keys")).text();
+    expect(html).toContain('<label for="switch-org">Organization</label>');
+    expect(html).toContain(`<option value="${a.orgId}" selected="">Alpha Org</option>`);
+    expect(html).toContain(`<option value="${b.orgId}">Beta Org</option>`);
+    const signInPage = await page(s, `/dashboard/sign-in?org=${b.orgId}`);
+    expect(signInPage.status).toBe(200);
+    expect(await signInPage.text()).toContain(`<input type="hidden" name="organizationId" value="${b.orgId}"/>`);
+    // Same organization: straight back to the dashboard.
+    expect((await page(s, `/dashboard/sign-in?org=${a.orgId}`)).headers.get("location")).toBe("/dashboard/keys");
+  });
+
   it("falls back to defaults on bad query values instead of failing", async () => {
     const org = await seedOrg();
     const s = await signIn(org.ownerEmail, org.ownerPassword);
