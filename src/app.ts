@@ -14,6 +14,8 @@ import { modelsRoutes } from "./routes/models";
 import { imageRoutes } from "./routes/images";
 import { oauthRoutes } from "./oauth/routes";
 import { videoRoutes } from "./routes/videos";
+import { dashboardPages, loginRedirect } from "./dashboard/routes";
+import { htmlSecurityHeaders } from "./dashboard/security";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
@@ -21,6 +23,7 @@ import { videoRoutes } from "./routes/videos";
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestContext);
+  app.use("*", htmlSecurityHeaders);
 
   // routes:begin (one line per concept; helpers add their own line)
   app.route("/v1/master", masterRoutes);
@@ -35,6 +38,8 @@ export function createApp(): Hono<AppEnv> {
   app.route("/v1/providers/metrics", providerMetricsRoutes);
   app.route("/api", dashboardRoutes);
   app.route("/v1/moderations", moderationRoutes);
+  app.route("/dashboard", dashboardPages);
+  app.route("/login", loginRedirect);
   // routes:end
 
   app.notFound(notFoundHandler);

@@ -175,7 +175,7 @@ function deny(level: RuleLevel, ruleType: RuleType, reason: string): AccessDecis
   return { allowed: false, level, ruleType, message: `Access denied: ${reason} (${ruleType}), ${SOURCE[level]}.` };
 }
 
-function evaluateLayer(level: RuleLevel, l: CompiledLayer, req: AccessRequest): AccessDecision | null {
+export function evaluateLayer(level: RuleLevel, l: CompiledLayer, req: AccessRequest): AccessDecision | null {
   if (l.empty) return null;
   const scoped = req.kind !== "moderation"; // moderation: only provider and IP rules
   const pricing: "free" | "paid" = req.free ? "free" : "paid";

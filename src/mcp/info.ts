@@ -45,13 +45,11 @@ export function setupPage(origin: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Switchboard MCP server</title>
-<style>
-body{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
-code,pre{font-family:ui-monospace,monospace;background:#f4f4f6;border-radius:4px}
-pre{padding:.75rem;overflow-x:auto}code{padding:0 .2rem}h2{margin-top:2rem}
-</style>
+<link rel="stylesheet" href="/dashboard/assets/app.css">
 </head>
 <body>
+<div class="center-brand"><span class="brand">Switchboard</span></div>
+<main class="card doc">
 <h1>Switchboard MCP server</h1>
 <p>This is the Model Context Protocol endpoint of the gateway. Connect an MCP client to
 <code>${url}</code> (Streamable HTTP). Authenticate with a project API key
@@ -69,6 +67,7 @@ pre{padding:.75rem;overflow-x:auto}code{padding:0 .2rem}h2{margin-top:2rem}
 <h2>Tools</h2>
 <ul>${tools}</ul>
 <p>Analytics tools are read-only and never charge; chat and image tools are billed to the connected key.</p>
+</main>
 </body>
 </html>`;
 }

@@ -20,14 +20,8 @@ export interface AuthorizeParams {
 
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
-const STYLE = `
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;background:#f5f5f7;color:#1d1d1f;margin:0}
-main{max-width:460px;margin:48px auto;background:#fff;border-radius:12px;padding:28px 32px;box-shadow:0 2px 12px rgba(0,0,0,.08)}
-h1{font-size:1.3rem;margin:0 0 12px}p{line-height:1.45}label{display:block;margin:14px 0 4px;font-weight:600}
-input[type=email],input[type=password],select{width:100%;padding:9px;border:1px solid #ccc;border-radius:8px;box-sizing:border-box;font-size:1rem}
-.row{display:flex;gap:12px;margin-top:22px}button{flex:1;padding:10px;border-radius:8px;border:1px solid #0a66c2;font-size:1rem;cursor:pointer}
-button.primary{background:#0a66c2;color:#fff}button.secondary{background:#fff;color:#0a66c2}
-.error{background:#fdecea;color:#8a1c1c;padding:10px;border-radius:8px}.muted{color:#666;font-size:.9rem}code{word-break:break-all}`;
+/** The dashboard's stylesheet (a static asset); no inline style, so the page CSP stays strict. */
+const STYLESHEET = "/dashboard/assets/app.css";
 
 function layout(title: string, body: Html): Html {
   return html`<!doctype html>
@@ -37,12 +31,11 @@ function layout(title: string, body: Html): Html {
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <meta name="referrer" content="no-referrer" />
     <title>${title} · Switchboard</title>
-    <style>
-      ${STYLE}
-    </style>
+    <link rel="stylesheet" href="${STYLESHEET}" />
   </head>
   <body>
-    <main>${body}</main>
+    <div class="center-brand"><span class="brand">Switchboard</span></div>
+    <main class="card narrow">${body}</main>
   </body>
 </html>`;
 }
@@ -74,7 +67,7 @@ export function signInPage(p: AuthorizeParams, clientName: string, error?: strin
       <form method="post" action="/oauth/authorize">
         ${hiddenParams(p)}
         <input type="hidden" name="action" value="sign_in" />
-        <label for="email">E-mail</label>
+        <label for="email">Email</label>
         <input id="email" name="email" type="email" autocomplete="username" required />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />

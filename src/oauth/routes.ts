@@ -154,7 +154,7 @@ async function checkAuthorizeRequest(env: Env, q: Record<string, string | undefi
 function pageHeaders(c: Context<AppEnv>): void {
   c.header("cache-control", "no-store");
   c.header("x-frame-options", "DENY");
-  c.header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https: http://localhost:* http://127.0.0.1:*; frame-ancestors 'none'");
+  c.header("content-security-policy", "default-src 'none'; style-src 'self'; form-action 'self' https: http://localhost:* http://127.0.0.1:*; frame-ancestors 'none'");
   c.header("referrer-policy", "no-referrer");
 }
 

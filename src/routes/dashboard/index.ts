@@ -13,6 +13,7 @@ import { dashboardKeyRoutes } from "./keys";
 import { dashboardNotificationRoutes } from "./notifications";
 import { dashboardMembershipRoutes } from "./memberships";
 import { dashboardRuleRoutes, requireManager } from "./rules";
+import { dashboardOrganizationRoutes } from "./organization";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   const session = await readSession(c.env, c.req.header("cookie"));
@@ -47,3 +48,5 @@ for (const path of ["/members/:ref/iam", "/members/:ref/iam/*", "/teams/:ref/iam
 }
 dashboardRoutes.route("/", dashboardRuleRoutes);
 dashboardRoutes.route("/notifications", dashboardNotificationRoutes);
+dashboardRoutes.use("/organization", requireSession);
+dashboardRoutes.route("/organization", dashboardOrganizationRoutes);

@@ -4,7 +4,6 @@
  * (anyone else's is 404), and not a status or limits an owner or admin set (403, src/keys/update.ts).
  */
 import { Hono, type Context } from "hono";
-import { and, desc, eq, ne } from "drizzle-orm";
 import { z } from "zod";
 import type { DashboardEnv } from "./types";
 import type { SessionInfo } from "../../auth/session";
@@ -20,6 +19,8 @@ import { updateKey } from "../../keys/update";
 import { rollKey } from "../../keys/roll";
 import { deleteKey } from "../../keys/delete";
 import { keyDetail } from "../../keys/view";
+import { listKeys } from "../../actions/keys";
+import { ruleBodySchema } from "../../iam/rule-body";
 
 const UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 /** Longest TTL accepted at creation: 10 years. */
@@ -39,6 +40,7 @@ const createBody = z
     expiresIn: expiresIn.optional(),
     expiresAt: isoDate.nullable().optional(),
     ...limitFields,
+    iamRules: z.array(ruleBodySchema).max(50).optional(),
   })
   .refine((b) => !(b.expiresIn && b.expiresAt != null), { message: "give either expiresIn or expiresAt", path: ["expiresAt"] });
 
@@ -58,7 +60,7 @@ const listQuery = z.object({ projectId: z.string().min(1).max(64).optional() });
 const actorOf = (s: SessionInfo): KeyActor => (s.role === "developer" ? "developer" : "manager");
 
 /** Developers see and manage only keys they created. */
-const ownerFilter = (s: SessionInfo): { createdBy?: string } => (s.role === "developer" ? { createdBy: s.memberId } : {});
+export const ownerFilter = (s: SessionInfo): { createdBy?: string } => (s.role === "developer" ? { createdBy: s.memberId } : {});
 
 function loadKey(c: Context<DashboardEnv>, id: string): Promise<KeyRow> {
   const s = c.get("session");
@@ -69,17 +71,7 @@ export const dashboardKeyRoutes = new Hono<DashboardEnv>();
 
 dashboardKeyRoutes.get("/", validate("query", listQuery), async (c) => {
   const s = c.get("session");
-  const { projectId } = c.req.valid("query");
-  if (projectId) {
-    // Another organization's project is a 404, as in the master API.
-    const p = await getDb(c.env.DB).select({ id: projects.id }).from(projects).where(and(eq(projects.id, projectId), eq(projects.organizationId, s.organizationId))).get();
-    if (!p) throw notFound(`Project '${projectId}' not found`, "project_not_found");
-  }
-  const conds = [eq(apiKeys.organizationId, s.organizationId), ne(apiKeys.status, "deleted")];
-  if (projectId) conds.push(eq(apiKeys.projectId, projectId));
-  const mine = ownerFilter(s).createdBy;
-  if (mine) conds.push(eq(apiKeys.createdBy, mine));
-  const rows = await getDb(c.env.DB).select().from(apiKeys).where(and(...conds)).orderBy(desc(apiKeys.createdAt), apiKeys.id);
+  const rows = await listKeys(c.env, s.organizationId, { ...c.req.valid("query"), ...ownerFilter(s) });
   return c.json({ apiKeys: rows.map(publicKey) });
 });
 

@@ -4,7 +4,6 @@
  * src/keys/ so the master and dashboard APIs behave identically.
  */
 import { Hono } from "hono";
-import { and, desc, eq, ne } from "drizzle-orm";
 import { z } from "zod";
 import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
@@ -19,6 +18,7 @@ import { getKeyRow } from "../../keys/lookup";
 import { updateKey } from "../../keys/update";
 import { deleteKey } from "../../keys/delete";
 import { keyDetail } from "../../keys/view";
+import { listKeys } from "../../actions/keys";
 
 const createBody = z.object({
   projectId: z.string().min(1).max(64),
@@ -53,16 +53,7 @@ masterKeyRoutes.post("/", validateBody(createBody, TTL_HINTS), async (c) => {
 });
 
 masterKeyRoutes.get("/", validate("query", listQuery), async (c) => {
-  const { projectId } = c.req.valid("query");
-  const orgId = c.get("master").organizationId;
-  const db = getDb(c.env.DB);
-  if (projectId) {
-    const p = await db.select({ id: projects.id }).from(projects).where(and(eq(projects.id, projectId), eq(projects.organizationId, orgId))).get();
-    if (!p) throw notFound(`Project '${projectId}' not found`, "project_not_found");
-  }
-  const conds = [eq(apiKeys.organizationId, orgId), ne(apiKeys.status, "deleted")];
-  if (projectId) conds.push(eq(apiKeys.projectId, projectId));
-  const rows = await db.select().from(apiKeys).where(and(...conds)).orderBy(desc(apiKeys.createdAt), apiKeys.id);
+  const rows = await listKeys(c.env, c.get("master").organizationId, c.req.valid("query"));
   return c.json({ apiKeys: rows.map(publicKey) });
 });
 

@@ -1,0 +1,60 @@
+/**
+ * Reading and changing an organization's settings (compliance policy, budget notifications),
+ * shared by `PATCH /v1/master/organization`, `PATCH /api/organization` and the dashboard.
+ */
+import { eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { organizations } from "../db/schema";
+import { PROVIDER_IDS } from "../catalog/types";
+import { notFound } from "../errors/api-error";
+import { bumpKeyVersions } from "../keys/sync";
+import { publicOrganization } from "../organizations/view";
+
+export const organizationPatchBody = z.object({
+  compliance: z
+    .object({
+      noTraining: z.boolean().optional(),
+      deniedProviders: z.array(z.enum(PROVIDER_IDS)).max(PROVIDER_IDS.length).optional(),
+    })
+    .optional(),
+  notifications: z
+    .object({
+      apiKeyBudgets: z.boolean().optional(),
+      thresholdPercent: z.number().int().min(50).max(100).optional(),
+    })
+    .optional(),
+});
+
+export type OrganizationPatch = z.infer<typeof organizationPatchBody>;
+
+/** The organization with its credit balance read as text (exact beyond 2^53 pico-dollars). */
+export async function loadOrganization(env: Env, id: string) {
+  const row = await getDb(env.DB)
+    .select({
+      id: organizations.id,
+      name: organizations.name,
+      plan: organizations.plan,
+      creditsPico: sql<string>`CAST(${organizations.creditsPico} AS TEXT)`,
+      compliance: organizations.compliance,
+      notifications: organizations.notifications,
+      createdAt: organizations.createdAt,
+    })
+    .from(organizations)
+    .where(eq(organizations.id, id))
+    .get();
+  if (!row) throw notFound("Organization not found.");
+  return row;
+}
+
+export async function updateOrganization(env: Env, orgId: string, body: OrganizationPatch) {
+  const current = await loadOrganization(env, orgId);
+  const compliance = { ...current.compliance, ...body.compliance };
+  if (compliance.deniedProviders) compliance.deniedProviders = [...new Set(compliance.deniedProviders)];
+  const notifications = { ...current.notifications, ...body.notifications };
+  await getDb(env.DB).update(organizations).set({ compliance, notifications }).where(eq(organizations.id, orgId));
+  // Policy is part of every key's context.
+  await bumpKeyVersions(env, { organizationId: orgId });
+  return publicOrganization({ ...current, compliance, notifications });
+}

@@ -1,0 +1,142 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * The page frame: stylesheet and the one client script (static assets, CSP `'self'`), top bar with
+ * navigation, organization and project switchers and "Sign out", and the secret dialog.
+ */
+import type { Child, FC } from "hono/jsx";
+import type { PageContext } from "./context";
+
+export const ASSET_CSS = "/dashboard/assets/app.css";
+export const ASSET_JS = "/dashboard/assets/app.js";
+
+const NAV = [
+  { href: "/dashboard/keys", label: "Keys" },
+  { href: "/dashboard/usage", label: "Usage" },
+  { href: "/dashboard/access", label: "Access rules" },
+  { href: "/dashboard/organization", label: "Organization" },
+] as const;
+
+/** A bare document: head with the shared stylesheet; used by every HTML page. */
+export const Document: FC<{ title: string; csrf?: string | undefined; script?: boolean; children?: Child }> = ({ title, csrf, script = true, children }) => (
+  <html lang="en">
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <meta name="referrer" content="no-referrer" />
+      {csrf ? <meta name="csrf-token" content={csrf} /> : null}
+      <title>{`${title} · Switchboard`}</title>
+      <link rel="stylesheet" href={ASSET_CSS} />
+      {script ? <script src={ASSET_JS} defer></script> : null}
+    </head>
+    <body>{children}</body>
+  </html>
+);
+
+const withProject = (href: string, ctx: PageContext): string => (ctx.project ? `${href}?project=${encodeURIComponent(ctx.project.id)}` : href);
+
+export const Layout: FC<{ title: string; ctx: PageContext; children?: Child }> = ({ title, ctx, children }) => (
+  <Document title={title} csrf={ctx.session.csrfToken}>
+    <a class="skip" href="#main">
+      Skip to content
+    </a>
+    <header class="top">
+      <a class="brand" href="/dashboard">
+        Switchboard
+      </a>
+      <nav class="nav" aria-label="Main">
+        {NAV.map((n) => (
+          <a href={withProject(n.href, ctx)} aria-current={ctx.path.startsWith(n.href) ? "page" : undefined}>
+            {n.label}
+          </a>
+        ))}
+      </nav>
+      <div class="who">
+        {ctx.organizations.length > 1 ? (
+          <form method="get" action="/dashboard/sign-in">
+            <label for="switch-org">Organization</label>
+            <select id="switch-org" name="org">
+              {ctx.organizations.map((o) => (
+                <option value={o.id} selected={o.id === ctx.organization.id}>
+                  {o.name}
+                </option>
+              ))}
+            </select>
+            <button class="btn sm" type="submit">
+              Switch
+            </button>
+          </form>
+        ) : null}
+        {ctx.projects.length > 0 ? (
+          <form method="get" action={ctx.path}>
+            <label for="switch-project">Project</label>
+            <select id="switch-project" name="project" data-autosubmit>
+              {ctx.projects.map((p) => (
+                <option value={p.id} selected={p.id === ctx.project?.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+            <noscript>
+              <button class="btn sm" type="submit">
+                Go
+              </button>
+            </noscript>
+          </form>
+        ) : null}
+        <span class="user">
+          {ctx.session.email} · {ctx.session.role}
+        </span>
+        <form data-api="/api/auth/sign-out" data-redirect="/dashboard/sign-in">
+          <button class="btn sm" type="submit">
+            Sign out
+          </button>
+        </form>
+      </div>
+    </header>
+    <main id="main">
+      <p id="flash" class="alert" role="alert"></p>
+      {children}
+    </main>
+    <dialog id="secret-dialog" aria-labelledby="secret-title">
+      <h2 id="secret-title">Copy your new API key</h2>
+      <p>
+        <span id="secret-for"></span> This secret is shown only once: store it now. It cannot be displayed again; roll the key if it is lost.
+      </p>
+      <div class="secret">
+        <label class="sr-only" for="secret-value">
+          API key secret
+        </label>
+        <input id="secret-value" readonly autocomplete="off" spellcheck={false} />
+        <button class="primary" type="button" data-copy="secret-value">
+          Copy
+        </button>
+      </div>
+      <p class="actions">
+        <button type="button" data-close="secret-dialog">
+          Done
+        </button>
+      </p>
+    </dialog>
+  </Document>
+);
+
+/** Section heading with an optional right-hand side. */
+export const PageHead: FC<{ title: string; sub?: Child; children?: Child }> = ({ title, sub, children }) => (
+  <div class="page-head">
+    <div>
+      <h1>{title}</h1>
+      {sub ? <p class="muted">{sub}</p> : null}
+    </div>
+    {children}
+  </div>
+);
+
+/** The error line of a `data-api` form (filled by the client script) and its submit button. */
+export const Submit: FC<{ label: string; class: string }> = ({ label, class: cls }) => (
+  <>
+    <p class="alert" role="alert" data-status></p>
+    <button class={cls} type="submit">
+      {label}
+    </button>
+  </>
+);

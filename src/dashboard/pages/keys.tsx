@@ -1,0 +1,360 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * Keys page: the project's keys (developers: their own) with spend, limits and expiry, the create
+ * form (TTL, limits, an optional first rule) and per-key actions. Every action posts to the
+ * session API (`/api/keys...`), which calls the shared services in src/keys/.
+ */
+import type { FC } from "hono/jsx";
+import { and, eq, inArray, max } from "drizzle-orm";
+import type { Env } from "../../env";
+import { getDb } from "../../db/client";
+import { members, requestLogs, users } from "../../db/schema";
+import { listKeys } from "../../actions/keys";
+import { loadOrganization } from "../../actions/organization";
+import { keyDetail } from "../../keys/view";
+import { ownerFilter } from "../../routes/dashboard/keys";
+import type { PageContext } from "../context";
+import { Layout, PageHead, Submit } from "../layout";
+import { formatDate, formatUsd, toDateTimeLocal, windowLabel } from "../format";
+
+type KeyView = Awaited<ReturnType<typeof keyDetail>> & { creator: string; lastUsedAt: number | null; expiresAtMs: number | null };
+
+export async function loadKeys(env: Env, ctx: PageContext): Promise<{ keys: KeyView[]; thresholdPercent: number; alertsOn: boolean }> {
+  if (!ctx.project) return { keys: [], thresholdPercent: 80, alertsOn: true };
+  const s = ctx.session;
+  const db = getDb(env.DB);
+  const [rows, org] = await Promise.all([listKeys(env, s.organizationId, { projectId: ctx.project.id, ...ownerFilter(s) }), loadOrganization(env, s.organizationId)]);
+  const ids = rows.map((r) => r.id);
+  const creatorIds = [...new Set(rows.map((r) => r.createdBy))];
+  const [details, creators, lastUsed] = await Promise.all([
+    Promise.all(rows.map((r) => keyDetail(env, r))),
+    creatorIds.length
+      ? db.select({ id: members.id, email: users.email }).from(members).innerJoin(users, eq(users.id, members.userId)).where(inArray(members.id, creatorIds))
+      : Promise.resolve([]),
+    ids.length
+      ? db
+          .select({ id: requestLogs.apiKeyId, at: max(requestLogs.createdAt) })
+          .from(requestLogs)
+          .where(and(eq(requestLogs.organizationId, s.organizationId), inArray(requestLogs.apiKeyId, ids)))
+          .groupBy(requestLogs.apiKeyId)
+      : Promise.resolve([]),
+  ]);
+  const creatorOf = new Map(creators.map((c) => [c.id, c.email]));
+  const lastOf = new Map(lastUsed.map((l) => [l.id, l.at]));
+  return {
+    keys: details.map((d, i) => ({
+      ...d,
+      creator: creatorOf.get(rows[i]!.createdBy) ?? "former member",
+      lastUsedAt: lastOf.get(rows[i]!.id) ?? null,
+      expiresAtMs: rows[i]!.expiresAt,
+    })),
+    thresholdPercent: org.notifications.thresholdPercent ?? 80,
+    alertsOn: org.notifications.apiKeyBudgets !== false,
+  };
+}
+
+const StatusBadge: FC<{ k: KeyView }> = ({ k }) =>
+  k.expired ? <span class="badge bad">expired</span> : k.status === "active" ? <span class="badge ok">active</span> : <span class="badge warn">disabled</span>;
+
+const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
+  <section class="card" aria-labelledby="create-title">
+    <h2 id="create-title">Create a key</h2>
+    <form data-api="/api/keys">
+      <input type="hidden" name="projectId" value={projectId} />
+      <div class="row">
+        <div class="field">
+          <label for="new-description">Description</label>
+          <input id="new-description" name="description" maxlength={256} placeholder="e.g. Backend production" />
+        </div>
+        <div class="field">
+          <label for="new-ttl">Expires after</label>
+          <input id="new-ttl" name="expiresIn.value" type="number" min={1} step={1} data-type="int" placeholder="never" />
+        </div>
+        <div class="field">
+          <label for="new-ttl-unit">Unit</label>
+          <select id="new-ttl-unit" name="expiresIn.unit" data-with="new-ttl">
+            <option value="minute">minutes</option>
+            <option value="hour">hours</option>
+            <option value="day" selected>
+              days
+            </option>
+          </select>
+        </div>
+      </div>
+      <div class="row">
+        <div class="field">
+          <label for="new-limit">All-time limit (USD)</label>
+          <input id="new-limit" name="usageLimit" inputmode="decimal" placeholder="no limit" />
+        </div>
+        <div class="field">
+          <label for="new-plimit">Recurring limit (USD)</label>
+          <input id="new-plimit" name="periodUsageLimit" inputmode="decimal" placeholder="no limit" />
+        </div>
+        <div class="field">
+          <label for="new-pvalue">Every</label>
+          <input id="new-pvalue" name="periodUsageDurationValue" type="number" min={1} data-type="int" placeholder="1" />
+        </div>
+        <div class="field">
+          <label for="new-punit">Window unit</label>
+          <select id="new-punit" name="periodUsageDurationUnit">
+            <option value="">—</option>
+            <option value="hour">hours</option>
+            <option value="day">days</option>
+            <option value="week">weeks</option>
+            <option value="month">months</option>
+          </select>
+        </div>
+      </div>
+      <div class="field">
+        <label for="new-deny-models">Deny models (optional IAM rule)</label>
+        <input id="new-deny-models" data-rule-type="deny_models" data-rule-field="models" placeholder="e.g. gpt-4o, claude-opus-4" aria-describedby="new-deny-hint" />
+        <p class="hint" id="new-deny-hint">
+          Comma-separated model ids. More rules (allow lists, providers, pricing, IP ranges) on the Access rules page.
+        </p>
+      </div>
+      <Submit class="primary" label="Create key" />
+    </form>
+  </section>
+);
+
+const KeyActions: FC<{ k: KeyView }> = ({ k }) => {
+  const api = `/api/keys/${k.id}`;
+  const name = k.description || k.maskedKey;
+  const playground = k.kind === "playground";
+  return (
+    <div>
+      <div class="actions">
+        {k.status === "active" && !k.expired ? (
+          <form data-api={api} data-method="PATCH">
+            <button class="sm" type="submit" data-only-json data-json='{"status":"inactive"}' aria-describedby={`d-${k.id}`}>
+              Disable
+            </button>
+          </form>
+        ) : k.expired ? null : (
+          <form data-api={api} data-method="PATCH">
+            <button class="sm" type="submit" data-only-json data-json='{"status":"active"}' aria-describedby={`d-${k.id}`}>
+              Enable
+            </button>
+          </form>
+        )}
+        {playground ? null : (
+          <form data-api={`${api}/roll`} data-confirm={`Roll “${name}”? A new secret is issued and the current one stops working at once.`}>
+            <button class="sm" type="submit" aria-describedby={`d-${k.id}`}>
+              Roll
+            </button>
+          </form>
+        )}
+        {playground ? null : (
+          <form data-api={api} data-method="DELETE" data-confirm={`Delete “${name}”? Requests with it are refused at once. This cannot be undone.`}>
+            <button class="sm danger" type="submit" aria-describedby={`d-${k.id}`}>
+              Delete
+            </button>
+          </form>
+        )}
+      </div>
+      {k.expired ? (
+        <form class="editor" data-api={api} data-method="PATCH">
+          <p class="small">This key has expired. Enabling it needs a new expiry in the future.</p>
+          <div class="field">
+            <label for={`reenable-${k.id}`}>New expiry (UTC)</label>
+            <input id={`reenable-${k.id}`} name="expiresAt" type="datetime-local" data-type="datetime" required />
+          </div>
+          <input type="hidden" name="status" value="active" />
+          <Submit class="sm primary" label="Enable" />
+        </form>
+      ) : null}
+      <a class="small" href={`?project=${encodeURIComponent(k.projectId)}&edit=${encodeURIComponent(k.id)}#edit`} aria-describedby={`d-${k.id}`}>
+        Edit
+      </a>
+    </div>
+  );
+};
+
+/** Rename, expiry and limits of one key: rendered only for the key being edited (`?edit=`). */
+const KeyEditor: FC<{ k: KeyView }> = ({ k }) => {
+  const api = `/api/keys/${k.id}`;
+  return (
+    <tr class="edit-row">
+      <td colspan={10} class="full">
+        <section id="edit" class="editor" aria-labelledby="edit-title">
+          <div class="page-head">
+            <h3 id="edit-title">Edit “{k.description || k.maskedKey}”</h3>
+            <a class="small" href={`?project=${encodeURIComponent(k.projectId)}`}>
+              Close
+            </a>
+          </div>
+          <div class="grid">
+          <form data-api={api} data-method="PATCH">
+            <div class="field">
+              <label for={`desc-${k.id}`}>Description</label>
+              <input id={`desc-${k.id}`} name="description" value={k.description} maxlength={256} />
+            </div>
+            <Submit class="sm" label="Rename" />
+          </form>
+          <form data-api={api} data-method="PATCH">
+            <div class="field">
+              <label for={`exp-${k.id}`}>Expires at (UTC)</label>
+              <input id={`exp-${k.id}`} name="expiresAt" type="datetime-local" data-type="datetime" value={toDateTimeLocal(k.expiresAtMs)} />
+            </div>
+            <p class="alert" role="alert" data-status></p>
+            <div class="actions">
+              <button class="sm" type="submit">
+                Set expiry
+              </button>
+              {k.expiresAtMs !== null && !k.expired ? (
+                <button class="sm" type="submit" data-only-json data-json='{"expiresAt":null}'>
+                  Clear expiry
+                </button>
+              ) : null}
+            </div>
+          </form>
+          <form data-api={api} data-method="PATCH">
+            <div class="field">
+              <label for={`lim-${k.id}`}>All-time limit (USD)</label>
+              <input id={`lim-${k.id}`} name="usageLimit" value={k.usageLimit ?? ""} data-empty="null" inputmode="decimal" placeholder="no limit" />
+            </div>
+            <div class="row">
+              <div class="field">
+                <label for={`plim-${k.id}`}>Recurring limit (USD)</label>
+                <input id={`plim-${k.id}`} name="periodUsageLimit" value={k.periodUsageLimit ?? ""} data-empty="null" inputmode="decimal" placeholder="none" />
+              </div>
+              <div class="field">
+                <label for={`pval-${k.id}`}>Every</label>
+                <input id={`pval-${k.id}`} name="periodUsageDurationValue" type="number" min={1} data-type="int" data-empty="null" value={k.periodUsageDurationValue?.toString() ?? ""} />
+              </div>
+              <div class="field">
+                <label for={`punit-${k.id}`}>Window unit</label>
+                <select id={`punit-${k.id}`} name="periodUsageDurationUnit" data-empty="null">
+                  <option value="">—</option>
+                  {(["hour", "day", "week", "month"] as const).map((u) => (
+                    <option value={u} selected={k.periodUsageDurationUnit === u}>
+                      {`${u}s`}
+                    </option>
+                  ))}
+                </select>
+              </div>
+            </div>
+            <Submit class="sm" label="Save limits" />
+          </form>
+          <a class="small" href={`/dashboard/access?project=${encodeURIComponent(k.projectId)}&key=${encodeURIComponent(k.id)}`}>
+            Access rules of this key
+          </a>
+        </div>
+        </section>
+      </td>
+    </tr>
+  );
+};
+
+const KeyRowView: FC<{ k: KeyView; thresholdPercent: number; alertsOn: boolean }> = ({ k, thresholdPercent, alertsOn }) => (
+  <tr data-key-id={k.id}>
+    <td data-label="Description">
+      <strong id={`d-${k.id}`}>{k.description || "(no description)"}</strong>
+      {k.kind === "playground" ? (
+        <>
+          {" "}
+          <span class="badge info">playground</span>
+        </>
+      ) : k.kind === "coding-plan" ? (
+        <>
+          {" "}
+          <span class="badge">coding plan</span>
+        </>
+      ) : null}
+    </td>
+    <td data-label="Key">
+      <code>{k.maskedKey}</code>
+    </td>
+    <td data-label="Status">
+      <StatusBadge k={k} />
+    </td>
+    <td data-label="Expires">{formatDate(k.expiresAt, "never")}</td>
+    <td data-label="All-time" class="num">
+      {formatUsd(k.usage)}
+      {k.usageLimit !== null ? <span class="muted"> / {formatUsd(k.usageLimit)}</span> : <span class="muted"> / no limit</span>}
+    </td>
+    <td data-label="Recurring" class="num">
+      {k.periodUsageLimit !== null ? (
+        <>
+          {formatUsd(k.periodUsage)}
+          <span class="muted">
+            {" "}
+            / {formatUsd(k.periodUsageLimit)} {windowLabel(k.periodUsageDurationValue, k.periodUsageDurationUnit)}
+          </span>
+          {k.periodEndsAt ? <div class="muted small">resets {formatDate(k.periodEndsAt)}</div> : null}
+        </>
+      ) : (
+        <span class="muted">none</span>
+      )}
+    </td>
+    <td data-label="Alert at">{k.usageLimit !== null || k.periodUsageLimit !== null ? (alertsOn ? `${thresholdPercent}%` : "off") : "—"}</td>
+    <td data-label="Creator">{k.creator}</td>
+    <td data-label="Last used">{formatDate(k.lastUsedAt, "never")}</td>
+    <td data-label="Actions">
+      <KeyActions k={k} />
+    </td>
+  </tr>
+);
+
+export const KeysPage: FC<{ ctx: PageContext; keys: KeyView[]; thresholdPercent: number; alertsOn: boolean; editId?: string | undefined }> = ({
+  ctx,
+  keys,
+  thresholdPercent,
+  alertsOn,
+  editId,
+}) => (
+  <Layout title="Keys" ctx={ctx}>
+    <PageHead
+      title="Keys"
+      sub={
+        ctx.project
+          ? `${ctx.project.name} · ${ctx.session.role === "developer" ? "keys you created" : "every key of the project"}`
+          : "This organization has no project yet."
+      }
+    />
+    {ctx.project ? <CreateForm projectId={ctx.project.id} /> : null}
+    <section aria-labelledby="keys-title">
+      <h2 id="keys-title" class="sr-only">
+        API keys
+      </h2>
+      <div class="table-wrap">
+        <table class="stack">
+          <thead>
+            <tr>
+              <th scope="col">Description</th>
+              <th scope="col">Key</th>
+              <th scope="col">Status</th>
+              <th scope="col">Expires</th>
+              <th scope="col" class="num">
+                All-time spend / limit
+              </th>
+              <th scope="col" class="num">
+                Recurring spend / limit
+              </th>
+              <th scope="col">Alert at</th>
+              <th scope="col">Creator</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.length ? (
+              keys.map((k) => (
+                <>
+                  <KeyRowView k={k} thresholdPercent={thresholdPercent} alertsOn={alertsOn} />
+                  {k.id === editId ? <KeyEditor k={k} /> : null}
+                </>
+              ))
+            ) : (
+              <tr>
+                <td colspan={10} class="empty">
+                  No keys yet. Create one above.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  </Layout>
+);

@@ -1,0 +1,66 @@
+/** @jsxImportSource hono/jsx */
+/**
+ * The dashboard UI at `/dashboard` (and `/login`): server-rendered pages over the same modules as
+ * the master and session APIs; every change is a JSON call to the session API made by the one
+ * static client script. Queries are validated with zod; bad values fall back to defaults.
+ */
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-types";
+import { readSession } from "../auth/session";
+import { requirePage, type PageEnv } from "./context";
+import { SignInPage } from "./pages/sign-in";
+import { KeysPage, loadKeys } from "./pages/keys";
+import { UsagePage, loadUsage } from "./pages/usage";
+import { AccessPage, loadAccess } from "./pages/access";
+import { OrganizationPage, loadOrganizationPage } from "./pages/organization";
+
+const id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
+const usageQuery = z.object({ from: day.optional().catch(undefined), to: day.optional().catch(undefined), granularity: z.enum(["day", "hour"]).catch("day").default("day") });
+const accessQuery = z.object({ key: id.optional().catch(undefined), member: id.optional().catch(undefined), team: id.optional().catch(undefined) });
+const signInQuery = z.object({ org: id.optional().catch(undefined) });
+const keysQuery = z.object({ edit: id.optional().catch(undefined) });
+
+export const loginRedirect = new Hono<AppEnv>();
+loginRedirect.get("/", (c) => c.redirect("/dashboard/sign-in", 302));
+
+export const dashboardPages = new Hono<PageEnv>();
+
+dashboardPages.get("/", (c) => c.redirect("/dashboard/keys", 302));
+
+dashboardPages.get("/sign-in", async (c) => {
+  const { org } = signInQuery.parse(c.req.query());
+  const session = await readSession(c.env, c.req.header("cookie"));
+  // Already signed in to that organization (or no switch asked): straight to the dashboard.
+  if (session && (!org || org === session.organizationId)) return c.redirect("/dashboard/keys", 302);
+  c.header("cache-control", "no-store");
+  return c.html(<SignInPage organizationId={org ?? null} email={session?.email ?? null} />);
+});
+
+dashboardPages.use("/keys", requirePage);
+dashboardPages.use("/usage", requirePage);
+dashboardPages.use("/access", requirePage);
+dashboardPages.use("/organization", requirePage);
+
+dashboardPages.get("/keys", async (c) => {
+  const ctx = c.get("page");
+  const { edit } = keysQuery.parse(c.req.query());
+  return c.html(<KeysPage ctx={ctx} editId={edit} {...await loadKeys(c.env, ctx)} />);
+});
+
+dashboardPages.get("/usage", async (c) => {
+  const ctx = c.get("page");
+  const q = usageQuery.parse(c.req.query());
+  return c.html(<UsagePage ctx={ctx} q={q} data={await loadUsage(c.env, ctx, q)} />);
+});
+
+dashboardPages.get("/access", async (c) => {
+  const ctx = c.get("page");
+  return c.html(<AccessPage ctx={ctx} data={await loadAccess(c.env, ctx, accessQuery.parse(c.req.query()))} />);
+});
+
+dashboardPages.get("/organization", async (c) => {
+  const ctx = c.get("page");
+  return c.html(<OrganizationPage ctx={ctx} data={await loadOrganizationPage(c.env, ctx)} />);
+});

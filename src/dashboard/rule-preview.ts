@@ -1,0 +1,47 @@
+/**
+ * The exact 403 wording a rule produces, for the Access rules page: the rule is evaluated alone by
+ * the gateway's own evaluator (src/iam/evaluate.ts) against a sample request it refuses.
+ */
+import type { RuleLevel, RuleType, RuleValue } from "../db/schema";
+import { compileLayer, evaluateLayer, type AccessRequest } from "../iam/evaluate";
+import { FIELD_OF } from "../iam/rule-body";
+
+const OUTSIDE_IPS = ["203.0.113.7", "198.51.100.7", "2001:db8::7", "192.0.2.7"];
+
+function samples(ruleType: RuleType, v: RuleValue): Array<Partial<AccessRequest>> {
+  const allow = ruleType.startsWith("allow_");
+  switch (FIELD_OF[ruleType]) {
+    case "models":
+      return [{ model: allow ? "another-model" : (v.models?.[0] ?? "gpt-4o") }];
+    case "providers": {
+      const first = v.providers?.[0] ?? "openai";
+      return [{ provider: allow ? "another-provider" : first === "custom" ? "custom:example" : first }];
+    }
+    case "pricingType":
+      return [{ free: allow ? v.pricingType !== "free" : v.pricingType === "free" }];
+    case "ipCidrs":
+      return allow ? OUTSIDE_IPS.map((clientIp) => ({ clientIp })) : [{ clientIp: (v.ipCidrs?.[0] ?? "10.0.0.0/8").split("/")[0] ?? null }];
+  }
+}
+
+/** `Access denied: ... (ruleType), by ...` or null when no sample is refused. */
+export function denialPreview(level: RuleLevel, ruleType: RuleType, ruleValue: RuleValue): string | null {
+  const layer = compileLayer([{ id: "preview", level, targetId: "preview", ruleType, ruleValue }]);
+  for (const s of samples(ruleType, ruleValue)) {
+    const d = evaluateLayer(level, layer, { model: "gpt-4o", provider: "openai", free: false, clientIp: null, kind: "chat", ...s });
+    if (d && !d.allowed) return d.message;
+  }
+  return null;
+}
+
+/** Sample values per rule type for the "add rule" form's preview. */
+export const SAMPLE_VALUES: Record<RuleType, RuleValue> = {
+  allow_models: { models: ["gpt-4o-mini"] },
+  deny_models: { models: ["gpt-4o"] },
+  allow_providers: { providers: ["openai"] },
+  deny_providers: { providers: ["openai"] },
+  allow_pricing: { pricingType: "free" },
+  deny_pricing: { pricingType: "paid" },
+  allow_ip_cidrs: { ipCidrs: ["10.0.0.0/8"] },
+  deny_ip_cidrs: { ipCidrs: ["10.0.0.0/8"] },
+};

@@ -1,0 +1,292 @@
+/**
+ * The dashboard UI (issue 16) at the HTTP level: redirects, security headers, what the pages show
+ * to whom, and the session API the pages post to (organization settings, IAM rules). The browser
+ * suite (scripts/test-browser.mjs) drives the same pages in Chromium.
+ */
+import { env } from "cloudflare:workers";
+import worker from "../../src/index";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { chat } from "../chat/helpers";
+import { waitForLogs } from "../resilience/helpers";
+
+interface Session {
+  cookie: string;
+  csrf: string;
+}
+
+async function signIn(email: string, password: string): Promise<Session> {
+  const res = await call("/api/auth/sign-in", { method: "POST", ...json({ email, password }) });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { csrfToken: string };
+  return { cookie: (res.headers.get("set-cookie") ?? "").split(";")[0]!, csrf: body.csrfToken };
+}
+
+const page = (s: Session | null, path: string): Promise<Response> =>
+  call(path, { redirect: "manual", headers: s ? { cookie: s.cookie, accept: "text/html" } : { accept: "text/html" } });
+
+function api(s: Session, path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set("cookie", s.cookie);
+  headers.set("x-csrf-token", s.csrf);
+  if (init.body !== undefined) headers.set("content-type", "application/json");
+  return call(`/api${path}`, { ...init, headers });
+}
+
+async function addMember(org: SeededOrg, role: "owner" | "admin" | "developer") {
+  const email = `${role}-${crypto.randomUUID().slice(0, 8)}@example.test`;
+  const password = "another long password";
+  const res = await call("/v1/master/members", { method: "POST", key: org.masterKey, ...json({ email, name: role, role, password }) });
+  expect(res.status).toBe(201);
+  return { id: ((await res.json()) as { member: { id: string } }).member.id, email, password };
+}
+
+function expectPageHeaders(res: Response): void {
+  const csp = res.headers.get("content-security-policy") ?? "";
+  expect(csp).toMatch(/default-src '(self|none)'/);
+  expect(csp).not.toContain("unsafe-inline");
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+}
+
+/** No inline script or style: everything comes from the static assets. */
+function expectNoInlineCode(html: string): void {
+  expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+  expect(html).not.toMatch(/<style\b/);
+  expect(html).not.toMatch(/\sstyle="/);
+  expect(html).not.toMatch(/\son[a-z]+="/);
+}
+
+describe("dashboard pages", () => {
+  it("redirects /login and signed-out pages to the sign-in page", async () => {
+    for (const path of ["/login", "/dashboard", "/dashboard/keys", "/dashboard/usage", "/dashboard/access", "/dashboard/organization"]) {
+      const res = await page(null, path);
+      expect(res.status, path).toBe(302);
+      expect(res.headers.get("location"), path).toMatch(/^\/dashboard\/(sign-in|keys)$/);
+    }
+    expect((await page(null, "/dashboard/keys")).headers.get("location")).toBe("/dashboard/sign-in");
+  });
+
+  it("serves a labelled sign-in form with strict security headers and no inline code", async () => {
+    const res = await page(null, "/dashboard/sign-in");
+    expect(res.status).toBe(200);
+    expectPageHeaders(res);
+    const html = await res.text();
+    expectNoInlineCode(html);
+    expect(html).toContain('<label for="email">Email</label>');
+    expect(html).toContain('<label for="password">Password</label>');
+    expect(html).toMatch(/<button[^>]*type="submit"[^>]*>\s*Sign in\s*<\/button>/);
+    expect(html).toContain('data-api="/api/auth/sign-in"');
+    expect(html).toContain('<script src="/dashboard/assets/app.js" defer="">');
+  });
+
+  it("renders every page for the owner, with the navigation and the session's CSRF token", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    for (const path of ["/dashboard/keys", "/dashboard/usage", "/dashboard/access", "/dashboard/organization"]) {
+      const res = await page(s, path);
+      expect(res.status, path).toBe(200);
+      expectPageHeaders(res);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      const html = await res.text();
+      expectNoInlineCode(html);
+      expect(html).toContain(`<meta name="csrf-token" content="${s.csrf}"/>`);
+      for (const nav of ["Keys", "Usage", "Access rules", "Organization"]) expect(html).toContain(`>${nav}</a>`);
+    }
+  });
+
+  it("lists keys without secrets; the playground key offers neither Roll nor Delete", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const html = await (await page(s, "/dashboard/keys")).text();
+    expect(html).toContain("test key");
+    expect(html).not.toContain(org.key);
+    expect(html).not.toContain(org.playgroundKey);
+    const rows = html.split("<tr data-key-id=").slice(1);
+    const playground = rows.find((r) => r.startsWith(`"${org.playgroundKeyId}"`))!;
+    const standard = rows.find((r) => r.startsWith(`"${org.keyId}"`))!;
+    expect(playground).toContain("playground");
+    expect(playground).not.toMatch(/>\s*Roll\s*</);
+    expect(playground).not.toMatch(/>\s*Delete\s*</);
+    expect(standard).toMatch(/>\s*Roll\s*</);
+    expect(standard).toMatch(/>\s*Delete\s*</);
+    expect(standard).toMatch(/>\s*Disable\s*</);
+  });
+
+  it("an expired key asks for a new expiry to be enabled; the editor opens on demand", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const soon = new Date(Date.now() + 400).toISOString();
+    expect((await api(s, `/keys/${org.keyId}`, { method: "PATCH", body: JSON.stringify({ expiresAt: soon }) })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 600));
+    const html = await (await page(s, "/dashboard/keys")).text();
+    const row = html.split("<tr data-key-id=").find((r) => r.startsWith(`"${org.keyId}"`))!;
+    expect(row).toContain("expired");
+    expect(row).toContain("New expiry (UTC)");
+    expect(row).not.toContain("Expires at (UTC)");
+    const edit = await (await page(s, `/dashboard/keys?edit=${org.keyId}`)).text();
+    expect(edit).toContain("Expires at (UTC)");
+    expect(edit).toContain(`Edit “test key”`);
+  });
+
+  it("shows a developer only their own keys and their own usage scope", async () => {
+    const org = await seedOrg();
+    const dev = await addMember(org, "developer");
+    const s = await signIn(dev.email, dev.password);
+    const created = await api(s, "/keys", { method: "POST", body: JSON.stringify({ projectId: org.projectId, description: "dev own key" }) });
+    expect(created.status).toBe(201);
+    const keys = await (await page(s, "/dashboard/keys")).text();
+    expect(keys).toContain("dev own key");
+    expect(keys).not.toContain("test key");
+    const usage = await (await page(s, "/dashboard/usage")).text();
+    expect(usage).toContain("API keys you created in project");
+    const orgPage = await (await page(s, "/dashboard/organization")).text();
+    expect(orgPage).not.toContain("Credits balance");
+    expect(orgPage).not.toContain("Save compliance");
+  });
+
+  it("draws traffic in the usage chart after the cron aggregates it", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await chat(org.key, { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] });
+      expect(res.status).toBe(200);
+      ids.push(res.headers.get("x-request-id")!);
+    }
+    expect((await waitForLogs(ids)).length).toBe(3);
+    const before = await (await page(s, "/dashboard/usage")).text();
+    expect(before).not.toContain("<rect");
+    const ectx = createExecutionContext();
+    worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, ectx);
+    await waitOnExecutionContext(ectx);
+    const html = await (await page(s, "/dashboard/usage?granularity=hour")).text();
+    expect(html).toMatch(/<rect class="bar"/);
+    expect(html).toMatch(/role="img" aria-label="Requests: 3 in total/);
+    expect(html).toContain("GPT-4o mini");
+  });
+
+  it("offers an organization switcher to a person in several organizations (re-sign-in to the chosen one)", async () => {
+    const a = await seedOrg({ name: "Alpha Org" });
+    const b = await seedOrg({ name: "Beta Org" });
+    const res = await call("/v1/master/members", { method: "POST", key: b.masterKey, ...json({ email: a.ownerEmail, name: "Owner A", role: "developer" }) });
+    expect(res.status).toBe(201);
+    const s = await signIn(a.ownerEmail, a.ownerPassword);
+    const html = await (await page(s, "/dashboard/keys")).text();
+    expect(html).toContain('<label for="switch-org">Organization</label>');
+    expect(html).toContain(`<option value="${a.orgId}" selected="">Alpha Org</option>`);
+    expect(html).toContain(`<option value="${b.orgId}">Beta Org</option>`);
+    const signInPage = await page(s, `/dashboard/sign-in?org=${b.orgId}`);
+    expect(signInPage.status).toBe(200);
+    expect(await signInPage.text()).toContain(`<input type="hidden" name="organizationId" value="${b.orgId}"/>`);
+    // Same organization: straight back to the dashboard.
+    expect((await page(s, `/dashboard/sign-in?org=${a.orgId}`)).headers.get("location")).toBe("/dashboard/keys");
+  });
+
+  it("falls back to defaults on bad query values instead of failing", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    expect((await page(s, "/dashboard/usage?from=yesterday&granularity=minute")).status).toBe(200);
+    const tooLong = await page(s, "/dashboard/usage?from=2020-01-01&to=2026-01-01");
+    expect(tooLong.status).toBe(200);
+    expect(await tooLong.text()).toContain("at most 366 days");
+    expect((await page(s, "/dashboard/access?key=../../etc")).status).toBe(200);
+    const badDay = await page(s, "/dashboard/usage?to=2026-13-45&granularity=hour");
+    expect(badDay.status).toBe(200);
+    expect(await badDay.text()).toContain("must be a UTC date written YYYY-MM-DD");
+  });
+});
+
+describe("HTML pages outside the dashboard use the shared stylesheet and strict headers", () => {
+  it("the /mcp setup page", async () => {
+    const res = await call("/mcp", { headers: { accept: "text/html" } });
+    expect(res.status).toBe(200);
+    expectPageHeaders(res);
+    const html = await res.text();
+    expectNoInlineCode(html);
+    expect(html).toContain('<link rel="stylesheet" href="/dashboard/assets/app.css">');
+  });
+
+  it("the OAuth error page", async () => {
+    const res = await call("/oauth/authorize?response_type=code", { headers: { accept: "text/html" } });
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expectPageHeaders(res);
+    const html = await res.text();
+    expectNoInlineCode(html);
+    expect(html).toContain('href="/dashboard/assets/app.css"');
+  });
+});
+
+describe("session API used by the pages", () => {
+  it("PATCH /api/organization: owners and admins only, same result as the master API", async () => {
+    const org = await seedOrg();
+    const dev = await addMember(org, "developer");
+    const ds = await signIn(dev.email, dev.password);
+    const denied = await api(ds, "/organization", { method: "PATCH", body: JSON.stringify({ notifications: { thresholdPercent: 90 } }) });
+    expect(denied.status).toBe(403);
+    const devView = (await (await api(ds, "/organization")).json()) as { organization: Record<string, unknown> };
+    expect(devView.organization.credits).toBeUndefined();
+
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const bad = await api(s, "/organization", { method: "PATCH", body: JSON.stringify({ notifications: { thresholdPercent: 20 } }) });
+    expect(bad.status).toBe(400);
+    const ok = await api(s, "/organization", { method: "PATCH", body: JSON.stringify({ notifications: { thresholdPercent: 90 }, compliance: { deniedProviders: ["groq"] } }) });
+    expect(ok.status).toBe(200);
+    const viaMaster = (await (await call("/v1/master/organization", { key: org.masterKey })).json()) as {
+      organization: { notifications: { thresholdPercent: number }; compliance: { deniedProviders: string[] } };
+    };
+    expect(viaMaster.organization.notifications.thresholdPercent).toBe(90);
+    expect(viaMaster.organization.compliance.deniedProviders).toEqual(["groq"]);
+  });
+
+  it("a key rule added through the session answers 403 with the wording the page previews", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const res = await api(s, `/keys/${org.keyId}/iam`, { method: "POST", body: JSON.stringify({ ruleType: "deny_models", ruleValue: { models: ["gpt-4o-mini"] } }) });
+    expect(res.status).toBe(201);
+    const denied = await chat(org.key, { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] });
+    expect(denied.status).toBe(403);
+    const message = ((await denied.json()) as { error: { message: string } }).error.message;
+    const html = await (await page(s, `/dashboard/access?key=${org.keyId}`)).text();
+    expect(html).toContain(message.replace(/'/g, "&#39;"));
+  });
+
+  it("developers manage rules of their own keys only; member and team rules need an owner or admin", async () => {
+    const org = await seedOrg();
+    const dev = await addMember(org, "developer");
+    const ds = await signIn(dev.email, dev.password);
+    const rule = JSON.stringify({ ruleType: "deny_models", ruleValue: { models: ["gpt-4o"] } });
+    expect((await api(ds, `/keys/${org.keyId}/iam`, { method: "POST", body: rule })).status).toBe(404);
+    expect((await api(ds, `/members/${dev.id}/iam`, { method: "POST", body: rule })).status).toBe(403);
+    expect((await api(ds, `/members/${dev.id}/iam`)).status).toBe(403);
+  });
+
+  it("admins set member rules but cannot modify an owner's rules (spec 5 rule 6)", async () => {
+    const org = await seedOrg();
+    const admin = await addMember(org, "admin");
+    const dev = await addMember(org, "developer");
+    const as = await signIn(admin.email, admin.password);
+    const rule = JSON.stringify({ ruleType: "deny_providers", ruleValue: { providers: ["groq"] } });
+    expect((await api(as, `/members/${dev.id}/iam`, { method: "POST", body: rule })).status).toBe(201);
+    const onOwner = await api(as, `/members/${org.ownerMemberId}/iam`, { method: "POST", body: rule });
+    expect(onOwner.status).toBe(403);
+    expect(((await onOwner.json()) as { error: { message: string } }).error.message).toBe("Admins cannot modify an owner's member rules; ask an owner.");
+    const os = await signIn(org.ownerEmail, org.ownerPassword);
+    expect((await api(os, `/members/${org.ownerMemberId}/iam`, { method: "POST", body: rule })).status).toBe(201);
+  });
+
+  it("POST /api/keys creates the key's rules with it", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const res = await api(s, "/keys", {
+      method: "POST",
+      body: JSON.stringify({ projectId: org.projectId, description: "ruled", iamRules: [{ ruleType: "deny_models", ruleValue: { models: ["gpt-4o-mini"] } }] }),
+    });
+    expect(res.status).toBe(201);
+    const { apiKey } = (await res.json()) as { apiKey: { id: string; token: string } };
+    expect((await chat(apiKey.token, { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] })).status).toBe(403);
+    const rules = (await (await api(s, `/keys/${apiKey.id}/iam`)).json()) as { rules: unknown[] };
+    expect(rules.rules).toHaveLength(1);
+  });
+});
