@@ -3,6 +3,7 @@ import type { ValidationTargets } from "hono";
 import { zValidator as baseValidator } from "@hono/zod-validator";
 import type { ZodType } from "zod";
 import { badRequest } from "./api-error";
+import { withRequestSchema } from "../openapi/request-schema";
 
 /** First issue of a zod error as a readable sentence plus the dotted path for `param`. */
 export function describeZodError(error: ZodError): { message: string; param: string | null } {
@@ -14,12 +15,17 @@ export function describeZodError(error: ZodError): { message: string; param: str
 
 /**
  * `@hono/zod-validator` with failures mapped to the spec's 400 envelope, `param` naming the field.
- * Use this instead of the raw validator everywhere.
+ * Use this instead of the raw validator everywhere. The schema is also attached to the middleware,
+ * so `GET /openapi.json` documents exactly what is validated (src/openapi).
  */
 export const validate = <T extends ZodType, Target extends keyof ValidationTargets>(target: Target, schema: T) =>
-  baseValidator(target, schema, (result) => {
-    if (!result.success) {
-      const { message, param } = describeZodError(result.error as unknown as ZodError);
-      throw badRequest(message, param);
-    }
-  });
+  withRequestSchema(
+    baseValidator(target, schema, (result) => {
+      if (!result.success) {
+        const { message, param } = describeZodError(result.error as unknown as ZodError);
+        throw badRequest(message, param);
+      }
+    }),
+    target,
+    schema,
+  );
