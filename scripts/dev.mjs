@@ -13,17 +13,22 @@
  * provider's `<ID>_BASE_URL` at it with a key it accepts (passed as `--var`, never written to
  * `.dev.vars`). The scheduled handler runs every minute through `GET /__scheduled`, as the Cron
  * Triggers do in production. A busy port is one line and exit code 2, before anything starts.
- * Other flags: `--port N` (default 8787). Ctrl-C stops everything.
+ * Other flags: `--port N` (default 8787); `--persist-to DIR` keeps the local state (D1, Durable
+ * Objects, KV, R2) in DIR instead of `.wrangler/state` and the credentials in
+ * DIR/.dev-credentials.json (used by `npm run docs:check`). Ctrl-C stops everything.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { bootstrapOrganization } from "./bootstrap.mjs";
 import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { STAND_IN_NOTICE, cronMatches, cronsOf, hasProviderCredential, portIsFree, standInVars } from "./lib/dev-plan.mjs";
-import { CREDENTIALS_FILE, DEV_VARS, ROOT, api, parseArgs, randomToken, readDevVars } from "./lib/local.mjs";
+import { CREDENTIALS_FILE as DEFAULT_CREDENTIALS_FILE, DEV_VARS, ROOT, api, parseArgs, randomToken, readDevVars } from "./lib/local.mjs";
 
 const args = parseArgs(process.argv.slice(2));
+const persistTo = typeof args["persist-to"] === "string" ? resolve(args["persist-to"]) : null;
+const persistFlags = persistTo ? ["--persist-to", persistTo] : [];
+const CREDENTIALS_FILE = persistTo ? join(persistTo, ".dev-credentials.json") : DEFAULT_CREDENTIALS_FILE;
 const port = typeof args.port === "string" ? Number(args.port) : 8787;
 /** Set in main(): true with `--offline` or when no provider credential is configured. */
 let offline = args.offline === true;
@@ -62,7 +67,7 @@ function ensureDevVars() {
 /** Step 2: local D1 migrations (idempotent). */
 function applyMigrations() {
   log("applying D1 migrations to the local database");
-  const r = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local"], {
+  const r = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local", ...persistFlags], {
     cwd: ROOT,
     env: { ...childEnv, CI: "true" },
     stdio: ["ignore", "inherit", "inherit"],
@@ -72,7 +77,7 @@ function applyMigrations() {
 
 /** Number of organizations in the local database (-1 when it cannot be read). */
 function localOrganizationCount() {
-  const r = spawnSync(process.execPath, [WRANGLER, "d1", "execute", "DB", "--local", "--json", "--command", "SELECT COUNT(*) AS n FROM organizations"], {
+  const r = spawnSync(process.execPath, [WRANGLER, "d1", "execute", "DB", "--local", ...persistFlags, "--json", "--command", "SELECT COUNT(*) AS n FROM organizations"], {
     cwd: ROOT,
     env: { ...childEnv, CI: "true" },
     encoding: "utf8",
@@ -184,7 +189,7 @@ function printCredentials(creds) {
     `  Gateway key    ${creds.gatewayKey}   (${creds.gatewayKeyKind}, project ${creds.projectId})`,
     `  Master key     ${creds.masterKey}`,
     `  Owner sign-in  ${creds.ownerEmail} / ${creds.ownerPassword}`,
-    `  (stored in .dev-credentials.json)`,
+    `  (stored in ${persistTo ? CREDENTIALS_FILE : ".dev-credentials.json"})`,
     "",
     "  Try:",
     `  curl ${baseUrl}/v1/chat/completions -H "Authorization: Bearer ${creds.gatewayKey}" \\`,
@@ -247,7 +252,7 @@ async function main() {
   let fake = null;
   if (offline) fake = await startFakeUpstream({ port: 0, host: "127.0.0.1" });
 
-  const wranglerArgs = [WRANGLER, "dev", "--port", String(port), "--test-scheduled", ...(fake ? standInVars(fake.url) : [])];
+  const wranglerArgs = [WRANGLER, "dev", "--port", String(port), "--test-scheduled", ...persistFlags, ...(fake ? standInVars(fake.url) : [])];
   log(`starting wrangler dev on ${baseUrl}`);
   const child = spawn(process.execPath, wranglerArgs, { cwd: ROOT, env: childEnv, stdio: "inherit" });
   let exited = false;
