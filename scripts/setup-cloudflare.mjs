@@ -145,27 +145,28 @@ export async function setupCloudflare(opts = {}) {
   const original = readFileSync(configPath, "utf8");
   const known = currentIds(original);
 
+  /**
+   * The id in wrangler.jsonc, else an existing resource's (found by name in the list), else a new one's.
+   * @param {{ what: string, known: string | null, list: string[], pick: (item: any) => string | null, create: string[], parse: (out: string) => string | null }} r
+   */
+  const ensure = (r) => {
+    if (r.known) {
+      log(`wrangler.jsonc already names ${r.what} ${r.known}`);
+      return r.known;
+    }
+    const list = jsonOr(wrangler(r.list).out);
+    const found = (Array.isArray(list) ? list : []).map(r.pick).find(Boolean) ?? null;
+    if (found) log(`reusing the existing ${r.what} ${found}`);
+    const id = found ?? r.parse(wrangler(r.create).out);
+    if (!id) throw new Error(`could not read the ${r.what} id from \`wrangler ${r.create.join(" ")}\``);
+    return id;
+  };
+
   step(2, `D1 database '${D1_NAME}'`);
-  let d1 = known.d1;
-  if (d1) log(`wrangler.jsonc already names database ${d1}`);
-  else {
-    const list = jsonOr(wrangler(["d1", "list", "--json"]).out);
-    d1 = (Array.isArray(list) ? list : []).find((db) => db?.name === D1_NAME)?.uuid ?? null;
-    if (d1) log(`reusing the existing database ${d1}`);
-    else d1 = parseD1Id(wrangler(["d1", "create", D1_NAME]).out);
-    if (!d1) throw new Error("could not read the database id from `wrangler d1 create`");
-  }
+  const d1 = ensure({ what: "database", known: known.d1, list: ["d1", "list", "--json"], pick: (db) => (db?.name === D1_NAME ? db.uuid : null), create: ["d1", "create", D1_NAME], parse: parseD1Id });
 
   step(3, `KV namespace '${KV_TITLE}'`);
-  let kv = known.kv;
-  if (kv) log(`wrangler.jsonc already names namespace ${kv}`);
-  else {
-    const list = jsonOr(wrangler(["kv", "namespace", "list"]).out);
-    kv = (Array.isArray(list) ? list : []).find((ns) => ns?.title === KV_TITLE)?.id ?? null;
-    if (kv) log(`reusing the existing namespace ${kv}`);
-    else kv = parseKvId(wrangler(["kv", "namespace", "create", KV_TITLE]).out);
-    if (!kv) throw new Error("could not read the namespace id from `wrangler kv namespace create`");
-  }
+  const kv = ensure({ what: "namespace", known: known.kv, list: ["kv", "namespace", "list"], pick: (ns) => (ns?.title === KV_TITLE ? ns.id : null), create: ["kv", "namespace", "create", KV_TITLE], parse: parseKvId });
 
   step(4, `R2 bucket '${R2_BUCKET}'`);
   const buckets = wrangler(["r2", "bucket", "list"]).out;

@@ -77,9 +77,14 @@ export function openApiPath(honoPath: string): { path: string; params: string[] 
 
 /** JSON Schema 2020-12 of a zod schema as a request would be written (before transforms). */
 function jsonSchemaOf(schema: ZodType): Json {
-  const out = z.toJSONSchema(schema, { target: "draft-2020-12", io: "input", unrepresentable: "any" }) as Json;
-  delete out.$schema;
-  return out;
+  try {
+    const out = z.toJSONSchema(schema, { target: "draft-2020-12", io: "input", unrepresentable: "any" }) as Json;
+    delete out.$schema;
+    return out;
+  } catch {
+    // One schema zod cannot express (e.g. a transform-only check) must not take the document down.
+    return { description: "validated by the server; not expressible as JSON Schema" };
+  }
 }
 
 /** Moves `$defs` into components under a prefix and rewrites the references to them. */
