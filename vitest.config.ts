@@ -2,6 +2,11 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-worker
 import { defineConfig } from "vitest/config";
 import { PROVIDER_IDS } from "./src/catalog/types.ts";
 import { TEST_SECRETS } from "./test/helpers/secrets.ts";
+// Hermetic: a copy of wrangler.jsonc away from the developer's .dev.vars (see the module).
+import { dropPoolTeardownNoise, hermeticWranglerConfig } from "./scripts/lib/hermetic.mjs";
+
+dropPoolTeardownNoise(process.stdout);
+dropPoolTeardownNoise(process.stderr);
 
 const providerEnvPrefix = (id: string) => id.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 
@@ -20,7 +25,7 @@ export default defineConfig(async () => {
         // Vertex service-account keys are exchanged for tokens here instead of at Google.
         providerVars.GOOGLE_VERTEX_TOKEN_URL = `${upstream}/google-oauth/token`;
         return {
-          wrangler: { configPath: "./wrangler.jsonc" },
+          wrangler: { configPath: hermeticWranglerConfig(import.meta.dirname) },
           miniflare: {
             bindings: {
               ...providerVars,

@@ -13,7 +13,8 @@
  *  - starts the fake upstream (test/fake-upstream) that both call, and also calls it directly;
  *  - runs autocannon in interleaved rounds: latency at concurrency 1, throughput at 32;
  *  - measures stream time-to-first-chunk and per-chunk delay, workerd CPU per request and peak RSS.
- * Writes bench/results/latest.json and latest.md and prints the table with ratios to the floor.
+ * Writes bench/results/latest.json and latest.md (gitignored; dated reference runs are committed
+ * under bench/reference/) and prints the table with ratios to the floor.
  *
  * Flags: --quick (short runs), --rounds N, --seconds N; diagnostics: --profile, --cpu-profile
  * (PROFILE_CALLERS=fetch,Request names native functions whose callers to list), --latency-only

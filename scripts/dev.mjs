@@ -8,32 +8,30 @@
  *  4. on an empty local database, bootstraps a demo organization and a gateway key through the
  *     API and stores them in `.dev-credentials.json` (gitignored); later starts print them again.
  *
- * `npm run dev -- --offline` also starts the fake upstream (a local stand-in, never used in
- * production) on 127.0.0.1:8790 and points every provider's `<ID>_BASE_URL` at it with a dummy
- * `<ID>_API_KEY` (passed as `--var`, never written to `.dev.vars`).
- * Other flags: `--port N` (default 8787). Ctrl-C stops everything.
+ * With no provider credential in `.dev.vars` (or with `--offline`) it also starts the local
+ * stand-in upstream (test/fake-upstream, never used in production) on a free port and points every
+ * provider's `<ID>_BASE_URL` at it with a key it accepts (passed as `--var`, never written to
+ * `.dev.vars`). The scheduled handler runs every minute through `GET /__scheduled`, as the Cron
+ * Triggers do in production. A busy port is one line and exit code 2, before anything starts.
+ * Other flags: `--port N` (default 8787); `--persist-to DIR` keeps the local state (D1, Durable
+ * Objects, KV, R2) in DIR instead of `.wrangler/state` and the credentials in
+ * DIR/.dev-credentials.json (used by `npm run docs:check`). Ctrl-C stops everything.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { bootstrapOrganization } from "./bootstrap.mjs";
-import { startLocalFakeUpstream } from "./fake-upstream.mjs";
-import {
-  CREDENTIALS_FILE,
-  DEV_VARS,
-  FAKE_UPSTREAM_PORT,
-  ROOT,
-  api,
-  parseArgs,
-  providerEnvPrefix,
-  providerIds,
-  randomToken,
-  readDevVars,
-} from "./lib/local.mjs";
+import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
+import { STAND_IN_NOTICE, cronMatches, cronsOf, hasProviderCredential, portIsFree, standInVars } from "./lib/dev-plan.mjs";
+import { CREDENTIALS_FILE as DEFAULT_CREDENTIALS_FILE, DEV_VARS, ROOT, api, parseArgs, randomToken, readDevVars } from "./lib/local.mjs";
 
 const args = parseArgs(process.argv.slice(2));
-const offline = args.offline === true;
+const persistTo = typeof args["persist-to"] === "string" ? resolve(args["persist-to"]) : null;
+const persistFlags = persistTo ? ["--persist-to", persistTo] : [];
+const CREDENTIALS_FILE = persistTo ? join(persistTo, ".dev-credentials.json") : DEFAULT_CREDENTIALS_FILE;
 const port = typeof args.port === "string" ? Number(args.port) : 8787;
+/** Set in main(): true with `--offline` or when no provider credential is configured. */
+let offline = args.offline === true;
 const baseUrl = `http://localhost:${port}`;
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 const childEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
@@ -69,7 +67,7 @@ function ensureDevVars() {
 /** Step 2: local D1 migrations (idempotent). */
 function applyMigrations() {
   log("applying D1 migrations to the local database");
-  const r = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local"], {
+  const r = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local", ...persistFlags], {
     cwd: ROOT,
     env: { ...childEnv, CI: "true" },
     stdio: ["ignore", "inherit", "inherit"],
@@ -79,7 +77,7 @@ function applyMigrations() {
 
 /** Number of organizations in the local database (-1 when it cannot be read). */
 function localOrganizationCount() {
-  const r = spawnSync(process.execPath, [WRANGLER, "d1", "execute", "DB", "--local", "--json", "--command", "SELECT COUNT(*) AS n FROM organizations"], {
+  const r = spawnSync(process.execPath, [WRANGLER, "d1", "execute", "DB", "--local", ...persistFlags, "--json", "--command", "SELECT COUNT(*) AS n FROM organizations"], {
     cwd: ROOT,
     env: { ...childEnv, CI: "true" },
     encoding: "utf8",
@@ -91,22 +89,6 @@ function localOrganizationCount() {
   } catch {
     return -1;
   }
-}
-
-/** `--var` flags for offline mode: every provider at the fake upstream with a dummy key. */
-function offlineVars() {
-  const upstream = `http://127.0.0.1:${FAKE_UPSTREAM_PORT}`;
-  /** @type {string[]} */
-  const flags = [];
-  for (const id of providerIds()) {
-    const prefix = providerEnvPrefix(id);
-    flags.push("--var", `${prefix}_BASE_URL:${upstream}/${id}`, "--var", `${prefix}_API_KEY:offline-dummy-key-${id}`);
-  }
-  // Vertex service-account keys are exchanged at the stand-in's token endpoint.
-  flags.push("--var", `GOOGLE_VERTEX_TOKEN_URL:${upstream}/google-oauth/token`);
-  // Bedrock signs requests with AWS credentials; dummy ones are enough for the stand-in.
-  flags.push("--var", "AWS_BEDROCK_ACCESS_KEY_ID:AKIDOFFLINEDUMMY", "--var", "AWS_BEDROCK_SECRET_ACCESS_KEY:offline-dummy-secret", "--var", "AWS_BEDROCK_REGION:us-east-1");
-  return flags;
 }
 
 /** @param {number} ms */
@@ -201,12 +183,13 @@ async function createDemo(/** @type {Record<string, string>} */ vars) {
 function printCredentials(creds) {
   const lines = [
     "",
-    "\x1b[1mSwitchboard is running\x1b[0m" + (offline ? " (offline: providers are the local fake upstream)" : ""),
+    "\x1b[1mSwitchboard is running\x1b[0m" + (offline ? " (providers: the local stand-in upstream)" : ""),
     `  URL            ${baseUrl}`,
+    `  Crons          the scheduled handler runs every minute (key expiry, usage aggregation, retention)`,
     `  Gateway key    ${creds.gatewayKey}   (${creds.gatewayKeyKind}, project ${creds.projectId})`,
     `  Master key     ${creds.masterKey}`,
     `  Owner sign-in  ${creds.ownerEmail} / ${creds.ownerPassword}`,
-    `  (stored in .dev-credentials.json)`,
+    `  (stored in ${persistTo ? CREDENTIALS_FILE : ".dev-credentials.json"})`,
     "",
     "  Try:",
     `  curl ${baseUrl}/v1/chat/completions -H "Authorization: Bearer ${creds.gatewayKey}" \\`,
@@ -216,16 +199,60 @@ function printCredentials(creds) {
   console.log(lines.join("\n"));
 }
 
+/**
+ * Calls the scheduled handler at the start of every UTC minute with each cron of wrangler.jsonc that
+ * matches it, as Cron Triggers do in production (wrangler dev does not fire them by itself).
+ * @returns {() => void} stops the timer
+ */
+function driveCrons() {
+  const crons = cronsOf(readFileSync(join(ROOT, "wrangler.jsonc"), "utf8"));
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  const tick = async () => {
+    const at = new Date();
+    for (const cron of crons.filter((c) => cronMatches(c, at))) {
+      try {
+        const res = await fetch(`${baseUrl}/__scheduled?cron=${encodeURIComponent(cron)}`);
+        await res.arrayBuffer();
+        if (!res.ok) log(`scheduled handler (${cron}) answered ${res.status}`);
+      } catch {
+        // the Worker is restarting (file change); the next minute runs again
+      }
+    }
+    schedule();
+  };
+  const schedule = () => {
+    timer = setTimeout(() => void tick(), 60_000 - (Date.now() % 60_000) + 200);
+    timer.unref();
+  };
+  schedule();
+  return () => clearTimeout(timer);
+}
+
 async function main() {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    console.error(`[dev] --port must be a port number (1-65535), got ${String(args.port)}`);
+    process.exit(2);
+  }
+  // Before anything else: a second `npm run dev` (or any other server on the port) must not reach
+  // migrations, wrangler or the bootstrap of the instance that already runs there.
+  if (!(await portIsFree(port))) {
+    console.error(`[dev] port ${port} is already in use (another \`npm run dev\`?); stop it or pick another port: npm run dev -- --port ${port + 1}`);
+    process.exit(2);
+  }
   const vars = ensureDevVars();
+  if (!offline && !hasProviderCredential(vars)) {
+    offline = true;
+    log(STAND_IN_NOTICE);
+  }
   applyMigrations();
   const emptyDb = localOrganizationCount() === 0;
 
-  /** @type {{ close: () => Promise<void> } | null} */
+  /** @type {{ url: string, close: () => Promise<void> } | null} */
   let fake = null;
-  if (offline) fake = await startLocalFakeUpstream(FAKE_UPSTREAM_PORT);
+  if (offline) fake = await startFakeUpstream({ port: 0, host: "127.0.0.1" });
 
-  const wranglerArgs = [WRANGLER, "dev", "--port", String(port), "--test-scheduled", ...(offline ? offlineVars() : [])];
+  const wranglerArgs = [WRANGLER, "dev", "--port", String(port), "--test-scheduled", ...persistFlags, ...(fake ? standInVars(fake.url) : [])];
   log(`starting wrangler dev on ${baseUrl}`);
   const child = spawn(process.execPath, wranglerArgs, { cwd: ROOT, env: childEnv, stdio: "inherit" });
   let exited = false;
@@ -267,6 +294,7 @@ async function main() {
         log("run `npm run bootstrap` for a new organization, or delete .wrangler/state for a fresh start");
       }
     }
+    driveCrons();
     if (creds) printCredentials(creds);
   } catch (err) {
     console.error(`\x1b[31m[dev]\x1b[0m ${err instanceof Error ? err.message : String(err)}`);

@@ -10,6 +10,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
+import { portIsFree } from "./lib/dev-plan.mjs";
 import { FAKE_UPSTREAM_PORT, parseArgs } from "./lib/local.mjs";
 
 /** @param {number} port */
@@ -22,6 +23,10 @@ export async function startLocalFakeUpstream(port) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = parseArgs(process.argv.slice(2));
   const port = typeof args.port === "string" ? Number(args.port) : FAKE_UPSTREAM_PORT;
+  if (!(await portIsFree(port))) {
+    console.error(`[fake-upstream] port ${port} is already in use; pick another: npm run fake-upstream -- --port ${port + 1}`);
+    process.exit(2);
+  }
   const server = await startLocalFakeUpstream(port);
   const stop = async () => {
     await server.close();

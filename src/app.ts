@@ -16,6 +16,7 @@ import { oauthRoutes } from "./oauth/routes";
 import { videoRoutes } from "./routes/videos";
 import { dashboardPages, loginRedirect } from "./dashboard/routes";
 import { htmlSecurityHeaders } from "./dashboard/security";
+import { openApiRoutes } from "./openapi/routes";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
@@ -40,6 +41,7 @@ export function createApp(): Hono<AppEnv> {
   app.route("/v1/moderations", moderationRoutes);
   app.route("/dashboard", dashboardPages);
   app.route("/login", loginRedirect);
+  app.route("/", openApiRoutes(() => app.routes));
   // routes:end
 
   app.notFound(notFoundHandler);

@@ -7,7 +7,7 @@
  *  - a request_logs row for every request;
  *  - the key's spend in its KeyState DO equals the sum of its logged costs (0 for failures).
  */
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { addKey, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { callWithEnv, chat, expectNoStack, parseSse, resetMetrics, settledSpend, waitForLog, type Json } from "./helpers";
 
@@ -364,6 +364,9 @@ describe("faults of the other wire formats (pinned provider, no fallback)", () =
 });
 
 describe("an internal failure after authentication", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
   it("is a generic 500 envelope, and the request still gets its log row", async () => {
     const { key } = await freshKey();
     // The KeyState namespace fails (e.g. Durable Objects unavailable): not an ApiError.
@@ -374,8 +377,12 @@ describe("an internal failure after authentication", () => {
         settle: () => Promise.resolve({ spend: {}, crossed: [] }),
       }),
     };
+    // The operator's log gets the real error (that is the point of onError); the test keeps it
+    // out of the test output and checks it instead.
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
     const { res, settled } = await callWithEnv({ KEY_STATE: brokenKeyState }, "/v1/chat/completions", { method: "POST", key, body: JSON.stringify(body("x")) });
     const text = await res.text();
+    expect(logged).toHaveBeenCalledWith("unhandled error", expect.stringContaining("secret internal detail"));
     expect(res.status).toBe(500);
     expect(text).not.toContain("secret internal detail");
     expectNoStack(text);

@@ -1,0 +1,57 @@
+// README and docs/: short README, the pages it promises, no references to documents outside the
+// repository, and shell examples that docs:check can run (or that say why they cannot).
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { documentationFiles, scriptFor, shellBlocks } from "../docs-check.mjs";
+import { ROOT } from "../lib/local.mjs";
+
+const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+
+test("the README is at most 200 lines and opens with the two commands", () => {
+  const lines = readme.split("\n");
+  assert.ok(lines.length <= 200, `README.md has ${lines.length} lines`);
+  const first = shellBlocks(readme, "README.md")[0];
+  assert.ok(first && first.line <= 5, "the first block is at the top");
+  assert.deepEqual(first.code.split("\n").map((l) => l.replace(/\s+#.*$/, "").trim()), ["npm install && npm run dev", "npm test"]);
+});
+
+test("README and docs/README.md link every documentation page", () => {
+  const pages = ["configuration", "api", "keys-and-iam", "routing-and-cache", "mcp", "analytics", "deployment", "architecture", "benchmarks", "security", "admission", "dialects", "dashboard"];
+  const index = readFileSync(join(ROOT, "docs", "README.md"), "utf8");
+  for (const page of pages) {
+    assert.ok(readme.includes(`(docs/${page}.md)`), `README links docs/${page}.md`);
+    assert.ok(index.includes(`(${page}.md)`), `docs/README.md links ${page}.md`);
+  }
+});
+
+test("no page cites documents a reader of the repository does not have", () => {
+  for (const file of documentationFiles()) {
+    const text = readFileSync(file, "utf8");
+    const hit = /\b(spec|contract)(\s+(section\s+)?\d[\d.]*|\s+requires|\))/i.exec(text);
+    assert.equal(hit, null, `${file}: "${hit?.[0]}"`);
+  }
+});
+
+test("examples: every sh block runs under docs:check unless marked, and the markers stay rare", () => {
+  const blocks = documentationFiles().flatMap((f) => shellBlocks(readFileSync(f, "utf8"), f));
+  const skipped = blocks.filter((b) => b.skip);
+  assert.ok(blocks.length >= 25, `only ${blocks.length} examples`);
+  assert.ok(skipped.length <= blocks.length / 4, `${skipped.length} of ${blocks.length} examples are skipped`);
+  for (const b of blocks.filter((x) => !x.skip)) {
+    assert.doesNotMatch(b.code, /\.\.\.|<[a-z-]+>|swb_\.\.\.|KEY_ID=\.\.\./, `${b.file}:${b.line} has a placeholder`);
+    assert.doesNotMatch(b.code, /npm run dev\b(?! --)|npm test\b/, `${b.file}:${b.line} would not return`);
+  }
+});
+
+test("block extraction, skip markers and the rewrites docs:check applies", () => {
+  const md = "# T\n\n<!-- docs-check: skip (needs an account) -->\n```sh\nwrangler deploy\n```\n\ntext\n\n```sh\ncurl http://localhost:8787/ -d @./.dev-credentials.json\n```\n\n```json\n{}\n```\n";
+  const blocks = shellBlocks(md, "x.md");
+  assert.deepEqual(blocks.map((b) => [b.line, b.skip]), [[4, true], [10, false]]);
+  const script = scriptFor(blocks, { port: 8748, credentials: "/tmp/c.json" });
+  assert.doesNotMatch(script, /wrangler deploy/);
+  assert.match(script, /curl http:\/\/localhost:8748\/ -d @\/tmp\/c\.json/);
+  assert.match(script, /^set -euo pipefail$/m);
+  assert.match(script, /--fail-with-body/);
+});

@@ -1,0 +1,82 @@
+import type { ZodType } from "zod";
+import { chatRequestSchema } from "../routes/chat/schema";
+
+/**
+ * Words for the OpenAPI document: one line per route, keyed `"METHOD /path"` with Hono's path
+ * syntax (`:id`). Request schemas are NOT listed here: they come from the `validate(...)`
+ * middlewares found on `app.routes` (src/openapi/request-schema.ts). `body` is only for routes that
+ * parse their body by hand (chat). A route missing here still appears, with a generated summary;
+ * adding a line gives it a better one.
+ */
+export interface OperationInfo {
+  summary: string;
+  /** Success status and what it returns (default `200`, "OK"). */
+  ok?: readonly [status: number, description: string];
+  /** Request body for handlers that parse it themselves. */
+  body?: ZodType;
+  /** Body media type when not JSON (OAuth endpoints take forms). */
+  bodyType?: "application/x-www-form-urlencoded";
+  /** Streams Server-Sent Events when the request asks for it. */
+  stream?: boolean;
+}
+
+export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
+  // operations:begin (one line per route; helpers add theirs)
+  "GET /": { summary: "Health check (database and counters); `?skip=redis,database` skips checks", ok: [200, "healthy (503 when a check fails)"] },
+  "POST /v1/chat/completions": { summary: "Chat completion (OpenAI Chat Completions wire format)", body: chatRequestSchema, stream: true },
+  "GET /v1/models": { summary: "Model catalogue with capabilities and prices (public; a key narrows it to what the key may use)" },
+  "POST /v1/images/generations": { summary: "Generate images" },
+  "POST /v1/videos": { summary: "Start a video generation job" },
+  "GET /v1/videos/:id": { summary: "Video job status" },
+  "GET /v1/videos/logs/:log_id/content": { summary: "Download a finished video (signed `token` link or a gateway key)" },
+  "POST /v1/moderations": { summary: "Moderation (OpenAI moderations wire format)" },
+  "GET /v1/providers/metrics": { summary: "Live uptime, throughput and latency per provider" },
+  "POST /v1/admin/organizations": { summary: "Bootstrap an organization with its owner, default project, master key and playground key", ok: [201, "created; secrets are shown only here"] },
+  "GET /v1/master/organization": { summary: "The master key's organization" },
+  "PATCH /v1/master/organization": { summary: "Update compliance and notification settings" },
+  "POST /v1/master/projects": { summary: "Create a project", ok: [201, "created"] },
+  "GET /v1/master/projects": { summary: "List projects" },
+  "GET /v1/master/projects/:id": { summary: "Get a project" },
+  "PATCH /v1/master/projects/:id": { summary: "Update a project" },
+  "DELETE /v1/master/projects/:id": { summary: "Delete a project and its keys" },
+  "POST /v1/master/members": { summary: "Add a member", ok: [201, "created"] },
+  "GET /v1/master/members": { summary: "List members" },
+  "GET /v1/master/members/:member": { summary: "Get a member by id or e-mail" },
+  "POST /v1/master/teams": { summary: "Create a team", ok: [201, "created"] },
+  "GET /v1/master/teams": { summary: "List teams" },
+  "GET /v1/master/teams/:id": { summary: "Get a team" },
+  "POST /v1/master/teams/:id/members": { summary: "Add a member to a team" },
+  "POST /v1/master/keys": { summary: "Create a gateway key", ok: [201, "created; the secret is shown only here"] },
+  "GET /v1/master/keys": { summary: "List gateway keys" },
+  "GET /v1/master/keys/:id": { summary: "Get a gateway key with live usage" },
+  "PATCH /v1/master/keys/:id": { summary: "Update a gateway key (description, status, spend limits)" },
+  "DELETE /v1/master/keys/:id": { summary: "Soft-delete a gateway key" },
+  "POST /v1/master/provider-keys": { summary: "Store a provider key (BYOK)", ok: [201, "created"] },
+  "GET /v1/master/provider-keys": { summary: "List provider keys (hints only)" },
+  "DELETE /v1/master/provider-keys/:id": { summary: "Delete a provider key" },
+  "POST /v1/master/custom-providers": { summary: "Add an OpenAI-compatible custom provider", ok: [201, "created"] },
+  "GET /v1/master/custom-providers": { summary: "List custom providers" },
+  "POST /v1/master/custom-models": { summary: "Add a model of a custom provider", ok: [201, "created"] },
+  "GET /v1/master/custom-models": { summary: "List custom models" },
+  "POST /api/auth/sign-in": { summary: "Dashboard sign-in (sets the session cookie, returns the CSRF token)" },
+  "POST /api/auth/sign-out": { summary: "Dashboard sign-out", ok: [204, "signed out"] },
+  "GET /api/me": { summary: "The signed-in user, organization, role and CSRF token" },
+  "GET /api/keys": { summary: "List the keys the session may manage" },
+  "POST /api/keys": { summary: "Create a key (with TTL)", ok: [201, "created; the secret is shown only here"] },
+  "POST /api/keys/:id/roll": { summary: "Roll a key's secret" },
+  "GET /api/notifications": { summary: "Budget alerts, newest first" },
+  "POST /mcp": { summary: "MCP Streamable HTTP endpoint (JSON-RPC)" },
+  "GET /mcp": { summary: "MCP server information (JSON) or connection instructions (HTML)" },
+  "GET /sse": { summary: "Legacy MCP HTTP+SSE transport: open a session" },
+  "POST /messages": { summary: "Legacy MCP HTTP+SSE transport: send a message", ok: [202, "accepted; the reply arrives on the stream"] },
+  "GET /.well-known/oauth-authorization-server": { summary: "OAuth authorization server metadata (RFC 8414)" },
+  "GET /.well-known/oauth-protected-resource": { summary: "OAuth protected resource metadata (RFC 9728)" },
+  "POST /oauth/register": { summary: "OAuth dynamic client registration (RFC 7591)", ok: [201, "registered"] },
+  "GET /oauth/authorize": { summary: "OAuth consent page", ok: [200, "HTML consent page"] },
+  "POST /oauth/authorize": { summary: "OAuth consent decision", bodyType: "application/x-www-form-urlencoded", ok: [302, "redirect to the client"] },
+  "POST /oauth/token": { summary: "OAuth token endpoint (authorization_code with PKCE, refresh_token)", bodyType: "application/x-www-form-urlencoded" },
+  "POST /oauth/revoke": { summary: "OAuth token revocation (RFC 7009)", bodyType: "application/x-www-form-urlencoded" },
+  "GET /openapi.json": { summary: "This document" },
+  "GET /docs": { summary: "Rendered API reference", ok: [200, "HTML page"] },
+  // operations:end
+};

@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import oas31Schema from "@seriousme/openapi-schema-validator/schemas/v3.1/schema.json";
+import { app } from "../src/app";
+import { documentedRoutes, openApiPath } from "../src/openapi/document";
+import { call } from "./helpers/fixtures";
+
+type Json = Record<string, any>;
+
+/**
+ * The pinned validator, with its OpenAPI 3.1 schema handed over as an import (its own loader reads
+ * the file from disk, which workerd has not got).
+ */
+async function validateOpenApi(doc: unknown) {
+  const validator = new Validator();
+  const ajv = new Ajv2020({ strict: false });
+  addFormats(ajv);
+  ajv.addFormat("media-range", true);
+  (validator as unknown as { ajvValidators: Record<string, unknown> }).ajvValidators["3.1"] = ajv.compile(oas31Schema);
+  return validator.validate(doc as Json);
+}
+
+describe("GET /openapi.json", () => {
+  it("is a valid OpenAPI 3.1 document", async () => {
+    const res = await call("/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as Json;
+    expect(doc.openapi).toBe("3.1.0");
+    const result = await validateOpenApi(doc);
+    expect(result.errors ?? null).toBeNull();
+    expect(result.valid).toBe(true);
+    // the validator is not a rubber stamp: a parameter without `in`, a dangling $ref
+    const broken = structuredClone(doc);
+    broken.paths["/v1/models"].get.parameters = [{ name: "x", schema: { type: "string" } }];
+    expect((await validateOpenApi(broken)).valid).toBe(false);
+    const dangling = structuredClone(doc);
+    dangling.paths["/v1/models"].get.responses.default = { $ref: "#/components/responses/Nope" };
+    expect((await validateOpenApi(dangling)).valid).toBe(false);
+  });
+
+  it("lists every mounted route of app.routes", async () => {
+    const doc = (await (await call("/openapi.json")).json()) as Json;
+    const missing: string[] = [];
+    const mounted = [...documentedRoutes(app.routes).values()];
+    for (const { method, honoPath } of mounted) {
+      if (!doc.paths[openApiPath(honoPath).path]?.[method.toLowerCase()]) missing.push(`${method} ${honoPath}`);
+    }
+    expect(missing).toEqual([]);
+    // the surface the issue names, so a broken route walk cannot pass with an empty list
+    for (const path of ["/v1/chat/completions", "/v1/models", "/v1/images/generations", "/v1/videos", "/v1/moderations", "/", "/v1/master/keys", "/api/keys", "/oauth/token", "/mcp"]) {
+      expect(Object.keys(doc.paths)).toContain(path);
+    }
+    expect(mounted.length).toBeGreaterThan(50);
+  });
+
+  it("documents request bodies and parameters with the schemas that validate them", async () => {
+    const doc = (await (await call("/openapi.json")).json()) as Json;
+    const bodyOf = (path: string, method: string): Json => {
+      const ref: string = doc.paths[path][method].requestBody.content["application/json"].schema.$ref;
+      return doc.components.schemas[ref.split("/").pop() as string];
+    };
+    // master key creation: the validator's zod object (projectId required)
+    const createKey = bodyOf("/v1/master/keys", "post");
+    expect(createKey.required).toContain("projectId");
+    // chat parses its own body: the registry hands over chatRequestSchema
+    const chat = bodyOf("/v1/chat/completions", "post");
+    expect(chat.properties).toHaveProperty("messages");
+    expect(chat.properties).toHaveProperty("model");
+    // a validated path parameter and a validated query parameter
+    const getKey = doc.paths["/v1/master/keys/{id}"].get;
+    expect(getKey.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: "id", in: "path", required: true })]));
+    const list = doc.paths["/v1/master/keys"].get;
+    expect(list.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: "projectId", in: "query" })]));
+    expect(getKey.security).toEqual([{ masterKey: [] }]);
+  });
+});
+
+describe("GET /docs", () => {
+  it("renders the reference as one HTML page without external resources", async () => {
+    const res = await call("/docs");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const html = await res.text();
+    expect(html).toContain("/v1/chat/completions");
+    expect(html).toContain("/v1/master/keys/{id}");
+    expect(html).not.toMatch(/<script|src="http|href="http/);
+  });
+});
