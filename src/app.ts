@@ -14,6 +14,7 @@ import { modelsRoutes } from "./routes/models";
 import { imageRoutes } from "./routes/images";
 import { oauthRoutes } from "./oauth/routes";
 import { videoRoutes } from "./routes/videos";
+import { messagesRoutes } from "./dialects/anthropic-messages/route";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
@@ -35,6 +36,7 @@ export function createApp(): Hono<AppEnv> {
   app.route("/v1/providers/metrics", providerMetricsRoutes);
   app.route("/api", dashboardRoutes);
   app.route("/v1/moderations", moderationRoutes);
+  app.route("/v1/messages", messagesRoutes);
   // routes:end
 
   app.notFound(notFoundHandler);
