@@ -15,6 +15,7 @@ import { imageRoutes } from "./routes/images";
 import { oauthRoutes } from "./oauth/routes";
 import { videoRoutes } from "./routes/videos";
 import { messagesRoutes } from "./dialects/anthropic-messages/route";
+import { embeddingRoutes } from "./routes/embeddings";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
@@ -37,6 +38,7 @@ export function createApp(): Hono<AppEnv> {
   app.route("/api", dashboardRoutes);
   app.route("/v1/moderations", moderationRoutes);
   app.route("/v1/messages", messagesRoutes);
+  app.route("/v1/embeddings", embeddingRoutes);
   // routes:end
 
   app.notFound(notFoundHandler);
