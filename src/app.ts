@@ -16,6 +16,7 @@ import { oauthRoutes } from "./oauth/routes";
 import { videoRoutes } from "./routes/videos";
 import { messagesRoutes } from "./dialects/anthropic-messages/route";
 import { embeddingRoutes } from "./routes/embeddings";
+import { responsesRoutes } from "./dialects/openai-responses/route";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
@@ -39,6 +40,7 @@ export function createApp(): Hono<AppEnv> {
   app.route("/v1/moderations", moderationRoutes);
   app.route("/v1/messages", messagesRoutes);
   app.route("/v1/embeddings", embeddingRoutes);
+  app.route("/v1/responses", responsesRoutes);
   // routes:end
 
   app.notFound(notFoundHandler);

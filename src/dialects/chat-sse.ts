@@ -33,6 +33,17 @@ export interface ChatUsageJson {
   cost?: number;
 }
 
+/** The `chat.completion` fields the translation reads. */
+export interface CompletionJson {
+  model: string;
+  choices: Array<{
+    message: { content: string | null; reasoning?: string | null; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
+    finish_reason: string | null;
+  }>;
+  usage?: ChatUsageJson;
+  metadata?: unknown;
+}
+
 /** A dialect's encoder: each method returns the text to send (possibly empty). */
 export interface ChunkEncoder {
   start(): string;

@@ -8,7 +8,7 @@
  * excludes cache reads and writes, which are reported apart.
  */
 import { randomAlphanumeric } from "../../lib/ids";
-import type { ChatUsageJson } from "../chat-sse";
+import type { ChatUsageJson, CompletionJson } from "../chat-sse";
 
 export const newMessageId = (): string => `msg_${randomAlphanumeric(24)}`;
 
@@ -55,17 +55,6 @@ export function parseToolInput(args: string | undefined): Record<string, unknown
   } catch {
     return {};
   }
-}
-
-/** The `chat.completion` fields the translation reads. */
-export interface CompletionJson {
-  model: string;
-  choices: Array<{
-    message: { content: string | null; reasoning?: string | null; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
-    finish_reason: string | null;
-  }>;
-  usage?: ChatUsageJson;
-  metadata?: unknown;
 }
 
 export function messageFromCompletion(c: CompletionJson, id = newMessageId()): Record<string, unknown> {

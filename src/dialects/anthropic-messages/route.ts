@@ -8,10 +8,10 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../app-types";
 import { requireGatewayKey } from "../../auth/gateway-key";
 import { estimatePromptTokens } from "../../billing/estimate";
-import { reencodeChatSse } from "../chat-sse";
+import { reencodeChatSse, type CompletionJson } from "../chat-sse";
 import { dialectErrors, jsonWithHeaders, readJsonBody, runChat } from "../edge";
 import { parseCountTokensRequest, parseMessagesRequest, toChatRequest } from "./request";
-import { anthropicErrorType, errorBody, messageFromCompletion, newMessageId, type CompletionJson } from "./response";
+import { anthropicErrorType, errorBody, messageFromCompletion, newMessageId } from "./response";
 import { MessagesStreamEncoder } from "./stream";
 
 export const messagesRoutes = new Hono<AppEnv>();
