@@ -44,6 +44,12 @@ export interface CompletionJson {
   metadata?: unknown;
 }
 
+/** The delta and finish reason of choice 0 in a chunk (dialects have one choice), or null. */
+export function firstChoice(c: ChatChunk): { delta: NonNullable<NonNullable<ChatChunk["choices"]>[number]["delta"]>; finish: string | null } | null {
+  const choice = c.choices?.find((ch) => ch.index === 0);
+  return choice ? { delta: choice.delta ?? {}, finish: choice.finish_reason ?? null } : null;
+}
+
 /** A dialect's encoder: each method returns the text to send (possibly empty). */
 export interface ChunkEncoder {
   start(): string;

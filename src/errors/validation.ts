@@ -1,7 +1,7 @@
 import type { ZodError } from "zod";
 import type { ValidationTargets } from "hono";
 import { zValidator as baseValidator } from "@hono/zod-validator";
-import type { ZodType } from "zod";
+import type { z, ZodType } from "zod";
 import { badRequest } from "./api-error";
 
 /** First issue of a zod error as a readable sentence plus the dotted path for `param`. */
@@ -23,3 +23,13 @@ export const validate = <T extends ZodType, Target extends keyof ValidationTarge
       throw badRequest(message, param);
     }
   });
+
+/** Validates an already-read body against `schema`, or throws the 400 naming the field. */
+export function parseOrThrow<T extends ZodType>(schema: T, value: unknown): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const { message, param } = describeZodError(result.error);
+    throw badRequest(message, param);
+  }
+  return result.data;
+}

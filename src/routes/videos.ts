@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { AppEnv } from "../app-types";
 import { checkKey, extractBearer, requireGatewayKey, resolveGatewayKey } from "../auth/gateway-key";
 import { badRequest, unauthorized } from "../errors/api-error";
-import { describeZodError, validate } from "../errors/validation";
+import { parseOrThrow, validate } from "../errors/validation";
 import { gatewayRequest } from "./middleware/gateway-request";
 import { createVideo, getVideo, streamVideoContent } from "../generation/videos";
 import { verifyPlaybackToken } from "../generation/video/playback-token";
@@ -49,12 +49,7 @@ async function readVideoBody(c: Context<AppEnv>): Promise<z.infer<typeof videoBo
       throw badRequest("The request body is not valid JSON.", null, "invalid_json");
     }
   }
-  const parsed = videoBody.safeParse(raw);
-  if (!parsed.success) {
-    const { message, param } = describeZodError(parsed.error);
-    throw badRequest(message, param);
-  }
-  return parsed.data;
+  return parseOrThrow(videoBody, raw);
 }
 
 videoRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {

@@ -1,5 +1,5 @@
 import type { ModelDefinition, ProviderMapping } from "../types";
-import { JSON_ALL, mapping, perM, priced, released, TOOLS } from "./helpers";
+import { embeddingModel, JSON_ALL, mapping, perM, priced, released, TOOLS } from "./helpers";
 
 /** The same Gemini model on AI Studio and Vertex (same list price). */
 function gemini(
@@ -222,19 +222,16 @@ export const GOOGLE_MODELS: readonly ModelDefinition[] = [
       }),
     ],
   },
-  {
+  embeddingModel({
     id: "gemini-embedding-001",
     name: "Gemini Embedding",
     description: "Google's Gemini text embedding model (3072 dimensions, shortenable with dimensions).",
     family: "gemini-embedding",
     maker: "google",
-    kind: "embedding",
-    created: released("2025-07-14"),
-    inputModalities: ["text"],
-    outputModalities: ["text"],
+    released: "2025-07-14",
     tokenizer: "gemini",
-    stability: "stable",
-    supportedParameters: ["input", "dimensions", "encoding_format"],
-    mappings: [mapping({ providerId: "google-ai-studio", externalId: "gemini-embedding-001", pricing: priced("0.15", "0"), contextLength: 2_048, maxOutput: 0, streaming: false })],
-  },
+    providerId: "google-ai-studio",
+    inputPerM: "0.15",
+    contextLength: 2_048,
+  }),
 ];

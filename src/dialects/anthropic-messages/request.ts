@@ -14,7 +14,7 @@
  */
 import { z } from "zod";
 import { badRequest } from "../../errors/api-error";
-import { describeZodError } from "../../errors/validation";
+import { parseOrThrow } from "../../errors/validation";
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, TextPart, ToolCall, ToolChoice } from "../../providers/types";
 
 const cacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() }).nullish();
@@ -88,12 +88,7 @@ export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
 /** Validates a raw body, or throws the 400 naming the field (in Anthropic's terms). */
 export function parseMessagesRequest(body: unknown): MessagesRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("The request body must be a JSON object.");
-  const r = messagesRequestSchema.safeParse(body);
-  if (!r.success) {
-    const { message, param } = describeZodError(r.error);
-    throw badRequest(message, param);
-  }
-  return r.data;
+  return parseOrThrow(messagesRequestSchema, body);
 }
 
 /** `count_tokens` takes a Messages request without `max_tokens`. */

@@ -6,7 +6,7 @@
  *   message_delta (stop_reason + usage), message_stop.
  * A keep-alive becomes `ping`; a failed stream ends with `event: error`. Pure state machine.
  */
-import type { ChatChunk, ChunkEncoder } from "../chat-sse";
+import { firstChoice, type ChatChunk, type ChunkEncoder } from "../chat-sse";
 import { anthropicErrorType, stopReasonOf, usageOf, type StopReason } from "./response";
 
 const event = (name: string, data: Record<string, unknown>): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -55,10 +55,10 @@ export class MessagesStreamEncoder implements ChunkEncoder {
 
   chunk(c: ChatChunk): string {
     if (c.usage) this.usage = c.usage;
-    const choice = c.choices?.find((ch) => ch.index === 0);
+    const choice = firstChoice(c);
     if (!choice) return "";
     let out = "";
-    const d = choice.delta ?? {};
+    const d = choice.delta;
     if (d.reasoning) {
       if (this.open?.kind !== "thinking") out += this.begin({ kind: "thinking" }, { type: "thinking", thinking: "", signature: "" });
       out += this.delta({ type: "thinking_delta", thinking: d.reasoning });
@@ -74,8 +74,8 @@ export class MessagesStreamEncoder implements ChunkEncoder {
       }
       if (tc.function?.arguments) out += this.delta({ type: "input_json_delta", partial_json: tc.function.arguments });
     }
-    if (choice.finish_reason) {
-      this.stop = stopReasonOf(choice.finish_reason);
+    if (choice.finish) {
+      this.stop = stopReasonOf(choice.finish);
       out += this.close();
     }
     return out;

@@ -15,7 +15,7 @@
  */
 import { z } from "zod";
 import { badRequest } from "../../errors/api-error";
-import { describeZodError } from "../../errors/validation";
+import { describeZodError, parseOrThrow } from "../../errors/validation";
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, TextPart, ToolChoice } from "../../providers/types";
 
 const inputText = z.object({ type: z.literal("input_text"), text: z.string() });
@@ -83,15 +83,11 @@ export type ResponsesRequest = Omit<z.infer<typeof responsesRequestSchema>, "too
 
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("The request body must be a JSON object.");
-  const r = responsesRequestSchema.safeParse(body);
-  if (!r.success) {
-    const { message, param } = describeZodError(r.error);
-    throw badRequest(message, param);
-  }
-  if (r.data.previous_response_id) {
+  const data = parseOrThrow(responsesRequestSchema, body);
+  if (data.previous_response_id) {
     throw badRequest("'previous_response_id' is not supported: this gateway stores no responses. Send the whole conversation in 'input'.", "previous_response_id", "unsupported_parameter");
   }
-  const tools = (r.data.tools ?? []).map((t, i) => {
+  const tools = (data.tools ?? []).map((t, i) => {
     const parsed = functionTool.safeParse(t);
     if (!parsed.success) {
       const { message, param } = describeZodError(parsed.error);
@@ -99,7 +95,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     }
     return parsed.data;
   });
-  return { ...r.data, tools };
+  return { ...data, tools };
 }
 
 function partOf(p: Part, path: string): ContentPart {

@@ -12,7 +12,7 @@
  *   response.completed (or response.incomplete) with the whole response and usage.
  * A failed stream ends with `error` and `response.failed`. Pure state machine.
  */
-import type { ChatChunk, ChunkEncoder } from "../chat-sse";
+import { firstChoice, type ChatChunk, type ChunkEncoder } from "../chat-sse";
 import type { ResponsesRequest } from "./request";
 import { functionCallItem, messageItem, newItemId, reasoningItem, responseShell, statusOf, usageOf } from "./response";
 
@@ -91,10 +91,10 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
 
   chunk(c: ChatChunk): string {
     if (c.usage) this.usage = c.usage;
-    const choice = c.choices?.find((ch) => ch.index === 0);
+    const choice = firstChoice(c);
     if (!choice) return "";
     let out = "";
-    const d = choice.delta ?? {};
+    const d = choice.delta;
     if (d.reasoning) {
       if (this.open?.kind !== "reasoning") out += this.begin({ kind: "reasoning", id: newItemId("rs"), text: "" });
       const it = this.open as Item & { kind: "reasoning" };
@@ -118,8 +118,8 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
         out += this.event("response.function_call_arguments.delta", { item_id: it.id, output_index: this.outputIndex, delta: piece });
       }
     }
-    if (choice.finish_reason) {
-      this.finish = choice.finish_reason;
+    if (choice.finish) {
+      this.finish = choice.finish;
       out += this.close();
     }
     return out;
