@@ -6,6 +6,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-types";
+import { parseModelRef } from "../catalog";
 import { badRequest } from "../errors/api-error";
 import type { ChatRequest } from "../providers/types";
 import { executeChatCompletion } from "../routes/chat/execute";
@@ -62,4 +63,18 @@ export function jsonWithHeaders(body: unknown, from: Response): Response {
   headers.set("content-type", "application/json");
   headers.delete("content-length");
   return new Response(JSON.stringify(body), { status: from.status, headers });
+}
+
+/**
+ * Anthropic's `max_tokens` is mandatory, so clients send a generous ceiling (Claude Code: 32,000)
+ * rather than a need: it is lowered to the largest output the model's mappings allow, instead of
+ * making every smaller model ineligible. Custom models are left as sent.
+ */
+export function capToModelOutput(req: ChatRequest): ChatRequest {
+  if (req.max_tokens === undefined) return req;
+  const ref = parseModelRef(req.model.trim());
+  if (ref.kind === "unknown") return req;
+  const outputs = (ref.kind === "pinned" ? [ref.mapping] : ref.model.mappings).map((m) => m.maxOutput).filter((n) => n > 0);
+  const cap = outputs.length ? Math.max(...outputs) : 0;
+  return cap > 0 && req.max_tokens > cap ? { ...req, max_tokens: cap } : req;
 }

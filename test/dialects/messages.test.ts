@@ -120,6 +120,34 @@ describe("POST /v1/messages through the pipeline", () => {
     expect(log.costPico).toBeGreaterThan(0);
   });
 
+  it("accepts the body Claude Code 2.1 sends to a non-Claude model (system turns, adaptive thinking, ?beta=true)", async () => {
+    const res = await call("/v1/messages?beta=true", {
+      method: "POST",
+      headers: { "x-api-key": org.key, "anthropic-version": "2023-06-01", "anthropic-beta": "claude-code-20250219", "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "gpt-4o-mini",
+        max_tokens: 32000,
+        stream: true,
+        system: [{ type: "text", text: "You are Claude Code.", cache_control: { type: "ephemeral" } }],
+        messages: [
+          { role: "user", content: [{ type: "text", text: "<system-reminder>notes</system-reminder>" }] },
+          { role: "system", content: [{ type: "text", text: "# Environment\nPrimary working directory: /tmp" }] },
+          { role: "user", content: [{ type: "text", text: "say hello", cache_control: { type: "ephemeral" } }] },
+        ],
+        tools: [{ name: "Bash", description: "Run a command", input_schema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } }],
+        metadata: { user_id: "user_abc_account__session_1" },
+        thinking: { type: "adaptive", display: "omitted" },
+        context_management: { edits: [] },
+        output_config: { effort: "medium" },
+      }),
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    const deltas = [...text.matchAll(/"text_delta","text":"([^"]*)"/g)].map((m) => m[1]).join("");
+    expect(deltas).toBe("Hello from openai/gpt-4o-mini");
+    expect(text).toContain("event: message_stop");
+  });
+
   it("maps thinking to reasoning and returns thinking blocks (streamed as thinking_delta)", async () => {
     const body = { model: "anthropic/claude-sonnet-4", max_tokens: 4000, thinking: { type: "enabled", budget_tokens: 2000 }, messages: [{ role: "user", content: "think [[fake:reasoning]] [[tag:msg-think]]" }] };
     const msg = await client().messages.create(body as Anthropic.MessageCreateParamsNonStreaming);

@@ -9,6 +9,7 @@
  * - `tools` (custom tools) -> function tools; `tool_choice` auto/any/tool/none -> auto/required/
  *   function/none; `disable_parallel_tool_use` -> `parallel_tool_calls: false`.
  * - `thinking.budget_tokens` -> `reasoning_effort` (the nearest effort whose budget covers it).
+ * - `system` turns inside `messages` (Claude Code sends them) -> system messages in place.
  * - `stop_sequences` -> `stop`, `metadata.user_id` -> `user`; `top_k` has no chat equivalent and
  *   is dropped.
  */
@@ -58,7 +59,8 @@ const tool = z.object({
 export const messagesRequestSchema = z.object({
   model: z.string().min(1, "model is required"),
   max_tokens: z.number().int().positive(),
-  messages: z.array(z.object({ role: z.enum(["user", "assistant"]), content: z.union([z.string(), z.array(block)]) })).min(1, "at least one message is required"),
+  /** `system` turns inside `messages`: Claude Code 2.1 sends them (environment notes) for models it does not know. */
+  messages: z.array(z.object({ role: z.enum(["user", "assistant", "system"]), content: z.union([z.string(), z.array(block)]) })).min(1, "at least one message is required"),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
   stream: z.boolean().optional(),
   stop_sequences: z.array(z.string()).optional(),
@@ -127,6 +129,13 @@ const toolResultText = (content: z.infer<typeof toolResultBlock>["content"]): st
   typeof content === "string" ? content : (content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
 
 function translateMessage(m: MessagesRequest["messages"][number], index: number): ChatMessage[] {
+  if (m.role === "system") {
+    if (typeof m.content === "string") return [{ role: "system", content: m.content }];
+    return [{ role: "system", content: m.content.map((b, j) => {
+      if (b.type !== "text") throw badRequest(`'${b.type}' blocks are not allowed in system messages.`, `messages.${index}.content.${j}`);
+      return withCache({ type: "text", text: b.text }, b.cache_control);
+    }) }];
+  }
   if (typeof m.content === "string") return [m.role === "user" ? { role: "user", content: m.content } : { role: "assistant", content: m.content }];
   if (m.role === "assistant") {
     let text = "";

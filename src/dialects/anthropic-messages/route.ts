@@ -9,7 +9,7 @@ import type { AppEnv } from "../../app-types";
 import { requireGatewayKey } from "../../auth/gateway-key";
 import { estimatePromptTokens } from "../../billing/estimate";
 import { reencodeChatSse, type CompletionJson } from "../chat-sse";
-import { dialectErrors, jsonWithHeaders, readJsonBody, runChat } from "../edge";
+import { capToModelOutput, dialectErrors, jsonWithHeaders, readJsonBody, runChat } from "../edge";
 import { parseCountTokensRequest, parseMessagesRequest, toChatRequest } from "./request";
 import { anthropicErrorType, errorBody, messageFromCompletion, newMessageId } from "./response";
 import { MessagesStreamEncoder } from "./stream";
@@ -23,7 +23,7 @@ messagesRoutes.use(
 
 messagesRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const req = parseMessagesRequest(await readJsonBody(c));
-  const chatReq = toChatRequest(req);
+  const chatReq = capToModelOutput(toChatRequest(req));
   const res = await runChat(c, chatReq);
   const id = newMessageId();
   if (chatReq.stream && res.body) {
