@@ -94,13 +94,49 @@ describe("openai responses.create", () => {
     expect(sent[0]!.body.max_completion_tokens ?? sent[0]!.body.max_tokens).toBe(77);
   });
 
-  it("refuses previous_response_id, built-in tools and non-chat models with a 400 naming the field", async () => {
+  it("refuses previous_response_id and non-chat models with a 400 naming the field", async () => {
     await expect(client().responses.create({ model: "gpt-4o-mini", input: "x", previous_response_id: "resp_123" })).rejects.toMatchObject({ status: 400, param: "previous_response_id" });
-    await expect(client().responses.create({ model: "gpt-4o-mini", input: "x", tools: [{ type: "web_search" }] })).rejects.toMatchObject({ status: 400 });
     await expect(client().responses.create({ model: "text-embedding-3-small", input: "x" })).rejects.toMatchObject({ status: 400, param: "model" });
     const res = await call("/v1/responses", { method: "POST", key: org.key, ...json({ model: "gpt-4o-mini" }) });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { param: string } }).error.param).toBe("input");
+  });
+});
+
+describe("what Codex sends", () => {
+  it("a codex_exec body (developer items, hosted tools, store false, include) streams an answer; hosted tools are not sent upstream", async () => {
+    const res = await call("/v1/responses", {
+      method: "POST",
+      key: org.key,
+      body: JSON.stringify({
+        model: "gpt-4o-mini",
+        stream: true,
+        input: [
+          { type: "message", id: "msg_1", role: "developer", content: [{ type: "input_text", text: "You are a coding agent." }] },
+          { type: "message", id: "msg_2", role: "user", content: [{ type: "input_text", text: "say hello [[tag:codex-shape]]" }] },
+        ],
+        tools: [
+          { type: "function", name: "exec_command", description: "Run", strict: false, parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] } },
+          { type: "namespace", name: "multi_agent_v1", description: "Sub-agents", tools: [{ type: "function", name: "close_agent", parameters: { type: "object" } }] },
+          { type: "web_search", external_web_access: false },
+        ],
+        tool_choice: "auto",
+        parallel_tool_calls: false,
+        reasoning: { summary: "auto" },
+        store: false,
+        include: ["reasoning.encrypted_content"],
+        prompt_cache_key: "k",
+        client_metadata: { a: "b" },
+      }),
+      headers: { "content-type": "application/json", "user-agent": "codex_exec/0.169.0 (Debian 12.0.0; x86_64) xterm (codex_exec; 0.169.0)" },
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    expect(text).toContain("event: response.completed");
+    const sent = await recorded("codex-shape");
+    expect((sent[0]!.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(["exec_command"]);
+    const log = await waitForLog(res.headers.get("x-request-id")!);
+    expect(log.sourceApp).toBe("codex-cli");
   });
 });
 

@@ -11,7 +11,7 @@
  * - `reasoning.effort` -> `reasoning_effort`; `text.format` (text, json_object, json_schema) ->
  *   `response_format`; `max_output_tokens` -> `max_tokens`.
  * - Refused with 400: `previous_response_id` and `item_reference` (no stored state: send the whole
- *   conversation), built-in tools (web_search, file_search, computer use, …).
+ *   conversation). Hosted tools (web_search, file_search, namespace, …) are left out.
  */
 import { z } from "zod";
 import { badRequest } from "../../errors/api-error";
@@ -65,7 +65,7 @@ export const responsesRequestSchema = z.object({
   model: z.string().min(1, "model is required"),
   input: z.union([z.string(), z.array(item).min(1)]),
   instructions: z.string().nullish(),
-  tools: z.array(z.object({ type: z.literal("function", { error: "only function tools are supported" }) }).passthrough()).nullish(),
+  tools: z.array(z.object({ type: z.string().min(1) }).passthrough()).nullish(),
   tool_choice: z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: z.string().min(1) })]).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   temperature: z.number().min(0).max(2).nullish(),
@@ -87,13 +87,17 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (data.previous_response_id) {
     throw badRequest("'previous_response_id' is not supported: this gateway stores no responses. Send the whole conversation in 'input'.", "previous_response_id", "unsupported_parameter");
   }
-  const tools = (data.tools ?? []).map((t, i) => {
+  const tools: Array<z.infer<typeof functionTool>> = [];
+  (data.tools ?? []).forEach((t, i) => {
+    // Hosted tools (web_search, file_search, namespaces of sub-agent tools, …) run at OpenAI, not in
+    // the model: no other provider can honour them, so they are left out (Codex always sends some).
+    if (t.type !== "function") return;
     const parsed = functionTool.safeParse(t);
     if (!parsed.success) {
       const { message, param } = describeZodError(parsed.error);
       throw badRequest(message.replace(`'${param}'`, `'tools.${i}.${param}'`), `tools.${i}${param ? `.${param}` : ""}`);
     }
-    return parsed.data;
+    tools.push(parsed.data);
   });
   return { ...data, tools };
 }

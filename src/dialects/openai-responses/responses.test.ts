@@ -52,10 +52,12 @@ describe("Responses request -> chat request", () => {
     expect(chat.tools?.[0]?.function).toEqual({ name: "t", parameters: { type: "object" }, strict: true });
   });
 
-  it("refuses stored state and built-in tools", () => {
+  it("refuses stored state, leaves hosted tools out, validates function tools", () => {
     expect(() => parseResponsesRequest({ model: "m", input: "x", previous_response_id: "resp_1" })).toThrow(/previous_response_id/);
     expect(() => toChatRequest(parseResponsesRequest({ model: "m", input: [{ type: "item_reference", id: "rs_1" }] }))).toThrow(/item_reference/);
-    expect(() => parseResponsesRequest({ model: "m", input: "x", tools: [{ type: "web_search_preview" }] })).toThrow(/function tools/);
+    const kept = parseResponsesRequest({ model: "m", input: "x", tools: [{ type: "web_search", external_web_access: false }, { type: "namespace", name: "n", tools: [] }, { type: "function", name: "f" }] });
+    expect(kept.tools.map((t) => t.name)).toEqual(["f"]);
+    expect(() => parseResponsesRequest({ model: "m", input: "x", tools: [{ type: "function", name: "bad name" }] })).toThrow(/tools\.0\.name/);
   });
 });
 
