@@ -438,10 +438,13 @@ async function main() {
 
     // streams: time to first chunk and per-chunk delay with a dripping upstream
     const drip = "[[fake:drip=10]]";
-    const streamRuns = { floor: [], switchboard: [] };
+    const streamRuns = { floor: [], switchboard: [], messages: [] };
+    // The same stream through the Anthropic Messages front door (re-encoded frame by frame).
+    const messagesBody = JSON.stringify({ model: "gpt-4o-mini", max_tokens: 256, stream: true, messages: [{ role: "user", content: `Say hello to the benchmark ${drip}` }] });
     for (let i = 0; i < STREAM_SAMPLES; i++) {
       streamRuns.floor.push(await streamTiming(`${pt.url}/v1/chat/completions`, chatBody("gpt-4o-mini", true, drip), upstreamAuth));
       streamRuns.switchboard.push(await streamTiming(`${sb.url}/v1/chat/completions`, chatBody("gpt-4o-mini", true, drip), auth));
+      streamRuns.messages.push(await streamTiming(`${sb.url}/v1/messages`, messagesBody, auth));
     }
 
     // Budget-object calls for the hot key: one c=32 run on one key, calls counted by the isolate.
@@ -496,6 +499,12 @@ async function main() {
             (median(streamRuns.switchboard.map((s) => s.ttfc)) - median(streamRuns.floor.map((s) => s.ttfc)))) /
             Math.max(1, median(streamRuns.floor.map((s) => s.chunks))),
         ),
+        /** `/v1/messages` over `/v1/chat/completions`, same upstream stream: what the dialect adds per upstream event. */
+        messagesTtfcP50Ms: r2(median(streamRuns.messages.map((s) => s.ttfc))),
+        messagesAddedDelayPerEventOverChatMs: r2(
+          (median(streamRuns.messages.map((s) => s.total)) - median(streamRuns.switchboard.map((s) => s.total))) /
+            Math.max(1, median(streamRuns.floor.map((s) => s.chunks))),
+        ),
       },
       memory: { switchboardPeakRssMiB: sb.pid ? r2(peakRssMiB(sb.pid)) : null, floorPeakRssMiB: pt.pid ? r2(peakRssMiB(pt.pid)) : null },
       doCalls: doCallStats,
@@ -512,6 +521,7 @@ async function main() {
       addedP99: sbc.addedP99Ms <= 5,
       throughput: sbc.rpsRatioToFloor >= 0.8,
       streamChunkDelay: summary.stream.addedDelayPerChunkMs <= 1,
+      messagesStreamEventDelay: summary.stream.messagesAddedDelayPerEventOverChatMs <= 1,
       bundleMinified: summary.bundle.minifiedKiB <= 1.2 * 1024,
       bundleGzip: summary.bundle.gzipKiB <= 350,
       cpuPerRequest: (sbc.cpuMsPerRequest ?? Infinity) <= 1,
@@ -603,7 +613,7 @@ function renderMarkdown(s) {
     "|---|---|---|---|---|---|---|---|---|",
     ...rows,
     "",
-    `Streams (upstream drips a chunk every 10 ms): TTFC p50 floor ${s.stream.floorTtfcP50Ms} ms, switchboard ${s.stream.switchboardTtfcP50Ms} ms (added p50 ${s.stream.addedTtfcP50Ms} ms, p99 ${s.stream.addedTtfcP99Ms} ms); added delay per chunk ${s.stream.addedDelayPerChunkMs} ms over ${s.stream.chunksPerStream} chunks.`,
+    `Streams (upstream drips a chunk every 10 ms): TTFC p50 floor ${s.stream.floorTtfcP50Ms} ms, switchboard ${s.stream.switchboardTtfcP50Ms} ms (added p50 ${s.stream.addedTtfcP50Ms} ms, p99 ${s.stream.addedTtfcP99Ms} ms); added delay per chunk ${s.stream.addedDelayPerChunkMs} ms over ${s.stream.chunksPerStream} chunks. /v1/messages stream: TTFC p50 ${s.stream.messagesTtfcP50Ms} ms, added per event over chat ${s.stream.messagesAddedDelayPerEventOverChatMs} ms.`,
     `Against the reference (floor + one awaited DO round trip + one durable write, no gateway logic): reference keeps ${s.targets["floor + DO admit/settle (reference)"].rpsRatioToFloor} of the floor; Switchboard keeps ${s.againstReference.rpsRatio} of the reference, adds ${s.againstReference.addedP50Ms} ms p50 and ${s.againstReference.addedCpuMsPerRequest} ms CPU per request on top of it.`,
     `Hot key (one key, all traffic, one isolate, c=32): ${s.doCalls.calls} budget Durable Object calls for ${s.doCalls.requests} requests = ${s.doCalls.perRequest} per request (${s.doCalls.perSecond}/s)${s.doCalls.doLatencyMs ? `; every DO call delayed ${s.doCalls.doLatencyMs} ms (--do-latency)` : ""}.`,
     `Bundle: ${s.bundle.minifiedKiB} KiB minified, ${s.bundle.gzipKiB} KiB gzip. Peak RSS: switchboard workerd ${s.memory.switchboardPeakRssMiB} MiB, floor ${s.memory.floorPeakRssMiB} MiB.`,

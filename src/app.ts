@@ -17,6 +17,9 @@ import { videoRoutes } from "./routes/videos";
 import { dashboardPages, loginRedirect } from "./dashboard/routes";
 import { htmlSecurityHeaders } from "./dashboard/security";
 import { openApiRoutes } from "./openapi/routes";
+import { messagesRoutes } from "./dialects/anthropic-messages/route";
+import { embeddingRoutes } from "./routes/embeddings";
+import { responsesRoutes } from "./dialects/openai-responses/route";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
@@ -42,6 +45,9 @@ export function createApp(): Hono<AppEnv> {
   app.route("/dashboard", dashboardPages);
   app.route("/login", loginRedirect);
   app.route("/", openApiRoutes(() => app.routes));
+  app.route("/v1/messages", messagesRoutes);
+  app.route("/v1/embeddings", embeddingRoutes);
+  app.route("/v1/responses", responsesRoutes);
   // routes:end
 
   app.notFound(notFoundHandler);

@@ -66,6 +66,20 @@ describe("POST /v1/videos", () => {
     }
   });
 
+  it("accepts the multipart form of the official openai SDK's videos.create", async () => {
+    const { default: OpenAI, toFile } = await import("openai");
+    const { exports } = await import("cloudflare:workers");
+    const client = new OpenAI({ baseURL: "http://gw.test/v1", apiKey: org.key, fetch: (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i)) });
+    const v = await client.videos.create({ model: "sora-2", prompt: "a kite over the dunes", seconds: "4", size: "720x1280" });
+    expect(v.object).toBe("video");
+    expect(v.seconds).toBe("4");
+    expect(v.size).toBe("720x1280");
+    // Bad fields in a form are a 400 naming them, as with JSON; a reference image is refused clearly.
+    await expect(client.videos.create({ model: "sora-2", prompt: "x", size: "640x480" as "720x1280" })).rejects.toMatchObject({ status: 400, param: "size" });
+    const ref = await toFile(new Uint8Array([137, 80, 78, 71]), "ref.png", { type: "image/png" });
+    await expect(client.videos.create({ model: "sora-2", prompt: "x", input_reference: ref })).rejects.toMatchObject({ status: 400, param: "input_reference" });
+  });
+
   it("maps upstream failures to 502", async () => {
     const res = await call("/v1/videos", { method: "POST", key: org.key, ...json({ model: "sora-2", prompt: "x [[fake:status=500]]" }) });
     expect(res.status).toBe(502);

@@ -116,3 +116,11 @@ export const isDeactivated = (model: ModelDefinition, now = Date.now()): boolean
 /** Deprecated at or before `now` (epoch ms). */
 export const isDeprecated = (model: ModelDefinition, now = Date.now()): boolean =>
   model.deprecatedAt !== undefined && Date.parse(model.deprecatedAt) <= now;
+
+/**
+ * Whether the chat endpoints (and the dialects built on them) may send this model: chat models, and
+ * image models that also answer in text (Gemini's conversational image models, `modalities`).
+ * Embedding, moderation, video and image-only models are refused rather than forwarded.
+ */
+export const canChat = (model: ModelDefinition): boolean =>
+  model.kind === "chat" || (model.kind === "image" && model.outputModalities.includes("text"));

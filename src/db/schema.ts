@@ -264,7 +264,7 @@ export interface RoutingAttempt {
   latency_ms?: number;
 }
 
-export const REQUEST_KINDS = ["chat", "image", "video", "moderation"] as const;
+export const REQUEST_KINDS = ["chat", "image", "video", "moderation", "embedding"] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 
 /** One row per gateway request, written off the hot path. Costs in pico-dollars. */

@@ -1,7 +1,7 @@
 import type { ZodError } from "zod";
 import type { ValidationTargets } from "hono";
 import { zValidator as baseValidator } from "@hono/zod-validator";
-import type { core, ZodObject, ZodType } from "zod";
+import type { core, z, ZodObject, ZodType } from "zod";
 import { badRequest } from "./api-error";
 import { withRequestSchema } from "../openapi/request-schema";
 
@@ -55,3 +55,13 @@ export const validateBody = <Shape extends core.$ZodShape>(schema: ZodObject<Sha
     strict,
   );
 };
+
+/** Validates an already-read body against `schema`, or throws the 400 naming the field. */
+export function parseOrThrow<T extends ZodType>(schema: T, value: unknown): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const { message, param } = describeZodError(result.error);
+    throw badRequest(message, param);
+  }
+  return result.data;
+}

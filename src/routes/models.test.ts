@@ -239,3 +239,46 @@ describe("catalogue sanity through the API", () => {
     expect((await list()).every((m) => known.has(m.id))).toBe(true);
   });
 });
+
+describe("GET /v1/models/{id}", () => {
+  let org: SeededOrg;
+  beforeAll(async () => {
+    org = await seedOrg();
+    await getDb(env.DB).insert(customProviders).values({ id: newId("cp"), organizationId: org.orgId, name: "retr", baseUrl: "https://llm.retr.test/v1", tokenCiphertext: "x", tokenHint: "…abcd" });
+    await getDb(env.DB).insert(customModels).values({ id: newId("cm"), organizationId: org.orgId, providerName: "retr", modelId: "retr-7b", pricing: {}, capabilities: {} });
+  });
+
+  it("retrieves a canonical id, an alias, a provider/model id and a custom id", async () => {
+    const canonical = await call("/v1/models/gpt-4o-mini");
+    expect(canonical.status).toBe(200);
+    const body = (await canonical.json()) as ModelOut;
+    expect(body.id).toBe("gpt-4o-mini");
+    expect(body.providers.length).toBeGreaterThan(0);
+
+    const pinned = (await (await call("/v1/models/openai/gpt-4o-mini")).json()) as ModelOut;
+    expect(pinned.id).toBe("openai/gpt-4o-mini");
+    expect(pinned.providers.map((p) => p.providerId)).toEqual(["openai"]);
+
+    const custom = await call("/v1/models/retr/retr-7b", { key: org.key });
+    expect(custom.status).toBe(200);
+    expect(((await custom.json()) as ModelOut).id).toBe("retr/retr-7b");
+    // Custom models belong to an organization: not visible without its key.
+    expect((await call("/v1/models/retr/retr-7b")).status).toBe(404);
+  });
+
+  it("answers 404 in the error envelope for an unknown id", async () => {
+    const res = await call("/v1/models/no-such-model-xyz");
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: { type: "not_found_error", code: "model_not_found" } });
+    expect((await call("/v1/models/openai/claude-sonnet-4-5")).status).toBe(404);
+  });
+
+  it("works through the official openai client", async () => {
+    const { default: OpenAI } = await import("openai");
+    const { exports } = await import("cloudflare:workers");
+    const client = new OpenAI({ baseURL: "http://gw.test/v1", apiKey: org.key, fetch: (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i)) });
+    const m = await client.models.retrieve("gpt-4o-mini");
+    expect(m.id).toBe("gpt-4o-mini");
+    await expect(client.models.retrieve("nope-model")).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+});

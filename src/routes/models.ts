@@ -3,6 +3,10 @@
  * per flag combination and served as a pre-serialized string. With a key: the same cached
  * selection, narrowed per mapping by compliance policy, project mode and IAM, plus the
  * organization's custom models (unless `include_restricted=true`).
+ *
+ * `GET /v1/models/{id}` (what `openai.models.retrieve()` calls): one entry of that same listing, by
+ * canonical id or alias, `provider/model-id` (the mapped entry) or `<custom provider>/<model>`
+ * (with a key of its organization). An id the caller could not see in the listing is a 404.
  */
 import { Hono } from "hono";
 import { z } from "zod";
@@ -13,6 +17,8 @@ import { isDecimalString, parseUsd } from "../billing/money";
 import { validate } from "../errors/validation";
 import { clientIpOf } from "./middleware/gateway-request";
 import { keyedMappingFilter, publicSelection, visibleCustomModels, type CatalogQuery, type ModelSelection } from "../catalog/listing";
+import { isDeactivated, parseModelRef } from "../catalog";
+import { notFound } from "../errors/api-error";
 import { serializeCustomModel, serializeMapping, serializeModel, type ModelJson } from "../catalog/serialize";
 
 const flag = z.enum(["true", "false"], { error: "must be 'true' or 'false'" }).optional();
@@ -116,4 +122,28 @@ modelsRoutes.get("/", validate("query", querySchema), async (c) => {
   }
   if (!canonicalOnly) for (const cm of visibleCustomModels(ctx, clientIp, customIsFree)) data.push(serializeCustomModel(cm));
   return json(JSON.stringify({ object: "list", data }), "private, no-store");
+});
+
+const idParam = z.object({ id: z.string().min(1).max(512) });
+
+modelsRoutes.get("/:id{.+}", validate("param", idParam), async (c) => {
+  const id = c.req.valid("param").id;
+  const unknown = () => notFound(`The model '${id}' does not exist. See GET /v1/models for available ids.`, "model_not_found");
+  const presented = c.req.header("authorization") !== undefined || c.req.header("x-api-key") !== undefined;
+  const ctx = presented ? await checkKey(c.env, await resolveGatewayKey(c.env, extractBearer(c))) : null;
+  const clientIp = clientIpOf(c.req.raw.headers);
+  const now = Date.now();
+  const ref = parseModelRef(id);
+  let body: ModelJson | undefined;
+  if (ref.kind === "unknown") {
+    const cm = ctx && ref.prefix ? visibleCustomModels(ctx, clientIp, customIsFree).find((m) => m.providerName === ref.prefix && m.modelId === ref.rest) : undefined;
+    if (cm) body = serializeCustomModel(cm);
+  } else if (!isDeactivated(ref.model, now)) {
+    const live = (ref.kind === "pinned" ? [ref.mapping] : ref.model.mappings).filter((m) => !m.deactivatedAt || Date.parse(m.deactivatedAt) > now);
+    const allowed = ctx ? keyedMappingFilter(c.env, ctx, clientIp) : () => true;
+    const kept = live.filter((m) => allowed(ref.model, m));
+    if (kept.length > 0) body = ref.kind === "pinned" ? serializeMapping(ref.model, kept[0]!) : serializeModel(ref.model, kept);
+  }
+  if (!body) throw unknown();
+  return c.body(JSON.stringify(body), 200, { "content-type": "application/json; charset=UTF-8", "cache-control": ctx ? "private, no-store" : "public, max-age=60" });
 });

@@ -3,12 +3,12 @@
  * `GET /v1/videos/logs/{log_id}/content` (spec 4.1): a key of the video's organization, or a
  * signed `?token=` (the `content_url` of the job) for players that cannot send headers.
  */
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-types";
 import { checkKey, extractBearer, requireGatewayKey, resolveGatewayKey } from "../auth/gateway-key";
-import { unauthorized } from "../errors/api-error";
-import { validate } from "../errors/validation";
+import { badRequest, unauthorized } from "../errors/api-error";
+import { parseOrThrow, validate } from "../errors/validation";
 import { gatewayRequest } from "./middleware/gateway-request";
 import { createVideo, getVideo, streamVideoContent } from "../generation/videos";
 import { verifyPlaybackToken } from "../generation/video/playback-token";
@@ -25,10 +25,38 @@ const contentQuery = z.object({ token: z.string().min(1).max(200).optional() });
 
 export const videoRoutes = new Hono<AppEnv>();
 
-videoRoutes.post("/", requireGatewayKey({ spend: true }), validate("json", videoBody), async (c) => {
+/**
+ * The body as JSON, or as the multipart form the official `openai` SDK's `videos.create` sends
+ * (every field a string part). `input_reference` (an image guiding the video) is not supported.
+ */
+async function readVideoBody(c: Context<AppEnv>): Promise<z.infer<typeof videoBody>> {
+  let raw: unknown;
+  if ((c.req.header("content-type") ?? "").toLowerCase().startsWith("multipart/form-data")) {
+    let form: Record<string, string | File>;
+    try {
+      form = await c.req.parseBody();
+    } catch {
+      throw badRequest("The multipart form could not be parsed.", null, "invalid_multipart");
+    }
+    if (form.input_reference !== undefined) throw badRequest("'input_reference' is not supported by this gateway.", "input_reference", "unsupported_parameter");
+    const fields: Record<string, string> = {};
+    for (const [k, v] of Object.entries(form)) if (typeof v === "string") fields[k] = v;
+    raw = fields;
+  } else {
+    try {
+      raw = await c.req.json();
+    } catch {
+      throw badRequest("The request body is not valid JSON.", null, "invalid_json");
+    }
+  }
+  return parseOrThrow(videoBody, raw);
+}
+
+videoRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
+  const body = await readVideoBody(c);
   const view = await createVideo({
     ...gatewayRequest(c),
-    body: c.req.valid("json"),
+    body,
     origin: new URL(c.req.url).origin,
   });
   return c.json(view);

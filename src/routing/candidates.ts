@@ -15,8 +15,8 @@
 import type { Env } from "../env";
 import type { KeyContext, CustomModelRecord, CustomProviderRecord } from "../auth/key-context";
 import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
-import { getProvider, isDeactivated, isFreeMapping } from "../catalog";
-import type { ModelDefinition, ProviderId, ProviderInfo, ProviderMapping, WireFormat } from "../catalog/types";
+import { canChat, getProvider, isDeactivated, isFreeMapping } from "../catalog";
+import type { ModelDefinition, ModelKind, ProviderId, ProviderInfo, ProviderMapping, WireFormat } from "../catalog/types";
 import type { ChatRequest } from "../providers/types";
 import { evaluateAccess } from "../iam/evaluate";
 import { estimatePromptTokens, requestedMaxTokens } from "../billing/estimate";
@@ -129,6 +129,14 @@ export function customTarget(cp: CustomProviderRecord, cm: CustomModelRecord): {
   return { provider, mapping };
 }
 
+/** Where each kind of non-chat model is served instead (chat refuses them rather than forwarding them). */
+const NON_CHAT: Readonly<Record<Exclude<ModelKind, "chat">, string>> = {
+  embedding: "an embedding model (use POST /v1/embeddings)",
+  moderation: "a moderation model (use POST /v1/moderations)",
+  image: "an image generation model (use POST /v1/images/generations)",
+  video: "a video generation model (use POST /v1/videos)",
+};
+
 export type Selection = { ok: true; candidates: Candidate[]; needs: RequestNeeds } | { ok: false; error: ApiError; needs: RequestNeeds };
 
 type Stage = 0 | 1 | 2 | 3 | 4;
@@ -147,6 +155,9 @@ export function selectCandidates(env: Env, auth: KeyContext, resolved: ResolvedM
     modelName = model.id;
     if (isDeactivated(model, now)) {
       return { ok: false, needs, error: badRequest(`The model '${model.id}' was deactivated on ${model.deactivatedAt}.`, "model", "model_deactivated") };
+    }
+    if (!canChat(model) && model.kind !== "chat") {
+      return { ok: false, needs, error: badRequest(`The model '${model.id}' is ${NON_CHAT[model.kind]} and cannot chat.`, "model", "model_not_chat") };
     }
     const mappings = resolved.pinned ? [resolved.pinned.mapping, ...model.mappings.filter((m) => m !== resolved.pinned!.mapping)] : model.mappings;
     for (const m of mappings) {

@@ -21,6 +21,24 @@ describe("source app attribution", () => {
     expect(detectSourceApp(new Headers({ "x-source": "  Acme Bot  " }))).toBe("Acme Bot");
   });
 
+  it("recognises the coding clients by their real user agents", () => {
+    const cases: Array<[string, string]> = [
+      ["claude-cli/2.0.14 (external, cli)", "claude-code"],
+      ["codex_cli_rs/0.46.0 (Ubuntu 22.4.0; x86_64) xterm-256color", "codex-cli"],
+      ["codex_exec/0.46.0 (Debian 12; x86_64) dumb", "codex-cli"],
+      ["GeminiCLI/0.9.0 (linux; x64)", "gemini-cli"],
+      ["GitHubCopilotChat/0.31.0", "github-copilot"],
+      ["Cline/3.30.1", "cline"],
+      ["RooCode/3.28.0", "roo-code"],
+      ["Kilo-Code/4.97.0", "kilo-code"],
+      ["opencode/0.15.0 ai-sdk/provider-utils/3.0.9", "opencode"],
+      // The SDKs themselves are not apps.
+      ["Anthropic/JS 0.65.0", "unknown"],
+      ["OpenAI/JS 6.3.0", "unknown"],
+    ];
+    for (const [ua, app] of cases) expect(detectSourceApp(new Headers({ "user-agent": ua })), ua).toBe(app);
+  });
+
   it("display names for known apps, ids for custom ones", () => {
     expect(appDisplayName("claude-code")).toBe("Claude Code");
     expect(appDisplayName("unknown")).toBe("Unknown");

@@ -15,6 +15,9 @@ const USER_AGENT_APPS: ReadonlyArray<readonly [RegExp, string]> = [
   [/continue/i, "continue"],
   [/windsurf|codeium/i, "windsurf"],
   [/zed\//i, "zed"],
+  [/gemini-?cli/i, "gemini-cli"],
+  [/githubcopilot|copilot-/i, "github-copilot"],
+  [/\bgoose\b/i, "goose"],
 ];
 
 /** Aliases callers put in x-source that mean the same app. */
@@ -51,6 +54,9 @@ const APP_NAMES: Readonly<Record<string, string>> = {
   continue: "Continue",
   windsurf: "Windsurf",
   zed: "Zed",
+  "gemini-cli": "Gemini CLI",
+  "github-copilot": "GitHub Copilot",
+  goose: "Goose",
   unknown: "Unknown",
 };
 

@@ -12,12 +12,14 @@ import { imageRoutes } from "./images.mjs";
 import { videoRoutes } from "./videos.mjs";
 import { moderationRoutes } from "./moderation.mjs";
 import { faultRoutes } from "./faults.mjs";
+import { embeddingRoutes } from "./embeddings.mjs";
 
 /** @type {import("./server.mjs").FakeRoute[]} */
 export const routes = [
   // routes:begin
   ...faultRoutes,
   ...moderationRoutes,
+  ...embeddingRoutes,
   ...imageRoutes,
   ...videoRoutes,
   ...anthropicRoutes,

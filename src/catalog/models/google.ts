@@ -1,5 +1,5 @@
 import type { ModelDefinition, ProviderMapping } from "../types";
-import { JSON_ALL, mapping, perM, priced, released, TOOLS } from "./helpers";
+import { embeddingModel, JSON_ALL, mapping, perM, priced, released, TOOLS } from "./helpers";
 
 /** The same Gemini model on AI Studio and Vertex (same list price). */
 function gemini(
@@ -222,4 +222,16 @@ export const GOOGLE_MODELS: readonly ModelDefinition[] = [
       }),
     ],
   },
+  embeddingModel({
+    id: "gemini-embedding-001",
+    name: "Gemini Embedding",
+    description: "Google's Gemini text embedding model (3072 dimensions, shortenable with dimensions).",
+    family: "gemini-embedding",
+    maker: "google",
+    released: "2025-07-14",
+    tokenizer: "gemini",
+    providerId: "google-ai-studio",
+    inputPerM: "0.15",
+    contextLength: 2_048,
+  }),
 ];

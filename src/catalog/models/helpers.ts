@@ -3,7 +3,7 @@
  * tokens (as providers publish them) and converted to USD per token by moving the decimal point,
  * so no float ever touches a price.
  */
-import type { Pricing, ProviderMapping } from "../types";
+import type { ModelDefinition, Pricing, ProviderId, ProviderMapping } from "../types";
 
 /** `"0.15"` ($ per 1M tokens) -> `"0.00000015"` ($ per token). Exact: string arithmetic only. */
 export function perM(perMillion: string): string {
@@ -79,4 +79,34 @@ export function hosts(
   return rows.map(([providerId, externalId, inM, outM, contextLength, maxOutput]) =>
     mapping({ ...caps, providerId, externalId, pricing: priced(inM, outM), contextLength, maxOutput }),
   );
+}
+
+/** A text embedding model on one provider (`POST /v1/embeddings`): input price only, no streaming. */
+export function embeddingModel(e: {
+  id: string;
+  name: string;
+  description: string;
+  family: string;
+  maker: string;
+  released: string;
+  tokenizer: string;
+  providerId: ProviderId;
+  inputPerM: string;
+  contextLength: number;
+}): ModelDefinition {
+  return {
+    id: e.id,
+    name: e.name,
+    description: e.description,
+    family: e.family,
+    maker: e.maker,
+    kind: "embedding",
+    created: released(e.released),
+    inputModalities: ["text"],
+    outputModalities: ["text"],
+    tokenizer: e.tokenizer,
+    stability: "stable",
+    supportedParameters: ["input", "dimensions", "encoding_format"],
+    mappings: [mapping({ providerId: e.providerId, externalId: e.id, pricing: priced(e.inputPerM, "0"), contextLength: e.contextLength, maxOutput: 0, streaming: false })],
+  };
 }

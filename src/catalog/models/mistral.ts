@@ -1,5 +1,5 @@
 import type { ModelDefinition } from "../types";
-import { hosts, JSON_ALL, mapping, priced, released, TOOLS } from "./helpers";
+import { embeddingModel, hosts, JSON_ALL, mapping, priced, released, TOOLS } from "./helpers";
 
 const CHAT = { ...TOOLS, ...JSON_ALL } as const;
 const base = { family: "mistral", maker: "mistral", kind: "chat", outputModalities: ["text"], tokenizer: "tekken" } as const;
@@ -92,4 +92,16 @@ export const MISTRAL_MODELS: readonly ModelDefinition[] = [
     supportedParameters: ["input"],
     mappings: [mapping({ providerId: "mistral", externalId: "mistral-moderation-latest", pricing: priced("0.10", "0"), contextLength: 8_192, maxOutput: 0, streaming: false })],
   },
+  embeddingModel({
+    id: "mistral-embed",
+    name: "Mistral Embed",
+    description: "Mistral's text embedding model (1024 dimensions).",
+    family: "mistral-embed",
+    maker: "mistral",
+    released: "2023-12-11",
+    tokenizer: "tekken",
+    providerId: "mistral",
+    inputPerM: "0.10",
+    contextLength: 8_192,
+  }),
 ];

@@ -1,5 +1,5 @@
 import type { ModelDefinition, ProviderMapping } from "../types";
-import { hosts, JSON_ALL, JSON_ONLY, mapping, perM, priced, released, TOOLS } from "./helpers";
+import { embeddingModel, hosts, JSON_ALL, JSON_ONLY, mapping, perM, priced, released, TOOLS } from "./helpers";
 
 const GPT5_EFFORTS = ["minimal", "low", "medium", "high"] as const;
 
@@ -351,30 +351,18 @@ export const OPENAI_MODELS: readonly ModelDefinition[] = [
       }),
     ],
   },
-  {
+  embeddingModel({
     id: "text-embedding-3-small",
     name: "text-embedding-3-small",
     description: "OpenAI's small, efficient embedding model (1536 dimensions).",
     family: "text-embedding-3",
     maker: "openai",
-    kind: "embedding",
-    created: released("2024-01-25"),
-    inputModalities: ["text"],
-    outputModalities: ["text"],
+    released: "2024-01-25",
     tokenizer: "cl100k_base",
-    stability: "stable",
-    supportedParameters: ["input", "dimensions", "encoding_format"],
-    mappings: [
-      mapping({
-        providerId: "openai",
-        externalId: "text-embedding-3-small",
-        pricing: priced("0.02", "0"),
-        contextLength: 8_191,
-        maxOutput: 0,
-        streaming: false,
-      }),
-    ],
-  },
+    providerId: "openai",
+    inputPerM: "0.02",
+    contextLength: 8_191,
+  }),
   {
     id: "sora-2",
     name: "Sora 2",
@@ -405,4 +393,28 @@ export const OPENAI_MODELS: readonly ModelDefinition[] = [
       }),
     ],
   },
+  embeddingModel({
+    id: "text-embedding-3-large",
+    name: "text-embedding-3-large",
+    description: "OpenAI's most capable embedding model (3072 dimensions, shortenable with dimensions).",
+    family: "text-embedding-3",
+    maker: "openai",
+    released: "2024-01-25",
+    tokenizer: "cl100k_base",
+    providerId: "openai",
+    inputPerM: "0.13",
+    contextLength: 8_191,
+  }),
+  embeddingModel({
+    id: "text-embedding-ada-002",
+    name: "text-embedding-ada-002",
+    description: "OpenAI's second-generation embedding model (1536 dimensions).",
+    family: "text-embedding-ada",
+    maker: "openai",
+    released: "2022-12-15",
+    tokenizer: "cl100k_base",
+    providerId: "openai",
+    inputPerM: "0.10",
+    contextLength: 8_191,
+  }),
 ];

@@ -12,6 +12,8 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 const NON_JSON_PREFIXES = ["/oauth/", "/mcp", "/messages", "/sse", "/api/auth/sign-out"];
 /** MCP bounds its bodies itself and answers 413 as a JSON-RPC error (src/mcp/http.ts). */
 const OWN_BODY_LIMIT = new Set(["/mcp", "/messages"]);
+/** JSON APIs that also take the multipart form the official SDKs send (`videos.create`). */
+const MULTIPART_PATHS: ReadonlySet<string> = new Set(["/v1/videos"]);
 
 const tooLarge = () =>
   new ApiError(413, `Request body too large: the limit is ${MAX_BODY_BYTES} bytes`, {
@@ -55,7 +57,8 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     const path = c.req.path;
     if (size > 0 && !NON_JSON_PREFIXES.some((p) => path.startsWith(p))) {
       const type = c.req.header("content-type") ?? "";
-      if (!/^application\/(.+\+)?json\b/i.test(type)) {
+      const multipartOk = MULTIPART_PATHS.has(path) && /^multipart\/form-data\b/i.test(type);
+      if (!multipartOk && !/^application\/(.+\+)?json\b/i.test(type)) {
         throw badRequest(`Content-Type must be application/json (got '${type || "none"}')`, null, "unsupported_content_type");
       }
     }

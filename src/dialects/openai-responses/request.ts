@@ -1,0 +1,194 @@
+/**
+ * OpenAI Responses request -> the gateway's chat request. Pure.
+ *
+ * - `instructions` -> a leading system message; `input` string -> one user message.
+ * - message items (roles user/assistant/system/developer; `input_text`, `input_image`,
+ *   `input_file`, `output_text`, `refusal` parts) -> chat messages.
+ * - `function_call` items -> assistant `tool_calls` (merged with the assistant message before
+ *   them); `function_call_output` -> `role: "tool"` messages; `reasoning` items are dropped
+ *   (reasoning is not replayed to providers).
+ * - function tools -> chat function tools; `tool_choice`, `parallel_tool_calls`.
+ * - `reasoning.effort` -> `reasoning_effort`; `text.format` (text, json_object, json_schema) ->
+ *   `response_format`; `max_output_tokens` -> `max_tokens`.
+ * - Refused with 400: `previous_response_id` and `item_reference` (no stored state: send the whole
+ *   conversation). Hosted tools (web_search, file_search, namespace, …) are left out.
+ */
+import { z } from "zod";
+import { badRequest } from "../../errors/api-error";
+import { describeZodError, parseOrThrow } from "../../errors/validation";
+import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, TextPart, ToolChoice } from "../../providers/types";
+
+const inputText = z.object({ type: z.literal("input_text"), text: z.string() });
+const outputText = z.object({ type: z.literal("output_text"), text: z.string() }).passthrough();
+const refusal = z.object({ type: z.literal("refusal"), refusal: z.string() });
+const inputImage = z.object({ type: z.literal("input_image"), image_url: z.string().nullish(), file_id: z.string().nullish(), detail: z.enum(["auto", "low", "high"]).nullish() });
+const inputFile = z.object({ type: z.literal("input_file"), file_data: z.string().nullish(), file_id: z.string().nullish(), filename: z.string().nullish(), file_url: z.string().nullish() });
+const part = z.discriminatedUnion("type", [inputText, outputText, refusal, inputImage, inputFile]);
+type Part = z.infer<typeof part>;
+
+const messageItem = z.object({
+  type: z.literal("message").optional(),
+  id: z.string().optional(),
+  role: z.enum(["user", "assistant", "system", "developer"]),
+  content: z.union([z.string(), z.array(part)]),
+  status: z.string().optional(),
+});
+const functionCallItem = z.object({ type: z.literal("function_call"), id: z.string().optional(), call_id: z.string().min(1), name: z.string().min(1), arguments: z.string(), status: z.string().optional() });
+const functionOutputItem = z.object({
+  type: z.literal("function_call_output"),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(part)]),
+  status: z.string().optional(),
+});
+const reasoningItem = z.object({ type: z.literal("reasoning") }).passthrough();
+const itemReference = z.object({ type: z.literal("item_reference"), id: z.string() });
+
+const item = z.union([messageItem, functionCallItem, functionOutputItem, reasoningItem, itemReference]);
+type Item = z.infer<typeof item>;
+
+const functionTool = z.object({
+  type: z.literal("function"),
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes"),
+  description: z.string().nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+  strict: z.boolean().nullish(),
+});
+
+const format = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text") }),
+  z.object({ type: z.literal("json_object") }),
+  z.object({ type: z.literal("json_schema"), name: z.string().min(1), schema: z.record(z.string(), z.unknown()), description: z.string().nullish(), strict: z.boolean().nullish() }),
+]);
+
+export const responsesRequestSchema = z.object({
+  model: z.string().min(1, "model is required"),
+  input: z.union([z.string(), z.array(item).min(1)]),
+  instructions: z.string().nullish(),
+  tools: z.array(z.object({ type: z.string().min(1) }).passthrough()).nullish(),
+  tool_choice: z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: z.string().min(1) })]).nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  max_output_tokens: z.number().int().positive().nullish(),
+  reasoning: z.object({ effort: z.enum(["none", "minimal", "low", "medium", "high"]).nullish(), summary: z.string().nullish() }).nullish(),
+  text: z.object({ format: format.optional(), verbosity: z.string().nullish() }).nullish(),
+  stream: z.boolean().nullish(),
+  previous_response_id: z.string().nullish(),
+  store: z.boolean().nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+  user: z.string().max(256).nullish(),
+});
+export type ResponsesRequest = Omit<z.infer<typeof responsesRequestSchema>, "tools"> & { tools: Array<z.infer<typeof functionTool>> };
+
+export function parseResponsesRequest(body: unknown): ResponsesRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("The request body must be a JSON object.");
+  const data = parseOrThrow(responsesRequestSchema, body);
+  if (data.previous_response_id) {
+    throw badRequest("'previous_response_id' is not supported: this gateway stores no responses. Send the whole conversation in 'input'.", "previous_response_id", "unsupported_parameter");
+  }
+  const tools: Array<z.infer<typeof functionTool>> = [];
+  (data.tools ?? []).forEach((t, i) => {
+    // Hosted tools (web_search, file_search, namespaces of sub-agent tools, …) run at OpenAI, not in
+    // the model: no other provider can honour them, so they are left out (Codex always sends some).
+    if (t.type !== "function") return;
+    const parsed = functionTool.safeParse(t);
+    if (!parsed.success) {
+      const { message, param } = describeZodError(parsed.error);
+      throw badRequest(message.replace(`'${param}'`, `'tools.${i}.${param}'`), `tools.${i}${param ? `.${param}` : ""}`);
+    }
+    tools.push(parsed.data);
+  });
+  return { ...data, tools };
+}
+
+function partOf(p: Part, path: string): ContentPart {
+  switch (p.type) {
+    case "input_text":
+    case "output_text":
+      return { type: "text", text: p.text };
+    case "refusal":
+      return { type: "text", text: p.refusal };
+    case "input_image":
+      if (!p.image_url) throw badRequest("'input_image' needs an 'image_url' (file ids are not supported).", path);
+      return { type: "image_url", image_url: { url: p.image_url, ...(p.detail ? { detail: p.detail } : {}) } };
+    case "input_file": {
+      const data = p.file_data ?? p.file_url;
+      if (!data) throw badRequest("'input_file' needs 'file_data' or 'file_url' (file ids are not supported).", path);
+      return { type: "file", file: { file_data: data, ...(p.filename ? { filename: p.filename } : {}) } };
+    }
+  }
+}
+
+const textOf = (content: string | Part[]): string =>
+  typeof content === "string" ? content : content.map((p) => (p.type === "input_text" || p.type === "output_text" ? p.text : p.type === "refusal" ? p.refusal : "")).join("");
+
+function translateItems(items: Item[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  items.forEach((it, i) => {
+    const path = `input.${i}`;
+    if (it.type === "item_reference") throw badRequest("'item_reference' items are not supported: this gateway stores no responses.", `${path}.type`, "unsupported_parameter");
+    if (it.type === "reasoning") return;
+    if (it.type === "function_call") {
+      const call = { id: it.call_id, type: "function" as const, function: { name: it.name, arguments: it.arguments } };
+      const prev = out[out.length - 1];
+      if (prev?.role === "assistant") prev.tool_calls = [...(prev.tool_calls ?? []), call];
+      else out.push({ role: "assistant", content: null, tool_calls: [call] });
+      return;
+    }
+    if (it.type === "function_call_output") {
+      out.push({ role: "tool", tool_call_id: it.call_id, content: textOf(it.output) });
+      return;
+    }
+    if (it.role === "assistant") {
+      out.push({ role: "assistant", content: textOf(it.content) || null });
+    } else if (it.role === "user") {
+      out.push({ role: "user", content: typeof it.content === "string" ? it.content : it.content.map((p, j) => partOf(p, `${path}.content.${j}`)) });
+    } else {
+      out.push({ role: it.role, content: typeof it.content === "string" ? it.content : [{ type: "text", text: textOf(it.content) } satisfies TextPart] });
+    }
+  });
+  return out;
+}
+
+function formatOf(f: z.infer<typeof format>): ResponseFormat {
+  if (f.type !== "json_schema") return { type: f.type };
+  return {
+    type: "json_schema",
+    json_schema: { name: f.name, schema: f.schema, ...(f.description ? { description: f.description } : {}), ...(typeof f.strict === "boolean" ? { strict: f.strict } : {}) },
+  };
+}
+
+export function toChatRequest(req: ResponsesRequest): ChatRequest {
+  const messages: ChatMessage[] = [];
+  if (req.instructions) messages.push({ role: "system", content: req.instructions });
+  messages.push(...(typeof req.input === "string" ? [{ role: "user" as const, content: req.input }] : translateItems(req.input)));
+  const out: ChatRequest = { model: req.model, messages };
+  if (req.stream) {
+    out.stream = true;
+    out.stream_options = { include_usage: true };
+  }
+  if (req.max_output_tokens != null) out.max_tokens = req.max_output_tokens;
+  if (req.temperature != null) out.temperature = req.temperature;
+  if (req.top_p != null) out.top_p = req.top_p;
+  if (req.user) out.user = req.user;
+  if (req.reasoning?.effort) out.reasoning_effort = req.reasoning.effort;
+  if (req.text?.format) out.response_format = formatOf(req.text.format);
+  if (req.tools?.length) {
+    out.tools = req.tools.map((t) => ({
+      type: "function",
+      function: {
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        ...(t.parameters ? { parameters: t.parameters } : {}),
+        ...(typeof t.strict === "boolean" ? { strict: t.strict } : {}),
+      },
+    }));
+  }
+  if (req.tool_choice) {
+    const tc: ToolChoice = typeof req.tool_choice === "string" ? req.tool_choice : { type: "function", function: { name: req.tool_choice.name } };
+    out.tool_choice = tc;
+  }
+  if (req.parallel_tool_calls != null) out.parallel_tool_calls = req.parallel_tool_calls;
+  return out;
+}

@@ -1,0 +1,183 @@
+/**
+ * `POST /v1/embeddings` end to end, the same steps as chat (src/routes/chat/execute.ts) for a
+ * request that has no conversation: model id -> candidates (deactivation, compliance policy,
+ * credential for the project's mode, IAM) -> admitKey (spend reservation) -> credits > 0 for
+ * credit-paid candidates -> attempts in catalogue order with failover (src/routing/failover.ts)
+ * -> cost from the prompt tokens -> settlement + request log (kind `embedding`) in waitUntil.
+ */
+import type { KeyContext } from "../auth/key-context";
+import { admitKey } from "../auth/gateway-key";
+import { estimateTextTokens, tokenCost } from "../billing/estimate";
+import { computeCost } from "../billing/cost";
+import { queueSettlement, type RequestCost } from "../billing/settle";
+import { toUsdNumber } from "../billing/money";
+import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
+import type { ModelDefinition, ProviderInfo, ProviderMapping } from "../catalog/types";
+import type { RoutingAttempt } from "../db/schema";
+import { ApiError, badRequest, paymentRequired, permissionDenied } from "../errors/api-error";
+import { evaluateAccess } from "../iam/evaluate";
+import { newId } from "../lib/ids";
+import { MalformedUpstreamError } from "../providers/errors";
+import { emptyUsage } from "../providers/types";
+import { planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
+import { orgCredits } from "../routing/credits";
+import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailure, timeoutFailure, type AttemptFailure } from "../routing/failover";
+import { redactCredential, upstreamTimeoutMs } from "../routes/chat/attempt";
+import type { GatewayRequest } from "../routes/middleware/gateway-request";
+import { writeRequestLog, type RequestLogInput } from "../usage/request-log";
+import { embeddingAdapterFor, toBase64Float32, type EmbeddingInput } from "./adapters";
+import type { EmbeddingsRequest } from "./schema";
+
+interface Candidate {
+  provider: ProviderInfo;
+  mapping: ProviderMapping;
+  credential: CredentialPlan;
+}
+
+function selectCandidates(input: GatewayRequest, auth: KeyContext, model: ModelDefinition, pinned: ProviderMapping | null): Candidate[] {
+  const now = Date.now();
+  const policy = auth.organization.compliance;
+  const out: Candidate[] = [];
+  let denial: string | null = null;
+  for (const m of pinned ? [pinned] : model.mappings) {
+    const provider = getProvider(m.providerId);
+    if (!provider || !embeddingAdapterFor(provider.wireFormat)) continue;
+    if (m.deactivatedAt && Date.parse(m.deactivatedAt) <= now) continue;
+    if ((policy.noTraining && provider.trainsOnApiData) || (policy.deniedProviders ?? []).includes(m.providerId)) continue;
+    const credential = planCredential(input.env, auth.project.mode, m.providerId, auth.providerKeys);
+    if (!credential) continue;
+    const decision = evaluateAccess(auth, { model: model.id, provider: m.providerId, free: isFreeMapping(model, m), clientIp: input.clientIp, kind: "chat" });
+    if (!decision.allowed) {
+      denial ??= decision.message;
+      continue;
+    }
+    out.push({ provider, mapping: m, credential });
+  }
+  if (out.length === 0) {
+    if (denial) throw permissionDenied(denial);
+    throw new ApiError(503, `No provider is available for '${model.id}' in this project (compliance policy, project mode or missing credentials).`, { type: "upstream_error", code: "no_provider_available" });
+  }
+  return out;
+}
+
+function resolveModel(auth: KeyContext, id: string): { model: ModelDefinition; pinned: ProviderMapping | null } {
+  const ref = parseModelRef(id.trim());
+  if (ref.kind === "unknown") throw badRequest(`The model '${id}' does not exist. See GET /v1/models for available ids.`, "model", "model_not_found");
+  if (ref.model.kind !== "embedding") throw badRequest(`The model '${ref.model.id}' is not an embedding model.`, "model", "model_not_embedding");
+  if (isDeactivated(ref.model)) throw badRequest(`The model '${ref.model.id}' was deactivated on ${ref.model.deactivatedAt}.`, "model", "model_deactivated");
+  if (ref.kind === "pinned" && auth.key.kind === "coding-plan") {
+    throw badRequest("Coding-plan keys accept only canonical model ids (no 'provider/' prefix).", "model", "model_not_allowed");
+  }
+  return { model: ref.model, pinned: ref.kind === "pinned" ? ref.mapping : null };
+}
+
+type Attempt = { ok: true; vectors: number[][]; promptTokens: number; ms: number } | { ok: false; failure: AttemptFailure; ms: number };
+
+async function attempt(input: GatewayRequest, req: EmbeddingInput, model: ModelDefinition, cand: Candidate): Promise<Attempt> {
+  const started = Date.now();
+  const adapter = embeddingAdapterFor(cand.provider.wireFormat)!;
+  const timeoutMs = upstreamTimeoutMs(input.env);
+  const signal = AbortSignal.timeout(timeoutMs);
+  const ms = () => Date.now() - started;
+  let apiKey: string | undefined;
+  try {
+    const cred = await resolveCredential(input.env, cand.credential, cand.provider.baseUrl);
+    apiKey = cred.apiKey;
+    const target = { provider: cand.provider, mapping: cand.mapping, model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings };
+    const res = await fetch(adapter.buildRequest(req, target, signal));
+    if (!res.ok) {
+      const info = adapter.parseError(res.status, await res.text().catch(() => ""));
+      return { ok: false, failure: classifyHttp(res.status, cand.credential.source, redactCredential(info.message, apiKey), info.type), ms: ms() };
+    }
+    const parsed = adapter.parseResponse(await res.json(), req);
+    return { ok: true, ...parsed, ms: ms() };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (signal.aborted) return { ok: false, failure: timeoutFailure(timeoutMs), ms: ms() };
+    if (err instanceof MalformedUpstreamError || err instanceof SyntaxError) return { ok: false, failure: malformedFailure(message), ms: ms() };
+    return { ok: false, failure: networkFailure(redactCredential(`network error: ${message}`, apiKey)), ms: ms() };
+  }
+}
+
+export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsRequest): Promise<Record<string, unknown>> {
+  const startedAt = Date.now();
+  let auth = input.auth;
+  const logId = newId("log");
+  const routing: RoutingAttempt[] = [];
+  let reservationId: string | null = null;
+  let admitted = false;
+  const texts: EmbeddingInput["input"] = typeof body.input === "string" ? [body.input] : isTokenList(body.input) ? [body.input] : body.input;
+  const req: EmbeddingInput = { input: texts, ...(body.dimensions !== undefined ? { dimensions: body.dimensions } : {}), ...(body.user !== undefined ? { user: body.user } : {}) };
+  const base = (): Omit<RequestLogInput, "statusCode"> => ({
+    logId, requestId: input.requestId, auth, kind: "embedding", sourceApp: input.sourceApp, requestedModel: body.model,
+    requestedProvider: body.model.includes("/") ? (body.model.split("/")[0] ?? null) : null, createdAt: startedAt, latencyMs: Date.now() - startedAt, routing,
+  });
+  const finish = (log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }) => {
+    if (!admitted) {
+      input.waitUntil(writeRequestLog(input.env, log));
+      return;
+    }
+    input.waitUntil(queueSettlement(input.env, auth, reservationId, cost, log).catch((e: unknown) => console.error("settlement failed", e instanceof Error ? e.message : String(e))));
+  };
+
+  try {
+    let { model, pinned } = resolveModel(auth, body.model);
+    let candidates = selectCandidates(input, auth, model, pinned);
+    const estimatedTokens = req.input.reduce((n, x) => n + (typeof x === "string" ? estimateTextTokens(x) : x.length), 0);
+    const estimate = candidates.reduce((max, c) => {
+      const v = tokenCost(c.mapping.pricing, estimatedTokens, 0);
+      return v > max ? v : max;
+    }, 0n);
+    const admission = await admitKey(input.env, auth, estimate);
+    admitted = true;
+    reservationId = admission.reservationId;
+    if (admission.context !== auth) {
+      auth = admission.context;
+      ({ model, pinned } = resolveModel(auth, body.model));
+      candidates = selectCandidates(input, auth, model, pinned);
+    }
+    if (candidates.some((c) => c.credential.source === "credits") && (await orgCredits(input.env, auth.organization.id, input.waitUntil)) <= 0n) {
+      candidates = candidates.filter((c) => c.credential.source !== "credits");
+      if (candidates.length === 0) throw paymentRequired("The organization has no credits left. Add credits or use your own provider keys (project mode 'hybrid' or 'api-keys').");
+    }
+
+    let last: { failure: AttemptFailure; cand: Candidate } | null = null;
+    for (const cand of candidates) {
+      if (texts.some((x) => typeof x !== "string") && cand.provider.wireFormat !== "openai") {
+        routing.push({ provider: cand.provider.id, model: model.id, status_code: 400, succeeded: false, credentialSource: cand.credential.source, error_type: "unsupported_input" });
+        continue;
+      }
+      const r = await attempt(input, req, model, cand);
+      const rec: RoutingAttempt = { provider: cand.provider.id, model: model.id, status_code: r.ok ? 200 : attemptStatus(r.failure), succeeded: r.ok, credentialSource: cand.credential.source, latency_ms: r.ms };
+      if (!r.ok) rec.error_type = r.failure.errorType;
+      routing.push(rec);
+      if (!r.ok) {
+        last = { failure: r.failure, cand };
+        if (!r.failure.retryable) break;
+        continue;
+      }
+      const usage = { ...emptyUsage(), promptTokens: r.promptTokens };
+      const cost = computeCost(usage, cand.mapping.pricing).total;
+      const creditsPico = cand.credential.source === "credits" ? cost : 0n;
+      finish(
+        { ...base(), usedModel: model.id, usedProvider: cand.provider.id, statusCode: 200, usage, costPico: cost, creditsCostPico: creditsPico, byokCostPico: cost - creditsPico, ttftMs: r.ms },
+        { totalPico: cost, creditsPico },
+      );
+      return {
+        object: "list",
+        data: r.vectors.map((v, index) => ({ object: "embedding", index, embedding: body.encoding_format === "base64" ? toBase64Float32(v) : v })),
+        model: model.id,
+        usage: { prompt_tokens: r.promptTokens, total_tokens: r.promptTokens, cost: toUsdNumber(cost) },
+        metadata: { request_id: input.requestId, log_id: logId, used_provider: cand.provider.id, used_model: model.id, routing },
+      };
+    }
+    if (!last) throw badRequest("Token-array input is only accepted by OpenAI-compatible providers; send text.", "input", "unsupported_input");
+    throw finalError(last.failure, routing.length, last.cand.provider.id);
+  } catch (err) {
+    const e = err instanceof ApiError ? err : new ApiError(500, "Internal server error", { type: "api_error", code: "internal_error" });
+    finish({ ...base(), statusCode: e.status, errorType: e.code, errorMessage: e.message });
+    throw err;
+  }
+}
+
+const isTokenList = (v: EmbeddingsRequest["input"]): v is number[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number");
