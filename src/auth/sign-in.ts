@@ -58,7 +58,9 @@ export async function signInWithPassword(env: Env, headers: Headers, input: { em
   const db = getDb(env.DB);
   const user = await db.select().from(users).where(eq(users.email, email)).get();
   const valid = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH);
-  const membership = user && valid ? (await signInMemberships(db, user, input.organizationId))[0] : undefined;
+  // The membership lookup runs whatever the password check said, so timing tells nothing either.
+  const usable = user ? (await signInMemberships(db, user, input.organizationId))[0] : undefined;
+  const membership = valid ? usable : undefined;
   if (!user || !valid || !membership) {
     await recordFailure(env, pairKey, FREE_FAILURES, BACKOFF_BASE_MS, BACKOFF_MAX_MS);
     throw invalid();
