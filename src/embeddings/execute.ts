@@ -20,7 +20,7 @@ import { newId } from "../lib/ids";
 import { MalformedUpstreamError } from "../providers/errors";
 import { emptyUsage } from "../providers/types";
 import { planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
-import { orgCredits } from "../routing/credits";
+import { admitCredits } from "../billing/credits";
 import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailure, timeoutFailure, type AttemptFailure } from "../routing/failover";
 import { redactCredential, upstreamTimeoutMs } from "../routes/chat/attempt";
 import type { GatewayRequest } from "../routes/middleware/gateway-request";
@@ -105,6 +105,7 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
   const logId = newId("log");
   const routing: RoutingAttempt[] = [];
   let reservationId: string | null = null;
+  let creditsReservationId: string | null = null;
   let admitted = false;
   const texts: EmbeddingInput["input"] = typeof body.input === "string" ? [body.input] : isTokenList(body.input) ? [body.input] : body.input;
   const req: EmbeddingInput = { input: texts, ...(body.dimensions !== undefined ? { dimensions: body.dimensions } : {}), ...(body.user !== undefined ? { user: body.user } : {}) };
@@ -117,7 +118,7 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
       input.waitUntil(writeRequestLog(input.env, log));
       return;
     }
-    input.waitUntil(queueSettlement(input.env, auth, reservationId, cost, log).catch((e: unknown) => console.error("settlement failed", e instanceof Error ? e.message : String(e))));
+    input.waitUntil(queueSettlement(input.env, auth, reservationId, cost, log, creditsReservationId).catch((e: unknown) => console.error("settlement failed", e instanceof Error ? e.message : String(e))));
   };
 
   try {
@@ -136,9 +137,15 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
       ({ model, pinned } = resolveModel(auth, body.model));
       candidates = selectCandidates(input, auth, model, pinned);
     }
-    if (candidates.some((c) => c.credential.source === "credits") && (await orgCredits(input.env, auth.organization.id, input.waitUntil)) <= 0n) {
-      candidates = candidates.filter((c) => c.credential.source !== "credits");
-      if (candidates.length === 0) throw paymentRequired("The organization has no credits left. Add credits or use your own provider keys (project mode 'hybrid' or 'api-keys').");
+    // Credit-paid candidates reserve their bound in the organization's credits object.
+    const creditPaid = candidates.filter((c) => c.credential.source === "credits");
+    if (creditPaid.length > 0) {
+      const credit = await admitCredits(input.env, auth.organization.id, estimate);
+      if (credit.ok) creditsReservationId = credit.reservationId;
+      else {
+        candidates = candidates.filter((c) => c.credential.source !== "credits");
+        if (candidates.length === 0) throw credit.error;
+      }
     }
 
     let last: { failure: AttemptFailure; cand: Candidate } | null = null;
