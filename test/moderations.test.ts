@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
 import { addKey, call, json, seedOrg, type SeededOrg } from "./helpers/fixtures";
+import { getDb } from "../src/db/client";
+import { requestLogs } from "../src/db/schema";
 
 interface ModerationJson {
   id: string;
@@ -100,8 +103,16 @@ describe("POST /v1/moderations", () => {
 
   it("reports 502 upstream_error when the moderation provider fails", async () => {
     const org = await seedOrg();
-    const res = await moderate(org.key, { input: "x [[fake:status=503]]" });
+    const res = await moderate(org.key, { input: "x [[fake:status=503]]", model: "openai/omni-moderation-latest" });
     expect(res.status).toBe(502);
     expect(((await res.json()) as { error: { type: string } }).error.type).toBe("upstream_error");
+    // Logged under the provider that failed and the canonical model, not `unknown` / the pinned id.
+    const requestId = res.headers.get("x-request-id")!;
+    let row: typeof requestLogs.$inferSelect | undefined;
+    for (let i = 0; i < 100 && !row; i++) {
+      row = await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.requestId, requestId)).get();
+      if (!row) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(row).toMatchObject({ statusCode: 502, usedProvider: "openai", usedModel: "omni-moderation-latest" });
   });
 });

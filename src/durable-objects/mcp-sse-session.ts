@@ -14,6 +14,7 @@ import { specTypeSchemas, type JSONRPCMessage, type Transport } from "@modelcont
 import type { Env } from "../env";
 import type { McpAuth } from "../mcp/auth";
 import { createMcpServer } from "../mcp/server";
+import { invalidParams, invalidParamsReply } from "../mcp/protocol";
 
 const KEEPALIVE_MS = 25_000;
 const encoder = new TextEncoder();
@@ -96,6 +97,11 @@ export class McpSseSession extends DurableObject<Env> {
     const parsed = specTypeSchemas.JSONRPCMessage["~standard"].validate(d.message);
     if (parsed instanceof Promise || parsed.issues) return { ok: false, status: 400, code: -32600, message: "Invalid Request: not a JSON-RPC 2.0 message." };
     const message = parsed.value;
+    const bad = invalidParams(message);
+    if (bad) {
+      await this.writeRaw(`event: message\ndata: ${JSON.stringify(invalidParamsReply(bad))}\n\n`);
+      return { ok: true };
+    }
     const id = "method" in message && "id" in message ? message.id : null;
 
     const server = createMcpServer({

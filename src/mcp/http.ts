@@ -13,7 +13,6 @@
  */
 import type { Context } from "hono";
 import { createMcpHandler } from "agents/mcp/server";
-import { specTypeSchemas } from "@modelcontextprotocol/server";
 import type { AppEnv } from "../app-types";
 import { ApiError } from "../errors/api-error";
 import { readUpTo } from "../lib/body";
@@ -22,6 +21,7 @@ import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, originOf, t
 import type { McpToolContext } from "./context";
 import { serverInfo, setupPage } from "./info";
 import { createMcpServer } from "./server";
+import { invalidParams, invalidParamsReply } from "./protocol";
 
 /** Versions in which JSON-RPC batching was removed from MCP (2025-06-18 and later). */
 const NO_BATCH_FROM = "2025-06-18";
@@ -88,30 +88,6 @@ export async function readBodyLimited(request: Request, max: number): Promise<st
   if (!request.body) return "";
   const bytes = await readUpTo(request.body, max);
   return bytes ? new TextDecoder().decode(bytes) : null;
-}
-
-/** Params schemas of the protocol methods this server serves (tool arguments are the tools' own). */
-const PROTOCOL_REQUESTS: Readonly<Record<string, keyof typeof specTypeSchemas>> = {
-  initialize: "InitializeRequest",
-  ping: "PingRequest",
-  "tools/list": "ListToolsRequest",
-  "tools/call": "CallToolRequest",
-};
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** `-32602` for a request to a protocol method whose params do not fit it; null when fine. */
-export function invalidParams(message: unknown): { id: string | number; message: string } | null {
-  if (!isRecord(message) || typeof message.method !== "string" || !("id" in message)) return null;
-  const id = message.id;
-  if (typeof id !== "string" && typeof id !== "number") return null;
-  const schema = PROTOCOL_REQUESTS[message.method];
-  if (!schema) return null;
-  const result = specTypeSchemas[schema]["~standard"].validate({ method: message.method, ...(message.params !== undefined ? { params: message.params } : {}) });
-  if (result instanceof Promise || !result.issues) return null;
-  const issue = result.issues[0];
-  const path = (issue?.path ?? []).map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p))).join(".");
-  return { id, message: `Invalid params for ${message.method}: ${path ? `'${path}': ` : ""}${issue?.message ?? "invalid"}` };
 }
 
 /** Tool contexts of the requests in flight, found by the factory through the request object. */
@@ -184,7 +160,7 @@ export async function handleMcpPost(c: Context<AppEnv>): Promise<Response> {
     return jsonRpcError(400, -32600, `Invalid Request: JSON-RPC batches are not supported in protocol version ${version}; send one message per request.`, null, CORS_HEADERS);
   }
   const bad = json ? invalidParams(parsed) : null;
-  if (bad) return jsonRpcError(200, -32602, bad.message, bad.id, { ...CORS_HEADERS, "x-request-id": c.get("requestId") });
+  if (bad) return new Response(JSON.stringify(invalidParamsReply(bad)), { headers: { "content-type": "application/json", ...CORS_HEADERS, "x-request-id": c.get("requestId") } });
 
   const request = new Request(c.req.raw.url, { method: "POST", headers: normalizedHeaders(c.req.raw.headers), body: text });
   contexts.set(request, toolContext(c, auth));

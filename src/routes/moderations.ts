@@ -271,6 +271,9 @@ async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Respons
     });
   }
   const err = lastError ?? new ApiError(502, "No provider answered", { type: "upstream_error", code: "upstream_error" });
-  log(err.status, { error: err.message });
+  // Attributed to the last attempt's provider and the canonical model (analytics), as chat's.
+  const last = routing[routing.length - 1];
+  const model = candidates[0]?.model.id;
+  log(err.status, { error: err.message, ...(last ? { usedProvider: last.provider } : {}), ...(model ? { usedModel: model } : {}) });
   throw err;
 }

@@ -32,7 +32,7 @@ describe("POST /v1/chat/completions (non-streamed)", () => {
     expect(m).toMatchObject({
       request_id: requestId,
       requested_model: "gpt-4o-mini",
-      requested_provider: null,
+      requested_provider: "",
       used_model: "gpt-4o-mini",
       used_provider: "openai",
       underlying_used_model: "gpt-4o-mini",

@@ -86,6 +86,12 @@ describe("legacy HTTP+SSE transport", () => {
     expect(result.id).toBe(3);
     expect(result.result.structuredContent.defaultModel).toBe("qwen-image-3.0");
 
+    // Invalid params of a protocol method: -32602 on the stream, as on /mcp.
+    expect((await postMessage(first.data, org.key, { jsonrpc: "2.0", id: 5, method: "tools/list", params: { cursor: 5 } })).status).toBe(202);
+    const invalid = JSON.parse((await events.next()).data) as { id: number; error: { code: number; message: string } };
+    expect(invalid).toMatchObject({ id: 5, error: { code: -32602 } });
+    expect(invalid.error.message).toMatch(/cursor/);
+
     // Another key cannot post into this session.
     const other = await addKey(org, { description: "other" });
     const foreign = await postMessage(first.data, other.token, { jsonrpc: "2.0", id: 4, method: "ping" });

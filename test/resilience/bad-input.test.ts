@@ -13,6 +13,7 @@ import { getDb } from "../../src/db/client";
 import { apiKeys, customModels, customProviders, iamRules, members, organizations, projects, providerKeys, teams } from "../../src/db/schema";
 import { chatRequestSchema } from "../../src/routes/chat/schema";
 import { callDirect as call, chatDirect as chat, expectEnvelope, expectNoStack, masterDirect as master, type Json } from "./helpers";
+import { readRpc } from "../mcp/helpers";
 
 const RUNS = { numRuns: 80 };
 const MODEL = "llama-3.3-70b-instruct";
@@ -423,10 +424,11 @@ describe("MCP: hostile JSON-RPC", { timeout: 60_000 }, () => {
     call("/mcp", { method: "POST", key, body, headers: { "content-type": "application/json", accept: "application/json, text/event-stream" } });
 
   async function expectRpcError(res: Response): Promise<void> {
-    const text = await res.text();
+    const text = await res.clone().text();
     expect(res.status, text.slice(0, 300)).toBeLessThan(500);
     expectNoStack(text);
-    const body = JSON.parse(text) as Json | Json[];
+    // Replies come as JSON or as a short SSE stream of `event: message` frames.
+    const body = await readRpc<Json | Json[]>(res);
     const messages = Array.isArray(body) ? body : [body];
     for (const m of messages) {
       expect(m.jsonrpc).toBe("2.0");
