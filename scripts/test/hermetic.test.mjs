@@ -1,6 +1,6 @@
 // The test suite must not see the developer's .dev.vars (vitest.config.ts uses hermeticWranglerConfig).
 import assert from "node:assert/strict";
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -12,6 +12,7 @@ test("a variable that exists only in .dev.vars reaches the plain config but not 
   const dir = mkdtempSync(join(tmpdir(), "sb-hermetic-"));
   try {
     copyFileSync(join(ROOT, "wrangler.jsonc"), join(dir, "wrangler.jsonc"));
+    mkdirSync(join(dir, "public")); // the static assets directory wrangler.jsonc names
     writeFileSync(join(dir, ".dev.vars"), "HERMETIC_PROBE=from-dev-vars\nOPENAI_API_KEY=sk-local\n");
     const silence = console.log;
     console.log = () => {};
