@@ -4,7 +4,9 @@
  * `requireGatewayKey` resolves the KeyContext (isolate cache, else D1) and rejects keys that are
  * unknown, deleted, disabled or expired by the cached data. The liveness/spend decision that must be
  * global (roll, disable on another isolate, limits) is one call to the key's KeyState DO:
- *  - routes that spend (chat, images, ...) call `admitKey(c, estimate)` once they know the estimate;
+ *  - routes that spend (chat, images, videos, moderations) call `admitKey(env, ctx, estimate)` once
+ *    they know the estimate (a true upper bound; docs/admission.md), and ask `checkKey(..., {spending})`
+ *    before refusing a body or model, so the key's state answers first;
  *  - every other route gets `checkKey` done by the middleware (`{ spend: false }`).
  * Either call refreshes the context when the DO reports a newer version.
  */

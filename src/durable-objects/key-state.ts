@@ -9,6 +9,7 @@
  * Hot path: exactly one call, `admit` (spending requests) or `check` (others). Settling the real
  * cost happens after the response, off the hot path. Admin paths `sync` after writing D1 and
  * before returning, which is what makes disable/roll/delete/limit changes immediate everywhere.
+ * Admission rules, waiting and invariants: docs/admission.md.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
