@@ -242,6 +242,18 @@ describe("leases: no round trip per request in steady state", () => {
     expect((await stub.getSpend()).usage).toBe(BigInt(ids.length) * 1_000n);
   });
 
+  it("credits: an organization far from zero is admitted under the isolate's lease, near zero per request", async () => {
+    const org = await seedOrg({ creditsUsd: 100 });
+    const { admitCredits } = await import("../../src/billing/credits");
+    const before = doCallsSoFar();
+    const rich = await Promise.all(Array.from({ length: 100 }, () => admitCredits(env, org.orgId, 1_000_000n)));
+    expect(rich.every((a) => a.ok && a.reservationId.startsWith("lease:"))).toBe(true);
+    expect(doCallsSoFar() - before).toBeLessThanOrEqual(2);
+    const poor = await seedOrg({ creditsUsd: 0.00001 }); // 10 requests of 1_000_000
+    const few = await Promise.all(Array.from({ length: 10 }, () => admitCredits(env, poor.orgId, 1_000_000n)));
+    expect(few.every((a) => !a.ok || !a.reservationId.startsWith("lease:"))).toBe(true);
+  });
+
   it("near the limit, leases shrink to per-request admission and the limit still holds", async () => {
     const org = await seedOrg();
     const { token, row } = await addKey(org, { usageLimit: "0.00002" }); // 20 requests of 1_000_000
