@@ -252,7 +252,8 @@ const chatBody = (model, stream = false, extra = "") =>
  * more than the differences we look for when each target runs for seconds on its own.
  * `seconds` is per target.
  */
-const BLOCK_MS = 100;
+// Blocks must hold a few requests beyond the warm-up, also when every DO call is delayed.
+const BLOCK_MS = Math.max(100, 10 * DO_LATENCY_MS);
 const BLOCK_WARMUP = 2;
 async function interleavedLatency(targets, seconds) {
   const samples = targets.map(() => ({ times: [], errors: 0 }));

@@ -4,7 +4,9 @@
  * `requireGatewayKey` resolves the KeyContext (isolate cache, else D1) and rejects keys that are
  * unknown, deleted, disabled or expired by the cached data. The liveness/spend decision that must be
  * global (roll, disable on another isolate, limits) is one call to the key's KeyState DO:
- *  - routes that spend (chat, images, ...) call `admitKey(c, estimate)` once they know the estimate;
+ *  - routes that spend (chat, images, videos, moderations) call `admitKey(env, ctx, estimate)` once
+ *    they know the estimate (a true upper bound; docs/admission.md), and ask `checkKey(..., {spending})`
+ *    before refusing a body or model, so the key's state answers first;
  *  - every other route gets `checkKey` done by the middleware (`{ spend: false }`).
  * Either call refreshes the context when the DO reports a newer version.
  */
@@ -18,6 +20,7 @@ import { loadKeyContext, type KeyContext } from "./key-context";
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
+import { admitUnderLease, installLease, keepCloses, leaseVouches, renewOnce, takeCloses } from "./leases";
 
 export function extractBearer(c: Context): string | null {
   const auth = c.req.header("authorization");
@@ -110,6 +113,8 @@ async function applyGate(env: Env, ctx: KeyContext, gate: GateResult): Promise<K
  * reached a limit is refused too (what a spending route answers before judging the body).
  */
 export async function checkKey(env: Env, ctx: KeyContext, opts: { spending?: boolean } = {}): Promise<KeyContext> {
+  // A live lease of this isolate vouches for the key's liveness (version and secret) until it expires.
+  if (!opts.spending && leaseVouches(leaseName(ctx), ctx.key.version, ctx.key.fingerprint)) return ctx;
   const gate = await keyStateStub(env, ctx.key.id).check(ctx.key.fingerprint, snapshotOf(ctx.key), undefined, opts);
   return applyGate(env, ctx, gate);
 }
@@ -134,10 +139,36 @@ export function admissionWaitMs(env: Env): number {
  * budget; 401 only when settled spend reached a limit, 429 `budget_busy` past the wait bound.
  */
 export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
-  const gate = await keyStateStub(env, ctx.key.id).admit(ctx.key.fingerprint, snapshotOf(ctx.key), estimate, undefined, { waitMs: admissionWaitMs(env) });
+  const name = leaseName(ctx);
+  const amount = estimate > 0n ? estimate : 0n;
+  // Steady state: admitted against this isolate's lease, no round trip.
+  const local = admitUnderLease(name, amount, ctx.key.version, ctx.key.fingerprint);
+  if (local) return { context: ctx, reservationId: local };
+  const ask = async (): Promise<GateResult> => {
+    const sentAt = Date.now();
+    const close = takeCloses(name);
+    let gate: GateResult;
+    try {
+      gate = await keyStateStub(env, ctx.key.id).admit(ctx.key.fingerprint, snapshotOf(ctx.key), amount, undefined, { waitMs: admissionWaitMs(env), lease: true, close });
+    } catch (err) {
+      keepCloses(name, close);
+      throw err;
+    }
+    if (gate.ok && gate.lease) installLease(name, gate.lease, sentAt, amount, gate.version, ctx.key.fingerprint);
+    return gate;
+  };
+  let gate = await renewOnce(name, ask);
+  if (gate === null) {
+    // Another request of this isolate just renewed the lease: try it first.
+    const again = admitUnderLease(name, amount, ctx.key.version, ctx.key.fingerprint);
+    if (again) return { context: ctx, reservationId: again };
+    gate = await ask();
+  }
   const context = await applyGate(env, ctx, gate);
   return { context, reservationId: gate.ok ? gate.reservationId : null };
 }
+
+const leaseName = (ctx: KeyContext): string => `key:${ctx.key.id}`;
 
 /**
  * Middleware: authenticates the gateway key and stores the context as `keyAuth`.

@@ -16,6 +16,9 @@ export const countDoCall = (): void => {
   calls++;
 };
 
+/** Budget-object calls this isolate made so far (tests and the bench header). */
+export const doCallsSoFar = (): number => calls;
+
 /** Calls made so far, when DEBUG_DO_CALLS is on (else null). */
 export const doCallsHeader = (env: Env): string | null =>
   !isProduction(env) && envVar(env, "DEBUG_DO_CALLS") === "1" ? String(calls) : null;

@@ -9,6 +9,7 @@
  * Hot path: exactly one call, `admit` (spending requests) or `check` (others). Settling the real
  * cost happens after the response, off the hot path. Admin paths `sync` after writing D1 and
  * before returning, which is what makes disable/roll/delete/limit changes immediate everywhere.
+ * Admission rules, waiting and invariants: docs/admission.md.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
@@ -18,6 +19,7 @@ import { timingSafeEqual } from "../lib/crypto";
 import { addPeriod } from "../billing/period";
 import { INSERT_LOG_ROWS_JSON_SQL } from "../usage/request-log";
 import { AdmissionQueue } from "./admission-queue";
+import { LeaseBook, parseLeaseReservation, leaseReservationId, type LeaseClose, type LeaseGrant } from "./lease-book";
 import { countDoCall, simulatedLatency } from "./debug-latency";
 
 /** What the DO needs to know about a key; built from D1 rows by `snapshotOf`. */
@@ -148,14 +150,23 @@ export type DenialReason =
   | "budget_busy";
 
 export type GateResult =
-  | { ok: true; version: number; reservationId: string | null }
+  | { ok: true; version: number; reservationId: string | null; lease?: LeaseGrant }
   | { ok: false; version: number; reason: DenialReason; message: string; retryAfterSeconds?: number };
 
 /** How admission waits when in-flight reservations, not spend, exhaust the budget. */
 export interface AdmitOptions {
   /** Longest wait in order of arrival before the 429 (ms); 0 answers at once. */
   waitMs?: number;
+  /** Grant the calling isolate a lease when the budget allows it (the request is admitted under it). */
+  lease?: boolean;
+  /** Leases the isolate stopped using, with what it admitted under them. */
+  close?: readonly LeaseClose[];
 }
+
+/** A lease is granted only while the remaining budget is worth this many requests like this one. */
+const LEASE_MIN_REQUESTS = 32n;
+/** ... and it carves this fraction of the remaining budget. */
+const LEASE_SLICE_DIVISOR = 8n;
 
 
 export interface SpendState {
@@ -165,8 +176,10 @@ export interface SpendState {
   periodUsage: Pico;
   /** Start of the current window (epoch ms), null before first use or without a recurring limit. */
   periodStartedAt: number | null;
-  /** Cost reserved by requests in flight. */
+  /** Cost reserved by requests in flight with their own reservation (not under a lease). */
   reserved: Pico;
+  /** Budget held by isolates' leases (docs/admission.md); absent when none. */
+  leased?: Pico;
 }
 
 /** One request's settlement: its reservation, real cost and (chat) outbox entry. */
@@ -207,6 +220,8 @@ export class KeyState extends DurableObject<Env> {
   private spendSeq = 0;
   /** Requests waiting for in-flight reservations to settle, in order of arrival. */
   private waiters = new AdmissionQueue<GateResult>();
+  /** Budget slices granted to isolates (lease-book.ts). */
+  private leases = new LeaseBook();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -256,6 +271,10 @@ export class KeyState extends DurableObject<Env> {
   /** Admin path: store the key's current attributes. Versions only move forward. */
   async sync(next: KeySnapshot): Promise<void> {
     this.syncSnapshot(next);
+    // Returns only once every lease granted under the previous state has expired: from then on,
+    // every isolate asks this object again and sees the change.
+    const wait = this.leases.latestExpiry() - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait + 1));
   }
 
   private syncSnapshot(next: KeySnapshot): void {
@@ -304,6 +323,8 @@ export class KeyState extends DurableObject<Env> {
     const lag = simulatedLatency(this.env);
     if (lag) await lag;
     this.ensureSnapshot(fallback);
+    for (const c of opts.close ?? []) this.leases.close(c, now);
+    if (opts.close?.length) this.pump();
     const denial = this.liveness(fingerprint, now);
     if (denial) return denial;
     this.expireReservations(now);
@@ -312,7 +333,12 @@ export class KeyState extends DurableObject<Env> {
     const verdict = this.spendVerdict(now);
     if (verdict !== "wait" && verdict !== "admit") return verdict;
     // Free requests cannot overshoot; the others keep the order of arrival.
-    if (amount === 0n || (verdict === "admit" && this.waiters.length === 0)) return this.reserve(amount, now);
+    if (amount === 0n || (verdict === "admit" && this.waiters.length === 0)) {
+      const slice = opts.lease ? this.leaseSlice(amount, now) : "none";
+      if (slice === "none") return this.reserve(amount, now);
+      const lease = this.leases.grant(slice, now);
+      return { ok: true, version: this.snapshot!.version, reservationId: leaseReservationId(lease.leaseId, amount), lease };
+    }
     const waitMs = Math.max(0, opts.waitMs ?? 0);
     if (waitMs === 0) return this.busy(waitMs);
     return this.waiters.wait(
@@ -331,6 +357,22 @@ export class KeyState extends DurableObject<Env> {
     this.reservations.set(reservationId, { amount, at: now });
     this.spend.reserved += amount;
     return { ok: true, version: this.snapshot!.version, reservationId };
+  }
+
+  /**
+   * The slice a lease may carve: null (no limit), a fraction of what is left of the tightest
+   * limit, or "none" near the limit (per-request admission).
+   */
+  private leaseSlice(estimate: Pico, now: number): Pico | null | "none" {
+    const s = this.snapshot!;
+    const taken = this.spend.reserved + this.leases.held(now);
+    const left: Pico[] = [];
+    if (s.usageLimit !== null) left.push(parseUsd(s.usageLimit) - this.spend.usage - taken);
+    if (hasPeriod(s)) left.push(parseUsd(s.periodUsageLimit) - this.spend.periodUsage - taken);
+    if (left.length === 0) return null;
+    const remaining = left.reduce((a, b) => (b < a ? b : a));
+    const unit = estimate > 0n ? estimate : 1n;
+    return remaining >= LEASE_MIN_REQUESTS * unit ? remaining / LEASE_SLICE_DIVISOR : "none";
   }
 
   private busy(waitMs: number): GateResult {
@@ -353,7 +395,7 @@ export class KeyState extends DurableObject<Env> {
       if (this.spend.usage >= limit) {
         return { ok: false, version: s.version, reason: "usage_limit_reached", message: `Usage limit reached: this key has spent its all-time limit of $${s.usageLimit}.` };
       }
-      wait ||= this.spend.usage + this.spend.reserved >= limit;
+      wait ||= this.spend.usage + this.spend.reserved + this.leases.held(now) >= limit;
     }
     if (hasPeriod(s)) {
       this.startWindow(now);
@@ -367,7 +409,7 @@ export class KeyState extends DurableObject<Env> {
           message: `Usage limit reached: this key has spent its recurring limit of $${s.periodUsageLimit} per ${s.periodUsageDurationValue} ${s.periodUsageDurationUnit}(s); the window resets at ${resetsAt}.`,
         };
       }
-      wait ||= this.spend.periodUsage + this.spend.reserved >= limit;
+      wait ||= this.spend.periodUsage + this.spend.reserved + this.leases.held(now) >= limit;
     }
     return wait ? "wait" : "admit";
   }
@@ -480,7 +522,8 @@ export class KeyState extends DurableObject<Env> {
   async getSpend(now = Date.now()): Promise<SpendState> {
     this.load();
     this.rollWindow(now);
-    return { ...this.spend };
+    const leased = this.leases.held(now);
+    return leased > 0n ? { ...this.spend, leased } : { ...this.spend };
   }
 
   // ---------- internals ----------
@@ -502,6 +545,11 @@ export class KeyState extends DurableObject<Env> {
   }
 
   private release(id: string): void {
+    const leased = parseLeaseReservation(id);
+    if (leased) {
+      this.leases.settle(leased.leaseId, leased.estimate);
+      return;
+    }
     const r = this.reservations.get(id);
     if (!r) return;
     this.reservations.delete(id);

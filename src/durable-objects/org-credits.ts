@@ -17,6 +17,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { Pico } from "../billing/money";
 import { AdmissionQueue } from "./admission-queue";
+import { LeaseBook, leaseReservationId, parseLeaseReservation, type LeaseClose, type LeaseGrant } from "./lease-book";
 import { countDoCall, simulatedLatency } from "./debug-latency";
 
 const REFRESH_MS = 10_000;
@@ -25,9 +26,12 @@ const RECHECK_MS = 250;
 const RESERVATION_TTL_MS = 15 * 60 * 1000;
 /** A pending debit whose row never reached D1 is assumed applied after this. */
 const PENDING_TTL_MS = 10 * 60 * 1000;
+/** Leases only while what is left is worth this many requests like this one, carving this fraction. */
+const LEASE_MIN_REQUESTS = 32n;
+const LEASE_SLICE_DIVISOR = 8n;
 
 export type CreditGate =
-  | { ok: true; reservationId: string }
+  | { ok: true; reservationId: string; lease?: LeaseGrant }
   | { ok: false; reason: "no_credits" | "budget_busy"; retryAfterSeconds?: number };
 
 /** One request's credit settlement. */
@@ -57,16 +61,20 @@ export class OrgCredits extends DurableObject<Env> {
   private next = 0;
   private reading: Promise<void> | null = null;
   private waiters = new AdmissionQueue<CreditGate>();
+  /** Credit slices granted to isolates (lease-book.ts); same rules as a key's. */
+  private leases = new LeaseBook();
 
   /**
    * Reserves `estimate` of credits for a request (a true upper bound of its credit-paid cost).
    * Waits at most `waitMs` while only reservations exhaust the balance.
    */
-  async reserve(orgId: string, estimate: Pico, opts: { waitMs?: number } = {}): Promise<CreditGate> {
+  async reserve(orgId: string, estimate: Pico, opts: { waitMs?: number; lease?: boolean; close?: readonly LeaseClose[] } = {}): Promise<CreditGate> {
     const lag = simulatedLatency(this.env);
     if (lag) await lag;
     this.orgId = orgId;
     const now = Date.now();
+    for (const c of opts.close ?? []) this.leases.close(c, now);
+    if (opts.close?.length) this.waiters.pump();
     this.expire(now);
     if (this.balance === null || now - this.readAt > REFRESH_MS) await this.read();
     let verdict = this.verdict();
@@ -77,7 +85,12 @@ export class OrgCredits extends DurableObject<Env> {
     }
     const amount = estimate > 0n ? estimate : 0n;
     if (verdict === "refuse") return { ok: false, reason: "no_credits" };
-    if (verdict === "admit" && this.waiters.length === 0) return this.hold(amount);
+    if (verdict === "admit" && this.waiters.length === 0) {
+      const slice = opts.lease ? this.leaseSlice(amount) : null;
+      if (slice === null) return this.hold(amount);
+      const lease = this.leases.grant(slice, Date.now());
+      return { ok: true, reservationId: leaseReservationId(lease.leaseId, amount), lease };
+    }
     const waitMs = Math.max(0, opts.waitMs ?? 0);
     const busy = (): CreditGate => ({ ok: false, reason: "budget_busy", retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) });
     if (waitMs === 0) return busy();
@@ -115,15 +128,26 @@ export class OrgCredits extends DurableObject<Env> {
   /** The balance as admission sees it (tests and diagnostics). */
   async view(orgId: string): Promise<{ balance: Pico | null; pending: Pico; reserved: Pico; unwritten: Pico }> {
     this.orgId = orgId;
-    return { balance: this.balance, pending: this.pendingSum, reserved: this.reserved, unwritten: this.unwritten };
+    return { balance: this.balance, pending: this.pendingSum, reserved: this.reserved + this.leases.held(Date.now()), unwritten: this.unwritten };
   }
 
   // ---------- internals ----------
 
+  private settled(): Pico {
+    return (this.balance ?? 0n) - this.pendingSum - this.unwritten;
+  }
+
   private verdict(): "admit" | "wait" | "refuse" {
-    const settled = (this.balance ?? 0n) - this.pendingSum - this.unwritten;
+    const settled = this.settled();
     if (settled <= 0n) return "refuse";
-    return settled - this.reserved > 0n ? "admit" : "wait";
+    return settled - this.reserved - this.leases.held(Date.now()) > 0n ? "admit" : "wait";
+  }
+
+  /** A slice of what is left, or null (per-request admission) when that is worth few requests. */
+  private leaseSlice(estimate: Pico): Pico | null {
+    const available = this.settled() - this.reserved - this.leases.held(Date.now());
+    const unit = estimate > 0n ? estimate : 1n;
+    return available >= LEASE_MIN_REQUESTS * unit ? available / LEASE_SLICE_DIVISOR : null;
   }
 
   private hold(amount: Pico): CreditGate {
@@ -134,6 +158,11 @@ export class OrgCredits extends DurableObject<Env> {
   }
 
   private release(id: string): void {
+    const leased = parseLeaseReservation(id);
+    if (leased) {
+      this.leases.settle(leased.leaseId, leased.estimate);
+      return;
+    }
     const r = this.reservations.get(id);
     if (!r) return;
     this.reservations.delete(id);

@@ -17,6 +17,7 @@ import { parseUsd } from "../../src/billing/money";
 import { admitKey, resolveGatewayKey } from "../../src/auth/gateway-key";
 import { ApiError } from "../../src/errors/api-error";
 import { settledSpend, sleep, waitForLogs } from "../resilience/helpers";
+import { doCallsSoFar } from "../../src/durable-objects/debug-latency";
 
 const MODEL = "gpt-4o-mini";
 
@@ -216,5 +217,50 @@ describe("admission order", () => {
     const broke = await seedOrg({ creditsUsd: 0 });
     const res = await moderate(broke.key);
     expect(res.status).toBe(402);
+  });
+});
+
+describe("leases: no round trip per request in steady state", () => {
+  it("a hot key makes at most one admission round trip per isolate per lease period", async () => {
+    const org = await seedOrg();
+    const { token, row } = await addKey(org, { usageLimit: "100" });
+    const ctx = await resolveGatewayKey(env, token);
+    const before = doCallsSoFar();
+    const started = Date.now();
+    const ids: Array<string | null> = [];
+    while (Date.now() - started < 800 && ids.length < 400) {
+      const batch = await Promise.all(Array.from({ length: 10 }, () => admitKey(env, ctx, 1_000_000n)));
+      ids.push(...batch.map((a) => a.reservationId));
+    }
+    const calls = doCallsSoFar() - before;
+    expect(ids.length).toBeGreaterThanOrEqual(50);
+    expect(ids.every((id) => id?.startsWith("lease:"))).toBe(true);
+    expect(calls).toBeLessThanOrEqual(2);
+    // Every admission settles against its lease; the spend is exact.
+    const stub = keyStateStub(env, row.id);
+    await stub.settleMany(ids.map((id) => ({ reservationId: id, actual: 1_000n })));
+    expect((await stub.getSpend()).usage).toBe(BigInt(ids.length) * 1_000n);
+  });
+
+  it("credits: an organization far from zero is admitted under the isolate's lease, near zero per request", async () => {
+    const org = await seedOrg({ creditsUsd: 100 });
+    const { admitCredits } = await import("../../src/billing/credits");
+    const before = doCallsSoFar();
+    const rich = await Promise.all(Array.from({ length: 100 }, () => admitCredits(env, org.orgId, 1_000_000n)));
+    expect(rich.every((a) => a.ok && a.reservationId.startsWith("lease:"))).toBe(true);
+    expect(doCallsSoFar() - before).toBeLessThanOrEqual(2);
+    const poor = await seedOrg({ creditsUsd: 0.00001 }); // 10 requests of 1_000_000
+    const few = await Promise.all(Array.from({ length: 10 }, () => admitCredits(env, poor.orgId, 1_000_000n)));
+    expect(few.every((a) => !a.ok || !a.reservationId.startsWith("lease:"))).toBe(true);
+  });
+
+  it("near the limit, leases shrink to per-request admission and the limit still holds", async () => {
+    const org = await seedOrg();
+    const { token, row } = await addKey(org, { usageLimit: "0.00002" }); // 20 requests of 1_000_000
+    const ctx = await resolveGatewayKey(env, token);
+    const results = await Promise.all(Array.from({ length: 40 }, () => admitKey(env, ctx, 1_000_000n).then((a) => a.reservationId, () => null)));
+    const admitted = results.filter((r): r is string => r !== null);
+    expect(admitted.every((r) => !r.startsWith("lease:"))).toBe(true);
+    expect(admitted.length).toBeLessThanOrEqual(20);
   });
 });

@@ -1,10 +1,12 @@
 /**
  * `POST /v1/chat/completions` end to end, shared by the HTTP route and the MCP `chat` tool.
  *
- * validate -> model id -> candidates (capabilities, compliance, credentials, IAM) -> admitKey
- * (the ONLY Durable Object round trip) -> credits > 0 -> response cache -> ranked attempts with
- * failover -> OpenAI JSON or SSE. Everything after the answer (request log, settlement, live
- * metrics, cache write) runs in waitUntil; the hot path reads only isolate memory otherwise.
+ * validate -> model id -> candidates (capabilities, compliance, credentials, IAM) -> admitKey and,
+ * for credit-paid candidates, admitCredits (the key's and the organization's budget objects, asked
+ * at the same time; docs/admission.md) -> response cache -> ranked attempts with failover ->
+ * OpenAI JSON or SSE. Everything after the answer (request log, settlement, live metrics, cache
+ * write) runs in waitUntil. A client that goes away (request signal) aborts the upstream and is
+ * settled like any other outcome.
  */
 import type { GatewayRequest } from "../middleware/gateway-request";
 import type { KeyContext } from "../../auth/key-context";

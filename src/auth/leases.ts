@@ -1,0 +1,118 @@
+/**
+ * Budget leases, isolate side (docs/admission.md). A budget object (a key's KeyState, an
+ * organization's OrgCredits) may answer an admission with a lease: a slice of its remaining
+ * budget (or none needed: no limit), the key's version, and a time to live of at most ~1 s. Until
+ * it expires, this isolate admits requests of that key/organization against the slice without
+ * asking the object; each such request settles against the lease (`lease:<id>:<estimate>`
+ * reservation ids), and the lease's admitted total is reported when the isolate asks for the next
+ * one. The lease is the unit of trust: nothing here is shared between isolates or machines.
+ *
+ * Local expiry is counted from when the request for the lease was SENT, so it always ends before
+ * the object's own expiry; admin changes wait for the object's expiry, so no isolate admits on a
+ * lease from before a change once the change has returned.
+ */
+import type { LeaseClose, LeaseGrant } from "../durable-objects/lease-book";
+import { leaseReservationId } from "../durable-objects/lease-book";
+import type { Pico } from "../billing/money";
+
+/** Margin taken off the lease's life on this side (clock granularity, scheduling). */
+const SAFETY_MS = 50;
+const MAX_ENTRIES = 10_000;
+
+interface LocalLease {
+  leaseId: string;
+  /** null: no limit, only liveness. */
+  slice: Pico | null;
+  used: Pico;
+  expiresAt: number;
+  /** Key leases: the key's version and secret fingerprint the lease was granted for. */
+  version: number;
+  fingerprint: string;
+}
+
+const current = new Map<string, LocalLease>();
+/** Leases replaced before they were reported (concurrent renewals): sent with the next request. */
+const unreported = new Map<string, LeaseClose[]>();
+/** One renewal at a time per budget: the others wait for it, then try locally again. */
+const renewing = new Map<string, Promise<unknown>>();
+
+const valid = (l: LocalLease | undefined, version: number, fingerprint: string, now: number): l is LocalLease =>
+  l !== undefined && now < l.expiresAt && l.version === version && l.fingerprint === fingerprint;
+
+/** Admits `estimate` under the current lease of `name`; returns the reservation id, or null. */
+export function admitUnderLease(name: string, estimate: Pico, version = 0, fingerprint = "", now = Date.now()): string | null {
+  const l = current.get(name);
+  if (!valid(l, version, fingerprint, now)) return null;
+  if (l.slice !== null && l.used + estimate > l.slice) return null;
+  l.used += estimate;
+  return leaseReservationId(l.leaseId, estimate);
+}
+
+/** Whether a live lease vouches for this key version and secret (liveness without a round trip). */
+export const leaseVouches = (name: string, version: number, fingerprint: string, now = Date.now()): boolean =>
+  valid(current.get(name), version, fingerprint, now);
+
+/** The leases to report with the next request to the object (the current one is given up). */
+export function takeCloses(name: string): LeaseClose[] {
+  const out = unreported.get(name) ?? [];
+  unreported.delete(name);
+  const l = current.get(name);
+  if (l) {
+    current.delete(name);
+    out.push({ leaseId: l.leaseId, admittedTotal: l.used.toString() });
+  }
+  return out;
+}
+
+/** Gives closes back when the request carrying them failed. */
+export function keepCloses(name: string, closes: LeaseClose[]): void {
+  if (closes.length) unreported.set(name, [...(unreported.get(name) ?? []), ...closes]);
+}
+
+/** Stores a lease the object granted, with the first request (`firstEstimate`) already admitted under it. */
+export function installLease(name: string, grant: LeaseGrant, sentAt: number, firstEstimate: Pico, version = 0, fingerprint = ""): void {
+  const previous = current.get(name);
+  if (previous) keepCloses(name, [{ leaseId: previous.leaseId, admittedTotal: previous.used.toString() }]);
+  if (current.size >= MAX_ENTRIES && !previous) {
+    const oldest = current.keys().next().value;
+    if (oldest !== undefined) {
+      // Its admitted total must still reach the object: it goes with that budget's next request.
+      keepCloses(oldest, takeCloses(oldest));
+    }
+  }
+  current.set(name, {
+    leaseId: grant.leaseId,
+    slice: grant.slice === null ? null : BigInt(grant.slice),
+    used: firstEstimate,
+    expiresAt: sentAt + grant.ttlMs - SAFETY_MS,
+    version,
+    fingerprint,
+  });
+}
+
+/**
+ * Runs `ask` (the round trip to the object) unless another request of this isolate is already
+ * renewing the same lease: then waits for that one and returns null (the caller tries locally
+ * again, and asks itself only if that fails).
+ */
+export async function renewOnce<T>(name: string, ask: () => Promise<T>): Promise<T | null> {
+  const running = renewing.get(name);
+  if (running) {
+    await running.catch(() => undefined);
+    return null;
+  }
+  const p = ask();
+  renewing.set(name, p);
+  try {
+    return await p;
+  } finally {
+    if (renewing.get(name) === p) renewing.delete(name);
+  }
+}
+
+/** Tests only. */
+export function clearLeases(): void {
+  current.clear();
+  unreported.clear();
+  renewing.clear();
+}
