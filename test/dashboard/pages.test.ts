@@ -81,6 +81,19 @@ describe("dashboard pages", () => {
     expect(html).toContain('<script src="/dashboard/assets/app.js" defer="">');
   });
 
+  it("serves the membership acceptance page without a session, token-free, with strict headers", async () => {
+    const res = await page(null, "/dashboard/accept");
+    expect(res.status).toBe(200);
+    expectPageHeaders(res);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const html = await res.text();
+    expectNoInlineCode(html);
+    expect(html).toContain("<h1>Accept membership</h1>");
+    expect(html).toContain('<label for="accept-token-value">Invitation token</label>');
+    expect(html).toContain('<label for="accept-password">Choose a password</label>');
+    expect(html).toContain('<script src="/dashboard/assets/app.js" defer="">');
+  });
+
   it("renders every page for the owner, with the navigation and the session's CSRF token", async () => {
     const org = await seedOrg();
     const s = await signIn(org.ownerEmail, org.ownerPassword);
