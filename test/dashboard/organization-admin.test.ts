@@ -151,6 +151,21 @@ describe("organization management through the session API", () => {
     expect(left.customProviders).toEqual([]);
   });
 
+  it("the Organization page offers the change forms to owners and admins only", async () => {
+    const org = await seedOrg();
+    const dev = await memberSession(org, "developer");
+    const owner = await signIn(org.ownerEmail, org.ownerPassword);
+    const html = async (s: Session) => (await call("/dashboard/organization", { headers: { cookie: s.cookie, accept: "text/html" } })).text();
+    const ownerPage = await html(owner);
+    for (const api of ['data-api="/api/members"', 'data-api="/api/teams"', 'data-api="/api/provider-keys"', 'data-api="/api/custom-providers"', `data-api="/api/members/${dev.id}"`]) {
+      expect(ownerPage).toContain(api);
+    }
+    expect(ownerPage).toContain(`<label class="sr-only" for="role-${dev.id}">Role of ${dev.email}</label>`);
+    const devPage = await html(dev.session);
+    expect(devPage).not.toMatch(/data-api="\/api\/(members|teams|provider-keys|custom-providers|custom-models)/);
+    expect(devPage).toContain("Owners and admins manage members");
+  });
+
   it("the master API changes roles and removes members through the same action", async () => {
     const org = await seedOrg();
     const added = await call("/v1/master/members", { method: "POST", key: org.masterKey, ...json({ email: "m@example.test", name: "M", role: "developer" }) });
