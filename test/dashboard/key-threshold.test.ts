@@ -7,20 +7,16 @@ import { describe, expect, it } from "vitest";
 import { call, json, seedOrg } from "../helpers/fixtures";
 import { admitKey, resolveGatewayKey } from "../../src/auth/gateway-key";
 import { settleRequest } from "../../src/billing/settle";
+import { signIn } from "./session";
 
 const COST = 1_000_000n; // $0.000001
 
-async function ownerSession(email: string, password: string) {
-  const res = await call("/api/auth/sign-in", { method: "POST", ...json({ email, password }) });
-  const body = (await res.json()) as { csrfToken: string };
-  return { cookie: (res.headers.get("set-cookie") ?? "").split(";")[0]!, csrf: body.csrfToken };
-}
 
 describe("per-key budget alert threshold", () => {
   it("the key's threshold wins over the organization's, and null returns to it", async () => {
     const org = await seedOrg();
     await call("/v1/master/organization", { method: "PATCH", key: org.masterKey, ...json({ notifications: { apiKeyBudgets: true, thresholdPercent: 90 } }) });
-    const s = await ownerSession(org.ownerEmail, org.ownerPassword);
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
     const headers = { cookie: s.cookie, "x-csrf-token": s.csrf, "content-type": "application/json" };
     const created = await call("/api/keys", { method: "POST", headers, body: JSON.stringify({ projectId: org.projectId, description: "own threshold", usageLimit: "0.00001", alertThresholdPercent: 50 }) });
     expect(created.status).toBe(201);

@@ -5,18 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { signIn, type Session } from "./session";
 
-interface Session {
-  cookie: string;
-  csrf: string;
-}
-
-async function signIn(email: string, password: string): Promise<Session> {
-  const res = await call("/api/auth/sign-in", { method: "POST", ...json({ email, password }) });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { csrfToken: string };
-  return { cookie: (res.headers.get("set-cookie") ?? "").split(";")[0]!, csrf: body.csrfToken };
-}
 
 function api(s: Session, path: string, method = "GET", body?: unknown): Promise<Response> {
   const headers = new Headers({ cookie: s.cookie, "x-csrf-token": s.csrf });

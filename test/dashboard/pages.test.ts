@@ -10,18 +10,8 @@ import { describe, expect, it } from "vitest";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat } from "../chat/helpers";
 import { waitForLogs } from "../resilience/helpers";
+import { signIn, type Session } from "./session";
 
-interface Session {
-  cookie: string;
-  csrf: string;
-}
-
-async function signIn(email: string, password: string): Promise<Session> {
-  const res = await call("/api/auth/sign-in", { method: "POST", ...json({ email, password }) });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { csrfToken: string };
-  return { cookie: (res.headers.get("set-cookie") ?? "").split(";")[0]!, csrf: body.csrfToken };
-}
 
 const page = (s: Session | null, path: string): Promise<Response> =>
   call(path, { redirect: "manual", headers: s ? { cookie: s.cookie, accept: "text/html" } : { accept: "text/html" } });
