@@ -49,10 +49,12 @@ async function scenario(/** @type {string} */ name, /** @type {() => Promise<voi
 
 const work = mkdtempSync(join(tmpdir(), "swb-browser-"));
 const persist = join(work, "state");
+const mailDir = join(work, "tmp");
+mkdirSync(mailDir, { recursive: true });
 const fake = await startFakeUpstream({ port: PORT + 1 });
 const upstream = `http://127.0.0.1:${fake.port}`;
 
-const vars = ["--var", `ADMIN_TOKEN:${ADMIN_TOKEN}`, "--var", "KEY_HASH_SECRET:browser-key-hash-secret-0123456789abcdef", "--var", "ENVIRONMENT:development", "--var", "LOG_FLUSH_MS:50"];
+const vars = ["--var", `PUBLIC_URL:${BASE}`, "--var", `ADMIN_TOKEN:${ADMIN_TOKEN}`, "--var", "KEY_HASH_SECRET:browser-key-hash-secret-0123456789abcdef", "--var", "ENVIRONMENT:development", "--var", "LOG_FLUSH_MS:50"];
 for (const id of providerIds()) {
   const p = providerEnvPrefix(id);
   vars.push("--var", `${p}_BASE_URL:${upstream}/${id}`, "--var", `${p}_API_KEY:browser-dummy-${id}`);
@@ -64,7 +66,9 @@ if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`
 const wrangler = spawn(
   process.execPath,
   [WRANGLER, "dev", "--ip", "127.0.0.1", "--port", String(PORT), "--inspector-port", String(PORT + 2), "--test-scheduled", "--persist-to", persist, "--log-level", "warn", ...vars],
-  { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  // TMPDIR: wrangler dev's send_email binding writes each message as an .eml file under
+  // $TMPDIR/miniflare-*/files/email/; the acceptance scenario reads the invitation from there.
+  { cwd: ROOT, env: { ...childEnv, TMPDIR: mailDir }, stdio: ["ignore", "pipe", "pipe"], detached: true },
 );
 let wranglerOut = "";
 wrangler.stdout.on("data", (d) => (wranglerOut += d));
@@ -111,6 +115,28 @@ async function api(path, o = {}) {
     // not JSON
   }
   return { status: res.status, json, headers: res.headers };
+}
+
+/** The text bodies (base64, see src/lib/mail.ts) of the e-mails wrangler dev has "sent" to an address. */
+function mailsTo(/** @type {string} */ address) {
+  /** @type {string[]} */
+  const out = [];
+  for (const dir of readdirSync(mailDir).filter((d) => d.startsWith("miniflare-"))) {
+    const box = join(mailDir, dir, "files", "email");
+    let files = /** @type {string[]} */ ([]);
+    try {
+      files = readdirSync(box).filter((f) => f.endsWith(".eml"));
+    } catch {
+      continue;
+    }
+    for (const f of files) {
+      const raw = readFileSync(join(box, f), "utf8");
+      if (!raw.includes(address)) continue;
+      const body = raw.split(/\r?\n\r?\n/).slice(1).join("").replace(/\s+/g, "");
+      out.push(Buffer.from(body, "base64").toString("utf8"));
+    }
+  }
+  return out;
 }
 
 const chat = (/** @type {string} */ token, model = "gpt-4o-mini") =>
@@ -172,7 +198,7 @@ try {
   });
 
   await scenario("security headers on every page", async () => {
-    for (const path of ["/dashboard/sign-in", "/dashboard/keys", "/dashboard/usage", "/dashboard/access", "/dashboard/organization", "/oauth/authorize?x=1", "/mcp"]) {
+    for (const path of ["/dashboard/sign-in", "/dashboard/accept", "/dashboard/keys", "/dashboard/usage", "/dashboard/access", "/dashboard/organization", "/oauth/authorize?x=1", "/mcp"]) {
       const res = await page.request.get(`${BASE}${path}`, { headers: { accept: "text/html" }, maxRedirects: 0 });
       if (!(res.headers()["content-type"] ?? "").startsWith("text/html")) continue;
       const csp = res.headers()["content-security-policy"] ?? "";
@@ -305,6 +331,49 @@ try {
     await shot("10-organization");
   });
 
+  await scenario("organization: invite a member, change their role", async () => {
+    const email = "dora@browser.test";
+    const invite = page.getByRole("region", { name: "Invite a member" });
+    await invite.getByLabel("Email").fill(email);
+    await invite.getByLabel("Name").fill("Dora Dev");
+    await invite.getByLabel("Role").selectOption("developer");
+    await reloads(invite.getByRole("button", { name: "Invite member" }));
+    const row = page.locator("tr", { has: page.getByText(email, { exact: true }) });
+    await row.getByText("pending").waitFor();
+    assert.ok(mailsTo(email).some((m) => m.includes("/dashboard/accept#token=")), "no invitation e-mail");
+    await page.getByLabel(`Role of ${email}`).selectOption("admin");
+    await reloads(row.getByRole("button", { name: "Save role" }));
+    assert.equal(await page.getByLabel(`Role of ${email}`).inputValue(), "admin");
+    const list = await api("/v1/master/members", { token: masterKey });
+    assert.equal(list.json.members.find((/** @type {{email: string}} */ m) => m.email === email)?.role, "admin");
+    // An owner's role cannot be taken away from the last owner: the page shows the API's answer.
+    await page.getByLabel(`Role of ${OWNER.email}`).selectOption("developer");
+    await page.locator("tr", { has: page.getByText(OWNER.email, { exact: true }) }).getByRole("button", { name: "Save role" }).click();
+    await page.locator("#flash").filter({ hasText: "at least one owner" }).waitFor();
+  });
+
+  await scenario("organization: add a provider key (hint shown, token never)", async () => {
+    const token = "sk-browser-provider-key-0123456789abcdef";
+    await page.reload();
+    const form = page.getByRole("region", { name: "Add a provider key" });
+    await form.getByLabel("Provider", { exact: true }).selectOption("openai");
+    await form.getByLabel("Provider API key").fill(token);
+    await form.getByLabel("Label (optional)").fill("Browser BYOK");
+    await reloads(form.getByRole("button", { name: "Add provider key" }));
+    const row = page.locator("tr", { has: page.getByText("Browser BYOK", { exact: true }) });
+    await row.waitFor();
+    const hint = (await row.locator("code").first().textContent()) ?? "";
+    assert.ok(hint.length > 0 && !hint.includes(token), `hint: ${hint}`);
+    assert.equal((await page.content()).includes(token), false, "provider token visible on the page");
+    assert.equal(await form.getByLabel("Provider API key").inputValue(), "");
+    await shot("10b-organization-admin");
+    const keys = await api("/v1/master/provider-keys", { token: masterKey });
+    assert.equal(keys.json.providerKeys[0].tokenHint, hint);
+    page.once("dialog", (d) => void d.accept());
+    await reloads(row.getByRole("button", { name: "Delete" }));
+    await page.getByText("Browser BYOK", { exact: true }).waitFor({ state: "detached" });
+  });
+
   await scenario("delete a key (confirm)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Keys" }).click();
     page.once("dialog", (d) => void d.accept());
@@ -337,7 +406,7 @@ try {
 
   await scenario("phone width", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const [name, path] of [["keys", "/dashboard/keys"], ["usage", "/dashboard/usage"], ["access", "/dashboard/access"]]) {
+    for (const [name, path] of [["keys", "/dashboard/keys"], ["usage", "/dashboard/usage"], ["access", "/dashboard/access"], ["organization", "/dashboard/organization"], ["accept", "/dashboard/accept"]]) {
       await page.goto(`${BASE}${path}`);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 1, `${path} scrolls sideways by ${overflow}px`);
@@ -379,12 +448,63 @@ try {
     await fresh.getByLabel("Email").fill(OWNER.email);
     await fresh.getByLabel("Password").fill(OWNER.password);
     await fresh.getByRole("button", { name: "Sign in" }).click();
-    await fresh.getByRole("heading", { name: /Authorize/ }).waitFor();
+    await fresh.getByRole("heading", { name: /Authorize/ }).waitFor({ timeout: 10_000 }).catch(async (err) => {
+      await fresh.screenshot({ path: join(SHOTS, "14-oauth-consent-failed.png"), fullPage: true });
+      throw new Error(`${err}\n${(await fresh.locator("main").textContent()) ?? ""}`);
+    });
     await fresh.screenshot({ path: join(SHOTS, "14-oauth-consent.png"), fullPage: true });
   });
 
+  await scenario("accept a membership from the e-mailed link, then sign in", async () => {
+    const email = "vera@browser.test";
+    const added = await api("/v1/master/members", { method: "POST", token: masterKey, body: { email, name: "Vera Invited", role: "admin" } });
+    assert.equal(added.status, 201, JSON.stringify(added.json));
+    assert.equal(added.json.member.status, "pending");
+    let link = "";
+    for (let i = 0; i < 40 && !link; i++) {
+      link = mailsTo(email).join("\n").match(/http\S+\/dashboard\/accept#token=\S+/)?.[0] ?? "";
+      if (!link) await sleep(250);
+    }
+    assert.ok(link.startsWith(`${BASE}/dashboard/accept#token=`), `no invitation link in the e-mail: ${link}`);
+    await browserContext?.clearCookies(); // the invited person, in a browser of their own
+    /** @type {string[]} */
+    const sent = [];
+    page.on("request", (r) => sent.push(r.url()));
+    await page.goto(link);
+    await page.getByText("You are invited to").waitFor();
+    assert.equal(await page.locator("#accept-org").textContent(), "Browser Co");
+    assert.equal(await page.locator("#accept-role").textContent(), "admin");
+    assert.equal(new URL(page.url()).hash, "", "token left in the address bar");
+    const token = link.split("#token=")[1] ?? "";
+    assert.ok(sent.every((u) => !u.includes(token)), "token sent in a URL");
+    await shot("15-accept-membership");
+    await page.getByLabel("Choose a password").fill("short");
+    await page.getByRole("button", { name: "Accept membership" }).click();
+    assert.equal(await page.getByLabel("Choose a password").evaluate((el) => /** @type {HTMLInputElement} */ (el).validity.valid), false);
+    await page.getByLabel("Choose a password").fill("vera's own long password");
+    await page.getByRole("button", { name: "Accept membership" }).click();
+    await page.getByText("You are now a member of").waitFor();
+    await shot("16-accept-done");
+    await page.getByRole("link", { name: "Sign in" }).click();
+    await page.waitForURL(/\/dashboard\/sign-in/);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill("vera's own long password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(/\/dashboard\/keys/);
+    await page.getByText(`${email} · admin`).waitFor();
+    const list = await api("/v1/master/members", { token: masterKey });
+    assert.equal(list.json.members.find((/** @type {{email: string}} */ m) => m.email === email)?.status, "active");
+    // The link works once.
+    await page.goto(link);
+    await page.getByRole("alert").filter({ hasText: /invitation/i }).waitFor();
+    await page.getByLabel("Invitation token").waitFor();
+    await page.goto(`${BASE}/dashboard/keys`);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(/\/dashboard\/sign-in$/);
+  });
+
   await scenario("no console errors (CSP violations, script errors)", async () => {
-    assert.deepEqual(consoleErrors.filter((e) => !/status of (401|403)/.test(e)), []);
+    assert.deepEqual(consoleErrors.filter((e) => !/status of (400|401|403|409)/.test(e)), []);
   });
 
   await scenario("client JavaScript <= 100 KB gzip", async () => {

@@ -17,9 +17,11 @@ export const isStateChanging = (method: string): boolean => !SAFE_METHODS.has(me
 /** Throws 403 when the request comes from another site. */
 export function assertSameOrigin(c: Context): void {
   const origin = c.req.header("origin");
-  if (origin !== undefined) {
-    const own = new URL(c.req.url).origin;
-    if (origin === "null" || origin !== own) throw forbidden("Cross-site request refused.", "csrf_origin");
+  // A form posted from a page with `Referrer-Policy: no-referrer` (every HTML page here) carries
+  // `Origin: null`; the browser's own `Sec-Fetch-Site: same-origin` then tells it came from us.
+  const sameOriginForm = origin === "null" && c.req.header("sec-fetch-site") === "same-origin";
+  if (origin !== undefined && !sameOriginForm) {
+    if (origin !== new URL(c.req.url).origin) throw forbidden("Cross-site request refused.", "csrf_origin");
     return;
   }
   if (c.req.header("sec-fetch-site") === "cross-site") throw forbidden("Cross-site request refused.", "csrf_origin");

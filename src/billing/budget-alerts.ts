@@ -1,7 +1,7 @@
 /**
  * Budget alerts (spec 2.1, 6): when the organization enabled `notifications.apiKeyBudgets` and a
  * settlement moves a key's all-time or current-window spend across `thresholdPercent` (50..100,
- * default 80), one in-app notification is stored (unique per key, limit and window, so it is never
+ * default 80; a key's own `alert_threshold_percent` wins), one in-app notification is stored (unique per key, limit and window, so it is never
  * repeated) and one e-mail goes to the organization's owners and admins who accepted their membership through the `EMAIL`
  * send_email binding. Failures here are logged and never affect settlement.
  */
@@ -11,7 +11,7 @@ import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
 import type { SettleResult } from "../durable-objects/key-state";
 import { getDb } from "../db/client";
-import { members, notifications, organizations, users } from "../db/schema";
+import { apiKeys, members, notifications, organizations, users } from "../db/schema";
 import { newId } from "../lib/ids";
 
 export const DEFAULT_THRESHOLD_PERCENT = 80;
@@ -30,9 +30,15 @@ export async function processBudgetAlerts(env: Env, auth: KeyContext, crossed: r
   // Nothing below the lowest possible threshold can cross one: skip the D1 read.
   if (!crossed.some((c) => c.percent >= MIN_THRESHOLD && c.percentBefore < 100)) return;
   const db = getDb(env.DB);
-  const org = await db.select({ notifications: organizations.notifications }).from(organizations).where(eq(organizations.id, auth.organization.id)).get();
+  const org = await db
+    .select({ notifications: organizations.notifications, keyThreshold: apiKeys.alertThresholdPercent })
+    .from(organizations)
+    .leftJoin(apiKeys, eq(apiKeys.id, auth.key.id))
+    .where(eq(organizations.id, auth.organization.id))
+    .get();
   if (!org?.notifications.apiKeyBudgets) return;
-  const threshold = thresholdOf(org.notifications.thresholdPercent);
+  // The key's own threshold (dashboard, migration 0004) wins over the organization's.
+  const threshold = thresholdOf(org.keyThreshold ?? org.notifications.thresholdPercent);
 
   for (const c of crossingsOf(crossed, threshold)) {
     const limitText = c.limit === "all_time" ? `all-time limit of $${auth.key.usageLimit ?? "?"}` : `recurring limit of $${auth.key.periodUsageLimit ?? "?"} per ${auth.key.periodUsageDurationValue ?? "?"} ${auth.key.periodUsageDurationUnit ?? "period"}(s)`;

@@ -10,6 +10,7 @@ import type { AppEnv } from "../app-types";
 import { readSession } from "../auth/session";
 import { requirePage, type PageEnv } from "./context";
 import { SignInPage } from "./pages/sign-in";
+import { AcceptPage } from "./pages/accept";
 import { KeysPage, loadKeys } from "./pages/keys";
 import { UsagePage, loadUsage } from "./pages/usage";
 import { AccessPage, loadAccess } from "./pages/access";
@@ -36,6 +37,12 @@ dashboardPages.get("/sign-in", async (c) => {
   if (session && (!org || org === session.organizationId)) return c.redirect("/dashboard/keys", 302);
   c.header("cache-control", "no-store");
   return c.html(<SignInPage organizationId={org ?? null} email={session?.email ?? null} />);
+});
+
+// No session needed: the e-mailed token (in the fragment, read by the client script) is the credential.
+dashboardPages.get("/accept", (c) => {
+  c.header("cache-control", "no-store");
+  return c.html(<AcceptPage />);
 });
 
 dashboardPages.use("/keys", requirePage);

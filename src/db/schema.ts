@@ -158,6 +158,8 @@ export const apiKeys = sqliteTable("api_keys", {
   /** Bumped on every change that affects authorization (status, secret, limits, rules, org policy). */
   version: integer("version", { mode: "number" }).notNull().default(1),
   lastRolledAt: integer("last_rolled_at", { mode: "number" }),
+  /** Budget alert threshold of this key (percent, 50..100); null: the organization's threshold. */
+  alertThresholdPercent: integer("alert_threshold_percent", { mode: "number" }),
   deletedAt: integer("deleted_at", { mode: "number" }),
   createdAt: createdAt(),
   updatedAt: integer("updated_at", { mode: "number" }).notNull().default(sql`(unixepoch() * 1000)`),

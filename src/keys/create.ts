@@ -17,6 +17,8 @@ export interface NewKeyInput {
   periodUsageLimit?: string | null;
   periodUsageDurationValue?: number | null;
   periodUsageDurationUnit?: PeriodUnit | null;
+  /** Budget alert threshold (percent); null: the organization's. */
+  alertThresholdPercent?: number | null;
   iamRules?: Array<{ ruleType: RuleType; ruleValue: RuleValue; status?: "active" | "inactive" }>;
   /** Who sets the limits (default `manager`: owner, admin or master API); see src/keys/update.ts. */
   actor?: KeyActor;
@@ -55,6 +57,7 @@ export async function createGatewayKey(env: Env, input: NewKeyInput): Promise<{ 
       periodUsageLimit: input.periodUsageLimit ?? null,
       periodUsageDurationValue: input.periodUsageDurationValue ?? null,
       periodUsageDurationUnit: input.periodUsageDurationUnit ?? null,
+      alertThresholdPercent: input.alertThresholdPercent ?? null,
       limitsSetByManager: (input.actor ?? "manager") === "manager" && (input.usageLimit != null || input.periodUsageLimit != null),
       createdAt: now,
       updatedAt: now,

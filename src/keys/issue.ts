@@ -21,6 +21,7 @@ export interface IssueKeyInput extends LimitPatch {
   description: string;
   kind?: Exclude<KeyKind, "playground"> | undefined;
   expiresAt?: number | null | undefined;
+  alertThresholdPercent?: number | null | undefined;
   iamRules?: RuleBody[] | undefined;
   /** Default `manager` (master API, owners and admins). */
   actor?: KeyActor | undefined;
@@ -59,6 +60,7 @@ export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now())
     description: input.description,
     kind: input.kind ?? "standard",
     expiresAt: input.expiresAt ?? null,
+    alertThresholdPercent: input.alertThresholdPercent ?? null,
     ...limits,
     actor: input.actor ?? "manager",
     iamRules: rules.map((r, i) => ({ ruleType: r.ruleType, ruleValue: stored[i]!, status: r.status ?? "active" })),

@@ -23,6 +23,8 @@ export interface KeyPatch extends LimitPatch {
   status?: "active" | "inactive" | undefined;
   /** Epoch ms; null removes the TTL. Dashboard only. */
   expiresAt?: number | null | undefined;
+  /** Budget alert threshold (percent, 50..100); null returns to the organization's. */
+  alertThresholdPercent?: number | null | undefined;
 }
 
 const LIMIT_FIELDS = ["usageLimit", "periodUsageLimit", "periodUsageDurationValue", "periodUsageDurationUnit"] as const;
@@ -57,6 +59,7 @@ export async function updateKey(env: Env, row: KeyRow, patch: KeyPatch, actor: K
       description: patch.description ?? row.description,
       status,
       expiresAt,
+      alertThresholdPercent: patch.alertThresholdPercent === undefined ? row.alertThresholdPercent : patch.alertThresholdPercent,
       ...limits,
       disabledByManager: patch.status === undefined ? row.disabledByManager : patch.status === "inactive" && actor === "manager",
       limitsSetByManager: touchesLimits ? actor === "manager" && (limits.usageLimit !== null || limits.periodUsageLimit !== null) : row.limitsSetByManager,

@@ -42,6 +42,8 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "POST /v1/master/members": { summary: "Add a member", ok: [201, "created"] },
   "GET /v1/master/members": { summary: "List members" },
   "GET /v1/master/members/:member": { summary: "Get a member by id or e-mail" },
+  "PATCH /v1/master/members/:member": { summary: "Change a member's role (an organization keeps one owner)" },
+  "DELETE /v1/master/members/:member": { summary: "Remove a member (not one who created keys, not the last owner)" },
   "POST /v1/master/teams": { summary: "Create a team", ok: [201, "created"] },
   "GET /v1/master/teams": { summary: "List teams" },
   "GET /v1/master/teams/:id": { summary: "Get a team" },

@@ -10,18 +10,8 @@ import { describe, expect, it } from "vitest";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat } from "../chat/helpers";
 import { waitForLogs } from "../resilience/helpers";
+import { signIn, type Session } from "./session";
 
-interface Session {
-  cookie: string;
-  csrf: string;
-}
-
-async function signIn(email: string, password: string): Promise<Session> {
-  const res = await call("/api/auth/sign-in", { method: "POST", ...json({ email, password }) });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { csrfToken: string };
-  return { cookie: (res.headers.get("set-cookie") ?? "").split(";")[0]!, csrf: body.csrfToken };
-}
 
 const page = (s: Session | null, path: string): Promise<Response> =>
   call(path, { redirect: "manual", headers: s ? { cookie: s.cookie, accept: "text/html" } : { accept: "text/html" } });
@@ -78,6 +68,19 @@ describe("dashboard pages", () => {
     expect(html).toContain('<label for="password">Password</label>');
     expect(html).toMatch(/<button[^>]*type="submit"[^>]*>\s*Sign in\s*<\/button>/);
     expect(html).toContain('data-api="/api/auth/sign-in"');
+    expect(html).toContain('<script src="/dashboard/assets/app.js" defer="">');
+  });
+
+  it("serves the membership acceptance page without a session, token-free, with strict headers", async () => {
+    const res = await page(null, "/dashboard/accept");
+    expect(res.status).toBe(200);
+    expectPageHeaders(res);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const html = await res.text();
+    expectNoInlineCode(html);
+    expect(html).toContain("<h1>Accept membership</h1>");
+    expect(html).toContain('<label for="accept-token-value">Invitation token</label>');
+    expect(html).toContain('<label for="accept-password">Choose a password</label>');
     expect(html).toContain('<script src="/dashboard/assets/app.js" defer="">');
   });
 

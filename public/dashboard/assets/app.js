@@ -152,6 +152,59 @@
     if (msg) msg.textContent = bad.length ? `Not a valid CIDR: ${bad.join(", ")} (single addresses are written /32 or /128).` : "";
   }
 
+  // ---------- membership acceptance (/dashboard/accept#token=...) ----------
+  // The token lives in the URL fragment (never sent to the server); it is read once and cleared.
+  async function postJson(url, body) {
+    const res = await fetch(url, { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(body) });
+    const data = await res.json().catch(() => null);
+    if (!res.ok) throw new Error(data?.error?.message ?? `Request failed (${res.status})`);
+    return data;
+  }
+  function acceptFlow(root) {
+    const show = (id) => ["accept-token", "accept-form", "accept-done"].forEach((x) => ($(`#${x}`).hidden = x !== id));
+    const status = $("#accept-status");
+    const fail = (err) => (status.textContent = err instanceof Error ? err.message : String(err));
+    let token = new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
+    if (location.hash) history.replaceState(null, "", location.pathname);
+    async function preview() {
+      status.textContent = "";
+      try {
+        const p = await postJson("/api/memberships/preview", { token });
+        $("#accept-org").textContent = p.organization.name;
+        $("#accept-role").textContent = p.role;
+        $("#accept-email").textContent = p.email;
+        $("#accept-password-field").hidden = !p.passwordRequired;
+        $("#accept-password").disabled = !p.passwordRequired;
+        $("#accept-password").required = p.passwordRequired;
+        show("accept-form");
+      } catch (err) {
+        fail(err);
+        show("accept-token");
+      }
+    }
+    $("#accept-token", root).addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      token = $("#accept-token-value").value.trim();
+      void preview();
+    });
+    $("#accept-form", root).addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const pw = $("#accept-password");
+      try {
+        const r = await postJson("/api/memberships/accept", pw.disabled ? { token } : { token, password: pw.value });
+        token = "";
+        $("#accept-done-org").textContent = r.organization.name;
+        $("#accept-sign-in").href = `/dashboard/sign-in?org=${encodeURIComponent(r.organization.id)}`;
+        status.textContent = "";
+        show("accept-done");
+      } catch (err) {
+        fail(err);
+      }
+    });
+    if (token) void preview();
+    else show("accept-token");
+  }
+
   document.addEventListener("submit", (ev) => {
     const form = ev.target;
     if (!(form instanceof HTMLFormElement) || !form.dataset.api) return;
@@ -182,4 +235,6 @@
   });
   for (const f of document.querySelectorAll("form[data-rule-form]")) syncRuleForm(f);
   for (const b of document.querySelectorAll("[data-js-only]")) b.hidden = false;
+  const acceptRoot = $("#accept");
+  if (acceptRoot) acceptFlow(acceptRoot);
 })();

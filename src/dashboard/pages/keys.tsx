@@ -17,7 +17,7 @@ import type { PageContext } from "../context";
 import { Layout, PageHead, Submit } from "../layout";
 import { formatDate, formatUsd, toDateTimeLocal, windowLabel } from "../format";
 
-type KeyView = Awaited<ReturnType<typeof keyDetail>> & { creator: string; lastUsedAt: number | null; expiresAtMs: number | null };
+type KeyView = Awaited<ReturnType<typeof keyDetail>> & { creator: string; lastUsedAt: number | null; expiresAtMs: number | null; alertThresholdPercent: number | null };
 
 export async function loadKeys(env: Env, ctx: PageContext): Promise<{ keys: KeyView[]; thresholdPercent: number; alertsOn: boolean }> {
   if (!ctx.project) return { keys: [], thresholdPercent: 80, alertsOn: true };
@@ -47,6 +47,7 @@ export async function loadKeys(env: Env, ctx: PageContext): Promise<{ keys: KeyV
       creator: creatorOf.get(rows[i]!.createdBy) ?? "former member",
       lastUsedAt: lastOf.get(rows[i]!.id) ?? null,
       expiresAtMs: rows[i]!.expiresAt,
+      alertThresholdPercent: rows[i]!.alertThresholdPercent,
     })),
     thresholdPercent: org.notifications.thresholdPercent ?? 80,
     alertsOn: org.notifications.apiKeyBudgets !== false,
@@ -104,6 +105,10 @@ const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
             <option value="month">months</option>
           </select>
         </div>
+      </div>
+      <div class="field">
+        <label for="new-threshold">Alert threshold (%)</label>
+        <input id="new-threshold" name="alertThresholdPercent" type="number" min={50} max={100} data-type="int" placeholder="organization's" />
       </div>
       <div class="field">
         <label for="new-deny-models">Deny models (optional IAM rule)</label>
@@ -236,6 +241,14 @@ const KeyEditor: FC<{ k: KeyView }> = ({ k }) => {
             </div>
             <Submit class="sm" label="Save limits" />
           </form>
+          <form data-api={api} data-method="PATCH">
+            <div class="field">
+              <label for={`thr-${k.id}`}>Alert threshold (%)</label>
+              <input id={`thr-${k.id}`} name="alertThresholdPercent" type="number" min={50} max={100} data-type="int" data-empty="null" value={k.alertThresholdPercent?.toString() ?? ""} placeholder="organization's" aria-describedby={`thr-hint-${k.id}`} />
+              <p class="hint" id={`thr-hint-${k.id}`}>50 to 100 percent of this key's limits; empty uses the organization's threshold.</p>
+            </div>
+            <Submit class="sm" label="Save threshold" />
+          </form>
           <a class="small" href={`/dashboard/access?project=${encodeURIComponent(k.projectId)}&key=${encodeURIComponent(k.id)}`}>
             Access rules of this key
           </a>
@@ -287,7 +300,7 @@ const KeyRowView: FC<{ k: KeyView; thresholdPercent: number; alertsOn: boolean }
         <span class="muted">none</span>
       )}
     </td>
-    <td data-label="Alert at">{k.usageLimit !== null || k.periodUsageLimit !== null ? (alertsOn ? `${thresholdPercent}%` : "off") : "—"}</td>
+    <td data-label="Alert at">{k.usageLimit !== null || k.periodUsageLimit !== null ? (alertsOn ? `${k.alertThresholdPercent ?? thresholdPercent}%` : "off") : "—"}</td>
     <td data-label="Creator">{k.creator}</td>
     <td data-label="Last used">{formatDate(k.lastUsedAt, "never")}</td>
     <td data-label="Actions">

@@ -5,36 +5,32 @@
  * provider keys (only the hint), custom providers and models.
  */
 import type { FC } from "hono/jsx";
-import { asc, count, eq } from "drizzle-orm";
 import type { Env } from "../../env";
-import { getDb } from "../../db/client";
-import { customModels, customProviders, members, providerKeys, teamMembers, teams, users } from "../../db/schema";
 import { PROVIDER_IDS } from "../../catalog/types";
+import { listMembers } from "../../actions/members";
+import { listTeams } from "../../actions/teams";
+import { listProviderKeys } from "../../actions/provider-keys";
+import { listCustomProviders } from "../../actions/custom-providers";
+import { listCustomModels } from "../../actions/custom-models";
 import { loadOrganization } from "../../actions/organization";
 import { listNotifications } from "../../actions/notifications";
 import { publicOrganization } from "../../organizations/view";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead, Submit } from "../layout";
+import { AddCustomModel, AddCustomProvider, AddProviderKey, CreateTeam, InviteMember, RemoveButton, RoleForm, TeamMemberForm } from "./organization-forms";
 import { formatDate, formatUsd } from "../format";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext) {
   const s = ctx.session;
-  const db = getDb(env.DB);
   const org = s.organizationId;
   const [row, alerts, memberRows, teamRows, byok, customs, models] = await Promise.all([
     loadOrganization(env, org),
     listNotifications(env, s, 20),
-    db.select({ id: members.id, email: users.email, name: users.name, role: members.role }).from(members).innerJoin(users, eq(users.id, members.userId)).where(eq(members.organizationId, org)).orderBy(asc(users.email)),
-    db
-      .select({ id: teams.id, name: teams.name, size: count(teamMembers.memberId) })
-      .from(teams)
-      .leftJoin(teamMembers, eq(teamMembers.teamId, teams.id))
-      .where(eq(teams.organizationId, org))
-      .groupBy(teams.id)
-      .orderBy(asc(teams.name)),
-    db.select({ id: providerKeys.id, provider: providerKeys.provider, label: providerKeys.label, hint: providerKeys.tokenHint }).from(providerKeys).where(eq(providerKeys.organizationId, org)),
-    db.select({ name: customProviders.name, baseUrl: customProviders.baseUrl, hint: customProviders.tokenHint }).from(customProviders).where(eq(customProviders.organizationId, org)),
-    db.select({ provider: customModels.providerName, modelId: customModels.modelId, name: customModels.name }).from(customModels).where(eq(customModels.organizationId, org)),
+    listMembers(env, org),
+    listTeams(env, org),
+    listProviderKeys(env, org),
+    listCustomProviders(env, org),
+    listCustomModels(env, org),
   ]);
   return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models };
 }
@@ -158,34 +154,78 @@ export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx,
         cells={(a) => [formatDate(a.createdAt), a.message, a.emailedAt ? formatDate(a.emailedAt) : "no"]}
         empty="No budget alerts."
       />
-      <div class="grid">
-        <Table caption="Members" head={["E-mail", "Name", "Role"]} rows={data.members} cells={(m) => [m.email, m.name, m.role]} empty="No members." />
-        <Table caption="Teams" head={["Team", "Members"]} rows={data.teams} cells={(t) => [t.name, String(t.size)]} empty="No teams yet." />
-      </div>
+      <Table
+        caption="Members"
+        head={admin ? ["E-mail", "Name", "Role", "Status", "Actions"] : ["E-mail", "Name", "Role", "Status"]}
+        rows={data.members}
+        cells={(m) => [
+          m.email,
+          m.name,
+          admin ? <RoleForm member={m} /> : m.role,
+          <span class={`badge ${m.status === "active" ? "ok" : "warn"}`}>{m.status}</span>,
+          ...(admin ? [<RemoveButton api={`/api/members/${m.id}`} label="Remove" confirm={`Remove ${m.email} from this organization?`} />] : []),
+        ]}
+        empty="No members."
+      />
+      {admin ? <InviteMember /> : null}
       <div class="grid">
         <Table
-          caption="Provider keys (BYOK)"
-          head={["Provider", "Label", "Key"]}
-          rows={data.byok}
-          cells={(k) => [k.provider, k.label ?? "—", <code>{k.hint}</code>]}
-          empty="No provider keys: requests use credits."
+          caption="Teams"
+          head={admin ? ["Team", "Members", "Add a member"] : ["Team", "Members"]}
+          rows={data.teams}
+          cells={(t) => [
+            t.name,
+            t.memberIds.map((id) => data.members.find((m) => m.id === id)?.email ?? id).join(", ") || "—",
+            ...(admin ? [<TeamMemberForm team={t} members={data.members} />] : []),
+          ]}
+          empty="No teams yet."
         />
-        <Table
-          caption="Custom providers"
-          head={["Name", "Base URL", "Key"]}
-          rows={data.customs}
-          cells={(p) => [p.name, <code>{p.baseUrl}</code>, <code>{p.hint}</code>]}
-          empty="No custom providers."
-        />
+        {admin ? <CreateTeam /> : null}
       </div>
       <Table
-        caption="Custom models"
-        head={["Model", "Name"]}
-        rows={data.models}
-        cells={(m) => [<code>{`${m.provider}/${m.modelId}`}</code>, m.name ?? "—"]}
-        empty="No custom models."
+        caption="Provider keys (BYOK)"
+        head={admin ? ["Provider", "Label", "Key", "Base URL", "Actions"] : ["Provider", "Label", "Key", "Base URL"]}
+        rows={data.byok}
+        cells={(k) => [
+          k.provider,
+          k.label ?? "—",
+          <code>{k.tokenHint}</code>,
+          k.baseUrl ? <code>{k.baseUrl}</code> : "default",
+          ...(admin ? [<RemoveButton api={`/api/provider-keys/${k.id}`} label="Delete" confirm={`Delete the ${k.provider} key ${k.tokenHint}? Requests fall back to credits.`} />] : []),
+        ]}
+        empty="No provider keys: requests use credits."
       />
-      <p class="muted small">Members, teams, provider keys and custom providers are managed through the master API (see docs/dashboard.md).</p>
+      {admin ? <AddProviderKey providers={PROVIDER_IDS} /> : null}
+      <div class="grid">
+        <Table
+          caption="Custom providers"
+          head={admin ? ["Name", "Base URL", "Key", "Actions"] : ["Name", "Base URL", "Key"]}
+          rows={data.customs}
+          cells={(p) => [
+            p.name,
+            <code>{p.baseUrl}</code>,
+            <code>{p.tokenHint}</code>,
+            ...(admin ? [<RemoveButton api={`/api/custom-providers/${p.id}`} label="Delete" confirm={`Delete the custom provider ${p.name} and its models?`} />] : []),
+          ]}
+          empty="No custom providers."
+        />
+        {admin ? <AddCustomProvider /> : null}
+      </div>
+      <div class="grid">
+        <Table
+          caption="Custom models"
+          head={admin ? ["Model", "Name", "Actions"] : ["Model", "Name"]}
+          rows={data.models}
+          cells={(m) => [
+            <code>{m.model}</code>,
+            m.name ?? "—",
+            ...(admin ? [<RemoveButton api={`/api/custom-models/${m.id}`} label="Delete" confirm={`Delete the model ${m.model}?`} />] : []),
+          ]}
+          empty="No custom models."
+        />
+        {admin ? <AddCustomModel providers={data.customs.map((p) => p.name)} /> : null}
+      </div>
+      {admin ? null : <p class="muted small">Owners and admins manage members, teams, provider keys and custom providers.</p>}
     </Layout>
   );
 };

@@ -11,7 +11,7 @@ export const SignInPage: FC<{ organizationId: string | null; email: string | nul
       </div>
       <div class="card narrow">
         <h1>Sign in</h1>
-        <p class="muted">{organizationId ? "Sign in again to switch to the selected organization." : "Manage API keys, usage and access rules of your organization."}</p>
+        <p class="muted">{organizationId ? "Sign in to the selected organization." : "Manage API keys, usage and access rules of your organization."}</p>
         <form data-api="/api/auth/sign-in" data-redirect="/dashboard/keys">
           {organizationId ? <input type="hidden" name="organizationId" value={organizationId} /> : null}
           <div class="field">

@@ -14,6 +14,7 @@ import { dashboardNotificationRoutes } from "./notifications";
 import { dashboardMembershipRoutes } from "./memberships";
 import { dashboardRuleRoutes, requireManager } from "./rules";
 import { dashboardOrganizationRoutes } from "./organization";
+import { dashboardOrganizationAdminRoutes, ORGANIZATION_ADMIN_PATHS } from "./organization-admin";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   const session = await readSession(c.env, c.req.header("cookie"));
@@ -50,3 +51,5 @@ dashboardRoutes.route("/", dashboardRuleRoutes);
 dashboardRoutes.route("/notifications", dashboardNotificationRoutes);
 dashboardRoutes.use("/organization", requireSession);
 dashboardRoutes.route("/organization", dashboardOrganizationRoutes);
+for (const path of ORGANIZATION_ADMIN_PATHS) dashboardRoutes.use(path, requireSession, requireManager);
+dashboardRoutes.route("/", dashboardOrganizationAdminRoutes);

@@ -32,6 +32,9 @@ const expiresIn = z
 
 const isoDate = z.iso.datetime({ offset: true }).transform((s) => Date.parse(s));
 
+/** Dashboard only: a key's own budget alert threshold; null returns to the organization's. */
+const alertThresholdPercent = z.number().int().min(50).max(100).nullable().optional();
+
 const createBody = z
   .object({
     projectId: z.string().min(1).max(64),
@@ -39,6 +42,7 @@ const createBody = z
     kind: z.enum(["standard", "coding-plan"]).optional(),
     expiresIn: expiresIn.optional(),
     expiresAt: isoDate.nullable().optional(),
+    alertThresholdPercent,
     ...limitFields,
     iamRules: z.array(ruleBodySchema).max(50).optional(),
   })
@@ -49,6 +53,7 @@ const patchBody = z
     description: z.string().trim().max(256).optional(),
     status: z.enum(["active", "inactive"]).optional(),
     expiresAt: isoDate.nullable().optional(),
+    alertThresholdPercent,
     ...limitFields,
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });

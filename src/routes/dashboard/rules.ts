@@ -17,9 +17,9 @@ import { ownerFilter } from "./keys";
 
 const orgOf = (c: Context<DashboardEnv>) => c.get("session").organizationId;
 
-/** Developers have no say over member or team rules. */
+/** Developers have no say over members, teams, their rules, provider keys or custom providers. */
 export const requireManager: MiddlewareHandler<DashboardEnv> = async (c, next) => {
-  if (c.get("session").role === "developer") throw forbidden("Only owners and admins manage member and team rules.", "role_required");
+  if (c.get("session").role === "developer") throw forbidden("Only owners and admins manage members, teams and their rules, provider keys and custom providers.", "role_required");
   await next();
 };
 

@@ -1,0 +1,75 @@
+/**
+ * Teams and their members, shared by the master API (`/v1/master/teams`) and the session API
+ * (`/api/teams`). Team rules reach keys through the members who created them.
+ */
+import { and, eq, inArray } from "drizzle-orm";
+import { z } from "zod";
+import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { teamMembers, teams } from "../db/schema";
+import { ApiError, notFound } from "../errors/api-error";
+import { newId } from "../lib/ids";
+import { bumpKeyVersions } from "../keys/sync";
+import { resolveMember } from "./members";
+
+type TeamRow = typeof teams.$inferSelect;
+
+export const teamCreateBody = z.object({ name: z.string().trim().min(1).max(200) });
+export const teamAddMemberBody = z.object({ member: z.string().trim().min(1).max(320) });
+
+const view = (t: TeamRow, memberIds: string[]) => ({
+  id: t.id,
+  object: "team" as const,
+  organizationId: t.organizationId,
+  name: t.name,
+  memberIds,
+  createdAt: new Date(t.createdAt).toISOString(),
+});
+
+async function withMembers(env: Env, rows: TeamRow[]) {
+  if (!rows.length) return [];
+  const links = await getDb(env.DB)
+    .select({ teamId: teamMembers.teamId, memberId: teamMembers.memberId })
+    .from(teamMembers)
+    .where(inArray(teamMembers.teamId, rows.map((t) => t.id)))
+    .orderBy(teamMembers.createdAt, teamMembers.memberId);
+  return rows.map((t) => view(t, links.filter((l) => l.teamId === t.id).map((l) => l.memberId)));
+}
+
+/** A team of this organization, or 404. */
+export async function loadTeam(env: Env, organizationId: string, id: string): Promise<TeamRow> {
+  const row = await getDb(env.DB).select().from(teams).where(and(eq(teams.id, id), eq(teams.organizationId, organizationId))).get();
+  if (!row) throw notFound(`Team '${id}' not found.`);
+  return row;
+}
+
+export async function createTeam(env: Env, organizationId: string, name: string) {
+  const row = await getDb(env.DB)
+    .insert(teams)
+    .values({ id: newId("team"), organizationId, name, createdAt: Date.now() })
+    .onConflictDoNothing()
+    .returning()
+    .get();
+  if (!row) throw new ApiError(409, "A team with this name already exists.", { type: "invalid_request_error", code: "team_exists", param: "name" });
+  return view(row, []);
+}
+
+export async function listTeams(env: Env, organizationId: string) {
+  const rows = await getDb(env.DB).select().from(teams).where(eq(teams.organizationId, organizationId)).orderBy(teams.createdAt, teams.id);
+  return withMembers(env, rows);
+}
+
+export async function getTeam(env: Env, organizationId: string, id: string) {
+  const [team] = await withMembers(env, [await loadTeam(env, organizationId, id)]);
+  return team;
+}
+
+export async function addTeamMember(env: Env, organizationId: string, teamId: string, memberRef: string) {
+  const team = await loadTeam(env, organizationId, teamId);
+  const member = await resolveMember(env, organizationId, memberRef);
+  await getDb(env.DB).insert(teamMembers).values({ teamId: team.id, memberId: member.id, createdAt: Date.now() }).onConflictDoNothing();
+  // The team's rules now apply to every key this member created.
+  await bumpKeyVersions(env, { createdBy: [member.id] });
+  const [withIds] = await withMembers(env, [team]);
+  return withIds;
+}
