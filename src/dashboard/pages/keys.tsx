@@ -105,10 +105,10 @@ const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
             <option value="month">months</option>
           </select>
         </div>
-      </div>
-      <div class="field">
-        <label for="new-threshold">Alert threshold (%)</label>
-        <input id="new-threshold" name="alertThresholdPercent" type="number" min={50} max={100} data-type="int" placeholder="organization's" />
+        <div class="field">
+          <label for="new-threshold">Alert threshold (%)</label>
+          <input id="new-threshold" name="alertThresholdPercent" type="number" min={50} max={100} data-type="int" placeholder="organization's" />
+        </div>
       </div>
       <div class="field">
         <label for="new-deny-models">Deny models (optional IAM rule)</label>
