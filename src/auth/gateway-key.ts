@@ -20,7 +20,7 @@ import { loadKeyContext, type KeyContext } from "./key-context";
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
-import { admitUnderLease, installLease, keepCloses, leaseVouches, renewOnce, takeCloses } from "./leases";
+import { leaseVouches, viaLease } from "./leases";
 
 export function extractBearer(c: Context): string | null {
   const auth = c.req.header("authorization");
@@ -135,35 +135,26 @@ export function admissionWaitMs(env: Env): number {
 
 /**
  * Liveness + spend admission with a reservation of `estimate`, a true upper bound of the
- * request's cost (one round trip). Waits (bounded, FIFO) while in-flight reservations hold the
- * budget; 401 only when settled spend reached a limit, 429 `budget_busy` past the wait bound.
+ * request's cost: under this isolate's lease of the key when it has room (no round trip), else
+ * one round trip to the key's object, which may grant the next lease. Waits (bounded, FIFO) while
+ * in-flight reservations hold the budget; 401 only when settled spend reached a limit, 429
+ * `budget_busy` past the wait bound (docs/admission.md).
  */
 export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
-  const name = leaseName(ctx);
   const amount = estimate > 0n ? estimate : 0n;
+  const r = await viaLease<GateResult>(
+    leaseName(ctx),
+    amount,
+    { version: ctx.key.version, fingerprint: ctx.key.fingerprint },
+    async (close) => {
+      const gate: GateResult = await keyStateStub(env, ctx.key.id).admit(ctx.key.fingerprint, snapshotOf(ctx.key), amount, undefined, { waitMs: admissionWaitMs(env), lease: true, close });
+      return gate;
+    },
+    (g) => (g.ok && g.lease ? { lease: g.lease, version: g.version } : null),
+  );
   // Steady state: admitted against this isolate's lease, no round trip.
-  const local = admitUnderLease(name, amount, ctx.key.version, ctx.key.fingerprint);
-  if (local) return { context: ctx, reservationId: local };
-  const ask = async (): Promise<GateResult> => {
-    const sentAt = Date.now();
-    const close = takeCloses(name);
-    let gate: GateResult;
-    try {
-      gate = await keyStateStub(env, ctx.key.id).admit(ctx.key.fingerprint, snapshotOf(ctx.key), amount, undefined, { waitMs: admissionWaitMs(env), lease: true, close });
-    } catch (err) {
-      keepCloses(name, close);
-      throw err;
-    }
-    if (gate.ok && gate.lease) installLease(name, gate.lease, sentAt, amount, gate.version, ctx.key.fingerprint);
-    return gate;
-  };
-  let gate = await renewOnce(name, ask);
-  if (gate === null) {
-    // Another request of this isolate just renewed the lease: try it first.
-    const again = admitUnderLease(name, amount, ctx.key.version, ctx.key.fingerprint);
-    if (again) return { context: ctx, reservationId: again };
-    gate = await ask();
-  }
+  if ("reservationId" in r) return { context: ctx, reservationId: r.reservationId };
+  const gate = r.gate;
   const context = await applyGate(env, ctx, gate);
   return { context, reservationId: gate.ok ? gate.reservationId : null };
 }

@@ -40,7 +40,7 @@ const valid = (l: LocalLease | undefined, version: number, fingerprint: string, 
   l !== undefined && now < l.expiresAt && l.version === version && l.fingerprint === fingerprint;
 
 /** Admits `estimate` under the current lease of `name`; returns the reservation id, or null. */
-export function admitUnderLease(name: string, estimate: Pico, version = 0, fingerprint = "", now = Date.now()): string | null {
+function admitUnderLease(name: string, estimate: Pico, version = 0, fingerprint = "", now = Date.now()): string | null {
   const l = current.get(name);
   if (!valid(l, version, fingerprint, now)) return null;
   if (l.slice !== null && l.used + estimate > l.slice) return null;
@@ -53,7 +53,7 @@ export const leaseVouches = (name: string, version: number, fingerprint: string,
   valid(current.get(name), version, fingerprint, now);
 
 /** The leases to report with the next request to the object (the current one is given up). */
-export function takeCloses(name: string): LeaseClose[] {
+function takeCloses(name: string): LeaseClose[] {
   const out = unreported.get(name) ?? [];
   unreported.delete(name);
   const l = current.get(name);
@@ -65,12 +65,12 @@ export function takeCloses(name: string): LeaseClose[] {
 }
 
 /** Gives closes back when the request carrying them failed. */
-export function keepCloses(name: string, closes: LeaseClose[]): void {
+function keepCloses(name: string, closes: LeaseClose[]): void {
   if (closes.length) unreported.set(name, [...(unreported.get(name) ?? []), ...closes]);
 }
 
 /** Stores a lease the object granted, with the first request (`firstEstimate`) already admitted under it. */
-export function installLease(name: string, grant: LeaseGrant, sentAt: number, firstEstimate: Pico, version = 0, fingerprint = ""): void {
+function installLease(name: string, grant: LeaseGrant, sentAt: number, firstEstimate: Pico, version = 0, fingerprint = ""): void {
   const previous = current.get(name);
   if (previous) keepCloses(name, [{ leaseId: previous.leaseId, admittedTotal: previous.used.toString() }]);
   if (current.size >= MAX_ENTRIES && !previous) {
@@ -95,7 +95,7 @@ export function installLease(name: string, grant: LeaseGrant, sentAt: number, fi
  * renewing the same lease: then waits for that one and returns null (the caller tries locally
  * again, and asks itself only if that fails).
  */
-export async function renewOnce<T>(name: string, ask: () => Promise<T>): Promise<T | null> {
+async function renewOnce<T>(name: string, ask: () => Promise<T>): Promise<T | null> {
   const running = renewing.get(name);
   if (running) {
     await running.catch(() => undefined);
@@ -110,9 +110,39 @@ export async function renewOnce<T>(name: string, ask: () => Promise<T>): Promise
   }
 }
 
-/** Tests only. */
-export function clearLeases(): void {
-  current.clear();
-  unreported.clear();
-  renewing.clear();
+/**
+ * Admission through a lease: `amount` is admitted under this isolate's lease of `name` when it has
+ * room (no round trip); otherwise `call` asks the object (reporting the leases given up), and a
+ * lease in its answer (`grantOf`) is kept for the next requests. One renewal per budget at a time.
+ */
+export async function viaLease<G>(
+  name: string,
+  amount: Pico,
+  who: { version?: number; fingerprint?: string },
+  call: (close: LeaseClose[]) => Promise<G>,
+  grantOf: (gate: G) => { lease: LeaseGrant; version?: number } | null,
+): Promise<{ reservationId: string } | { gate: G }> {
+  const version = who.version ?? 0;
+  const fingerprint = who.fingerprint ?? "";
+  const local = admitUnderLease(name, amount, version, fingerprint);
+  if (local) return { reservationId: local };
+  const ask = async (): Promise<G> => {
+    const sentAt = Date.now();
+    const close = takeCloses(name);
+    let gate: G;
+    try {
+      gate = await call(close);
+    } catch (err) {
+      keepCloses(name, close);
+      throw err;
+    }
+    const granted = grantOf(gate);
+    if (granted) installLease(name, granted.lease, sentAt, amount, granted.version ?? 0, fingerprint);
+    return gate;
+  };
+  const first = await renewOnce(name, ask);
+  if (first !== null) return { gate: first };
+  // Another request of this isolate just renewed the lease: try it first.
+  const again = admitUnderLease(name, amount, version, fingerprint);
+  return again ? { reservationId: again } : { gate: await ask() };
 }

@@ -6,7 +6,7 @@
 import type { Env } from "../env";
 import { ApiError, paymentRequired } from "../errors/api-error";
 import { orgCreditsStub, type CreditGate } from "../durable-objects/org-credits";
-import { admitUnderLease, installLease, keepCloses, renewOnce, takeCloses } from "../auth/leases";
+import { viaLease } from "../auth/leases";
 import { admissionWaitMs } from "../auth/gateway-key";
 import type { Pico } from "./money";
 
@@ -22,30 +22,20 @@ export const NO_CREDITS_MESSAGE = "The organization has no credits left. Add cre
  * The caller decides: fall back to BYOK candidates, or throw `error`.
  */
 export async function admitCredits(env: Env, orgId: string, estimate: Pico): Promise<CreditAdmission> {
-  const name = `org:${orgId}`;
   const amount = estimate > 0n ? estimate : 0n;
+  const r = await viaLease<CreditGate>(
+    `org:${orgId}`,
+    amount,
+    {},
+    async (close) => {
+      const gate: CreditGate = await orgCreditsStub(env, orgId).reserve(orgId, amount, { waitMs: admissionWaitMs(env), lease: true, close });
+      return gate;
+    },
+    (g) => (g.ok && g.lease ? { lease: g.lease } : null),
+  );
   // Steady state: admitted against this isolate's credit lease, no round trip.
-  const local = admitUnderLease(name, amount);
-  if (local) return { ok: true, reservationId: local };
-  const ask = async (): Promise<CreditGate> => {
-    const sentAt = Date.now();
-    const close = takeCloses(name);
-    let gate: CreditGate;
-    try {
-      gate = await orgCreditsStub(env, orgId).reserve(orgId, amount, { waitMs: admissionWaitMs(env), lease: true, close });
-    } catch (err) {
-      keepCloses(name, close);
-      throw err;
-    }
-    if (gate.ok && gate.lease) installLease(name, gate.lease, sentAt, amount);
-    return gate;
-  };
-  let gate = await renewOnce(name, ask);
-  if (gate === null) {
-    const again = admitUnderLease(name, amount);
-    if (again) return { ok: true, reservationId: again };
-    gate = await ask();
-  }
+  if ("reservationId" in r) return { ok: true, reservationId: r.reservationId };
+  const gate = r.gate;
   if (gate.ok) return { ok: true, reservationId: gate.reservationId };
   if (gate.reason === "no_credits") return { ok: false, error: paymentRequired(NO_CREDITS_MESSAGE) };
   const retryAfter = String(gate.retryAfterSeconds ?? 1);

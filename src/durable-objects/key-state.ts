@@ -19,7 +19,7 @@ import { timingSafeEqual } from "../lib/crypto";
 import { addPeriod } from "../billing/period";
 import { INSERT_LOG_ROWS_JSON_SQL } from "../usage/request-log";
 import { AdmissionQueue } from "./admission-queue";
-import { LeaseBook, parseLeaseReservation, leaseReservationId, type LeaseClose, type LeaseGrant } from "./lease-book";
+import { LeaseBook, leaseReservationId, type LeaseClose, type LeaseGrant } from "./lease-book";
 import { countDoCall, simulatedLatency } from "./debug-latency";
 
 /** What the DO needs to know about a key; built from D1 rows by `snapshotOf`. */
@@ -545,11 +545,7 @@ export class KeyState extends DurableObject<Env> {
   }
 
   private release(id: string): void {
-    const leased = parseLeaseReservation(id);
-    if (leased) {
-      this.leases.settle(leased.leaseId, leased.estimate);
-      return;
-    }
+    if (this.leases.release(id)) return;
     const r = this.reservations.get(id);
     if (!r) return;
     this.reservations.delete(id);

@@ -37,7 +37,7 @@ interface Lease {
 /** Reservation ids of requests admitted under a lease: `lease:<leaseId>:<estimate>`. */
 export const leaseReservationId = (leaseId: string, estimate: Pico): string => `lease:${leaseId}:${estimate}`;
 
-export function parseLeaseReservation(id: string): { leaseId: string; estimate: Pico } | null {
+function parseLeaseReservation(id: string): { leaseId: string; estimate: Pico } | null {
   if (!id.startsWith("lease:")) return null;
   const cut = id.lastIndexOf(":");
   const estimate = id.slice(cut + 1);
@@ -61,6 +61,14 @@ export class LeaseBook {
     if (!l) return;
     l.settled += estimate;
     this.dropIfDone(leaseId, l);
+  }
+
+  /** Settles a `lease:` reservation id; false when the id is an ordinary reservation. */
+  release(reservationId: string): boolean {
+    const leased = parseLeaseReservation(reservationId);
+    if (!leased) return false;
+    this.settle(leased.leaseId, leased.estimate);
+    return true;
   }
 
   close(c: LeaseClose, now: number): void {

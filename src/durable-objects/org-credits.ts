@@ -17,7 +17,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import type { Pico } from "../billing/money";
 import { AdmissionQueue } from "./admission-queue";
-import { LeaseBook, leaseReservationId, parseLeaseReservation, type LeaseClose, type LeaseGrant } from "./lease-book";
+import { LeaseBook, leaseReservationId, type LeaseClose, type LeaseGrant } from "./lease-book";
 import { countDoCall, simulatedLatency } from "./debug-latency";
 
 const REFRESH_MS = 10_000;
@@ -158,11 +158,7 @@ export class OrgCredits extends DurableObject<Env> {
   }
 
   private release(id: string): void {
-    const leased = parseLeaseReservation(id);
-    if (leased) {
-      this.leases.settle(leased.leaseId, leased.estimate);
-      return;
-    }
+    if (this.leases.release(id)) return;
     const r = this.reservations.get(id);
     if (!r) return;
     this.reservations.delete(id);
