@@ -17,7 +17,18 @@ import type { KeyStatus, PeriodUnit } from "../db/schema";
 import { parseUsd, type Pico } from "../billing/money";
 import { timingSafeEqual } from "../lib/crypto";
 import { addPeriod } from "../billing/period";
-import { INSERT_LOG_ROWS_JSON_SQL } from "../usage/request-log";
+import {
+  flushDelayMs,
+  flushStatements,
+  OUTBOX_ADDED_COLUMNS,
+  OUTBOX_BATCH,
+  OUTBOX_COLUMNS,
+  OUTBOX_SCHEMA_VERSION,
+  type OutboxEntry,
+  type OutboxRow,
+  type OutboxSpendRow,
+  type PersistedSpend,
+} from "./key-outbox";
 import { AdmissionQueue } from "./admission-queue";
 import { LeaseBook, leaseReservationId, type LeaseClose, type LeaseGrant } from "./lease-book";
 import { countDoCall, simulatedLatency } from "./debug-latency";
@@ -55,90 +66,6 @@ export const snapshotOf = (k: SnapshotSource): KeySnapshot => ({
   periodUsageDurationUnit: k.periodUsageDurationUnit,
 });
 
-/** What a settled request still has to write to D1: its log row and the credit-paid part of its cost. */
-export interface OutboxEntry {
-  /** The `request_logs` row as a JSON array in the column order of usage/request-log.ts (`requestLogJson`). */
-  row: string;
-  logId: string;
-  organizationId: string;
-  creditsPico: Pico;
-}
-
-const OUTBOX_BATCH = 100;
-
-/** How long settled requests may wait before their log rows reach D1. Override: LOG_FLUSH_MS. */
-function flushDelayMs(env: Env): number {
-  const raw = Number((env as unknown as Record<string, unknown>).LOG_FLUSH_MS);
-  return Number.isFinite(raw) && raw >= 0 ? raw : 250;
-}
-
-interface OutboxRow extends Record<string, SqlStorageValue> {
-  seq: number;
-  log_id: string;
-  org: string;
-  credits: string;
-  row: string;
-}
-
-/**
- * The outbox. Each row also carries the key's spend after its settlement (`spend_seq` orders it
- * against the `spend` value in kv), so a settlement is ONE durable write, not two; the alarm
- * copies the spend to kv before it deletes flushed rows.
- */
-const OUTBOX_COLUMNS: ReadonlyArray<[name: string, type: string]> = [
-  ["seq", "INTEGER PRIMARY KEY AUTOINCREMENT"],
-  ["log_id", "TEXT NOT NULL"],
-  ["org", "TEXT NOT NULL"],
-  ["credits", "TEXT NOT NULL"],
-  ["row", "TEXT NOT NULL"],
-  ["spend_seq", "INTEGER"],
-  ["usage", "TEXT"],
-  ["period_usage", "TEXT"],
-  ["period_started_at", "INTEGER"],
-];
-/** Columns added after the first release of the table (ALTER TABLE for outboxes created before). */
-const OUTBOX_ADDED_COLUMNS = OUTBOX_COLUMNS.slice(5);
-const OUTBOX_SCHEMA_VERSION = 2;
-
-/** Spend as stored: in kv under "spend", and on every outbox row. `seq` says which is newer. */
-interface PersistedSpend {
-  usage: Pico;
-  periodUsage: Pico;
-  periodStartedAt: number | null;
-  /** Bumped by every change; absent in values written before it existed (= 0). */
-  seq?: number;
-}
-
-interface OutboxSpendRow extends Record<string, SqlStorageValue> {
-  spend_seq: number;
-  usage: string;
-  period_usage: string;
-  period_started_at: number | null;
-}
-
-/**
- * One batch of outbox rows as D1 statements: per organization, the credit debit of the rows not
- * yet in `request_logs`, then all rows in one INSERT OR IGNORE. Replaying a batch changes nothing.
- */
-function flushStatements(env: Env, rows: OutboxRow[]): D1PreparedStatement[] {
-  const debits = new Map<string, Array<{ id: string; c: string }>>();
-  for (const r of rows) {
-    if (r.credits === "0") continue;
-    const list = debits.get(r.org) ?? [];
-    list.push({ id: r.log_id, c: r.credits });
-    debits.set(r.org, list);
-  }
-  const out = [...debits].map(([org, list]) => env.DB.prepare(DEBIT_NEW_ROWS_SQL).bind(JSON.stringify(list), org));
-  out.push(env.DB.prepare(INSERT_LOG_ROWS_JSON_SQL).bind(`[${rows.map((r) => r.row).join(",")}]`));
-  return out;
-}
-
-/** Debits the credits of the log rows in `?1` that `request_logs` does not hold yet (run before the INSERT). */
-const DEBIT_NEW_ROWS_SQL = `UPDATE organizations SET credits_pico = credits_pico - (
-  SELECT COALESCE(SUM(CAST(json_extract(value, '$.c') AS INTEGER)), 0) FROM json_each(?1)
-  WHERE NOT EXISTS (SELECT 1 FROM request_logs WHERE request_logs.id = json_extract(value, '$.id'))
-) WHERE id = ?2`;
-
 export type DenialReason =
   | "deleted"
   | "disabled"
@@ -167,7 +94,6 @@ export interface AdmitOptions {
 const LEASE_MIN_REQUESTS = 32n;
 /** ... and it carves this fraction of the remaining budget. */
 const LEASE_SLICE_DIVISOR = 8n;
-
 
 export interface SpendState {
   /** All-time spend in pico-dollars. */
