@@ -125,6 +125,8 @@ export function plan(input) {
  */
 export function failEarly(d, res, errorBody) {
   if (d.has("reset")) {
+    // workerd logs "Uncaught (in promise) ... Network connection lost" for this even when the
+    // fetch is awaited and caught: its own promise, not ours (README.md, under the table).
     res.socket?.destroy();
     return true;
   }
