@@ -34,17 +34,28 @@ test("a variable that exists only in .dev.vars reaches the plain config but not 
   }
 });
 
-test("only the pool's teardown WebSocket line is dropped from stderr", async () => {
+test("only the pool's teardown line and workerd's report of a reset upstream fetch are dropped", async () => {
   const { dropPoolTeardownNoise } = await import("../lib/hermetic.mjs");
   /** @type {string[]} */
   const seen = [];
   const fake = /** @type {any} */ ({ write: (/** @type {string} */ c) => (seen.push(c), true) });
   dropPoolTeardownNoise(fake);
+  const stack = "stack: /x/node_modules/@cloudflare/workerd-linux-64/bin/workerd@51ccf21 /x/node_modules/@cloudflare/workerd-linux-64/bin/workerd@51cd135\n";
   fake.write("exception = workerd/api/web-socket.c++:821: disconnected: WebSocket peer disconnected\n");
+  // The block workerd prints for a fetch whose connection the upstream reset, as one chunk and line by line.
+  fake.write(`exception = kj/async-io.c++:60: disconnected: stream disconnected prematurely\n${stack}`);
   fake.write("uncaught exception; source = Uncaught (in promise); stack = Error: Network connection lost.\n");
+  fake.write("uncaught exception; exception = workerd/jsg/_virtual_includes/iterator/workerd/jsg/value.h:1480: disconnected: jsg.Error: Network connection lost.\n");
+  fake.write(stack);
+  // Everything else goes through: other rejections, a native stack after a kept line, near misses.
+  fake.write("uncaught exception; source = Uncaught (in promise); stack = Error: boom\n");
+  fake.write(stack);
   fake.write("exception = workerd/api/web-socket.c++:821: disconnected: WebSocket peer disconnected; and more\n");
+  fake.write("ok line\nexception = kj/async-io.c++:60: disconnected: stream disconnected prematurely\nlast line\n");
   assert.deepEqual(seen, [
-    "uncaught exception; source = Uncaught (in promise); stack = Error: Network connection lost.\n",
+    "uncaught exception; source = Uncaught (in promise); stack = Error: boom\n",
+    stack,
     "exception = workerd/api/web-socket.c++:821: disconnected: WebSocket peer disconnected; and more\n",
+    "ok line\nlast line\n",
   ]);
 });
