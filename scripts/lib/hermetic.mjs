@@ -37,6 +37,7 @@ export const POOL_TEARDOWN_LINE = /^exception = workerd\/api\/web-socket\.c\+\+:
 
 /**
  * workerd's own report of an outbound `fetch` whose connection the peer dropped before answering
+ * (and of a response stream cut by a client that went away)
  * (the fake upstream's `reset` directives, test/fake-upstream/README.md). The fetch rejects and
  * our code catches it (the tests assert the 502/failover that follows); workerd still logs the
  * native exception with its C++ stack, and an "Uncaught (in promise)" line for a promise internal
@@ -48,6 +49,9 @@ export const FETCH_RESET_LINES = [
   /^exception = kj\/async-io(-unix)?\.c\+\+:\d+: disconnected: (stream disconnected prematurely|.*Connection reset by peer)$/,
   /^uncaught exception; source = Uncaught \(in promise\); stack = Error: Network connection lost\.$/,
   /^uncaught exception; exception = workerd\/jsg\/\S+: disconnected: jsg\.Error: Network connection lost\.$/,
+  // A response stream whose client went away mid-body (the client-abort tests): workerd reports
+  // the pump it cut; the gateway settles the request through the abort signal.
+  /^exception = kj\/async\.c\+\+:\d+: disconnected: PumpToReader was destroyed$/,
 ];
 const NATIVE_STACK_LINE = /^stack:( \S*workerd@[0-9a-f]+)+$/;
 

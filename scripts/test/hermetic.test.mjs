@@ -47,6 +47,7 @@ test("only the pool's teardown line and workerd's report of a reset upstream fet
   fake.write("uncaught exception; source = Uncaught (in promise); stack = Error: Network connection lost.\n");
   fake.write("uncaught exception; exception = workerd/jsg/_virtual_includes/iterator/workerd/jsg/value.h:1480: disconnected: jsg.Error: Network connection lost.\n");
   fake.write(stack);
+  fake.write(`exception = kj/async.c++:220: disconnected: PumpToReader was destroyed\n${stack}`);
   // Everything else goes through: other rejections, a native stack after a kept line, near misses.
   fake.write("uncaught exception; source = Uncaught (in promise); stack = Error: boom\n");
   fake.write(stack);
