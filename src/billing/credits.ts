@@ -8,7 +8,7 @@ import { ApiError, paymentRequired } from "../errors/api-error";
 import { orgCreditsStub, type CreditGate } from "../durable-objects/org-credits";
 import { viaLease } from "../auth/leases";
 import { admissionWaitMs } from "../auth/gateway-key";
-import type { Pico } from "./money";
+import { maxPico, type Pico } from "./money";
 
 export type CreditAdmission =
   | { ok: true; reservationId: string }
@@ -57,4 +57,25 @@ export async function releaseCredits(env: Env, orgId: string, admission: Promise
   } catch (err) {
     console.error("credit release failed", err instanceof Error ? err.message : String(err));
   }
+}
+
+/**
+ * The credit step of a route with several candidates: the credit-paid ones reserve the largest of
+ * their bounds. Refused, they are dropped and the others (own keys, free models) go on alone, or
+ * the refusal (402 / 429) is thrown when none is left.
+ */
+export async function admitCreditCandidates<C>(
+  env: Env,
+  orgId: string,
+  candidates: readonly C[],
+  creditPaid: (c: C) => boolean,
+  bound: (c: C) => Pico,
+): Promise<{ candidates: C[]; reservationId: string | null }> {
+  const paid = candidates.filter(creditPaid);
+  if (paid.length === 0) return { candidates: [...candidates], reservationId: null };
+  const credit = await admitCredits(env, orgId, paid.map(bound).reduce(maxPico, 0n));
+  if (credit.ok) return { candidates: [...candidates], reservationId: credit.reservationId };
+  const rest = candidates.filter((c) => !creditPaid(c));
+  if (rest.length === 0) throw credit.error;
+  return { candidates: rest, reservationId: null };
 }

@@ -14,13 +14,13 @@ import { toUsdNumber } from "../billing/money";
 import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderInfo, ProviderMapping } from "../catalog/types";
 import type { RoutingAttempt } from "../db/schema";
-import { ApiError, badRequest, paymentRequired, permissionDenied } from "../errors/api-error";
+import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { evaluateAccess } from "../iam/evaluate";
 import { newId } from "../lib/ids";
 import { MalformedUpstreamError } from "../providers/errors";
 import { emptyUsage } from "../providers/types";
 import { planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
-import { admitCredits } from "../billing/credits";
+import { admitCreditCandidates } from "../billing/credits";
 import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailure, timeoutFailure, type AttemptFailure } from "../routing/failover";
 import { redactCredential, upstreamTimeoutMs } from "../routes/chat/attempt";
 import type { GatewayRequest } from "../routes/middleware/gateway-request";
@@ -138,15 +138,9 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
       candidates = selectCandidates(input, auth, model, pinned);
     }
     // Credit-paid candidates reserve their bound in the organization's credits object.
-    const creditPaid = candidates.filter((c) => c.credential.source === "credits");
-    if (creditPaid.length > 0) {
-      const credit = await admitCredits(input.env, auth.organization.id, estimate);
-      if (credit.ok) creditsReservationId = credit.reservationId;
-      else {
-        candidates = candidates.filter((c) => c.credential.source !== "credits");
-        if (candidates.length === 0) throw credit.error;
-      }
-    }
+    const credit = await admitCreditCandidates(input.env, auth.organization.id, candidates, (c) => c.credential.source === "credits", () => estimate);
+    candidates = credit.candidates;
+    creditsReservationId = credit.reservationId;
 
     let last: { failure: AttemptFailure; cand: Candidate } | null = null;
     for (const cand of candidates) {

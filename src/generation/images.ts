@@ -11,7 +11,7 @@ import type { ModelDefinition, ProviderMapping } from "../catalog/types";
 import { evaluateAccess } from "../iam/evaluate";
 import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { settleRequest } from "../billing/settle";
-import { admitCredits } from "../billing/credits";
+import { admitCreditCandidates } from "../billing/credits";
 import { formatUsd, maxPico, parseUsd, toUsdNumber, type Pico } from "../billing/money";
 import type { RoutingAttempt } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -286,15 +286,9 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
     }
 
     // Credit-paid candidates reserve their bound in the organization's credits object.
-    const creditPaid = usable.filter((c) => c.cred.source === "credits");
-    if (creditPaid.length > 0) {
-      const credit = await admitCredits(env, ctx.organization.id, creditPaid.map((c) => estimateImageCost(c.mapping, size, n, prompt.length)).reduce(maxPico, 0n));
-      if (credit.ok) creditsReservationId = credit.reservationId;
-      else {
-        usable = usable.filter((c) => c.cred.source !== "credits");
-        if (!usable.length) throw credit.error;
-      }
-    }
+    const credit = await admitCreditCandidates(env, ctx.organization.id, usable, (c) => c.cred.source === "credits", (c) => estimateImageCost(c.mapping, size, n, prompt.length));
+    usable = credit.candidates;
+    creditsReservationId = credit.reservationId;
 
     let lastFailure: UpstreamFailure | null = null;
     for (const [i, c] of usable.entries()) {

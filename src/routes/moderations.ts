@@ -14,9 +14,9 @@ import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
 import { admitKey, checkKey, requireGatewayKey } from "../auth/gateway-key";
-import { admitCredits } from "../billing/credits";
-import { describeZodError, validate } from "../errors/validation";
-import { ApiError, badRequest, notFound, permissionDenied } from "../errors/api-error";
+import { admitCreditCandidates } from "../billing/credits";
+import { describeZodError } from "../errors/validation";
+import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { upstreamRejection } from "../routing/failover";
 import { evaluateAccess, type AccessDecision } from "../iam/evaluate";
 import { clientIpOf } from "./middleware/gateway-request";
@@ -147,20 +147,14 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const bound = (list: Candidate[]) => list.reduce<Pico>((m, cand) => maxPico(m, parseUsd(cand.mapping.pricing.prompt) * tokens), 0n);
   const admission = await admitKey(c.env, c.get("keyAuth"), bound(selected));
   const ctx = admission.context;
-  let candidates = selected;
-  let creditsReservationId: string | null = null;
-  const creditPaid = candidates.filter((cand) => cand.plan.source === "credits" && bound([cand]) > 0n);
-  if (creditPaid.length > 0) {
-    const credit = await admitCredits(c.env, ctx.organization.id, bound(creditPaid));
-    if (credit.ok) creditsReservationId = credit.reservationId;
-    else {
-      candidates = candidates.filter((cand) => !creditPaid.includes(cand));
-      if (candidates.length === 0) {
-        c.executionCtx.waitUntil(settleRequest(c.env, ctx, admission.reservationId, { totalPico: 0n, creditsPico: 0n }).catch(logSettleError));
-        throw credit.error;
-      }
-    }
+  let credit: Awaited<ReturnType<typeof admitCreditCandidates<Candidate>>>;
+  try {
+    credit = await admitCreditCandidates(c.env, ctx.organization.id, selected, (cand) => cand.plan.source === "credits" && bound([cand]) > 0n, (cand) => bound([cand]));
+  } catch (err) {
+    c.executionCtx.waitUntil(settleRequest(c.env, ctx, admission.reservationId, { totalPico: 0n, creditsPico: 0n }).catch(logSettleError));
+    throw err;
   }
+  const { candidates, reservationId: creditsReservationId } = credit;
   let settled = false;
   const settle = (cost: Pico, credits: boolean) => {
     settled = true;

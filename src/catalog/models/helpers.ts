@@ -82,24 +82,21 @@ export function hosts(
 }
 
 /** A text embedding model on one provider (`POST /v1/embeddings`): input price only, no streaming. */
-export function embeddingModel(e: {
-  id: string;
-  name: string;
-  description: string;
-  family: string;
-  maker: string;
-  released: string;
-  tokenizer: string;
-  providerId: ProviderId;
-  inputPerM: string;
-  contextLength: number;
-}): ModelDefinition {
+export function embeddingModel(
+  e: Pick<ModelDefinition, "id" | "name" | "description" | "family" | "maker" | "tokenizer"> & {
+    released: string;
+    providerId: ProviderId;
+    inputPerM: string;
+    contextLength: number;
+  },
+): ModelDefinition {
+  const { id, name, description, family, maker } = e;
   return {
-    id: e.id,
-    name: e.name,
-    description: e.description,
-    family: e.family,
-    maker: e.maker,
+    id,
+    name,
+    description,
+    family,
+    maker,
     kind: "embedding",
     created: released(e.released),
     inputModalities: ["text"],
