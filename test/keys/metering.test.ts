@@ -256,7 +256,7 @@ describe("leases: no round trip per request in steady state", () => {
 
   it("near the limit, leases shrink to per-request admission and the limit still holds", async () => {
     const org = await seedOrg();
-    const { token, row } = await addKey(org, { usageLimit: "0.00002" }); // 20 requests of 1_000_000
+    const { token } = await addKey(org, { usageLimit: "0.00002" }); // 20 requests of 1_000_000
     const ctx = await resolveGatewayKey(env, token);
     const results = await Promise.all(Array.from({ length: 40 }, () => admitKey(env, ctx, 1_000_000n).then((a) => a.reservationId, () => null)));
     const admitted = results.filter((r): r is string => r !== null);

@@ -8,8 +8,6 @@ import { z } from "zod";
 import type { DashboardEnv } from "./types";
 import type { SessionInfo } from "../../auth/session";
 import { getDb } from "../../db/client";
-import { apiKeys, projects } from "../../db/schema";
-import { notFound } from "../../errors/api-error";
 import { validate, validateBody } from "../../errors/validation";
 import { publicKey, type KeyActor, type KeyRow } from "../../keys/create";
 import { issueKey } from "../../keys/issue";

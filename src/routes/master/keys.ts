@@ -7,8 +7,6 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
-import { apiKeys, projects } from "../../db/schema";
-import { notFound } from "../../errors/api-error";
 import { validate, validateBody } from "../../errors/validation";
 import { ruleBodySchema } from "../../iam/rule-body";
 import { publicKey } from "../../keys/create";
