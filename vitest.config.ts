@@ -32,6 +32,7 @@ export default defineConfig(async () => {
               ...TEST_SECRETS,
               ENVIRONMENT: "test",
               LOG_FLUSH_MS: "50",
+              SETTLE_BATCH_MS: "50",
               FAKE_UPSTREAM_URL: upstream,
               TEST_MIGRATIONS: migrations,
             },

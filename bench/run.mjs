@@ -76,7 +76,7 @@ process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
 // ---------- build ----------
 function build({ minify = true } = {}) {
   const outdir = path.join(root, "dist", minify ? "bench" : "bench-profile");
-  execFileSync("npx", ["wrangler", "deploy", "--dry-run", ...(minify ? ["--minify"] : []), "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync("npx", ["wrangler", "deploy", "--dry-run", minify ? "--minify" : "--minify=false", "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
   const files = readdirSync(outdir).filter((f) => f.endsWith(".js") || f.endsWith(".mjs") || f.endsWith(".wasm"));
   let raw = 0;
   let gz = 0;

@@ -17,6 +17,13 @@ import type { Pico } from "../billing/money";
 
 /** Margin taken off the lease's life on this side (clock granularity, scheduling). */
 const SAFETY_MS = 50;
+/**
+ * Share of a lease's life after which the next one is asked for in the background (with the
+ * queued settlements; src/billing/settle.ts), so a busy isolate never waits for a renewal.
+ */
+const RENEW_AT = 0.7;
+/** Past this share of its life, a lease is renewed along with another one that is due. */
+const JOIN_AT = 0.4;
 const MAX_ENTRIES = 10_000;
 
 interface LocalLease {
@@ -25,6 +32,12 @@ interface LocalLease {
   slice: Pico | null;
   used: Pico;
   expiresAt: number;
+  /** From then on, a request that admits under it triggers a background renewal. */
+  renewAt: number;
+  /** From then on, it is renewed with another budget's renewal (key and credits leases in step). */
+  joinAt: number;
+  /** Largest estimate admitted under it: sizes the next lease (the object's "worth 32 requests" rule). */
+  unit: Pico;
   /** Key leases: the key's version and secret fingerprint the lease was granted for. */
   version: number;
   fingerprint: string;
@@ -45,6 +58,7 @@ function admitUnderLease(name: string, estimate: Pico, version = 0, fingerprint 
   if (!valid(l, version, fingerprint, now)) return null;
   if (l.slice !== null && l.used + estimate > l.slice) return null;
   l.used += estimate;
+  if (estimate > l.unit) l.unit = estimate;
   return leaseReservationId(l.leaseId, estimate);
 }
 
@@ -70,7 +84,7 @@ function keepCloses(name: string, closes: LeaseClose[]): void {
 }
 
 /** Stores a lease the object granted, with the first request (`firstEstimate`) already admitted under it. */
-function installLease(name: string, grant: LeaseGrant, sentAt: number, firstEstimate: Pico, version = 0, fingerprint = ""): void {
+function installLease(name: string, grant: LeaseGrant, sentAt: number, firstEstimate: Pico, version = 0, fingerprint = "", unit = firstEstimate): void {
   const previous = current.get(name);
   if (previous) keepCloses(name, [{ leaseId: previous.leaseId, admittedTotal: previous.used.toString() }]);
   if (current.size >= MAX_ENTRIES && !previous) {
@@ -85,6 +99,9 @@ function installLease(name: string, grant: LeaseGrant, sentAt: number, firstEsti
     slice: grant.slice === null ? null : BigInt(grant.slice),
     used: firstEstimate,
     expiresAt: sentAt + grant.ttlMs - SAFETY_MS,
+    renewAt: sentAt + Math.floor(grant.ttlMs * RENEW_AT),
+    joinAt: sentAt + Math.floor(grant.ttlMs * JOIN_AT),
+    unit,
     version,
     fingerprint,
   });
@@ -145,4 +162,64 @@ export async function viaLease<G>(
   // Another request of this isolate just renewed the lease: try it first.
   const again = admitUnderLease(name, amount, version, fingerprint);
   return again ? { reservationId: again } : { gate: await ask() };
+}
+
+/**
+ * Whether the live lease of `name` is past its renewal point with no renewal under way. `joining`:
+ * another lease is being renewed now, and this one goes with it if it is past `JOIN_AT`.
+ */
+export function renewalDue(name: string, now = Date.now(), joining = false): boolean {
+  const l = current.get(name);
+  return l !== undefined && now >= (joining ? Math.min(l.joinAt, l.renewAt) : l.renewAt) && now < l.expiresAt && !renewing.has(name);
+}
+
+/** A background renewal under way: what to send with it, and how to end it. */
+export interface Renewal {
+  /** Sizes the next slice (the largest estimate admitted under the current lease). */
+  unit: Pico;
+  /** The key secret the current lease was granted for (key leases). */
+  fingerprint: string;
+  /** Leases given up earlier, reported with this call. The current one stays in use until replaced. */
+  close: LeaseClose[];
+  /** The object's answer: the next lease (installed; the current one is reported next time), or none. */
+  finish(answer: { lease: LeaseGrant; version?: number } | null): void;
+  /** The call failed: the closes go with the next call. */
+  fail(): void;
+}
+
+/**
+ * Starts the early renewal of `name`'s lease (null when not due or already under way). Requests
+ * keep admitting under the current lease meanwhile; one that finds it expired waits for this
+ * renewal instead of asking itself (`renewOnce`).
+ */
+export function startRenewal(name: string, joining = false, now = Date.now()): Renewal | null {
+  if (!renewalDue(name, now, joining)) return null;
+  const l = current.get(name)!;
+  const close = unreported.get(name) ?? [];
+  unreported.delete(name);
+  let end!: () => void;
+  const pending = new Promise<void>((resolve) => {
+    end = () => {
+      if (renewing.get(name) === pending) renewing.delete(name);
+      resolve();
+    };
+  });
+  renewing.set(name, pending);
+  return {
+    unit: l.unit,
+    fingerprint: l.fingerprint,
+    close,
+    finish(answer) {
+      if (answer) installLease(name, answer.lease, now, 0n, answer.version ?? l.version, l.fingerprint, l.unit);
+      // Refused (near the limit, key changed): no second try under this lease; at its expiry the
+      // next request asks the object itself.
+      else l.renewAt = Number.POSITIVE_INFINITY;
+      end();
+    },
+    fail() {
+      keepCloses(name, close);
+      l.renewAt = Number.POSITIVE_INFINITY;
+      end();
+    },
+  };
 }

@@ -7,7 +7,8 @@
  */
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
-import { keyStateStub, type SettleResult, type Settlement } from "../durable-objects/key-state";
+import { keyStateStub, snapshotOf, type SettleResult, type Settlement } from "../durable-objects/key-state";
+import { renewalDue, startRenewal } from "../auth/leases";
 import { orgCreditsStub, type CreditSettlement } from "../durable-objects/org-credits";
 import { requestLogJson, type RequestLogInput } from "../usage/request-log";
 import type { Pico } from "./money";
@@ -21,9 +22,9 @@ export interface RequestCost {
 }
 
 /** Credit settlements are only sent when there is something to release or record. */
-function settleCredits(env: Env, orgId: string, items: CreditSettlement[]): Promise<void> {
-  const useful = items.filter((i) => i.reservationId !== null || i.credits > 0n);
-  return useful.length ? orgCreditsStub(env, orgId).settleMany(orgId, useful) : Promise.resolve();
+async function settleCredits(env: Env, orgId: string, items: CreditSettlement[]): Promise<void> {
+  const useful = items.filter(creditUseful);
+  if (useful.length) await orgCreditsStub(env, orgId).settleMany(orgId, useful);
 }
 
 /**
@@ -37,18 +38,48 @@ export async function settleRequest(env: Env, auth: KeyContext, reservationId: s
   await alertOn(env, auth, result);
 }
 
-/** Settlements waiting to be sent, per key. */
-const queued = new Map<string, Array<{ auth: KeyContext; settlement: Settlement; credits: CreditSettlement }>>();
+/** How long a settlement under a lease may wait to be sent with others. Override: SETTLE_BATCH_MS. */
+const DEFAULT_SETTLE_BATCH_MS = 1_000;
+/** A batch this large is sent at once: bounds the call's size (a log row is ~1 KB) and the object's transaction. */
+const MAX_BATCH = 2_000;
+
+export function settleBatchMs(env: Env): number {
+  const raw = Number((env as unknown as Record<string, unknown>).SETTLE_BATCH_MS);
+  return Number.isFinite(raw) && raw >= 0 ? raw : DEFAULT_SETTLE_BATCH_MS;
+}
+
+interface Queued {
+  auth: KeyContext;
+  settlement: Settlement;
+  credits: CreditSettlement;
+}
+
+/** Settlements of one key waiting to be sent, and which request's timer sends them. */
+interface Batch {
+  items: Queued[];
+  due: number;
+  owner: object;
+}
+
+const batches = new Map<string, Batch>();
+
+/** A reservation of its own (not under a lease): a request waiting in the object may need it released. */
+const ownReservation = (id: string | null): boolean => id !== null && !id.startsWith("lease:");
 
 /**
  * The chat path: the spend, the log row and the credit debit go into the key's DO outbox in one
- * storage write (see KeyState) and reach D1 in batches. Settlements are queued and sent together
- * with those of the requests that finished in the same event-loop turn of this isolate, in one
- * `settleMany` call (one round trip and one DO transaction for all of them).
+ * storage write (see KeyState) and reach D1 in batches. Settlements are queued per key in the
+ * isolate and sent together, in one call per object:
+ *  - with the background renewal of the isolate's lease (`renewLeasesEarly`), about once per lease
+ *    period for a busy key, so a hot key costs one call per isolate per lease period;
+ *  - else when the first of them has waited SETTLE_BATCH_MS (default 1 s; the lease's hold in the
+ *    object covers them meanwhile);
+ *  - at once (next macrotask) when one of them released a reservation of its own: near a limit,
+ *    requests may be waiting in the object for exactly that.
  *
- * The returned promise (for the request's waitUntil) covers the send this request makes. A request
- * sends what is queued in its own context, so no request waits on another request's I/O, and
- * every settlement is sent by a request that is still alive to send it.
+ * The returned promise (for the request's waitUntil) lasts until the batch this request started is
+ * due: the request that starts a batch sends it unless a renewal took it first, in its own context,
+ * so no request waits on another's I/O and every batch has a live request to send it.
  */
 export function queueSettlement(
   env: Env,
@@ -59,12 +90,7 @@ export function queueSettlement(
   creditsReservationId: string | null = null,
 ): Promise<void> {
   const keyId = auth.key.id;
-  let batch = queued.get(keyId);
-  if (!batch) {
-    batch = [];
-    queued.set(keyId, batch);
-  }
-  batch.push({
+  const entry: Queued = {
     auth,
     settlement: {
       reservationId,
@@ -73,23 +99,91 @@ export function queueSettlement(
     },
     // The key's outbox debits D1 with the log row; the organization's object tracks it until then.
     credits: { reservationId: creditsReservationId, credits: cost.creditsPico, logId: log.logId },
-  });
-  return sendQueued(env, keyId);
+  };
+  const urgent = ownReservation(reservationId) || ownReservation(creditsReservationId);
+  const now = Date.now();
+  let batch = batches.get(keyId);
+  if (batch) {
+    batch.items.push(entry);
+    if (!urgent && batch.items.length < MAX_BATCH) return Promise.resolve(); // sent by the batch's owner
+  } else {
+    batch = { items: [entry], due: 0, owner: {} };
+    batches.set(keyId, batch);
+  }
+  const due = urgent || batch.items.length >= MAX_BATCH ? now : now + settleBatchMs(env);
+  if (batch.owner && batch.due !== 0 && batch.due <= due) return Promise.resolve();
+  const owner = {};
+  batch.owner = owner;
+  batch.due = due;
+  return sendWhenDue(env, keyId, owner, due - now);
 }
 
-async function sendQueued(env: Env, keyId: string): Promise<void> {
-  // One macrotask: the requests finishing in this turn queue theirs first.
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  const batch = queued.get(keyId);
-  if (!batch) return; // an earlier request of this turn sent it
-  queued.delete(keyId);
-  const orgId = batch[0]!.auth.organization.id;
-  const [results] = await Promise.all([
-    keyStateStub(env, keyId).settleMany(batch.map((b) => b.settlement)),
-    settleCredits(env, orgId, batch.map((b) => b.credits)),
-  ]);
-  for (let i = 0; i < batch.length; i++) await alertOn(env, batch[i]!.auth, results[i]);
+async function sendWhenDue(env: Env, keyId: string, owner: object, delayMs: number): Promise<void> {
+  // Even "at once" waits one macrotask: the requests finishing in this turn join the batch.
+  await new Promise((resolve) => setTimeout(resolve, delayMs));
+  if (batches.get(keyId)?.owner !== owner) return; // sent earlier, with a renewal or an urgent settlement
+  await flushBudgets(env, keyId, null);
 }
+
+const keyLease = (keyId: string): string => `key:${keyId}`;
+const orgLease = (orgId: string): string => `org:${orgId}`;
+
+/**
+ * Renews this isolate's key and credit leases before they end, in the background (the caller's
+ * waitUntil), with the queued settlements: so requests of a busy key never wait for the object.
+ * Called by spending routes right after admission; does nothing unless a lease is near its end.
+ */
+export function renewLeasesEarly(env: Env, auth: KeyContext, waitUntil: (p: Promise<unknown>) => void): void {
+  if (renewalDue(keyLease(auth.key.id)) || renewalDue(orgLease(auth.organization.id))) {
+    waitUntil(flushBudgets(env, auth.key.id, auth).catch(logFlushError));
+  }
+}
+
+const logFlushError = (err: unknown) => console.error("settlement failed", err instanceof Error ? err.message : String(err));
+
+/**
+ * Sends a key's queued settlements, and the renewals of its leases that are due, to the key's
+ * object and the organization's (one call each, side by side).
+ */
+async function flushBudgets(env: Env, keyId: string, caller: KeyContext | null): Promise<void> {
+  const items = batches.get(keyId)?.items ?? [];
+  batches.delete(keyId);
+  const auth = caller ?? items[items.length - 1]?.auth;
+  if (!auth) return;
+  const orgId = auth.organization.id;
+  // A renewal that is due takes the other lease along when that one is past JOIN_AT: the key's and
+  // the organization's leases stay in step, one flush renews both.
+  const joining = renewalDue(keyLease(keyId)) || renewalDue(orgLease(orgId));
+  const keyRenewal = startRenewal(keyLease(keyId), joining);
+  const orgRenewal = startRenewal(orgLease(orgId), joining);
+  const credits = items.map((i) => i.credits).filter(creditUseful);
+  const keyCall =
+    items.length > 0 || keyRenewal
+      ? keyStateStub(env, keyId).flush(
+          items.map((i) => i.settlement),
+          keyRenewal ? { fingerprint: keyRenewal.fingerprint, fallback: snapshotOf(auth.key), unit: keyRenewal.unit, close: keyRenewal.close } : null,
+        )
+      : Promise.resolve(null);
+  const orgCall =
+    credits.length > 0 || orgRenewal
+      ? orgCreditsStub(env, orgId).settleMany(orgId, credits, orgRenewal ? { unit: orgRenewal.unit, close: orgRenewal.close } : null)
+      : Promise.resolve(null);
+  const [k, o] = await Promise.allSettled([keyCall, orgCall]);
+  if (keyRenewal) {
+    if (k.status === "fulfilled") keyRenewal.finish(k.value?.renewed ?? null);
+    else keyRenewal.fail();
+  }
+  if (orgRenewal) {
+    if (o.status === "fulfilled") orgRenewal.finish(o.value);
+    else orgRenewal.fail();
+  }
+  if (k.status === "rejected") throw k.reason;
+  if (o.status === "rejected") throw o.reason;
+  const results = k.value?.results ?? [];
+  for (let i = 0; i < items.length; i++) await alertOn(env, items[i]!.auth, results[i]);
+}
+
+const creditUseful = (i: CreditSettlement): boolean => i.reservationId !== null || i.credits > 0n;
 
 /** Budget alerts after a settlement; their failures are logged and never affect it. */
 async function alertOn(env: Env, auth: KeyContext, result: SettleResult | undefined): Promise<void> {

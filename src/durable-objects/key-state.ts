@@ -115,6 +115,22 @@ export interface Settlement {
   outbox?: OutboxEntry;
 }
 
+/** A background lease renewal sent with a batch of settlements (`flush`). */
+export interface LeaseRenewal {
+  fingerprint: string;
+  fallback: KeySnapshot;
+  /** Sizes the slice: the largest estimate the isolate admitted under its current lease. */
+  unit: Pico;
+  /** Leases the isolate gave up, with what it admitted under them. */
+  close: readonly LeaseClose[];
+}
+
+export interface FlushResult {
+  results: SettleResult[];
+  /** The next lease, or null (not asked, near the limit, key not usable: the isolate then asks per request). */
+  renewed: { lease: LeaseGrant; version: number } | null;
+}
+
 export interface SettleResult {
   /** Limits whose threshold this settlement crossed (for budget alerts), with the window start. */
   crossed: Array<{ limit: "all_time" | "period"; windowStart: number; percentBefore: number; percent: number }>;
@@ -361,6 +377,34 @@ export class KeyState extends DurableObject<Env> {
   async settleMany(items: readonly Settlement[], now = Date.now()): Promise<SettleResult[]> {
     const lag = simulatedLatency(this.env);
     if (lag) await lag;
+    return this.settleBatch(items, now);
+  }
+
+  /**
+   * What a busy isolate sends about once per lease period, in one call: the settlements it queued
+   * (`settleMany`) and, when its lease is near its end, the renewal, so it never waits for one.
+   */
+  async flush(items: readonly Settlement[], renew: LeaseRenewal | null, now = Date.now()): Promise<FlushResult> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
+    const results = items.length ? await this.settleBatch(items, now) : [];
+    return { results, renewed: renew ? this.renewLease(renew, now) : null };
+  }
+
+  /** The next lease for an isolate whose current one still runs: the rules of `admit`, without a request. */
+  private renewLease(r: LeaseRenewal, now: number): FlushResult["renewed"] {
+    this.ensureSnapshot(r.fallback);
+    for (const c of r.close) this.leases.close(c, now);
+    if (r.close.length) this.pump();
+    if (this.liveness(r.fingerprint, now)) return null;
+    this.expireReservations(now);
+    this.rollWindow(now);
+    if (this.spendVerdict(now) !== "admit" || this.waiters.length > 0) return null;
+    const slice = this.leaseSlice(r.unit, now);
+    return slice === "none" ? null : { lease: this.leases.grant(slice, now), version: this.snapshot!.version };
+  }
+
+  private async settleBatch(items: readonly Settlement[], now: number): Promise<SettleResult[]> {
     const results = items.map((i) => this.settleOne(i.reservationId, i.actual, now, i.outbox));
     this.pump();
     if (!this.flushScheduled && items.some((i) => i.outbox)) {

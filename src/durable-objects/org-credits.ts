@@ -34,6 +34,12 @@ export type CreditGate =
   | { ok: true; reservationId: string; lease?: LeaseGrant }
   | { ok: false; reason: "no_credits" | "budget_busy"; retryAfterSeconds?: number };
 
+/** A background lease renewal sent with settlements: slice sizing and the leases given up. */
+export interface CreditRenewal {
+  unit: Pico;
+  close: readonly LeaseClose[];
+}
+
 /** One request's credit settlement. */
 export interface CreditSettlement {
   reservationId: string | null;
@@ -104,8 +110,12 @@ export class OrgCredits extends DurableObject<Env> {
     );
   }
 
-  /** Releases reservations and records the credits of finished requests (several at once). */
-  async settleMany(orgId: string, items: readonly CreditSettlement[]): Promise<void> {
+  /**
+   * Releases reservations and records the credits of finished requests (several at once). With
+   * `renew` (an isolate whose lease nears its end; src/billing/settle.ts), also answers with the
+   * next lease when the balance allows one (same rules as `reserve`, without a request).
+   */
+  async settleMany(orgId: string, items: readonly CreditSettlement[], renew: CreditRenewal | null = null): Promise<{ lease: LeaseGrant } | null> {
     const lag = simulatedLatency(this.env);
     if (lag) await lag;
     this.orgId = orgId;
@@ -120,9 +130,19 @@ export class OrgCredits extends DurableObject<Env> {
         this.unwritten += i.credits;
       }
     }
+    for (const c of renew?.close ?? []) this.leases.close(c, now);
     this.waiters.pump();
     // Written before returning: a debit only in memory would be lost with the object.
     while (this.unwritten > 0n) await this.read();
+    return renew ? this.renewLease(renew.unit, now) : null;
+  }
+
+  private async renewLease(unit: Pico, now: number): Promise<{ lease: LeaseGrant } | null> {
+    this.expire(now);
+    if (this.balance === null || now - this.readAt > REFRESH_MS) await this.read();
+    if (this.verdict() !== "admit" || this.waiters.length > 0) return null;
+    const slice = this.leaseSlice(unit);
+    return slice === null ? null : { lease: this.leases.grant(slice, Date.now()) };
   }
 
   /** The balance as admission sees it (tests and diagnostics). */

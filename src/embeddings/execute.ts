@@ -9,7 +9,7 @@ import type { KeyContext } from "../auth/key-context";
 import { admitKey } from "../auth/gateway-key";
 import { estimateTextTokens, tokenCost } from "../billing/estimate";
 import { computeCost } from "../billing/cost";
-import { queueSettlement, type RequestCost } from "../billing/settle";
+import { queueSettlement, renewLeasesEarly, type RequestCost } from "../billing/settle";
 import { toUsdNumber } from "../billing/money";
 import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderInfo, ProviderMapping } from "../catalog/types";
@@ -141,6 +141,7 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
     const credit = await admitCreditCandidates(input.env, auth.organization.id, candidates, (c) => c.credential.source === "credits", () => estimate);
     candidates = credit.candidates;
     creditsReservationId = credit.reservationId;
+    renewLeasesEarly(input.env, auth, input.waitUntil);
 
     let last: { failure: AttemptFailure; cand: Candidate } | null = null;
     for (const cand of candidates) {

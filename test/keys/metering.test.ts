@@ -7,7 +7,7 @@
  *  - organization credits are reserved too (never below minus one request).
  */
 import { env } from "cloudflare:workers";
-import { createExecutionContext } from "cloudflare:test";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import type { Env } from "../../src/env";
@@ -240,6 +240,51 @@ describe("leases: no round trip per request in steady state", () => {
     const stub = keyStateStub(env, row.id);
     await stub.settleMany(ids.map((id) => ({ reservationId: id, actual: 1_000n })));
     expect((await stub.getSpend()).usage).toBe(BigInt(ids.length) * 1_000n);
+  });
+
+  it("a busy key for three seconds: leases renewed in the background with the settlements, one call per object per lease period, spend exact", async () => {
+    const org = await seedOrg();
+    const { token, row } = await addKey(org, { usageLimit: "100" });
+    // The deployed default (settlements wait up to 1 s for a renewal to carry them), not the suite's 50 ms.
+    const deployed = Object.create(env, { SETTLE_BATCH_MS: { value: undefined } }) as Env;
+    const contexts: ExecutionContext[] = [];
+    const ids: string[] = [];
+    const before = doCallsSoFar();
+    const started = Date.now();
+    while (Date.now() - started < 3_000) {
+      const batch = await Promise.all(
+        Array.from({ length: 4 }, async (_, i) => {
+          const ec = createExecutionContext();
+          contexts.push(ec);
+          const res = await app.fetch(
+            new Request("http://gw.test/v1/chat/completions", {
+              method: "POST",
+              headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "x-no-cache": "true" },
+              body: JSON.stringify({ model: MODEL, max_tokens: 20, messages: [{ role: "user", content: `busy ${i}` }] }),
+            }),
+            deployed,
+            ec,
+          );
+          expect(res.status).toBe(200);
+          await res.text();
+          return res.headers.get("x-request-id")!;
+        }),
+      );
+      ids.push(...batch);
+    }
+    const calls = doCallsSoFar() - before;
+    const elapsed = Date.now() - started;
+    await Promise.all(contexts.map((ec) => waitOnExecutionContext(ec)));
+    expect(ids.length).toBeGreaterThanOrEqual(100);
+    // Two objects (the key's, the organization's credits): each gets the first admission, one
+    // renewal per lease period (renewed at 0.7 of its 1 s) carrying the settlements, and the last
+    // batch. Before: a settlement call per event-loop turn, 0.25 calls per request in the bench.
+    expect(calls).toBeLessThanOrEqual(2 * (1 + Math.ceil(elapsed / 700) + 1));
+    const rows = await waitForLogs(ids, 15_000);
+    expect(rows).toHaveLength(ids.length);
+    const { usage, logged } = await settledSpend(row.id, 10_000);
+    expect(usage).toBe(logged);
+    expect((await keyStateStub(env, row.id).getSpend()).reserved).toBe(0n);
   });
 
   it("credits: an organization far from zero is admitted under the isolate's lease, near zero per request", async () => {

@@ -14,7 +14,7 @@ import { admitKey, checkKey } from "../../auth/gateway-key";
 import { ApiError } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
 import { emptyUsage, type ChatRequest, type NormalizedUsage, type StreamEvent } from "../../providers/types";
-import { queueSettlement, type RequestCost } from "../../billing/settle";
+import { queueSettlement, renewLeasesEarly, type RequestCost } from "../../billing/settle";
 import { estimateTextTokens, estimateUpperBound } from "../../billing/estimate";
 import { newId } from "../../lib/ids";
 import { parseChatRequest } from "./schema";
@@ -198,6 +198,7 @@ async function execute(run: Run): Promise<Response> {
   }
   run.admitted = true;
   run.reservationId = admission.reservationId;
+  renewLeasesEarly(env, run.auth, waitUntil);
   if (admission.context !== run.auth) {
     // Newer key version (rules, project, keys changed): decide again with the fresh context.
     run.auth = admission.context;
