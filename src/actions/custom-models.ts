@@ -4,7 +4,7 @@
  * strings per token (per request for `request`).
  */
 import { and, eq } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../db/client";
 import { customModels, customProviders } from "../db/schema";
 import { isDecimalString } from "../billing/money";

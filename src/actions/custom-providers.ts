@@ -4,7 +4,7 @@
  * the SSRF guard (src/lib/ssrf.ts); the token is encrypted and never returned.
  */
 import { and, eq } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../db/client";
 import { customModels, customProviders } from "../db/schema";
 import { PROVIDER_IDS } from "../catalog/types";

@@ -6,7 +6,7 @@
  * organization keeps at least one owner.
  */
 import { and, count, eq } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Env } from "../env";
 import type { Role } from "../db/schema";
 import { getDb } from "../db/client";

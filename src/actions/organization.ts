@@ -3,7 +3,7 @@
  * shared by `PATCH /v1/master/organization`, `PATCH /api/organization` and the dashboard.
  */
 import { eq, sql } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { organizations } from "../db/schema";

@@ -4,7 +4,7 @@
  * from KEY_HASH_SECRET) and never returned, only `tokenHint`.
  */
 import { and, eq } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { providerKeys } from "../db/schema";

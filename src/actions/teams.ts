@@ -3,7 +3,7 @@
  * (`/api/teams`). Team rules reach keys through the members who created them.
  */
 import { and, eq, inArray } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { teamMembers, teams } from "../db/schema";

@@ -5,7 +5,7 @@
  * static client script. Queries are validated with zod; bad values fall back to defaults.
  */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import { readSession } from "../auth/session";
 import { requirePage, type PageEnv } from "./context";

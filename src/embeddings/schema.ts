@@ -1,5 +1,5 @@
 /** `POST /v1/embeddings` body (OpenAI Embeddings API). */
-import { z } from "zod";
+import * as z from "zod";
 
 const MAX_INPUTS = 2048;
 

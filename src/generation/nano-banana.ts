@@ -4,7 +4,7 @@
  * deployment sets `UPLOAD_DIR` (contract section 1). Clients cannot enable saving or choose the
  * directory; they only name the file.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { badRequest } from "../errors/api-error";
 import { storageCostPico } from "../billing/storage";
 import { fromBase64 } from "../lib/crypto";

@@ -3,7 +3,7 @@
  * exactly the field of its type: models / providers / pricingType / ipCidrs. CIDRs are parsed
  * strictly (src/iam/cidr.ts); a single address must be written /32 or /128.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { RULE_TYPES, type RuleType, type RuleValue } from "../db/schema";
 import { PROVIDER_IDS } from "../catalog/types";
 import { parseCidr } from "./cidr";

@@ -3,7 +3,7 @@
  * decimal-string USD amounts, and a recurring window of 1 hour .. 12 months whose three fields
  * (`periodUsageLimit`, `periodUsageDurationValue`, `periodUsageDurationUnit`) go together.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { PERIOD_UNITS, type PeriodUnit } from "../db/schema";
 import { isDecimalString, parseUsd } from "../billing/money";
 import { isValidWindow } from "../billing/period";

@@ -4,7 +4,8 @@
  * middlewares (converted with zod's own `z.toJSONSchema`, JSON Schema 2020-12 = OpenAPI 3.1's
  * dialect), its words come from OPERATIONS, its security from SECURITY below.
  */
-import { z, type ZodType } from "zod";
+import * as z from "zod";
+import type { ZodType } from "zod";
 import pkg from "../../package.json";
 import { OPERATIONS, type OperationInfo } from "./operations";
 import { requestSchemaOf, type RequestSchema } from "./request-schema";

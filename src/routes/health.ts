@@ -9,7 +9,7 @@
  * and `status: "error"`. Error strings are fixed texts: no internals reach the response.
  */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import { validate } from "../errors/validation";

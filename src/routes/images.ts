@@ -1,6 +1,6 @@
 /** `POST /v1/images/generations` (OpenAI Images API shape). */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import { requireGatewayKey } from "../auth/gateway-key";
 import { validate } from "../errors/validation";

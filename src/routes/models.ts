@@ -9,7 +9,7 @@
  * (with a key of its organization). An id the caller could not see in the listing is a 404.
  */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import { checkKey, extractBearer, resolveGatewayKey } from "../auth/gateway-key";
 import type { CustomModelRecord } from "../auth/key-context";

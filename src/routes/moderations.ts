@@ -9,7 +9,7 @@
  * credits, with reservations released in the settlement of every outcome.
  */
 import { Hono, type Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";

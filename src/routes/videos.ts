@@ -4,7 +4,7 @@
  * signed `?token=` (the `content_url` of the job) for players that cannot send headers.
  */
 import { Hono, type Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import { checkKey, extractBearer, requireGatewayKey, resolveGatewayKey } from "../auth/gateway-key";
 import { badRequest, unauthorized } from "../errors/api-error";

@@ -13,7 +13,7 @@
  * - `stop_sequences` -> `stop`, `metadata.user_id` -> `user`; `top_k` has no chat equivalent and
  *   is dropped.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { badRequest } from "../../errors/api-error";
 import { parseOrThrow } from "../../errors/validation";
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, TextPart, ToolCall, ToolChoice } from "../../providers/types";

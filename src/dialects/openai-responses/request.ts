@@ -13,7 +13,7 @@
  * - Refused with 400: `previous_response_id` and `item_reference` (no stored state: send the whole
  *   conversation). Hosted tools (web_search, file_search, namespace, …) are left out.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { badRequest } from "../../errors/api-error";
 import { describeZodError, parseOrThrow } from "../../errors/validation";
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, TextPart, ToolChoice } from "../../providers/types";

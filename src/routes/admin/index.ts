@@ -3,7 +3,7 @@
  * surface answers 404, as if it did not exist.
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import { PLANS } from "../../db/schema";
 import { notFoundHandler } from "../../errors/on-error";

@@ -16,7 +16,7 @@
  *   extras such as `logit_bias`, `logprobs`/`top_logprobs`, `seed`, `user`, `reasoning_effort`,
  *   penalties, `stream_options`, `parallel_tool_calls` where a provider rejects them.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ChatRequest } from "../../providers/types";
 import { badRequest } from "../../errors/api-error";
 import { describeZodError } from "../../errors/validation";

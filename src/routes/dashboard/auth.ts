@@ -4,7 +4,7 @@
  * cookie only holds a random token.
  */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { DashboardEnv } from "./types";
 import { validateBody } from "../../errors/validation";
 import { clearedSessionCookie, createSession, destroySession } from "../../auth/session";

@@ -4,7 +4,7 @@
  * (anyone else's is 404), and not a status or limits an owner or admin set (403, src/keys/update.ts).
  */
 import { Hono, type Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { DashboardEnv } from "./types";
 import type { SessionInfo } from "../../auth/session";
 import { getDb } from "../../db/client";

@@ -6,7 +6,7 @@
  *   POST /api/memberships/accept  {token, password?} -> {organization, member, email}
  */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { DashboardEnv } from "./types";
 import { validateBody } from "../../errors/validation";
 import { assertSameOrigin } from "../../auth/csrf";

@@ -1,6 +1,6 @@
 /** `GET /api/notifications`: budget alerts of the organization (developers: their own keys only). */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { DashboardEnv } from "./types";
 import { validate } from "../../errors/validation";
 import { listNotifications } from "../../actions/notifications";

@@ -1,6 +1,6 @@
 /** Master API: models of the organization's custom providers, over src/actions/custom-models.ts. */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import { validate, validateBody } from "../../errors/validation";
 import {

@@ -1,6 +1,6 @@
 /** Master API: the organization's custom providers (OpenAI-compatible upstreams), over src/actions/custom-providers.ts. */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import { validate, validateBody } from "../../errors/validation";
 import {

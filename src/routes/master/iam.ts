@@ -7,7 +7,7 @@
  *   POST/GET /<target>/{ref}/iam     PATCH/DELETE /<target>/{ref}/iam/{ruleId}
  */
 import { Hono, type Context, type Env as HonoEnv } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";

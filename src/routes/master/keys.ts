@@ -4,7 +4,7 @@
  * src/keys/ so the master and dashboard APIs behave identically.
  */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
 import { validate, validateBody } from "../../errors/validation";

@@ -1,7 +1,7 @@
 /** Master API: projects of the master key's organization (contract section 4). */
 import { Hono } from "hono";
 import { and, eq, isNull, ne, sql } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
 import { apiKeys, projects, PROJECT_MODES } from "../../db/schema";

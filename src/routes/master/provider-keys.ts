@@ -1,6 +1,6 @@
 /** Master API: the organization's own provider credentials (BYOK), over src/actions/provider-keys.ts. */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import { validate, validateBody } from "../../errors/validation";
 import { createProviderKey, deleteProviderKey, listProviderKeys, providerKeyCreateBody } from "../../actions/provider-keys";

@@ -1,6 +1,6 @@
 /** Master API: teams and their members (contract section 4), over src/actions/teams.ts. */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import { validate, validateBody } from "../../errors/validation";
 import { addTeamMember, createTeam, getTeam, listTeams, teamAddMemberBody, teamCreateBody } from "../../actions/teams";
