@@ -44,3 +44,18 @@ describe("clientIpOf (contract section 6)", () => {
     expect(clientIpOf(h({ "cf-connecting-ip": "garbage", "x-forwarded-for": "10.1.2.3" }))).toBeNull();
   });
 });
+
+describe("client address fast path", () => {
+  it("gives exactly what the full parser gives, for canonical quads and every other spelling", () => {
+    const inputs = [
+      "1.2.3.4", "0.0.0.0", "255.255.255.255", "10.0.0.1", "192.168.001.1", "01.2.3.4", "256.1.1.1", "1.2.3", "1.2.3.4.5",
+      "1.2.3.4 ", "::ffff:1.2.3.4", "2001:db8::1", "2001:DB8:0:0:0:0:0:1", "fe80::1%eth0", "0x7f.0.0.1", "1e2.0.0.1", "", "a.b.c.d",
+    ];
+    for (let i = 0; i < 300; i++) inputs.push(Array.from({ length: 4 }, () => String(Math.floor(Math.random() * 300))).join("."));
+    for (const text of inputs) {
+      const full = parseIp(text.trim())?.toString() ?? null;
+      expect(clientIpFromForwardedFor(`${text}, 10.9.9.9`), text).toBe(full);
+      expect(clientIpOf(new Headers({ "cf-connecting-ip": text })), text).toBe(full);
+    }
+  });
+});

@@ -63,8 +63,17 @@ export function ipInCidr(ip: IpAddress, cidr: Cidr): boolean {
  */
 export function clientIpFromForwardedFor(header: string | null | undefined): string | null {
   if (!header) return null;
-  const first = header.split(",")[0]?.trim() ?? "";
-  const ip = parseIp(first);
+  const comma = header.indexOf(",");
+  return canonicalIp((comma < 0 ? header : header.slice(0, comma)).trim());
+}
+
+/** A dotted quad already in canonical form (no leading zeros, each part <= 255): the common case. */
+const CANONICAL_IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+/** The canonical text of a client address, or null when it is not one. */
+function canonicalIp(text: string): string | null {
+  if (CANONICAL_IPV4.test(text)) return text;
+  const ip = parseIp(text);
   return ip ? ip.toString() : null;
 }
 
@@ -76,9 +85,6 @@ export function clientIpFromForwardedFor(header: string | null | undefined): str
  */
 export function clientIpOf(headers: Headers): string | null {
   const cf = headers.get("cf-connecting-ip");
-  if (cf !== null) {
-    const ip = parseIp(cf.trim());
-    return ip ? ip.toString() : null;
-  }
+  if (cf !== null) return canonicalIp(cf.trim());
   return clientIpFromForwardedFor(headers.get("x-forwarded-for"));
 }

@@ -58,10 +58,19 @@ function hmacKey(secret: string): Promise<CryptoKey> {
   return key;
 }
 
+/** Fingerprints computed in this isolate, per hash secret and key secret (a busy key is hashed once). */
+const fingerprints = new Map<string, string>();
+const MAX_FINGERPRINTS = 1_000;
+
 /** HMAC-SHA-256 fingerprint (hex) of a key secret under KEY_HASH_SECRET. */
 export async function fingerprint(hashSecret: string, secret: string): Promise<string> {
-  const sig = await crypto.subtle.sign("HMAC", await hmacKey(hashSecret), encoder.encode(secret));
-  return toHex(sig);
+  const memo = `${hashSecret.length}:${hashSecret}${secret}`;
+  const known = fingerprints.get(memo);
+  if (known !== undefined) return known;
+  const fp = toHex(await crypto.subtle.sign("HMAC", await hmacKey(hashSecret), encoder.encode(secret)));
+  if (fingerprints.size >= MAX_FINGERPRINTS) fingerprints.clear();
+  fingerprints.set(memo, fp);
+  return fp;
 }
 
 export async function sha256Hex(input: string): Promise<string> {
