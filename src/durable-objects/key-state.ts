@@ -6,8 +6,9 @@
  *  - spend: all-time and recurring-window usage, with reservations so that concurrent requests
  *    cannot overshoot a limit by more than one request's cost.
  *
- * Hot path: exactly one call, `admit` (spending requests) or `check` (others). Settling the real
- * cost happens after the response, off the hot path. Admin paths `sync` after writing D1 and
+ * Hot path: in steady state no call at all (isolates admit under a lease, docs/admission.md);
+ * else one, `admit` (spending requests) or `check` (others). Settlements and lease renewals come
+ * together after responses (`flush`), off the hot path. Admin paths `sync` after writing D1 and
  * before returning, which is what makes disable/roll/delete/limit changes immediate everywhere.
  * Admission rules, waiting and invariants: docs/admission.md.
  */
