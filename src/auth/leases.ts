@@ -223,3 +223,24 @@ export function startRenewal(name: string, joining = false, now = Date.now()): R
     },
   };
 }
+
+/**
+ * The closes to send with a flush that renews nothing: leases replaced earlier, and the current
+ * one once it has expired (nothing can be admitted under it any more, so its total is final).
+ * This is how an isolate that goes idle hands back its unused slice within a second, instead of
+ * the object holding it until its 15-minute expiry. Empty while a renewal is under way (that call
+ * carries them). Give them back with `returnCloses` when the call fails.
+ */
+export function takeEndedCloses(name: string, now = Date.now()): LeaseClose[] {
+  if (renewing.has(name)) return [];
+  const out = unreported.get(name) ?? [];
+  unreported.delete(name);
+  const l = current.get(name);
+  if (l && now >= l.expiresAt) {
+    current.delete(name);
+    out.push({ leaseId: l.leaseId, admittedTotal: l.used.toString() });
+  }
+  return out;
+}
+
+export const returnCloses = (name: string, closes: LeaseClose[]): void => keepCloses(name, closes);

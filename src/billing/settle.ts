@@ -8,7 +8,7 @@
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
 import { keyStateStub, snapshotOf, type SettleResult, type Settlement } from "../durable-objects/key-state";
-import { renewalDue, startRenewal } from "../auth/leases";
+import { renewalDue, returnCloses, startRenewal, takeEndedCloses } from "../auth/leases";
 import { orgCreditsStub, type CreditSettlement } from "../durable-objects/org-credits";
 import { requestLogJson, type RequestLogInput } from "../usage/request-log";
 import type { Pico } from "./money";
@@ -156,19 +156,25 @@ async function flushBudgets(env: Env, keyId: string, caller: KeyContext | null):
   const joining = renewalDue(keyLease(keyId)) || renewalDue(orgLease(orgId));
   const keyRenewal = startRenewal(keyLease(keyId), joining);
   const orgRenewal = startRenewal(orgLease(orgId), joining);
+  // Without a renewal, leases that ended (an isolate going idle) are closed: their unused slices
+  // go back to the budget now rather than at their 15-minute expiry.
+  const keyCloses = keyRenewal ? keyRenewal.close : takeEndedCloses(keyLease(keyId));
+  const orgCloses = orgRenewal ? orgRenewal.close : takeEndedCloses(orgLease(orgId));
   const credits = items.map((i) => i.credits).filter(creditUseful);
   const keyCall =
-    items.length > 0 || keyRenewal
-      ? keyStateStub(env, keyId).flush(
-          items.map((i) => i.settlement),
-          keyRenewal ? { fingerprint: keyRenewal.fingerprint, fallback: snapshotOf(auth.key), unit: keyRenewal.unit, close: keyRenewal.close } : null,
-        )
+    items.length > 0 || keyRenewal || keyCloses.length > 0
+      ? keyStateStub(env, keyId).flush(items.map((i) => i.settlement), {
+          close: keyCloses,
+          ...(keyRenewal ? { renew: { fingerprint: keyRenewal.fingerprint, fallback: snapshotOf(auth.key), unit: keyRenewal.unit } } : {}),
+        })
       : Promise.resolve(null);
   const orgCall =
-    credits.length > 0 || orgRenewal
-      ? orgCreditsStub(env, orgId).settleMany(orgId, credits, orgRenewal ? { unit: orgRenewal.unit, close: orgRenewal.close } : null)
+    credits.length > 0 || orgRenewal || orgCloses.length > 0
+      ? orgCreditsStub(env, orgId).settleMany(orgId, credits, { close: orgCloses, ...(orgRenewal ? { renewUnit: orgRenewal.unit } : {}) })
       : Promise.resolve(null);
   const [k, o] = await Promise.allSettled([keyCall, orgCall]);
+  if (!keyRenewal && k.status === "rejected") returnCloses(keyLease(keyId), keyCloses);
+  if (!orgRenewal && o.status === "rejected") returnCloses(orgLease(orgId), orgCloses);
   if (keyRenewal) {
     if (k.status === "fulfilled") keyRenewal.finish(k.value?.renewed ?? null);
     else keyRenewal.fail();

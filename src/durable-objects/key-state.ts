@@ -116,14 +116,12 @@ export interface Settlement {
   outbox?: OutboxEntry;
 }
 
-/** A background lease renewal sent with a batch of settlements (`flush`). */
-export interface LeaseRenewal {
-  fingerprint: string;
-  fallback: KeySnapshot;
-  /** Sizes the slice: the largest estimate the isolate admitted under its current lease. */
-  unit: Pico;
-  /** Leases the isolate gave up, with what it admitted under them. */
+/** What an isolate's flush says about its leases: those it gave up, and maybe a renewal. */
+export interface FlushLeases {
+  /** Leases the isolate gave up (replaced, or expired), with what it admitted under them. */
   close: readonly LeaseClose[];
+  /** Ask for the next lease: its current one is near its end. */
+  renew?: { fingerprint: string; fallback: KeySnapshot; unit: Pico };
 }
 
 export interface FlushResult {
@@ -385,18 +383,18 @@ export class KeyState extends DurableObject<Env> {
    * What a busy isolate sends about once per lease period, in one call: the settlements it queued
    * (`settleMany`) and, when its lease is near its end, the renewal, so it never waits for one.
    */
-  async flush(items: readonly Settlement[], renew: LeaseRenewal | null, now = Date.now()): Promise<FlushResult> {
+  async flush(items: readonly Settlement[], leases: FlushLeases, now = Date.now()): Promise<FlushResult> {
     const lag = simulatedLatency(this.env);
     if (lag) await lag;
     const results = items.length ? await this.settleBatch(items, now) : [];
-    return { results, renewed: renew ? this.renewLease(renew, now) : null };
+    for (const c of leases.close) this.leases.close(c, now);
+    if (leases.close.length) this.pump();
+    return { results, renewed: leases.renew ? this.renewLease(leases.renew, now) : null };
   }
 
   /** The next lease for an isolate whose current one still runs: the rules of `admit`, without a request. */
-  private renewLease(r: LeaseRenewal, now: number): FlushResult["renewed"] {
+  private renewLease(r: NonNullable<FlushLeases["renew"]>, now: number): FlushResult["renewed"] {
     this.ensureSnapshot(r.fallback);
-    for (const c of r.close) this.leases.close(c, now);
-    if (r.close.length) this.pump();
     if (this.liveness(r.fingerprint, now)) return null;
     this.expireReservations(now);
     this.rollWindow(now);

@@ -34,10 +34,10 @@ export type CreditGate =
   | { ok: true; reservationId: string; lease?: LeaseGrant }
   | { ok: false; reason: "no_credits" | "budget_busy"; retryAfterSeconds?: number };
 
-/** A background lease renewal sent with settlements: slice sizing and the leases given up. */
-export interface CreditRenewal {
-  unit: Pico;
+/** What an isolate's flush says about its credit leases: those it gave up, and maybe a renewal (sized by `renewUnit`). */
+export interface CreditFlushLeases {
   close: readonly LeaseClose[];
+  renewUnit?: Pico;
 }
 
 /** One request's credit settlement. */
@@ -112,10 +112,11 @@ export class OrgCredits extends DurableObject<Env> {
 
   /**
    * Releases reservations and records the credits of finished requests (several at once). With
-   * `renew` (an isolate whose lease nears its end; src/billing/settle.ts), also answers with the
-   * next lease when the balance allows one (same rules as `reserve`, without a request).
+   * `leases`: the credit leases the isolate gave up and, with `renewUnit` (its lease nears its end;
+   * src/billing/settle.ts), the next lease when the balance allows one (the rules of `reserve`,
+   * without a request).
    */
-  async settleMany(orgId: string, items: readonly CreditSettlement[], renew: CreditRenewal | null = null): Promise<{ lease: LeaseGrant } | null> {
+  async settleMany(orgId: string, items: readonly CreditSettlement[], leases: CreditFlushLeases | null = null): Promise<{ lease: LeaseGrant } | null> {
     const lag = simulatedLatency(this.env);
     if (lag) await lag;
     this.orgId = orgId;
@@ -130,11 +131,11 @@ export class OrgCredits extends DurableObject<Env> {
         this.unwritten += i.credits;
       }
     }
-    for (const c of renew?.close ?? []) this.leases.close(c, now);
+    for (const c of leases?.close ?? []) this.leases.close(c, now);
     this.waiters.pump();
     // Written before returning: a debit only in memory would be lost with the object.
     while (this.unwritten > 0n) await this.read();
-    return renew ? this.renewLease(renew.unit, now) : null;
+    return leases?.renewUnit !== undefined ? this.renewLease(leases.renewUnit, now) : null;
   }
 
   private async renewLease(unit: Pico, now: number): Promise<{ lease: LeaseGrant } | null> {

@@ -287,6 +287,36 @@ describe("leases: no round trip per request in steady state", () => {
     expect((await keyStateStub(env, row.id).getSpend()).reserved).toBe(0n);
   });
 
+  it("an isolate that goes idle hands its unused slices back with its last flush, not after 15 minutes", async () => {
+    const org = await seedOrg();
+    const { token, row } = await addKey(org, { usageLimit: "100" });
+    const deployed = Object.create(env, { SETTLE_BATCH_MS: { value: undefined } }) as Env;
+    const contexts = Array.from({ length: 5 }, () => createExecutionContext());
+    const responses = await Promise.all(
+      contexts.map((ec, i) =>
+        app.fetch(
+          new Request("http://gw.test/v1/chat/completions", {
+            method: "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "x-no-cache": "true" },
+            body: JSON.stringify({ model: MODEL, max_tokens: 20, messages: [{ role: "user", content: `idle ${i}` }] }),
+          }),
+          deployed,
+          ec,
+        ),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    await Promise.all(responses.map((r) => r.text()));
+    // While the requests ran, a lease held a slice of the key's limit and of the credits.
+    await Promise.all(contexts.map((ec) => waitOnExecutionContext(ec)));
+    const spend = await keyStateStub(env, row.id).getSpend();
+    expect(spend.usage).toBeGreaterThan(0n);
+    expect(spend.reserved).toBe(0n);
+    expect(spend.leased ?? 0n).toBe(0n);
+    const { orgCreditsStub } = await import("../../src/durable-objects/org-credits");
+    expect((await orgCreditsStub(env, org.orgId).view(org.orgId)).reserved).toBe(0n);
+  });
+
   it("credits: an organization far from zero is admitted under the isolate's lease, near zero per request", async () => {
     const org = await seedOrg({ creditsUsd: 100 });
     const { admitCredits } = await import("../../src/billing/credits");
