@@ -62,26 +62,18 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   const timeoutMs = upstreamTimeoutMs(env);
   const started = Date.now();
   const elapsed = () => Date.now() - started;
-  // `abort` ends this attempt (failure, or a stream's consumer going away); the upstream also stops
-  // when the client goes away or the timeout passes. A JSON answer is bounded as a whole by a
-  // native timeout signal (no JS timer per request); a stream only until its first event.
   const abort = new AbortController();
-  const deadline = stream ? null : AbortSignal.timeout(timeoutMs);
-  let streamTimedOut = false;
-  const timer = stream
-    ? setTimeout(() => {
-        streamTimedOut = true;
-        abort.abort();
-      }, timeoutMs)
-    : undefined;
-  const signals = [abort.signal];
-  if (deadline) signals.push(deadline);
-  if (clientSignal) signals.push(clientSignal);
-  const upstreamSignal = signals.length === 1 ? abort.signal : AbortSignal.any(signals);
-  const timedOutNow = () => streamTimedOut || deadline?.aborted === true;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort();
+  }, timeoutMs);
+  const onClientGone = () => abort.abort();
+  clientSignal?.addEventListener("abort", onClientGone, { once: true });
   let apiKeyHash: string | undefined;
   const fail = (failure: AttemptFailure): AttemptResult => {
     clearTimeout(timer);
+    clientSignal?.removeEventListener("abort", onClientGone);
     abort.abort();
     return { ok: false, failure, upstreamMs: elapsed(), ...(apiKeyHash ? { apiKeyHash } : {}) };
   };
@@ -93,7 +85,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
     const cred = await resolveCredential(env, cand.credential, cand.provider.baseUrl);
     apiKeyHash = await credentialHash(env, cred.apiKey);
     target = { provider: cand.provider, mapping: cand.mapping, model: cand.model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings, credentialOwner: cred.owner };
-    upstream = await adapter.buildRequest(req, target, { stream, signal: upstreamSignal });
+    upstream = await adapter.buildRequest(req, target, { stream, signal: abort.signal });
   } catch (err) {
     // The adapter cannot carry this input (a 4xx it raised): another provider may; if none can,
     // the caller gets that 400 rather than a 502.
@@ -109,7 +101,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
     // place it redirects to did not (docs/security.md). A redirect is an upstream error.
     res = await fetch(upstream, { redirect: "manual" });
   } catch (err) {
-    return fail(timedOutNow() ? timeoutFailure(timeoutMs) : networkFailure(`network error: ${errorMessage(err)}`));
+    return fail(timedOut ? timeoutFailure(timeoutMs) : networkFailure(`network error: ${errorMessage(err)}`));
   }
   if (res.status >= 300 && res.status < 400) {
     void res.body?.cancel();
@@ -131,9 +123,11 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
     try {
       const body: unknown = await res.json();
       const parsed = adapter.parseResponse(body, target);
+      clearTimeout(timer);
+      clientSignal?.removeEventListener("abort", onClientGone);
       return { ok: true, kind: "json", target, parsed, upstreamMs: elapsed(), apiKeyHash };
     } catch (err) {
-      return fail(timedOutNow() ? timeoutFailure(timeoutMs) : malformedFailure(err instanceof MalformedUpstreamError ? err.message : `malformed upstream response: ${errorMessage(err)}`));
+      return fail(timedOut ? timeoutFailure(timeoutMs) : malformedFailure(err instanceof MalformedUpstreamError ? err.message : `malformed upstream response: ${errorMessage(err)}`));
     }
   }
 
@@ -149,6 +143,6 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
     clearTimeout(timer);
     return { ok: true, kind: "stream", target, first: first.value, iterator, abort, upstreamMs: elapsed(), apiKeyHash };
   } catch (err) {
-    return fail(timedOutNow() ? timeoutFailure(timeoutMs) : networkFailure(`upstream stream failed: ${errorMessage(err)}`));
+    return fail(timedOut ? timeoutFailure(timeoutMs) : networkFailure(`upstream stream failed: ${errorMessage(err)}`));
   }
 }
