@@ -100,22 +100,22 @@ export function queueSettlement(
     // The key's outbox debits D1 with the log row; the organization's object tracks it until then.
     credits: { reservationId: creditsReservationId, credits: cost.creditsPico, logId: log.logId },
   };
-  const urgent = ownReservation(reservationId) || ownReservation(creditsReservationId);
   const now = Date.now();
-  let batch = batches.get(keyId);
-  if (batch) {
-    batch.items.push(entry);
-    if (!urgent && batch.items.length < MAX_BATCH) return Promise.resolve(); // sent by the batch's owner
-  } else {
-    batch = { items: [entry], due: 0, owner: {} };
-    batches.set(keyId, batch);
-  }
-  const due = urgent || batch.items.length >= MAX_BATCH ? now : now + settleBatchMs(env);
-  if (batch.owner && batch.due !== 0 && batch.due <= due) return Promise.resolve();
+  const batch = batches.get(keyId);
+  // Sent at once (next macrotask) when it may free budget someone waits for, or the batch is full;
+  // otherwise by the batch's owner when due (or earlier, with a renewal).
+  const urgent = ownReservation(reservationId) || ownReservation(creditsReservationId) || (batch?.items.length ?? 0) + 1 >= MAX_BATCH;
+  if (!batch) return startBatch(env, keyId, [entry], urgent ? now : now + settleBatchMs(env));
+  batch.items.push(entry);
+  if (!urgent || batch.due <= now) return Promise.resolve();
+  return startBatch(env, keyId, batch.items, now);
+}
+
+/** This request becomes the batch's owner: it sends it when due, unless someone sent it first. */
+function startBatch(env: Env, keyId: string, items: Queued[], due: number): Promise<void> {
   const owner = {};
-  batch.owner = owner;
-  batch.due = due;
-  return sendWhenDue(env, keyId, owner, due - now);
+  batches.set(keyId, { items, due, owner });
+  return sendWhenDue(env, keyId, owner, due - Date.now());
 }
 
 async function sendWhenDue(env: Env, keyId: string, owner: object, delayMs: number): Promise<void> {

@@ -317,6 +317,31 @@ describe("leases: no round trip per request in steady state", () => {
     expect((await orgCreditsStub(env, org.orgId).view(org.orgId)).reserved).toBe(0n);
   });
 
+  it("near a limit (no lease), a settlement is sent at once, not after the batch window: waiting requests need it", async () => {
+    const org = await seedOrg();
+    const { token, row } = await addKey(org, { usageLimit: "0.0005" }); // too little for a lease
+    const deployed = Object.create(env, { SETTLE_BATCH_MS: { value: undefined } }) as Env;
+    const ec = createExecutionContext();
+    const res = await app.fetch(
+      new Request("http://gw.test/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "x-no-cache": "true" },
+        body: JSON.stringify({ model: MODEL, max_tokens: 20, messages: [{ role: "user", content: "near the limit" }] }),
+      }),
+      deployed,
+      ec,
+    );
+    expect(res.status).toBe(200);
+    await res.text();
+    const started = Date.now();
+    const stub = keyStateStub(env, row.id);
+    while ((await stub.getSpend()).usage === 0n && Date.now() - started < 2_000) await sleep(10);
+    // The default batch window is 1 s; a reservation of its own goes in the next macrotask.
+    expect(Date.now() - started).toBeLessThan(500);
+    expect((await stub.getSpend()).reserved).toBe(0n);
+    await waitOnExecutionContext(ec);
+  });
+
   it("credits: an organization far from zero is admitted under the isolate's lease, near zero per request", async () => {
     const org = await seedOrg({ creditsUsd: 100 });
     const { admitCredits } = await import("../../src/billing/credits");
