@@ -17,7 +17,8 @@ import type { AppEnv } from "../app-types";
 import { ApiError } from "../errors/api-error";
 import { readUpTo } from "../lib/body";
 import { gatewayRequest } from "../routes/middleware/gateway-request";
-import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, originOf, type McpAuth } from "./auth";
+import { issuerOrigin } from "../oauth/metadata";
+import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, type McpAuth } from "./auth";
 import type { McpToolContext } from "./context";
 import { serverInfo, setupPage } from "./info";
 import { createMcpServer } from "./server";
@@ -52,7 +53,7 @@ export function jsonRpcError(status: number, code: number, message: string, id: 
 /** The gateway request context (same attribution and client IP as the HTTP API) plus MCP's own. */
 export function toolContext(c: Context<AppEnv>, auth: McpAuth): McpToolContext {
   const { env, waitUntil, requestId, sourceApp, clientIp } = gatewayRequest(c, auth.context);
-  return { env, waitUntil, auth, requestId, sourceApp, clientIp, headers: c.req.raw.headers, origin: originOf(c.req.raw) };
+  return { env, waitUntil, auth, requestId, sourceApp, clientIp, headers: c.req.raw.headers, origin: issuerOrigin(env, c.req.raw) };
 }
 
 const refusal = (c: Context<AppEnv>, err: unknown): Response => {
@@ -127,7 +128,8 @@ function normalizedHeaders(headers: Headers): Headers {
 export function handleMcpGet(c: Context<AppEnv>): Response | Promise<Response> {
   const accept = c.req.header("accept") ?? "";
   if (accept.includes("text/event-stream")) return mcpHandler.fetch(c.req.raw);
-  const origin = originOf(c.req.raw);
+  // PUBLIC_URL when set: a deployment behind a proxy or custom domain must not advertise its inner host.
+  const origin = issuerOrigin(c.env, c.req.raw);
   if (accept.includes("text/html")) {
     return new Response(setupPage(origin), { headers: { "content-type": "text/html; charset=utf-8", ...CORS_HEADERS } });
   }

@@ -1,11 +1,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { apiKeys } from "../../src/db/schema";
 import { syncKeys } from "../../src/keys/sync";
 import { MCP_MAX_BODY_BYTES } from "../../src/mcp/http";
+import worker from "../../src/index";
 import { BASE, connectClient, initializeMessage, readRpc, rpc, workerFetch } from "./helpers";
 
 let org: SeededOrg;
@@ -128,17 +130,61 @@ describe("MCP Streamable HTTP transport", () => {
   it("GET without SSE Accept returns public server info; browsers get a setup page", async () => {
     const info = await workerFetch(`${BASE}/mcp`, { headers: { accept: "application/json" } });
     expect(info.status).toBe(200);
-    const body = (await info.json()) as { name: string; protocolVersion: string; tools: string[]; transports: { streamableHttp: { url: string } } };
+    const body = (await info.json()) as {
+      name: string;
+      protocolVersion: string;
+      tools: string[];
+      transports: { streamableHttp: { url: string } };
+      authentication: { oauth: { protectedResourceMetadata: string } };
+    };
     expect(body.name).toBe("switchboard");
     expect(body.protocolVersion).toBe("2024-11-05");
     expect(body.tools).toHaveLength(8);
     expect(body.transports.streamableHttp.url).toBe(`${BASE}/mcp`);
+    expect(body.authentication.oauth.protectedResourceMetadata).toBe(`${BASE}/.well-known/oauth-protected-resource`);
     const page = await workerFetch(`${BASE}/mcp`, { headers: { accept: "text/html,application/xhtml+xml" } });
     expect(page.headers.get("content-type")).toContain("text/html");
     const html = await page.text();
     expect(html).toContain(`${BASE}/mcp`);
     expect(html).toMatch(/Cursor/);
     expect(html).toMatch(/Inspector/);
+  });
+
+  it("with PUBLIC_URL set, server info, setup page and 401 challenge name it, never the request's host", async () => {
+    const publicEnv = Object.create(env, { PUBLIC_URL: { value: "https://gateway.example.com/", enumerable: true } }) as typeof env;
+    const call = async (url: string, init?: RequestInit<IncomingRequestCfProperties>) => {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(new Request(url, init), publicEnv, ctx);
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    const internal = "http://internal-host.test";
+    const infoText = await (await call(`${internal}/mcp`, { headers: { accept: "application/json" } })).text();
+    expect(infoText).not.toContain("internal-host.test");
+    const info = JSON.parse(infoText) as {
+      transports: { streamableHttp: { url: string }; sse: { url: string; messages: string } };
+      authentication: { oauth: { protectedResourceMetadata: string; authorizationServerMetadata: string } };
+    };
+    expect(info.transports).toMatchObject({
+      streamableHttp: { url: "https://gateway.example.com/mcp" },
+      sse: { url: "https://gateway.example.com/sse", messages: "https://gateway.example.com/messages" },
+    });
+    expect(info.authentication.oauth.authorizationServerMetadata).toBe("https://gateway.example.com/.well-known/oauth-authorization-server");
+    const page = await (await call(`${internal}/mcp`, { headers: { accept: "text/html" } })).text();
+    expect(page).toContain("https://gateway.example.com/mcp");
+    expect(page).not.toContain("internal-host.test");
+
+    // One resource metadata URL: what the info names is what a 401 challenge names, and it describes this /mcp.
+    const refused = await call(`${internal}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(initializeMessage()),
+    });
+    expect(refused.status).toBe(401);
+    const challenged = /resource_metadata="([^"]+)"/.exec(refused.headers.get("www-authenticate") ?? "")?.[1];
+    expect(challenged).toBe(info.authentication.oauth.protectedResourceMetadata);
+    const meta = (await (await call(challenged!)).json()) as { resource: string };
+    expect(meta.resource).toBe(info.transports.streamableHttp.url);
   });
 
   it("unauthorized requests get 401, a JSON-RPC error body and an RFC 9728 challenge", async () => {
