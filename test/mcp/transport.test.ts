@@ -64,6 +64,47 @@ describe("MCP Streamable HTTP transport", () => {
     expect(((await refused.json()) as { error: { code: number } }).error.code).toBe(-32600);
   });
 
+  it("each message of a batch gets the reply it gets alone, invalid params (-32602) included", async () => {
+    const headers = { "mcp-protocol-version": "2024-11-05" };
+    const messages: Array<Record<string, unknown>> = [
+      { jsonrpc: "2.0", id: 20, method: "tools/call", params: { arguments: {} } },
+      { jsonrpc: "2.0", id: 21, method: "initialize", params: {} },
+      { jsonrpc: "2.0", id: 22, method: "tools/list", params: { cursor: 5 } },
+      { jsonrpc: "2.0", id: 23, method: "tools/call", params: "not an object" },
+      { jsonrpc: "2.0", id: 24, method: "tools/call", params: { name: "get-usage-breakdown", arguments: { group_by: "nope" } } },
+      { jsonrpc: "2.0", id: 25, method: "tools/call", params: { name: "no-such-tool", arguments: {} } },
+      { jsonrpc: "2.0", id: 26, method: "ping" },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+    ];
+    const alone = new Map<unknown, unknown>();
+    for (const m of messages.filter((m) => "id" in m)) alone.set(m.id, await readRpc(await rpc(m, { key: org.key, headers })));
+    for (const id of [20, 21, 22, 23]) expect((alone.get(id) as { error: { code: number } }).error.code, String(id)).toBe(-32602);
+
+    const res = await rpc(messages, { key: org.key, headers });
+    expect(res.status).toBe(200);
+    const replies = (await readRpc(res)) as Array<{ id: unknown }>;
+    expect(replies.map((r) => r.id).sort()).toEqual([...alone.keys()].sort());
+    const codeOf = (reply: unknown) => (reply as { error?: { code: number } }).error?.code;
+    for (const reply of replies) expect(codeOf(reply), String(reply.id)).toBe(codeOf(alone.get(reply.id)));
+    for (const reply of replies) expect(reply, String(reply.id)).toEqual(alone.get(reply.id));
+
+    // Only invalid params (nothing left for the SDK), or next to notifications only: still one reply each.
+    for (const batch of [messages.slice(0, 2), [messages[0]!, messages[7]!]]) {
+      const only = await rpc(batch, { key: org.key, headers });
+      expect(only.status).toBe(200);
+      const got = (await readRpc(only)) as Array<{ id: unknown }>;
+      expect(got.map((r) => r.id).sort()).toEqual(batch.filter((m) => "id" in m).map((m) => m.id).sort());
+      for (const reply of got) expect(reply).toEqual(alone.get(reply.id));
+    }
+  });
+
+  it("a batch over the SDK's 100 messages is still refused whole, invalid params or not", async () => {
+    const batch = [{ jsonrpc: "2.0", id: 0, method: "initialize", params: {} }, ...Array.from({ length: 100 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }))];
+    const res = await rpc(batch, { key: org.key, headers: { "mcp-protocol-version": "2024-11-05" } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32600);
+  });
+
   it("rejects a body that is not JSON with a JSON-RPC parse error", async () => {
     const res = await workerFetch(`${BASE}/mcp`, {
       method: "POST",
