@@ -15,7 +15,7 @@ import { cacheContext, getCachedContext } from "../auth/key-cache";
 import { getDb } from "../db/client";
 import { looksLikeGatewayKey } from "../lib/crypto";
 import { resolveAccessToken } from "../oauth/tokens";
-import { allowsMcp, DEFAULT_SCOPE, issuerOrigin } from "../oauth/metadata";
+import { allowsMcp, DEFAULT_SCOPE, issuerOrigin, resourceMetadataUrl } from "../oauth/metadata";
 import { rateLimit } from "../durable-objects/rate-limiter";
 
 /** Calls per key per window on the MCP endpoints. */
@@ -33,18 +33,13 @@ export interface McpAuth {
   oauthClientId: string | null;
 }
 
-/** The origin the client used: from the URL (tests send no Host header; proxies set the URL host). */
-export const originOf = (request: Request): string => new URL(request.url).origin;
-
-export const resourceMetadataUrl = (env: Env, request: Request): string => `${issuerOrigin(env, request)}/.well-known/oauth-protected-resource`;
-
 /**
  * The RFC 6750 / RFC 9728 challenge of a 401: always the resource metadata URL and the scope; the
  * `invalid_token` error only when credentials were presented (RFC 6750 3.1: a request without any
  * authentication information gets no error code).
  */
 export function bearerChallenge(env: Env, request: Request, message: string): string {
-  const base = `Bearer resource_metadata="${resourceMetadataUrl(env, request)}", scope="${DEFAULT_SCOPE}"`;
+  const base = `Bearer resource_metadata="${resourceMetadataUrl(issuerOrigin(env, request))}", scope="${DEFAULT_SCOPE}"`;
   if (presentedToken(request.headers) === null) return base;
   return `${base}, error="invalid_token", error_description="${message.replace(/["\\]/g, "'")}"`;
 }

@@ -7,9 +7,10 @@
  *
  * In front of it stays what is ours: authentication (src/mcp/auth.ts) and the per-key rate limit,
  * counting every message of a JSON-RPC batch; `-32602` for invalid params of protocol methods (the
- * SDK reports those as -32603 with a raw validation dump); `Accept: *\/*` read as accepting both
- * JSON and SSE; batches refused from protocol 2025-06-18 (which removed them); `GET /mcp` without
- * an SSE Accept answering server info or the setup page.
+ * SDK reports those as -32603 with a raw validation dump), alone or in a batch, where the other
+ * messages still go to the SDK; `Accept: *\/*` read as accepting both JSON and SSE; batches
+ * refused from protocol 2025-06-18 (which removed them); `GET /mcp` without an SSE Accept
+ * answering server info or the setup page.
  */
 import type { Context } from "hono";
 import { createMcpHandler } from "agents/mcp/server";
@@ -17,16 +18,19 @@ import type { AppEnv } from "../app-types";
 import { ApiError } from "../errors/api-error";
 import { readUpTo } from "../lib/body";
 import { gatewayRequest } from "../routes/middleware/gateway-request";
-import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, originOf, type McpAuth } from "./auth";
+import { issuerOrigin } from "../oauth/metadata";
+import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, type McpAuth } from "./auth";
 import type { McpToolContext } from "./context";
 import { serverInfo, setupPage } from "./info";
 import { createMcpServer } from "./server";
-import { invalidParams, invalidParamsReply } from "./protocol";
+import { invalidParams, invalidParamsReply, splitBatch, type InvalidParamsReply } from "./protocol";
 
 /** Versions in which JSON-RPC batching was removed from MCP (2025-06-18 and later). */
 const NO_BATCH_FROM = "2025-06-18";
 /** Largest MCP request body (the SDK's default). */
 export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** The SDK transport's batch limit (`MAX_BATCH_SIZE`, not exported): a larger batch is refused whole. */
+const SDK_MAX_BATCH_MESSAGES = 100;
 
 export const CORS_HEADERS: Record<string, string> = {
   "access-control-allow-origin": "*",
@@ -52,7 +56,7 @@ export function jsonRpcError(status: number, code: number, message: string, id: 
 /** The gateway request context (same attribution and client IP as the HTTP API) plus MCP's own. */
 export function toolContext(c: Context<AppEnv>, auth: McpAuth): McpToolContext {
   const { env, waitUntil, requestId, sourceApp, clientIp } = gatewayRequest(c, auth.context);
-  return { env, waitUntil, auth, requestId, sourceApp, clientIp, headers: c.req.raw.headers, origin: originOf(c.req.raw) };
+  return { env, waitUntil, auth, requestId, sourceApp, clientIp, headers: c.req.raw.headers, origin: issuerOrigin(env, c.req.raw) };
 }
 
 const refusal = (c: Context<AppEnv>, err: unknown): Response => {
@@ -127,7 +131,8 @@ function normalizedHeaders(headers: Headers): Headers {
 export function handleMcpGet(c: Context<AppEnv>): Response | Promise<Response> {
   const accept = c.req.header("accept") ?? "";
   if (accept.includes("text/event-stream")) return mcpHandler.fetch(c.req.raw);
-  const origin = originOf(c.req.raw);
+  // PUBLIC_URL when set: a deployment behind a proxy or custom domain must not advertise its inner host.
+  const origin = issuerOrigin(c.env, c.req.raw);
   if (accept.includes("text/html")) {
     return new Response(setupPage(origin), { headers: { "content-type": "text/html; charset=utf-8", ...CORS_HEADERS } });
   }
@@ -160,10 +165,47 @@ export async function handleMcpPost(c: Context<AppEnv>): Promise<Response> {
     return jsonRpcError(400, -32600, `Invalid Request: JSON-RPC batches are not supported in protocol version ${version}; send one message per request.`, null, CORS_HEADERS);
   }
   const bad = json ? invalidParams(parsed) : null;
-  if (bad) return new Response(JSON.stringify(invalidParamsReply(bad)), { headers: { "content-type": "application/json", ...CORS_HEADERS, "x-request-id": c.get("requestId") } });
+  if (bad) return jsonReply(c, invalidParamsReply(bad));
 
-  const request = new Request(c.req.raw.url, { method: "POST", headers: normalizedHeaders(c.req.raw.headers), body: text });
+  // In a batch, messages with invalid params get the reply they would get alone and the SDK gets
+  // the rest. A batch over the SDK's limit goes to it whole, so it stays refused whole.
+  let forwarded: unknown = parsed;
+  let early: InvalidParamsReply[] = [];
+  if (Array.isArray(parsed) && parsed.length <= SDK_MAX_BATCH_MESSAGES) {
+    const { replies, rest } = splitBatch(parsed);
+    if (replies.length > 0 && rest.length === 0) return jsonReply(c, replies);
+    if (replies.length > 0) {
+      forwarded = rest;
+      early = replies;
+    }
+  }
+  const body = early.length > 0 ? JSON.stringify(forwarded) : text;
+  const request = new Request(c.req.raw.url, { method: "POST", headers: normalizedHeaders(c.req.raw.headers), body });
   contexts.set(request, toolContext(c, auth));
-  const res = await mcpHandler.fetch(request, json ? { parsedBody: parsed } : undefined);
-  return withHeaders(res, { "x-request-id": c.get("requestId") });
+  const res = await mcpHandler.fetch(request, json ? { parsedBody: forwarded } : undefined);
+  return withHeaders(early.length > 0 ? await withEarlyReplies(res, early) : res, { "x-request-id": c.get("requestId") });
+}
+
+const jsonReply = (c: Context<AppEnv>, body: unknown): Response =>
+  new Response(JSON.stringify(body), { headers: { "content-type": "application/json", ...CORS_HEADERS, "x-request-id": c.get("requestId") } });
+
+/**
+ * The SDK's answer to the rest of a batch with the replies made here added, so that the batch gets
+ * one reply per request. A refusal of the whole batch (4xx, 5xx) stands, as it would without them.
+ */
+async function withEarlyReplies(res: Response, replies: readonly InvalidParamsReply[]): Promise<Response> {
+  // The rest were notifications or responses (202, nothing to answer): the replies are the answer.
+  if (res.status === 202) return new Response(JSON.stringify(replies), { headers: { "content-type": "application/json", ...CORS_HEADERS } });
+  if (!res.ok || !res.body) return res;
+  if ((res.headers.get("content-type") ?? "").includes("text/event-stream")) {
+    // The SDK streams a batch's replies as SSE events; ours go first, in the same framing.
+    const head = new TextEncoder().encode(replies.map((r) => `event: message\ndata: ${JSON.stringify(r)}\n\n`).join(""));
+    const stream = new TransformStream<Uint8Array, Uint8Array>({ start: (controller) => controller.enqueue(head) });
+    return new Response(res.body.pipeThrough(stream), res);
+  }
+  // agents' handler streams today; should it answer plain JSON, the replies still join it as one array.
+  const answered: unknown = await res.json();
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  return new Response(JSON.stringify([...replies, ...(Array.isArray(answered) ? answered : [answered])]), { status: res.status, headers });
 }

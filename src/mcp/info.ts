@@ -1,9 +1,11 @@
 /**
  * What `GET /mcp` answers without an SSE Accept header (spec 4.3): public server information as
  * JSON, or, for a browser (`Accept: text/html`), a setup page explaining how to connect clients.
+ * `origin` is the gateway's public origin (`issuerOrigin`: PUBLIC_URL when set).
  */
 import { CONFIGURED_PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION, TOOL_NAMES } from "./server";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
+import { resourceMetadataUrl } from "../oauth/metadata";
 
 export function serverInfo(origin: string) {
   return {
@@ -19,7 +21,7 @@ export function serverInfo(origin: string) {
     authentication: {
       schemes: ["Authorization: Bearer <API key or OAuth access token>", "x-api-key: <API key>"],
       oauth: {
-        protectedResourceMetadata: `${origin}/.well-known/oauth-protected-resource`,
+        protectedResourceMetadata: resourceMetadataUrl(origin),
         authorizationServerMetadata: `${origin}/.well-known/oauth-authorization-server`,
       },
     },

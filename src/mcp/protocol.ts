@@ -31,3 +31,21 @@ export function invalidParams(message: unknown): { id: string | number; message:
 
 /** The JSON-RPC error message for `invalidParams`' finding. */
 export const invalidParamsReply = (bad: { id: string | number; message: string }) => ({ jsonrpc: "2.0" as const, id: bad.id, error: { code: -32602, message: bad.message } });
+export type InvalidParamsReply = ReturnType<typeof invalidParamsReply>;
+
+/**
+ * A JSON-RPC batch split so that each message gets the reply it would get alone: the `-32602`
+ * replies for messages `invalidParams` finds (the SDK would answer those in a batch with `-32603`
+ * and a validation dump, or refuse the whole batch for params that are not an object), and the
+ * other messages, in order, for the SDK.
+ */
+export function splitBatch(batch: readonly unknown[]): { replies: InvalidParamsReply[]; rest: unknown[] } {
+  const replies: InvalidParamsReply[] = [];
+  const rest: unknown[] = [];
+  for (const message of batch) {
+    const bad = invalidParams(message);
+    if (bad) replies.push(invalidParamsReply(bad));
+    else rest.push(message);
+  }
+  return { replies, rest };
+}

@@ -5,7 +5,6 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../app-types";
-import { originOf } from "./auth";
 import { admitMcpRequest, CORS_HEADERS, jsonRpcError, MCP_MAX_BODY_BYTES, readBodyLimited, toolContext, withHeaders } from "./http";
 
 const SESSION_ID_RE = /^[0-9a-f]{64}$/;
@@ -54,7 +53,7 @@ export async function handleSseMessage(c: Context<AppEnv>): Promise<Response> {
     sourceApp: ctx.sourceApp,
     clientIp: ctx.clientIp,
     headers: [...c.req.raw.headers.entries()].filter(([k]) => k !== "authorization" && k !== "x-api-key" && k !== "cookie"),
-    origin: originOf(c.req.raw),
+    origin: ctx.origin,
   });
   if (!result.ok) return jsonRpcError(result.status, result.code, result.message, null, CORS_HEADERS);
   return new Response("Accepted", { status: 202, headers: { "content-type": "text/plain", ...CORS_HEADERS, "x-request-id": ctx.requestId } });

@@ -5,6 +5,8 @@ import { publicOrigin } from "../env";
 /**
  * The issuer and resource origin: `PUBLIC_URL` when configured (docs/security.md), never the
  * request's Host header in that case; without it (local runs, tests) the request's own origin.
+ * Every absolute URL Switchboard shows for itself in OAuth and MCP (discovery, challenges, the
+ * `/mcp` server info and setup page) is built on it, so behind a proxy none names the inner host.
  */
 export const issuerOrigin = (env: Env, request: Request): string => publicOrigin(env) ?? new URL(request.url).origin;
 export const SCOPES_SUPPORTED = ["mcp"] as const;
@@ -43,6 +45,9 @@ export function authorizationServerMetadata(origin: string) {
     service_documentation: `${origin}/mcp`,
   };
 }
+
+/** Where the protected resource metadata of `/mcp` is served: named by 401 challenges and the `/mcp` server info alike. */
+export const resourceMetadataUrl = (origin: string): string => `${origin}/.well-known/oauth-protected-resource`;
 
 export function protectedResourceMetadata(origin: string) {
   return {

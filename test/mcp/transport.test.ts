@@ -1,11 +1,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { apiKeys } from "../../src/db/schema";
 import { syncKeys } from "../../src/keys/sync";
 import { MCP_MAX_BODY_BYTES } from "../../src/mcp/http";
+import worker from "../../src/index";
 import { BASE, connectClient, initializeMessage, readRpc, rpc, workerFetch } from "./helpers";
 
 let org: SeededOrg;
@@ -60,6 +62,47 @@ describe("MCP Streamable HTTP transport", () => {
     const refused = await rpc(batch, { key: org.key, headers: { "mcp-protocol-version": "2025-06-18" } });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: { code: number } }).error.code).toBe(-32600);
+  });
+
+  it("each message of a batch gets the reply it gets alone, invalid params (-32602) included", async () => {
+    const headers = { "mcp-protocol-version": "2024-11-05" };
+    const messages: Array<Record<string, unknown>> = [
+      { jsonrpc: "2.0", id: 20, method: "tools/call", params: { arguments: {} } },
+      { jsonrpc: "2.0", id: 21, method: "initialize", params: {} },
+      { jsonrpc: "2.0", id: 22, method: "tools/list", params: { cursor: 5 } },
+      { jsonrpc: "2.0", id: 23, method: "tools/call", params: "not an object" },
+      { jsonrpc: "2.0", id: 24, method: "tools/call", params: { name: "get-usage-breakdown", arguments: { group_by: "nope" } } },
+      { jsonrpc: "2.0", id: 25, method: "tools/call", params: { name: "no-such-tool", arguments: {} } },
+      { jsonrpc: "2.0", id: 26, method: "ping" },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+    ];
+    const alone = new Map<unknown, unknown>();
+    for (const m of messages.filter((m) => "id" in m)) alone.set(m.id, await readRpc(await rpc(m, { key: org.key, headers })));
+    for (const id of [20, 21, 22, 23]) expect((alone.get(id) as { error: { code: number } }).error.code, String(id)).toBe(-32602);
+
+    const res = await rpc(messages, { key: org.key, headers });
+    expect(res.status).toBe(200);
+    const replies = (await readRpc(res)) as Array<{ id: unknown }>;
+    expect(replies.map((r) => r.id).sort()).toEqual([...alone.keys()].sort());
+    const codeOf = (reply: unknown) => (reply as { error?: { code: number } }).error?.code;
+    for (const reply of replies) expect(codeOf(reply), String(reply.id)).toBe(codeOf(alone.get(reply.id)));
+    for (const reply of replies) expect(reply, String(reply.id)).toEqual(alone.get(reply.id));
+
+    // Only invalid params (nothing left for the SDK), or next to notifications only: still one reply each.
+    for (const batch of [messages.slice(0, 2), [messages[0]!, messages[7]!]]) {
+      const only = await rpc(batch, { key: org.key, headers });
+      expect(only.status).toBe(200);
+      const got = (await readRpc(only)) as Array<{ id: unknown }>;
+      expect(got.map((r) => r.id).sort()).toEqual(batch.filter((m) => "id" in m).map((m) => m.id).sort());
+      for (const reply of got) expect(reply).toEqual(alone.get(reply.id));
+    }
+  });
+
+  it("a batch over the SDK's 100 messages is still refused whole, invalid params or not", async () => {
+    const batch = [{ jsonrpc: "2.0", id: 0, method: "initialize", params: {} }, ...Array.from({ length: 100 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }))];
+    const res = await rpc(batch, { key: org.key, headers: { "mcp-protocol-version": "2024-11-05" } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32600);
   });
 
   it("rejects a body that is not JSON with a JSON-RPC parse error", async () => {
@@ -128,17 +171,61 @@ describe("MCP Streamable HTTP transport", () => {
   it("GET without SSE Accept returns public server info; browsers get a setup page", async () => {
     const info = await workerFetch(`${BASE}/mcp`, { headers: { accept: "application/json" } });
     expect(info.status).toBe(200);
-    const body = (await info.json()) as { name: string; protocolVersion: string; tools: string[]; transports: { streamableHttp: { url: string } } };
+    const body = (await info.json()) as {
+      name: string;
+      protocolVersion: string;
+      tools: string[];
+      transports: { streamableHttp: { url: string } };
+      authentication: { oauth: { protectedResourceMetadata: string } };
+    };
     expect(body.name).toBe("switchboard");
     expect(body.protocolVersion).toBe("2024-11-05");
     expect(body.tools).toHaveLength(8);
     expect(body.transports.streamableHttp.url).toBe(`${BASE}/mcp`);
+    expect(body.authentication.oauth.protectedResourceMetadata).toBe(`${BASE}/.well-known/oauth-protected-resource`);
     const page = await workerFetch(`${BASE}/mcp`, { headers: { accept: "text/html,application/xhtml+xml" } });
     expect(page.headers.get("content-type")).toContain("text/html");
     const html = await page.text();
     expect(html).toContain(`${BASE}/mcp`);
     expect(html).toMatch(/Cursor/);
     expect(html).toMatch(/Inspector/);
+  });
+
+  it("with PUBLIC_URL set, server info, setup page and 401 challenge name it, never the request's host", async () => {
+    const publicEnv = Object.create(env, { PUBLIC_URL: { value: "https://gateway.example.com/", enumerable: true } }) as typeof env;
+    const call = async (url: string, init?: RequestInit<IncomingRequestCfProperties>) => {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(new Request(url, init), publicEnv, ctx);
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    const internal = "http://internal-host.test";
+    const infoText = await (await call(`${internal}/mcp`, { headers: { accept: "application/json" } })).text();
+    expect(infoText).not.toContain("internal-host.test");
+    const info = JSON.parse(infoText) as {
+      transports: { streamableHttp: { url: string }; sse: { url: string; messages: string } };
+      authentication: { oauth: { protectedResourceMetadata: string; authorizationServerMetadata: string } };
+    };
+    expect(info.transports).toMatchObject({
+      streamableHttp: { url: "https://gateway.example.com/mcp" },
+      sse: { url: "https://gateway.example.com/sse", messages: "https://gateway.example.com/messages" },
+    });
+    expect(info.authentication.oauth.authorizationServerMetadata).toBe("https://gateway.example.com/.well-known/oauth-authorization-server");
+    const page = await (await call(`${internal}/mcp`, { headers: { accept: "text/html" } })).text();
+    expect(page).toContain("https://gateway.example.com/mcp");
+    expect(page).not.toContain("internal-host.test");
+
+    // One resource metadata URL: what the info names is what a 401 challenge names, and it describes this /mcp.
+    const refused = await call(`${internal}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(initializeMessage()),
+    });
+    expect(refused.status).toBe(401);
+    const challenged = /resource_metadata="([^"]+)"/.exec(refused.headers.get("www-authenticate") ?? "")?.[1];
+    expect(challenged).toBe(info.authentication.oauth.protectedResourceMetadata);
+    const meta = (await (await call(challenged!)).json()) as { resource: string };
+    expect(meta.resource).toBe(info.transports.streamableHttp.url);
   });
 
   it("unauthorized requests get 401, a JSON-RPC error body and an RFC 9728 challenge", async () => {
