@@ -34,6 +34,13 @@ export function envVar(env: Env, name: string): string | undefined {
 /** `google-ai-studio` -> `GOOGLE_AI_STUDIO` (contract section 1). */
 export const providerEnvPrefix = (providerId: string): string => providerId.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 
+/**
+ * The origin Switchboard names itself with in absolute URLs (OAuth issuer, MCP info, video
+ * content URLs, the OpenAPI server): `PUBLIC_URL` when configured, never the request's Host header
+ * then (behind a proxy that would be the inner host); without it, the request's own origin.
+ */
+export const gatewayOrigin = (env: Env, request: Request): string => publicOrigin(env) ?? new URL(request.url).origin;
+
 /** `PUBLIC_URL` as an origin (no trailing slash), or null when unset or not an http(s) URL. */
 export function publicOrigin(env: Env): string | null {
   const raw = env.PUBLIC_URL?.trim();

@@ -88,3 +88,17 @@ describe("GET /docs", () => {
     expect(html).not.toMatch(/<script|src="http|href="http/);
   });
 });
+
+describe("absolute URLs behind a proxy", () => {
+  it("the document's server is PUBLIC_URL when set, never the Host header", async () => {
+    const { env } = await import("cloudflare:workers");
+    const { createExecutionContext, waitOnExecutionContext } = await import("cloudflare:test");
+    const patched = Object.create(env, { PUBLIC_URL: { value: "https://gateway.example.com/", enumerable: true } }) as typeof env;
+    const ctx = createExecutionContext();
+    const res = await app.fetch(new Request("http://inner-host.internal/openapi.json"), patched, ctx);
+    await waitOnExecutionContext(ctx);
+    const doc = JSON.stringify(await res.json());
+    expect(doc).toContain("https://gateway.example.com");
+    expect(doc).not.toContain("inner-host.internal");
+  });
+});

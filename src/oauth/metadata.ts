@@ -1,6 +1,6 @@
 /** Discovery documents: RFC 8414 (authorization server) and RFC 9728 (protected resource). */
 import type { Env } from "../env";
-import { publicOrigin } from "../env";
+import { gatewayOrigin } from "../env";
 
 /**
  * The issuer and resource origin: `PUBLIC_URL` when configured (docs/security.md), never the
@@ -8,7 +8,7 @@ import { publicOrigin } from "../env";
  * Every absolute URL Switchboard shows for itself in OAuth and MCP (discovery, challenges, the
  * `/mcp` server info and setup page) is built on it, so behind a proxy none names the inner host.
  */
-export const issuerOrigin = (env: Env, request: Request): string => publicOrigin(env) ?? new URL(request.url).origin;
+export const issuerOrigin = (env: Env, request: Request): string => gatewayOrigin(env, request);
 export const SCOPES_SUPPORTED = ["mcp"] as const;
 export const DEFAULT_SCOPE = "mcp";
 

@@ -6,6 +6,7 @@
 import { Hono, type Context } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../app-types";
+import { gatewayOrigin } from "../env";
 import { checkKey, extractBearer, requireGatewayKey, resolveGatewayKey } from "../auth/gateway-key";
 import { badRequest, unauthorized } from "../errors/api-error";
 import { parseOrThrow, validate } from "../errors/validation";
@@ -57,7 +58,7 @@ videoRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const view = await createVideo({
     ...gatewayRequest(c),
     body,
-    origin: new URL(c.req.url).origin,
+    origin: gatewayOrigin(c.env, c.req.raw),
   });
   return c.json(view);
 });
@@ -75,6 +76,6 @@ videoRoutes.get("/logs/:log_id/content", validate("param", contentParams), valid
 });
 
 videoRoutes.get("/:id", requireGatewayKey({ spend: false }), validate("param", idParam), async (c) => {
-  const view = await getVideo(c.env, c.get("keyAuth"), c.req.valid("param").id, new URL(c.req.url).origin, (p) => c.executionCtx.waitUntil(p));
+  const view = await getVideo(c.env, c.get("keyAuth"), c.req.valid("param").id, gatewayOrigin(c.env, c.req.raw), (p) => c.executionCtx.waitUntil(p));
   return c.json(view);
 });
