@@ -125,6 +125,16 @@ async function sendWhenDue(env: Env, keyId: string, owner: object, delayMs: numb
   await flushBudgets(env, keyId, null);
 }
 
+/**
+ * Before a read of a key's spend (key details, the MCP account tool): sends what this isolate has
+ * queued for the key, in the reader's own request, so a caller reading right after its own request
+ * sees it. Other isolates' batches still arrive within SETTLE_BATCH_MS. Never fails the read.
+ */
+export async function settleQueuedFor(env: Env, keyId: string): Promise<void> {
+  if (!batches.has(keyId)) return;
+  await flushBudgets(env, keyId, null).catch(logFlushError);
+}
+
 const keyLease = (keyId: string): string => `key:${keyId}`;
 const orgLease = (orgId: string): string => `org:${orgId}`;
 

@@ -342,6 +342,30 @@ describe("leases: no round trip per request in steady state", () => {
     await waitOnExecutionContext(ec);
   });
 
+  it("a key's details read right after its request show that request's spend, though settlements wait for a batch", async () => {
+    const org = await seedOrg();
+    const { token, row } = await addKey(org, { usageLimit: "100" });
+    const deployed = Object.create(env, { SETTLE_BATCH_MS: { value: undefined } }) as Env;
+    const ec = createExecutionContext();
+    const res = await app.fetch(
+      new Request("http://gw.test/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "x-no-cache": "true" },
+        body: JSON.stringify({ model: MODEL, max_tokens: 20, messages: [{ role: "user", content: "then read" }] }),
+      }),
+      deployed,
+      ec,
+    );
+    expect(res.status).toBe(200);
+    const cost = await costOf(res);
+    const readCtx = createExecutionContext();
+    const detail = await app.fetch(new Request(`http://gw.test/v1/master/keys/${row.id}`, { headers: { authorization: `Bearer ${org.masterKey}` } }), deployed, readCtx);
+    expect(detail.status).toBe(200);
+    const { apiKey } = (await detail.json()) as { apiKey: { usage: string } };
+    expect(parseUsd(apiKey.usage)).toBe(cost);
+    await Promise.all([waitOnExecutionContext(ec), waitOnExecutionContext(readCtx)]);
+  });
+
   it("credits: an organization far from zero is admitted under the isolate's lease, near zero per request", async () => {
     const org = await seedOrg({ creditsUsd: 100 });
     const { admitCredits } = await import("../../src/billing/credits");

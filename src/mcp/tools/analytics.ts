@@ -8,6 +8,7 @@ import type { McpToolContext } from "../context";
 import { AnalyticsError, getUsageBreakdown, getUsageReport, loadMemberView, organizationCreditBalance, resolveAnalyticsScope } from "../../usage/analytics";
 import { keyStateStub } from "../../durable-objects/key-state";
 import { formatUsd } from "../../billing/money";
+import { settleQueuedFor } from "../../billing/settle";
 import { accountOutput, breakdownOutput, getUsageBreakdownInput, getUsageInput, usageOutput } from "../schemas";
 import { jsonResult, toolError } from "./result";
 
@@ -37,7 +38,7 @@ export function registerAnalyticsTools(server: McpServer, ctx: McpToolContext): 
         const scope = await resolveAnalyticsScope(ctx.env, auth);
         const [member, spend] = await Promise.all([
           loadMemberView(ctx.env, auth.key.createdBy, auth.organization.id),
-          keyStateStub(ctx.env, auth.key.id).getSpend().catch(() => null),
+          settleQueuedFor(ctx.env, auth.key.id).then(() => keyStateStub(ctx.env, auth.key.id).getSpend()).catch(() => null),
         ]);
         if (!member) return toolError("The key's creator is no longer a member of the organization.");
         const privileged = scope.role === "owner" || scope.role === "admin";
