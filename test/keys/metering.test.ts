@@ -49,6 +49,23 @@ const costOf = async (res: Response): Promise<bigint> => {
   return parseUsd(body.usage.cost.toFixed(12));
 };
 
+/** The deployed default of the settlement batch window (1 s), not the suite's 50 ms. */
+const deployed = Object.create(env, { SETTLE_BATCH_MS: { value: undefined } }) as Env;
+
+/** A chat request through the app under `deployed`, with its own execution context (to wait on). */
+const deployedChat = (key: string, content: string, ec: ExecutionContext) =>
+  Promise.resolve(
+    app.fetch(
+      new Request("http://gw.test/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-no-cache": "true" },
+        body: JSON.stringify({ model: MODEL, max_tokens: 20, messages: [{ role: "user", content }] }),
+      }),
+      deployed,
+      ec,
+    ),
+  );
+
 const usd = (pico: bigint): string => (Number(pico) / 1e12).toFixed(12);
 
 describe("no false refusals", () => {
@@ -245,8 +262,6 @@ describe("leases: no round trip per request in steady state", () => {
   it("a busy key for three seconds: leases renewed in the background with the settlements, one call per object per lease period, spend exact", async () => {
     const org = await seedOrg();
     const { token, row } = await addKey(org, { usageLimit: "100" });
-    // The deployed default (settlements wait up to 1 s for a renewal to carry them), not the suite's 50 ms.
-    const deployed = Object.create(env, { SETTLE_BATCH_MS: { value: undefined } }) as Env;
     const contexts: ExecutionContext[] = [];
     const ids: string[] = [];
     const before = doCallsSoFar();
@@ -256,15 +271,7 @@ describe("leases: no round trip per request in steady state", () => {
         Array.from({ length: 4 }, async (_, i) => {
           const ec = createExecutionContext();
           contexts.push(ec);
-          const res = await app.fetch(
-            new Request("http://gw.test/v1/chat/completions", {
-              method: "POST",
-              headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "x-no-cache": "true" },
-              body: JSON.stringify({ model: MODEL, max_tokens: 20, messages: [{ role: "user", content: `busy ${i}` }] }),
-            }),
-            deployed,
-            ec,
-          );
+          const res = await deployedChat(token, `busy ${i}`, ec);
           expect(res.status).toBe(200);
           await res.text();
           return res.headers.get("x-request-id")!;
@@ -290,21 +297,8 @@ describe("leases: no round trip per request in steady state", () => {
   it("an isolate that goes idle hands its unused slices back with its last flush, not after 15 minutes", async () => {
     const org = await seedOrg();
     const { token, row } = await addKey(org, { usageLimit: "100" });
-    const deployed = Object.create(env, { SETTLE_BATCH_MS: { value: undefined } }) as Env;
     const contexts = Array.from({ length: 5 }, () => createExecutionContext());
-    const responses = await Promise.all(
-      contexts.map((ec, i) =>
-        app.fetch(
-          new Request("http://gw.test/v1/chat/completions", {
-            method: "POST",
-            headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "x-no-cache": "true" },
-            body: JSON.stringify({ model: MODEL, max_tokens: 20, messages: [{ role: "user", content: `idle ${i}` }] }),
-          }),
-          deployed,
-          ec,
-        ),
-      ),
-    );
+    const responses = await Promise.all(contexts.map((ec, i) => deployedChat(token, `idle ${i}`, ec)));
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     await Promise.all(responses.map((r) => r.text()));
     // While the requests ran, a lease held a slice of the key's limit and of the credits.
@@ -320,17 +314,8 @@ describe("leases: no round trip per request in steady state", () => {
   it("near a limit (no lease), a settlement is sent at once, not after the batch window: waiting requests need it", async () => {
     const org = await seedOrg();
     const { token, row } = await addKey(org, { usageLimit: "0.0005" }); // too little for a lease
-    const deployed = Object.create(env, { SETTLE_BATCH_MS: { value: undefined } }) as Env;
     const ec = createExecutionContext();
-    const res = await app.fetch(
-      new Request("http://gw.test/v1/chat/completions", {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "x-no-cache": "true" },
-        body: JSON.stringify({ model: MODEL, max_tokens: 20, messages: [{ role: "user", content: "near the limit" }] }),
-      }),
-      deployed,
-      ec,
-    );
+    const res = await deployedChat(token, "near the limit", ec);
     expect(res.status).toBe(200);
     await res.text();
     const started = Date.now();
@@ -345,17 +330,8 @@ describe("leases: no round trip per request in steady state", () => {
   it("a key's details read right after its request show that request's spend, though settlements wait for a batch", async () => {
     const org = await seedOrg();
     const { token, row } = await addKey(org, { usageLimit: "100" });
-    const deployed = Object.create(env, { SETTLE_BATCH_MS: { value: undefined } }) as Env;
     const ec = createExecutionContext();
-    const res = await app.fetch(
-      new Request("http://gw.test/v1/chat/completions", {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "x-no-cache": "true" },
-        body: JSON.stringify({ model: MODEL, max_tokens: 20, messages: [{ role: "user", content: "then read" }] }),
-      }),
-      deployed,
-      ec,
-    );
+    const res = await deployedChat(token, "then read", ec);
     expect(res.status).toBe(200);
     const cost = await costOf(res);
     const readCtx = createExecutionContext();
