@@ -5,7 +5,7 @@
  * node_modules/.cache), with its relative paths made absolute, so the developer's local secrets and
  * provider keys never reach a test. vitest.config.ts sets every binding the tests need.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 /**
@@ -22,7 +22,12 @@ export function hermeticWranglerConfig(root, outDir = join(root, "node_modules",
     .replace(/"directory"\s*:\s*"([^"]+)"/g, (_m, p) => `"directory": ${JSON.stringify(resolve(root, p))}`)
     .replace(/"\$schema"\s*:\s*"[^"]*",?/, "");
   const path = join(outDir, "wrangler.jsonc");
-  writeFileSync(path, source);
+  // Written beside and renamed into place: a checkout whose node_modules is a hard-linked copy of
+  // another's (`cp -al`, git worktrees) gets its own file instead of rewriting the shared inode,
+  // which would point the other checkout's test runs at this one's sources.
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, source);
+  renameSync(tmp, path);
   return path;
 }
 

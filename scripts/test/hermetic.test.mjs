@@ -1,6 +1,6 @@
 // The test suite must not see the developer's .dev.vars (vitest.config.ts uses hermeticWranglerConfig).
 import assert from "node:assert/strict";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -59,4 +59,20 @@ test("only the pool's teardown line and workerd's report of a reset upstream fet
     "exception = workerd/api/web-socket.c++:821: disconnected: WebSocket peer disconnected; and more\n",
     "ok line\nlast line\n",
   ]);
+});
+
+test("a checkout whose node_modules is a hard-linked copy of another's gets its own test config", () => {
+  const dir = mkdtempSync(join(tmpdir(), "sb-hermetic-link-"));
+  try {
+    copyFileSync(join(ROOT, "wrangler.jsonc"), join(dir, "wrangler.jsonc"));
+    const other = join(dir, "other-checkout-config.jsonc");
+    writeFileSync(other, "the other checkout's config");
+    mkdirSync(join(dir, "hermetic"));
+    linkSync(other, join(dir, "hermetic", "wrangler.jsonc")); // what `cp -al node_modules` leaves
+    const copy = hermeticWranglerConfig(dir, join(dir, "hermetic"));
+    assert.equal(readFileSync(other, "utf8"), "the other checkout's config");
+    assert.ok(readFileSync(copy, "utf8").includes(JSON.stringify(join(dir, "src", "index.ts"))), "the copy names this checkout's sources");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
