@@ -225,4 +225,23 @@ describe("organization management through the session API", () => {
     await call(`/v1/master/teams/${theirs.id}/members`, { method: "POST", key: other.masterKey, ...json({ member: other.ownerMemberId }) });
     expect((await api(owner, `/teams/${theirs.id}/members/${other.ownerMemberId}`, "DELETE")).status).toBe(404);
   });
+
+  it("the Organization page has an Edit form per provider key and a Remove button per team member (owners and admins)", async () => {
+    const org = await seedOrg();
+    const dev = await memberSession(org, "developer");
+    const pk = ((await (await call("/v1/master/provider-keys", { method: "POST", key: org.masterKey, ...json({ provider: "openai", token: "sk-page-0123456789", label: "Page key" }) })).json()) as { providerKey: { id: string } }).providerKey;
+    const team = ((await (await call("/v1/master/teams", { method: "POST", key: org.masterKey, ...json({ name: "Platform" }) })).json()) as { team: { id: string } }).team;
+    await call(`/v1/master/teams/${team.id}/members`, { method: "POST", key: org.masterKey, ...json({ member: dev.id }) });
+    const page = async (s: Session) => (await call("/dashboard/organization", { headers: { cookie: s.cookie, accept: "text/html" } })).text();
+    const html = await page(await signIn(org.ownerEmail, org.ownerPassword));
+    expect(html).toContain(`data-api="/api/provider-keys/${pk.id}" data-method="PATCH"`);
+    expect(html).toContain(`<label for="pk-edit-token-${pk.id}">New token (optional)</label>`);
+    expect(html).toContain(`data-api="/api/teams/${team.id}/members/${dev.id}" data-method="DELETE"`);
+    expect(html).toContain(`Remove<span class="sr-only"> ${dev.email} from Platform</span>`);
+    expect(html).not.toContain("sk-page-0123456789");
+    const devHtml = await page(dev.session);
+    expect(devHtml).not.toContain(`/api/provider-keys/${pk.id}`);
+    expect(devHtml).not.toContain(`/api/teams/${team.id}/members/`);
+    expect(devHtml).toContain(dev.email);
+  });
 });
