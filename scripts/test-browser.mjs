@@ -374,6 +374,55 @@ try {
     await page.getByText("Browser BYOK", { exact: true }).waitFor({ state: "detached" });
   });
 
+  await scenario("organization: edit a provider key's token (hint changes, token never shown)", async () => {
+    const [before, after] = ["sk-browser-edit-before-0123456789-aaaa", "sk-browser-edit-after-0123456789-zzzz"];
+    const created = await api("/v1/master/provider-keys", { method: "POST", token: masterKey, body: { provider: "openai", token: before, label: "Browser edit" } });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    const sentAuth = async (/** @type {string} */ tag) => {
+      const r = await api("/v1/chat/completions", { method: "POST", token: playgroundKey, body: { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: `edit [[tag:${tag}]]` }] } });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      return (await (await fetch(`${upstream}/__recorded/${tag}`)).json()).at(-1)?.headers.authorization;
+    };
+    assert.equal(await sentAuth("browser-pk-before"), `Bearer ${before}`);
+    await page.reload();
+    const row = page.locator("tr", { has: page.getByText("Browser edit", { exact: true }) });
+    assert.equal(await row.locator("code").first().textContent(), "…aaaa");
+    // Keyboard only: open the Edit disclosure, type the new token, submit with Enter.
+    await row.locator("summary").focus();
+    await page.keyboard.press("Enter");
+    const field = row.getByLabel("New token (optional)");
+    await field.waitFor();
+    await field.focus();
+    await page.keyboard.type(after);
+    await shot("10c-provider-key-edit");
+    await Promise.all([page.waitForEvent("load"), page.keyboard.press("Enter")]);
+    await row.locator("code").filter({ hasText: "…zzzz" }).waitFor();
+    assert.equal(await row.getByLabel("New token (optional)").inputValue(), "");
+    const html = await page.content();
+    assert.ok(!html.includes(after) && !html.includes(before), "provider token visible on the page");
+    const keys = await api("/v1/master/provider-keys", { token: masterKey });
+    assert.equal(keys.json.providerKeys.find((/** @type {{id: string}} */ k) => k.id === created.json.providerKey.id)?.tokenHint, "…zzzz");
+    assert.equal(await sentAuth("browser-pk-after"), `Bearer ${after}`, "the next request still used the old token");
+    assert.equal((await api(`/v1/master/provider-keys/${created.json.providerKey.id}`, { method: "DELETE", token: masterKey })).status, 200);
+  });
+
+  await scenario("organization: remove a member from a team (gone after reload)", async () => {
+    const dora = "dora@browser.test";
+    const team = await api("/v1/master/teams", { method: "POST", token: masterKey, body: { name: "Browser team" } });
+    assert.equal(team.status, 201, JSON.stringify(team.json));
+    for (const member of [OWNER.email, dora]) assert.equal((await api(`/v1/master/teams/${team.json.team.id}/members`, { method: "POST", token: masterKey, body: { member } })).status, 201);
+    await page.reload();
+    const list = page.locator("tr", { has: page.getByText("Browser team", { exact: true }) }).locator(".member-list");
+    await list.getByText(dora, { exact: true }).waitFor();
+    await shot("10d-team-members");
+    page.once("dialog", (d) => void d.accept());
+    await reloads(list.getByRole("button", { name: `Remove ${dora} from Browser team` }));
+    await page.reload();
+    await list.getByText(OWNER.email, { exact: true }).waitFor();
+    assert.equal(await list.getByText(dora, { exact: true }).count(), 0, "removed member still listed");
+    assert.equal((await api(`/v1/master/teams/${team.json.team.id}`, { token: masterKey })).json.team.memberIds.length, 1);
+  });
+
   await scenario("delete a key (confirm)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Keys" }).click();
     page.once("dialog", (d) => void d.accept());

@@ -1,7 +1,8 @@
 /**
  * The organization's own provider credentials (BYOK), shared by `/v1/master/provider-keys` and the
  * session API (`/api/provider-keys`). The token is encrypted at rest (AES-GCM under a key derived
- * from KEY_HASH_SECRET) and never returned, only `tokenHint`.
+ * from KEY_HASH_SECRET) and never returned, only `tokenHint`. A key is edited in place (new token,
+ * base URL, label); its provider is fixed.
  */
 import { and, eq } from "drizzle-orm";
 import * as z from "zod";
@@ -26,6 +27,18 @@ export const providerKeyCreateBody = z.object({
   label: z.string().trim().min(1).max(200).optional(),
 });
 
+/** What an edit may change: a new token, and the base URL and label (`null` clears them). */
+export const providerKeyPatchBody = z
+  .object({
+    token: providerKeyCreateBody.shape.token.optional(),
+    baseUrl: z.string().trim().min(1).max(2048).nullable().optional(),
+    label: z.string().trim().min(1).max(200).nullable().optional(),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update: send token, baseUrl or label" });
+
+/** Unknown-field hints for the edit body (validateBody). */
+export const PROVIDER_KEY_PATCH_HINTS = { provider: "A provider key's provider cannot change: add a key for the other provider and delete this one." };
+
 const view = (r: ProviderKeyRow) => ({
   id: r.id,
   object: "provider_key" as const,
@@ -37,11 +50,19 @@ const view = (r: ProviderKeyRow) => ({
   createdAt: new Date(r.createdAt).toISOString(),
 });
 
+/** The SSRF guard on a base URL, for creation and edits alike. */
+function assertUpstreamUrl(env: Env, baseUrl: string): void {
+  const check = checkUpstreamUrl(baseUrl, { production: isProduction(env) });
+  if (!check.ok) throw badRequest(`Invalid value for 'baseUrl': ${check.reason}`, "baseUrl");
+}
+
+/** The stored form of a token: ciphertext and hint, for creation and edits alike. */
+async function sealToken(env: Env, token: string): Promise<Pick<ProviderKeyRow, "tokenCiphertext" | "tokenHint">> {
+  return { tokenCiphertext: await encryptSecret(requireHashSecret(env), token), tokenHint: tokenHint(token) };
+}
+
 export async function createProviderKey(env: Env, organizationId: string, body: z.infer<typeof providerKeyCreateBody>) {
-  if (body.baseUrl !== undefined) {
-    const check = checkUpstreamUrl(body.baseUrl, { production: isProduction(env) });
-    if (!check.ok) throw badRequest(`Invalid value for 'baseUrl': ${check.reason}`, "baseUrl");
-  }
+  if (body.baseUrl !== undefined) assertUpstreamUrl(env, body.baseUrl);
   const row = await getDb(env.DB)
     .insert(providerKeys)
     .values({
@@ -50,8 +71,7 @@ export async function createProviderKey(env: Env, organizationId: string, body: 
       provider: body.provider,
       label: body.label ?? null,
       baseUrl: body.baseUrl ?? null,
-      tokenCiphertext: await encryptSecret(requireHashSecret(env), body.token),
-      tokenHint: tokenHint(body.token),
+      ...(await sealToken(env, body.token)),
       createdAt: Date.now(),
     })
     .returning()
@@ -63,6 +83,30 @@ export async function createProviderKey(env: Env, organizationId: string, body: 
 export async function listProviderKeys(env: Env, organizationId: string) {
   const rows = await getDb(env.DB).select().from(providerKeys).where(eq(providerKeys.organizationId, organizationId)).orderBy(providerKeys.createdAt, providerKeys.id);
   return rows.map(view);
+}
+
+/**
+ * Edits a key in place. Key contexts are bumped like on create and delete, so the next request of
+ * every gateway key of the organization loads the new ciphertext (decrypted secrets are cached by
+ * ciphertext, Vertex tokens by a digest of the secret: an edited key never hits an old entry).
+ */
+export async function updateProviderKey(env: Env, organizationId: string, id: string, body: z.infer<typeof providerKeyPatchBody>) {
+  const changes: Partial<Pick<ProviderKeyRow, "baseUrl" | "label" | "tokenCiphertext" | "tokenHint">> = {};
+  if (body.baseUrl !== undefined) {
+    if (body.baseUrl !== null) assertUpstreamUrl(env, body.baseUrl);
+    changes.baseUrl = body.baseUrl;
+  }
+  if (body.label !== undefined) changes.label = body.label;
+  if (body.token !== undefined) Object.assign(changes, await sealToken(env, body.token));
+  const row = await getDb(env.DB)
+    .update(providerKeys)
+    .set(changes)
+    .where(and(eq(providerKeys.id, id), eq(providerKeys.organizationId, organizationId)))
+    .returning()
+    .get();
+  if (!row) throw notFound(`Provider key '${id}' not found.`);
+  await bumpKeyVersions(env, { organizationId });
+  return view(row);
 }
 
 export async function deleteProviderKey(env: Env, organizationId: string, id: string): Promise<void> {

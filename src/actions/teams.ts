@@ -73,3 +73,20 @@ export async function addTeamMember(env: Env, organizationId: string, teamId: st
   const [withIds] = await withMembers(env, [team]);
   return withIds;
 }
+
+/**
+ * Takes a member (id or e-mail, as when adding) out of a team; 404 when they are not in it. Their
+ * keys are bumped, so the team's rules stop applying from the next request on.
+ */
+export async function removeTeamMember(env: Env, organizationId: string, teamId: string, memberRef: string) {
+  const team = await loadTeam(env, organizationId, teamId);
+  const member = await resolveMember(env, organizationId, memberRef);
+  const removed = await getDb(env.DB)
+    .delete(teamMembers)
+    .where(and(eq(teamMembers.teamId, team.id), eq(teamMembers.memberId, member.id)))
+    .returning({ memberId: teamMembers.memberId })
+    .get();
+  if (!removed) throw notFound(`Member '${memberRef}' is not in team '${team.name}'.`, "not_team_member");
+  await bumpKeyVersions(env, { createdBy: [member.id] });
+  return { team, member };
+}

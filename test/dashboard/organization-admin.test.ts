@@ -35,7 +35,9 @@ describe("organization management through the session API", () => {
       [`/members/${org.ownerMemberId}`, "DELETE"],
       ["/teams", "POST", { name: "T" }],
       ["/teams/team_x/members", "POST", { member: dev.id }],
+      [`/teams/team_x/members/${dev.id}`, "DELETE"],
       ["/provider-keys", "POST", { provider: "openai", token: "sk-dev-0123456789" }],
+      ["/provider-keys/pk_x", "PATCH", { token: "sk-dev-0123456789" }],
       ["/provider-keys/pk_x", "DELETE"],
       ["/custom-providers", "POST", { name: "mine", baseUrl: "https://example.com/v1", token: "t" }],
       ["/custom-providers/cp_x", "DELETE"],
@@ -164,5 +166,82 @@ describe("organization management through the session API", () => {
     expect(((await patched.json()) as { member: { role: string } }).member.role).toBe("admin");
     expect((await call(`/v1/master/members/${org.ownerMemberId}`, { method: "PATCH", key: org.masterKey, ...json({ role: "admin" }) })).status).toBe(409);
     expect((await call(`/v1/master/members/${id}`, { method: "DELETE", key: org.masterKey })).status).toBe(200);
+  });
+
+  it("provider keys: edited in place (new token, base URL, label), hint recomputed, token never answered or shown", async () => {
+    const org = await seedOrg();
+    const other = await seedOrg();
+    const admin = await memberSession(org, "admin");
+    const first = "sk-session-first-0123456789-aaaa";
+    const pk = ((await (await api(admin.session, "/provider-keys", "POST", { provider: "openai", token: first, label: "Team OpenAI" })).json()) as { providerKey: { id: string } }).providerKey;
+
+    const second = "sk-session-second-0123456789-bbbb";
+    const res = await api(admin.session, `/provider-keys/${pk.id}`, "PATCH", { token: second, label: "Rotated", baseUrl: "https://llm.example.com/v1" });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain(second);
+    expect((JSON.parse(text) as { providerKey: unknown }).providerKey).toMatchObject({ id: pk.id, label: "Rotated", baseUrl: "https://llm.example.com/v1", tokenHint: "…bbbb" });
+    const listed = (await (await call("/v1/master/provider-keys", { key: org.masterKey })).json()) as { providerKeys: Array<{ tokenHint: string }> };
+    expect(listed.providerKeys.map((k) => k.tokenHint)).toEqual(["…bbbb"]);
+    const html = await (await call("/dashboard/organization", { headers: { cookie: admin.session.cookie, accept: "text/html" } })).text();
+    expect(html).toContain("…bbbb");
+    expect(html).not.toContain(second);
+    expect(html).not.toContain(first);
+
+    const empty = await api(admin.session, `/provider-keys/${pk.id}`, "PATCH", {});
+    expect(empty.status).toBe(400);
+    const unknown = await api(admin.session, `/provider-keys/${pk.id}`, "PATCH", { provider: "anthropic" });
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as { error: { param: string } }).error.param).toBe("provider");
+    expect((await api(admin.session, `/provider-keys/${pk.id}`, "PATCH", { baseUrl: "ftp://x" })).status).toBe(400);
+    const theirs = ((await (await call("/v1/master/provider-keys", { method: "POST", key: other.masterKey, ...json({ provider: "openai", token: "sk-theirs-0000" }) })).json()) as { providerKey: { id: string } }).providerKey;
+    expect((await api(admin.session, `/provider-keys/${theirs.id}`, "PATCH", { token: "sk-stolen-0000" })).status).toBe(404);
+  });
+
+  it("teams: removing a member ends the team's rules for their keys at once; 404 when not in the team", async () => {
+    const org = await seedOrg();
+    const owner = await signIn(org.ownerEmail, org.ownerPassword);
+    const dev = await memberSession(org, "developer");
+    const key = ((await (await api(dev.session, "/keys", "POST", { projectId: org.projectId, description: "dev key" })).json()) as { apiKey: { token: string } }).apiKey.token;
+    const team = ((await (await api(owner, "/teams", "POST", { name: "Restricted" })).json()) as { team: { id: string } }).team;
+    expect((await api(owner, `/teams/${team.id}/members`, "POST", { member: dev.id })).status).toBe(201);
+    expect((await api(owner, `/teams/${team.id}/iam`, "POST", { ruleType: "deny_models", ruleValue: { models: ["gpt-4o-mini"] } })).status).toBe(201);
+    const chat = () =>
+      call("/v1/chat/completions", { method: "POST", key, headers: { "content-type": "application/json", "x-no-cache": "true" }, body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 3, messages: [{ role: "user", content: "hi" }] }) });
+    expect((await chat()).status).toBe(403);
+
+    const removed = await api(owner, `/teams/${team.id}/members/${dev.id}`, "DELETE");
+    expect(removed.status).toBe(200);
+    expect(((await removed.json()) as { message: string }).message).toBe(`Member '${dev.email}' removed from team 'Restricted'.`);
+    expect((await chat()).status).toBe(200);
+    const teams = (await (await call("/v1/master/teams", { key: org.masterKey })).json()) as { teams: Array<{ memberIds: string[] }> };
+    expect(teams.teams[0]!.memberIds).toEqual([]);
+
+    const again = await api(owner, `/teams/${team.id}/members/${encodeURIComponent(dev.email)}`, "DELETE");
+    expect(again.status).toBe(404);
+    expect((await errorOf(again)).code).toBe("not_team_member");
+    const other = await seedOrg();
+    const theirs = ((await (await call("/v1/master/teams", { method: "POST", key: other.masterKey, ...json({ name: "Theirs" }) })).json()) as { team: { id: string } }).team;
+    await call(`/v1/master/teams/${theirs.id}/members`, { method: "POST", key: other.masterKey, ...json({ member: other.ownerMemberId }) });
+    expect((await api(owner, `/teams/${theirs.id}/members/${other.ownerMemberId}`, "DELETE")).status).toBe(404);
+  });
+
+  it("the Organization page has an Edit form per provider key and a Remove button per team member (owners and admins)", async () => {
+    const org = await seedOrg();
+    const dev = await memberSession(org, "developer");
+    const pk = ((await (await call("/v1/master/provider-keys", { method: "POST", key: org.masterKey, ...json({ provider: "openai", token: "sk-page-0123456789", label: "Page key" }) })).json()) as { providerKey: { id: string } }).providerKey;
+    const team = ((await (await call("/v1/master/teams", { method: "POST", key: org.masterKey, ...json({ name: "Platform" }) })).json()) as { team: { id: string } }).team;
+    await call(`/v1/master/teams/${team.id}/members`, { method: "POST", key: org.masterKey, ...json({ member: dev.id }) });
+    const page = async (s: Session) => (await call("/dashboard/organization", { headers: { cookie: s.cookie, accept: "text/html" } })).text();
+    const html = await page(await signIn(org.ownerEmail, org.ownerPassword));
+    expect(html).toContain(`data-api="/api/provider-keys/${pk.id}" data-method="PATCH"`);
+    expect(html).toContain(`<label for="pk-edit-token-${pk.id}">New token (optional)</label>`);
+    expect(html).toContain(`data-api="/api/teams/${team.id}/members/${dev.id}" data-method="DELETE"`);
+    expect(html).toContain(`Remove<span class="sr-only"> ${dev.email} from Platform</span>`);
+    expect(html).not.toContain("sk-page-0123456789");
+    const devHtml = await page(dev.session);
+    expect(devHtml).not.toContain(`/api/provider-keys/${pk.id}`);
+    expect(devHtml).not.toContain(`/api/teams/${team.id}/members/`);
+    expect(devHtml).toContain(dev.email);
   });
 });

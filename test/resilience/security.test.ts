@@ -12,7 +12,7 @@ import { env } from "cloudflare:workers";
 import { eq, inArray } from "drizzle-orm";
 import { call, seedOrg, TEST_SECRETS, type SeededOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
-import { apiKeys, customModels, customProviders, iamRules, members, projects, providerKeys, requestLogs, teams } from "../../src/db/schema";
+import { apiKeys, customModels, customProviders, iamRules, members, projects, providerKeys, requestLogs, teamMembers, teams } from "../../src/db/schema";
 import { PROVIDER_IDS } from "../../src/catalog/types";
 import { checkUpstreamUrl } from "../../src/lib/ssrf";
 import { timingSafeEqual } from "../../src/lib/crypto";
@@ -302,6 +302,7 @@ describe("cross-organization access is a 404", () => {
     ids.memberEmail = member.email;
     ids.memberRule = (await mk(`/members/${member.id}/iam`, { ruleType: "deny_models", ruleValue: { models: ["gpt-4o"] } })).rule.id;
     ids.team = (await mk("/teams", { name: "b-team" })).team.id;
+    await mk(`/teams/${ids.team}/members`, { member: member.id });
     ids.teamRule = (await mk(`/teams/${ids.team}/iam`, { ruleType: "deny_models", ruleValue: { models: ["gpt-4o"] } })).rule.id;
     ids.providerKey = (await mk("/provider-keys", { provider: "openai", token: "sk-b-org-secret" })).providerKey.id;
     ids.customProvider = (await mk("/custom-providers", { name: "bcorp", baseUrl: `${FAKE()}/bcorp`, token: "b-token" })).customProvider.id;
@@ -334,10 +335,12 @@ describe("cross-organization access is a 404", () => {
       ["DELETE", `/members/${a.ownerMemberId}/iam/${ids.memberRule}`],
       ["GET", `/teams/${ids.team}`],
       ["POST", `/teams/${ids.team}/members`, { member: a.ownerMemberId }],
+      ["DELETE", `/teams/${ids.team}/members/${ids.member}`],
       ["GET", `/teams/${ids.team}/iam`],
       ["POST", `/teams/${ids.team}/iam`, { ruleType: "allow_models", ruleValue: { models: ["x"] } }],
       ["PATCH", `/teams/${ids.team}/iam/${ids.teamRule}`, { status: "inactive" }],
       ["DELETE", `/teams/${ids.team}/iam/${ids.teamRule}`],
+      ["PATCH", `/provider-keys/${ids.providerKey}`, { token: "sk-stolen-0000" }],
       ["DELETE", `/provider-keys/${ids.providerKey}`],
       ["GET", `/custom-providers/${ids.customProvider}`],
       ["PATCH", `/custom-providers/${ids.customProvider}`, { token: "stolen" }],
@@ -378,7 +381,8 @@ describe("cross-organization access is a 404", () => {
     expect((await db.select().from(apiKeys).where(eq(apiKeys.id, ids.key!)).get())?.status).toBe("active");
     const rules = await db.select().from(iamRules).where(inArray(iamRules.id, [ids.keyRule!, ids.memberRule!, ids.teamRule!]));
     expect(rules.map((r) => r.status)).toEqual(["active", "active", "active"]);
-    expect(await db.select().from(providerKeys).where(eq(providerKeys.id, ids.providerKey!)).get()).toBeTruthy();
+    expect((await db.select().from(providerKeys).where(eq(providerKeys.id, ids.providerKey!)).get())?.tokenHint).toBe("…cret");
+    expect(await db.select().from(teamMembers).where(eq(teamMembers.teamId, ids.team!))).toHaveLength(1);
     expect((await db.select().from(customProviders).where(eq(customProviders.id, ids.customProvider!)).get())?.name).toBe("bcorp");
     expect((await db.select().from(customModels).where(eq(customModels.organizationId, b.orgId))).map((m) => m.modelId)).toEqual(["b-model"]);
     expect((await db.select().from(members).where(eq(members.id, ids.member!)).get())?.organizationId).toBe(b.orgId);
@@ -397,6 +401,8 @@ describe("cross-organization access is a 404", () => {
       ["GET", `/keys?projectId=${b.projectId}`],
       ["POST", "/keys", { projectId: b.projectId, description: "into b" }],
       ["GET", `/keys/${b.playgroundKeyId}`],
+      ["PATCH", `/provider-keys/${ids.providerKey}`, { token: "sk-stolen-0000" }],
+      ["DELETE", `/teams/${ids.team}/members/${ids.member}`],
     ] as Array<[string, string, unknown?]>) {
       const res = await dash(session, method, path, body);
       if (res.status !== 404) wrong.push(`${method} ${path} -> ${res.status} ${(await res.text()).slice(0, 200)}`);

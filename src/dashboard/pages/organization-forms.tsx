@@ -31,13 +31,37 @@ export const RoleForm: FC<{ member: MemberView }> = ({ member }) => (
   </form>
 );
 
-export const RemoveButton: FC<{ api: string; label: string; confirm: string }> = ({ api, label, confirm }) => (
+/** `context` completes the button's name for screen readers (`Remove` + ` a@b.test from Platform`). */
+export const RemoveButton: FC<{ api: string; label: string; confirm: string; context?: string }> = ({ api, label, confirm, context }) => (
   <form class="actions" data-api={api} data-method="DELETE" data-confirm={confirm}>
     <button class="sm danger" type="submit">
-      {label}
+      {label}{context ? <span class="sr-only">{` ${context}`}</span> : null}
     </button>
   </form>
 );
+
+/** A team's members, each with a Remove button (owners and admins). */
+export const TeamMemberList: FC<{ team: { id: string; name: string; memberIds: string[] }; members: MemberView[] }> = ({ team, members }) => {
+  if (!team.memberIds.length) return <span class="muted">—</span>;
+  return (
+    <ul class="member-list">
+      {team.memberIds.map((id) => {
+        const email = members.find((m) => m.id === id)?.email ?? id;
+        return (
+          <li>
+            <span>{email}</span>
+            <RemoveButton
+              api={`/api/teams/${team.id}/members/${id}`}
+              label="Remove"
+              context={`${email} from ${team.name}`}
+              confirm={`Remove ${email} from the team ${team.name}? The team's rules stop applying to their keys.`}
+            />
+          </li>
+        );
+      })}
+    </ul>
+  );
+};
 
 export const TeamMemberForm: FC<{ team: { id: string; name: string; memberIds: string[] }; members: MemberView[] }> = ({ team, members }) => {
   const candidates = members.filter((m) => !team.memberIds.includes(m.id));
@@ -124,6 +148,30 @@ export const AddProviderKey: FC<{ providers: readonly string[] }> = ({ providers
     <p class="hint">Stored encrypted; only its last characters are ever shown again.</p>
     <Submit class="primary" label="Add provider key" />
   </Card>
+);
+
+/**
+ * Edit in place (`PATCH /api/provider-keys/{id}`): a new token (empty keeps the current one), base
+ * URL and label (emptied, they are cleared). A native disclosure: keyboard-usable, no script.
+ */
+export const EditProviderKey: FC<{ k: { id: string; provider: string; label: string | null; baseUrl: string | null; tokenHint: string } }> = ({ k }) => (
+  <details class="edit-pk">
+    <summary>
+      Edit<span class="sr-only">{` the ${k.provider} key ${k.tokenHint}`}</span>
+    </summary>
+    <form class="editor" data-api={`/api/provider-keys/${k.id}`} data-method="PATCH">
+      <Field id={`pk-edit-token-${k.id}`} label="New token (optional)" hint="Leave empty to keep the current token.">
+        <input id={`pk-edit-token-${k.id}`} name="token" type="password" autocomplete="off" spellcheck={false} />
+      </Field>
+      <Field id={`pk-edit-base-url-${k.id}`} label="Base URL">
+        <input id={`pk-edit-base-url-${k.id}`} name="baseUrl" type="url" value={k.baseUrl ?? ""} placeholder="provider default" data-empty="null" />
+      </Field>
+      <Field id={`pk-edit-label-${k.id}`} label="Label">
+        <input id={`pk-edit-label-${k.id}`} name="label" maxlength={200} value={k.label ?? ""} data-empty="null" />
+      </Field>
+      <Submit class="sm primary" label="Save provider key" />
+    </form>
+  </details>
 );
 
 export const AddCustomProvider: FC = () => (

@@ -17,7 +17,18 @@ import { listNotifications } from "../../actions/notifications";
 import { publicOrganization } from "../../organizations/view";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead, Submit } from "../layout";
-import { AddCustomModel, AddCustomProvider, AddProviderKey, CreateTeam, InviteMember, RemoveButton, RoleForm, TeamMemberForm } from "./organization-forms";
+import {
+  AddCustomModel,
+  AddCustomProvider,
+  AddProviderKey,
+  CreateTeam,
+  EditProviderKey,
+  InviteMember,
+  RemoveButton,
+  RoleForm,
+  TeamMemberForm,
+  TeamMemberList,
+} from "./organization-forms";
 import { formatDate, formatUsd } from "../format";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext) {
@@ -175,7 +186,7 @@ export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx,
           rows={data.teams}
           cells={(t) => [
             t.name,
-            t.memberIds.map((id) => data.members.find((m) => m.id === id)?.email ?? id).join(", ") || "—",
+            admin ? <TeamMemberList team={t} members={data.members} /> : t.memberIds.map((id) => data.members.find((m) => m.id === id)?.email ?? id).join(", ") || "—",
             ...(admin ? [<TeamMemberForm team={t} members={data.members} />] : []),
           ]}
           empty="No teams yet."
@@ -191,7 +202,14 @@ export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx,
           k.label ?? "—",
           <code>{k.tokenHint}</code>,
           k.baseUrl ? <code>{k.baseUrl}</code> : "default",
-          ...(admin ? [<RemoveButton api={`/api/provider-keys/${k.id}`} label="Delete" confirm={`Delete the ${k.provider} key ${k.tokenHint}? Requests fall back to credits.`} />] : []),
+          ...(admin
+            ? [
+                <>
+                  <RemoveButton api={`/api/provider-keys/${k.id}`} label="Delete" confirm={`Delete the ${k.provider} key ${k.tokenHint}? Requests fall back to credits.`} />
+                  <EditProviderKey k={k} />
+                </>,
+              ]
+            : []),
         ]}
         empty="No provider keys: requests use credits."
       />

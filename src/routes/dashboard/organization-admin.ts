@@ -4,8 +4,8 @@
  * role applied to member changes (only an owner adds, changes or removes an owner).
  *
  *   POST /api/members {email, name, role}        PATCH /api/members/{member} {role}    DELETE /api/members/{member}
- *   POST /api/teams {name}                       POST /api/teams/{id}/members {member}
- *   POST /api/provider-keys {provider, token, baseUrl?, label?}                        DELETE /api/provider-keys/{id}
+ *   POST /api/teams {name}                       POST /api/teams/{id}/members {member}  DELETE /api/teams/{id}/members/{member}
+ *   POST /api/provider-keys {provider, token, baseUrl?, label?}   PATCH /api/provider-keys/{id} {token?, baseUrl?, label?}   DELETE /api/provider-keys/{id}
  *   POST /api/custom-providers {name, baseUrl, token}                                  DELETE /api/custom-providers/{id}
  *   POST /api/custom-models {providerName, modelId, name?, ...}                        DELETE /api/custom-models/{id}
  */
@@ -13,8 +13,15 @@ import { Hono, type Context } from "hono";
 import type { DashboardEnv } from "./types";
 import { validateBody } from "../../errors/validation";
 import { changeMemberRole, inviteMember, memberCreateBody, memberRoleBody, removeMember, type MemberActor } from "../../actions/members";
-import { addTeamMember, createTeam, teamAddMemberBody, teamCreateBody } from "../../actions/teams";
-import { createProviderKey, deleteProviderKey, providerKeyCreateBody } from "../../actions/provider-keys";
+import { addTeamMember, createTeam, removeTeamMember, teamAddMemberBody, teamCreateBody } from "../../actions/teams";
+import {
+  createProviderKey,
+  deleteProviderKey,
+  PROVIDER_KEY_PATCH_HINTS,
+  providerKeyCreateBody,
+  providerKeyPatchBody,
+  updateProviderKey,
+} from "../../actions/provider-keys";
 import { createCustomProvider, customProviderCreateBody, deleteCustomProvider } from "../../actions/custom-providers";
 import { createCustomModel, customModelCreateBody, deleteCustomModel } from "../../actions/custom-models";
 
@@ -24,6 +31,7 @@ export const ORGANIZATION_ADMIN_PATHS = [
   "/members/:ref",
   "/teams",
   "/teams/:id/members",
+  "/teams/:id/members/:ref",
   "/provider-keys",
   "/provider-keys/:id",
   "/custom-providers",
@@ -51,8 +59,15 @@ r.post("/teams", validateBody(teamCreateBody), async (c) => c.json({ team: await
 r.post("/teams/:id/members", validateBody(teamAddMemberBody), async (c) =>
   c.json({ team: await addTeamMember(c.env, orgOf(c), c.req.param("id"), c.req.valid("json").member) }, 201),
 );
+r.delete("/teams/:id/members/:ref", async (c) => {
+  const { team, member } = await removeTeamMember(c.env, orgOf(c), c.req.param("id"), c.req.param("ref"));
+  return c.json({ message: `Member '${member.email}' removed from team '${team.name}'.` });
+});
 
 r.post("/provider-keys", validateBody(providerKeyCreateBody), async (c) => c.json({ providerKey: await createProviderKey(c.env, orgOf(c), c.req.valid("json")) }, 201));
+r.patch("/provider-keys/:id", validateBody(providerKeyPatchBody, PROVIDER_KEY_PATCH_HINTS), async (c) =>
+  c.json({ providerKey: await updateProviderKey(c.env, orgOf(c), c.req.param("id"), c.req.valid("json")) }),
+);
 r.delete("/provider-keys/:id", async (c) => {
   await deleteProviderKey(c.env, orgOf(c), c.req.param("id"));
   return c.json({ message: `Provider key '${c.req.param("id")}' deleted.` });

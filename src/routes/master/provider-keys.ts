@@ -3,7 +3,15 @@ import { Hono } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import { validate, validateBody } from "../../errors/validation";
-import { createProviderKey, deleteProviderKey, listProviderKeys, providerKeyCreateBody } from "../../actions/provider-keys";
+import {
+  createProviderKey,
+  deleteProviderKey,
+  listProviderKeys,
+  PROVIDER_KEY_PATCH_HINTS,
+  providerKeyCreateBody,
+  providerKeyPatchBody,
+  updateProviderKey,
+} from "../../actions/provider-keys";
 
 const idParam = z.object({ id: z.string().min(1) });
 
@@ -14,6 +22,10 @@ providerKeyRoutes.post("/", validateBody(providerKeyCreateBody), async (c) => {
 });
 
 providerKeyRoutes.get("/", async (c) => c.json({ providerKeys: await listProviderKeys(c.env, c.get("master").organizationId) }));
+
+providerKeyRoutes.patch("/:id", validate("param", idParam), validateBody(providerKeyPatchBody, PROVIDER_KEY_PATCH_HINTS), async (c) => {
+  return c.json({ providerKey: await updateProviderKey(c.env, c.get("master").organizationId, c.req.valid("param").id, c.req.valid("json")) });
+});
 
 providerKeyRoutes.delete("/:id", validate("param", idParam), async (c) => {
   const { id } = c.req.valid("param");
