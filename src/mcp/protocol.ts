@@ -6,12 +6,14 @@
 import { specTypeSchemas } from "@modelcontextprotocol/server";
 
 /** Params schemas of the protocol methods this server serves (tool arguments are the tools' own). */
-const PROTOCOL_REQUESTS: Readonly<Record<string, keyof typeof specTypeSchemas>> = {
-  initialize: "InitializeRequest",
-  ping: "PingRequest",
-  "tools/list": "ListToolsRequest",
-  "tools/call": "CallToolRequest",
-};
+// A Map, not an object literal: a method named after an Object.prototype member (`valueOf`,
+// `constructor`) must not find an inherited function here.
+const PROTOCOL_REQUESTS: ReadonlyMap<string, keyof typeof specTypeSchemas> = new Map([
+  ["initialize", "InitializeRequest"],
+  ["ping", "PingRequest"],
+  ["tools/list", "ListToolsRequest"],
+  ["tools/call", "CallToolRequest"],
+]);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -20,7 +22,7 @@ export function invalidParams(message: unknown): { id: string | number; message:
   if (!isRecord(message) || typeof message.method !== "string" || !("id" in message)) return null;
   const id = message.id;
   if (typeof id !== "string" && typeof id !== "number") return null;
-  const schema = PROTOCOL_REQUESTS[message.method];
+  const schema = PROTOCOL_REQUESTS.get(message.method);
   if (!schema) return null;
   const result = specTypeSchemas[schema]["~standard"].validate({ method: message.method, ...(message.params !== undefined ? { params: message.params } : {}) });
   if (result instanceof Promise || !result.issues) return null;

@@ -461,6 +461,15 @@ describe("MCP: hostile JSON-RPC", { timeout: 60_000 }, () => {
     );
   });
 
+  it("methods named after Object.prototype members are unknown methods, not a 500", async () => {
+    // Found by the property above (seed -1021276400): `valueOf` reached an inherited function.
+    for (const method of Object.getOwnPropertyNames(Object.prototype)) {
+      for (const id of [1, ""]) await expectRpcError(await rpcRaw(JSON.stringify({ jsonrpc: "2.0", id, method })));
+      const batch = await rpcRaw(JSON.stringify([{ jsonrpc: "2.0", id: 1, method }, { jsonrpc: "2.0", id: 2, method: "ping" }]));
+      await expectRpcError(batch);
+    }
+  });
+
   it("tool calls with wrong argument types are JSON-RPC or tool errors", async () => {
     for (const [name, args] of [
       ["chat", { model: 123, messages: "x" }],
