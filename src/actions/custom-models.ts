@@ -39,7 +39,7 @@ export const customModelPatchBody = z.object({
   pricing: pricing.optional(),
   contextLength: z.number().int().positive().max(100_000_000).nullable().optional(),
   capabilities: capabilities.optional(),
-});
+}).refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update: send name, pricing, contextLength or capabilities" });
 const view = (r: CustomModelRow) => ({
   id: r.id,
   object: "custom_model" as const,

@@ -29,7 +29,9 @@ export const customProviderCreateBody = z.object({
   baseUrl: z.string().trim().min(1).max(2048),
   token: z.string().trim().min(1).max(8192),
 });
-export const customProviderPatchBody = customProviderCreateBody.partial();
+export const customProviderPatchBody = customProviderCreateBody
+  .partial()
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update: send name, baseUrl or token" });
 const view = (r: CustomProviderRow) => ({
   id: r.id,
   object: "custom_provider" as const,

@@ -27,6 +27,9 @@ describe("master API: custom models", () => {
     const dup = await call("/v1/master/custom-models", { method: "POST", key: org.masterKey, ...json({ providerName: "acme", modelId: "llama-70b" }) });
     expect(dup.status).toBe(409);
 
+    const empty = await call(`/v1/master/custom-models/${customModel.id}`, { method: "PATCH", key: org.masterKey, ...json({}) });
+    expect(empty.status).toBe(400);
+    expect(await empty.text()).toContain("nothing to update");
     const patched = await call(`/v1/master/custom-models/${customModel.id}`, { method: "PATCH", key: org.masterKey, ...json({ contextLength: null, pricing: { prompt: "0" } }) });
     expect(patched.status).toBe(200);
     expect(((await patched.json()) as ModelBody).customModel).toMatchObject({ contextLength: null, pricing: { prompt: "0" } });

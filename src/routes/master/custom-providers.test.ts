@@ -39,6 +39,10 @@ describe("master API: custom providers", () => {
     expect((await call("/v1/master/custom-providers", { method: "POST", key: org.masterKey, ...json({ name: "acme", baseUrl: "https://x.example", token: "t" }) })).status).toBe(409);
 
     await call("/v1/master/custom-models", { method: "POST", key: org.masterKey, ...json({ providerName: "acme", modelId: "m1" }) });
+    // An empty PATCH is a 400, as for keys and provider keys, not a silent no-op.
+    const empty = await call(`/v1/master/custom-providers/${customProvider.id}`, { method: "PATCH", key: org.masterKey, ...json({}) });
+    expect(empty.status).toBe(400);
+    expect(await empty.text()).toContain("nothing to update");
     const renamed = await call(`/v1/master/custom-providers/${customProvider.id}`, { method: "PATCH", key: org.masterKey, ...json({ name: "acme-2" }) });
     expect(renamed.status).toBe(200);
     expect(((await renamed.json()) as ProviderBody).customProvider.name).toBe("acme-2");
