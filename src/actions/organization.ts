@@ -25,7 +25,7 @@ export const organizationPatchBody = z.object({
       thresholdPercent: z.number().int().min(50).max(100).optional(),
     })
     .optional(),
-});
+}).refine((b) => b.compliance !== undefined || b.notifications !== undefined, { message: "nothing to update: send compliance or notifications" });
 
 export type OrganizationPatch = z.infer<typeof organizationPatchBody>;
 

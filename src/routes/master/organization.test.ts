@@ -43,5 +43,8 @@ describe("master API: organization", () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { param: string } }).error.param).toBe(param);
     }
+    const empty = await call("/v1/master/organization", { method: "PATCH", key: org.masterKey, ...json({}) });
+    expect(empty.status).toBe(400);
+    expect(await empty.text()).toContain("nothing to update");
   });
 });

@@ -28,6 +28,9 @@ describe("master API: projects", () => {
     const list = (await (await call("/v1/master/projects", { key: org.masterKey })).json()) as { projects: Array<{ id: string }> };
     expect(list.projects.map((p) => p.id)).toEqual([org.projectId, project.id]);
 
+    const empty = await call(`/v1/master/projects/${project.id}`, { method: "PATCH", key: org.masterKey, ...json({}) });
+    expect(empty.status).toBe(400);
+    expect(await empty.text()).toContain("nothing to update");
     const patched = await call(`/v1/master/projects/${project.id}`, { method: "PATCH", key: org.masterKey, ...json({ cachingEnabled: false, mode: "api-keys" }) });
     expect(patched.status).toBe(200);
     expect(((await patched.json()) as ProjectBody).project).toMatchObject({ cachingEnabled: false, mode: "api-keys", name: "Research" });

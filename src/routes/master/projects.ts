@@ -21,7 +21,7 @@ const createBody = z.object({
   cachingEnabled: z.boolean().optional(),
   cacheDurationSeconds: z.number().int().min(1).max(MAX_CACHE_SECONDS).optional(),
 });
-const patchBody = createBody.partial();
+const patchBody = createBody.partial().refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
 const idParam = z.object({ id: z.string().min(1) });
 
 /** A live (not deleted) project of this organization, or 404. */
