@@ -78,8 +78,8 @@ function takeCloses(name: string): LeaseClose[] {
   return out;
 }
 
-/** Gives closes back when the request carrying them failed. */
-function keepCloses(name: string, closes: LeaseClose[]): void {
+/** Gives closes back when the call carrying them failed: they go with the next one. */
+export function keepCloses(name: string, closes: LeaseClose[]): void {
   if (closes.length) unreported.set(name, [...(unreported.get(name) ?? []), ...closes]);
 }
 
@@ -229,7 +229,7 @@ export function startRenewal(name: string, joining = false, now = Date.now()): R
  * one once it has expired (nothing can be admitted under it any more, so its total is final).
  * This is how an isolate that goes idle hands back its unused slice within a second, instead of
  * the object holding it until its 15-minute expiry. Empty while a renewal is under way (that call
- * carries them). Give them back with `returnCloses` when the call fails.
+ * carries them). Give them back with `keepCloses` when the call fails.
  */
 export function takeEndedCloses(name: string, now = Date.now()): LeaseClose[] {
   if (renewing.has(name)) return [];
@@ -242,5 +242,3 @@ export function takeEndedCloses(name: string, now = Date.now()): LeaseClose[] {
   }
   return out;
 }
-
-export const returnCloses = (name: string, closes: LeaseClose[]): void => keepCloses(name, closes);

@@ -8,7 +8,7 @@
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
 import { keyStateStub, snapshotOf, type SettleResult, type Settlement } from "../durable-objects/key-state";
-import { renewalDue, returnCloses, startRenewal, takeEndedCloses } from "../auth/leases";
+import { keepCloses, renewalDue, startRenewal, takeEndedCloses } from "../auth/leases";
 import { orgCreditsStub, type CreditSettlement } from "../durable-objects/org-credits";
 import { requestLogJson, type RequestLogInput } from "../usage/request-log";
 import type { Pico } from "./money";
@@ -183,8 +183,8 @@ async function flushBudgets(env: Env, keyId: string, caller: KeyContext | null):
       ? orgCreditsStub(env, orgId).settleMany(orgId, credits, { close: orgCloses, ...(orgRenewal ? { renewUnit: orgRenewal.unit } : {}) })
       : Promise.resolve(null);
   const [k, o] = await Promise.allSettled([keyCall, orgCall]);
-  if (!keyRenewal && k.status === "rejected") returnCloses(keyLease(keyId), keyCloses);
-  if (!orgRenewal && o.status === "rejected") returnCloses(orgLease(orgId), orgCloses);
+  if (!keyRenewal && k.status === "rejected") keepCloses(keyLease(keyId), keyCloses);
+  if (!orgRenewal && o.status === "rejected") keepCloses(orgLease(orgId), orgCloses);
   if (keyRenewal) {
     if (k.status === "fulfilled") keyRenewal.finish(k.value?.renewed ?? null);
     else keyRenewal.fail();

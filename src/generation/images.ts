@@ -10,7 +10,7 @@ import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../cat
 import type { ModelDefinition, ProviderMapping } from "../catalog/types";
 import { evaluateAccess } from "../iam/evaluate";
 import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
-import { settleRequest } from "../billing/settle";
+import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { admitCreditCandidates } from "../billing/credits";
 import { formatUsd, maxPico, parseUsd, toUsdNumber, type Pico } from "../billing/money";
 import type { RoutingAttempt } from "../db/schema";
@@ -251,6 +251,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
     throw err;
   }
   const ctx = admission.context;
+  renewLeasesEarly(env, ctx, input.waitUntil);
   const routing: RoutingAttempt[] = [];
   let settled = false;
   let creditsReservationId: string | null = null;

@@ -15,7 +15,7 @@ import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../cat
 import type { ProviderMapping } from "../catalog/types";
 import { evaluateAccess } from "../iam/evaluate";
 import { ApiError, badRequest, notFound, permissionDenied } from "../errors/api-error";
-import { settleRequest } from "../billing/settle";
+import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { admitCredits } from "../billing/credits";
 import { formatUsd, parseUsd, toUsdNumber, type Pico } from "../billing/money";
 import { getDb } from "../db/client";
@@ -153,6 +153,7 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
 
   const admission = await admitKey(env, input.auth, cost);
   const ctx = admission.context;
+  renewLeasesEarly(env, ctx, input.waitUntil);
   let settled = false;
   let creditsReservationId: string | null = null;
   const settle = (total: Pico, source: "credits" | "byok") => {

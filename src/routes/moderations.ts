@@ -24,7 +24,7 @@ import { getProvider, isFreeMapping, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderMapping } from "../catalog/types";
 import { credentialHash, planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
 import { maxPico, parseUsd, type Pico } from "../billing/money";
-import { settleRequest } from "../billing/settle";
+import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { writeRequestLog } from "../usage/request-log";
 import { detectSourceApp } from "../usage/source-app";
 import type { RoutingAttempt } from "../db/schema";
@@ -147,6 +147,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const bound = (list: Candidate[]) => list.reduce<Pico>((m, cand) => maxPico(m, parseUsd(cand.mapping.pricing.prompt) * tokens), 0n);
   const admission = await admitKey(c.env, c.get("keyAuth"), bound(selected));
   const ctx = admission.context;
+  renewLeasesEarly(c.env, ctx, (p) => c.executionCtx.waitUntil(p));
   let credit: Awaited<ReturnType<typeof admitCreditCandidates<Candidate>>>;
   try {
     credit = await admitCreditCandidates(c.env, ctx.organization.id, selected, (cand) => cand.plan.source === "credits" && bound([cand]) > 0n, (cand) => bound([cand]));
