@@ -42,8 +42,17 @@ export function formatUsd(p: Pico): string {
   return `${neg ? "-" : ""}${whole}${frac ? `.${frac}` : ""}`;
 }
 
-/** For JSON number fields only (spec 2.4 `usage.cost`). */
-export const toUsdNumber = (p: Pico): number => Number(formatUsd(p));
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+const PICO_PER_USD = 1e12;
+
+/**
+ * For JSON number fields only (spec 2.4 `usage.cost`): the double nearest to the exact amount.
+ * Below 2^53 pico both operands of the division are exact doubles, and IEEE division rounds the
+ * exact quotient once, so it is the same number as parsing the decimal string, without building
+ * the string (a response carries 14 of these).
+ */
+export const toUsdNumber = (p: Pico): number =>
+  p <= MAX_EXACT && p >= -MAX_EXACT ? Number(p) / PICO_PER_USD : Number(formatUsd(p));
 
 export const picoFromDb = (v: number | string | bigint | null | undefined): Pico =>
   v === null || v === undefined ? 0n : BigInt(v);

@@ -209,6 +209,13 @@ export interface BuildOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * What every adapter's upstream Request carries, so `fetch(request)` needs no second Request: the
+ * attempt's abort signal, and redirects are never followed (docs/security.md; a 3xx is an
+ * upstream error).
+ */
+export const upstreamInit = (opts: BuildOptions): { signal: AbortSignal | null; redirect: "manual" } => ({ signal: opts.signal ?? null, redirect: "manual" });
+
 export interface ProviderAdapter {
   /**
    * Build the HTTP request to the provider, carrying `opts.signal` (so `fetch(request)` needs no

@@ -14,6 +14,25 @@ describe("source app attribution", () => {
     expect(normalizeAppName("")).toBe("unknown");
   });
 
+  it("names of Object.prototype members are custom app names, not inherited values", () => {
+    for (const name of Object.getOwnPropertyNames(Object.prototype)) {
+      expect(normalizeAppName(name)).toBe(name);
+      expect(detectSourceApp(new Headers({ "x-source": name }))).toBe(name);
+      expect(appDisplayName(name)).toBe(name);
+    }
+  });
+
+  it("the same User-Agent gives the same app every time (remembered per isolate)", () => {
+    for (let i = 0; i < 3; i++) {
+      expect(detectSourceApp(new Headers({ "user-agent": "claude-cli/2.0.14 (external, cli)" }))).toBe("claude-code");
+      expect(detectSourceApp(new Headers({ "user-agent": "curl/8" }))).toBe("unknown");
+      expect(detectSourceApp(new Headers())).toBe("unknown");
+    }
+    // More distinct agents than are remembered: still right after the memory is cleared.
+    for (let i = 0; i < 1500; i++) expect(detectSourceApp(new Headers({ "user-agent": `bot-${i}` }))).toBe("unknown");
+    expect(detectSourceApp(new Headers({ "user-agent": "Cursor/1.2" }))).toBe("cursor");
+  });
+
   it("x-source wins over the User-Agent; unknown when neither identifies the app", () => {
     expect(detectSourceApp(new Headers({ "x-source": "Cursor-IDE", "user-agent": "claude-cli/1.0" }))).toBe("cursor");
     expect(detectSourceApp(new Headers({ "user-agent": "claude-cli/1.0.3 (external, cli)" }))).toBe("claude-code");

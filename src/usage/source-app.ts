@@ -72,19 +72,37 @@ export const MAX_APP_NAME = 100;
 export function normalizeAppName(name: string): string {
   const trimmed = name.trim();
   const lower = trimmed.toLowerCase();
-  const known = APP_ALIASES[lower] ?? (lower in APP_NAMES ? lower : undefined);
+  // Own keys only: `constructor` or `toString` are custom names, not Object.prototype members.
+  const known = Object.hasOwn(APP_ALIASES, lower) ? APP_ALIASES[lower] : Object.hasOwn(APP_NAMES, lower) ? lower : undefined;
   return known ?? trimmed.slice(0, MAX_APP_NAME);
 }
 
 /** Display name of an app id; custom names stay as recorded. */
 export function appDisplayName(id: string): string {
-  return APP_NAMES[id] ?? id;
+  return Object.hasOwn(APP_NAMES, id) ? APP_NAMES[id]! : id;
+}
+
+/** A client sends the same User-Agent on every request: match each one once per isolate. */
+const byUserAgent = new Map<string, string>();
+const MAX_REMEMBERED_AGENTS = 512;
+
+function appOfUserAgent(ua: string): string {
+  const hit = byUserAgent.get(ua);
+  if (hit !== undefined) return hit;
+  let app = UNKNOWN_APP;
+  for (const [re, id] of USER_AGENT_APPS) {
+    if (re.test(ua)) {
+      app = id;
+      break;
+    }
+  }
+  if (byUserAgent.size >= MAX_REMEMBERED_AGENTS) byUserAgent.clear();
+  byUserAgent.set(ua, app);
+  return app;
 }
 
 export function detectSourceApp(headers: Headers): string {
   const source = headers.get("x-source");
   if (source && source.trim()) return normalizeAppName(source);
-  const ua = headers.get("user-agent") ?? "";
-  for (const [re, app] of USER_AGENT_APPS) if (re.test(ua)) return app;
-  return UNKNOWN_APP;
+  return appOfUserAgent(headers.get("user-agent") ?? "");
 }

@@ -12,7 +12,7 @@ import { seedOrg, TEST_SECRETS, type SeededOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { apiKeys, customModels, customProviders, iamRules, members, organizations, projects, providerKeys, teams } from "../../src/db/schema";
 import { chatRequestSchema } from "../../src/routes/chat/schema";
-import { callDirect as call, chatDirect as chat, expectEnvelope, expectNoStack, masterDirect as master, type Json } from "./helpers";
+import { callDirect as call, chatDirect as chat, expectEnvelope, expectNoStack, masterDirect as master, waitForLogs, type Json } from "./helpers";
 import { readRpc } from "../mcp/helpers";
 
 const RUNS = { numRuns: 80 };
@@ -459,6 +459,18 @@ describe("MCP: hostile JSON-RPC", { timeout: 60_000 }, () => {
       }),
       RUNS,
     );
+  });
+
+  it("an x-source named after an Object.prototype member is a custom app name, logged as sent", async () => {
+    const names = ["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty"];
+    const ids: string[] = [];
+    for (const name of names) {
+      const res = await chat(org.key, valid(), { "x-source": name });
+      expect(res.status, name).toBe(200);
+      ids.push(res.headers.get("x-request-id")!);
+    }
+    const rows = await waitForLogs(ids);
+    expect(ids.map((id) => rows.find((r) => r.requestId === id)?.sourceApp)).toEqual(names);
   });
 
   it("methods named after Object.prototype members are unknown methods, not a 500", async () => {

@@ -1,6 +1,7 @@
 /** OpenAI chat request -> Anthropic Messages API request (POST /v1/messages). */
 import { badRequest } from "../../errors/api-error";
 import type { BuildOptions, ChatMessage, ChatRequest, ContentPart, ToolChoice, UpstreamTarget } from "../types";
+import { upstreamInit } from "../types";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
 
@@ -162,6 +163,6 @@ export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, 
       accept: opts.stream ? "text/event-stream" : "application/json",
     },
     body: JSON.stringify(buildAnthropicBody(req, target, opts)),
-    signal: opts.signal ?? null,
+    ...upstreamInit(opts),
   });
 }

@@ -3,6 +3,7 @@
  * `api-key` header. `target.mapping.externalId` is the deployment name.
  */
 import type { ProviderAdapter, UpstreamTarget } from "../types";
+import { upstreamInit } from "../types";
 import { buildOpenAIBody } from "../openai/request";
 import { openaiAdapter } from "../openai";
 
@@ -24,7 +25,7 @@ export const azureAdapter: ProviderAdapter = {
           accept: opts.stream ? "text/event-stream" : "application/json",
         },
         body: JSON.stringify(buildOpenAIBody(req, target, opts)),
-        signal: opts.signal ?? null,
+        ...upstreamInit(opts),
       }),
     ),
   parseResponse: openaiAdapter.parseResponse,

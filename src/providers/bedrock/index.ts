@@ -1,5 +1,6 @@
 /** AWS Bedrock Converse API wire format (SigV4 or Bedrock API key). */
 import type { ProviderAdapter, UpstreamTarget } from "../types";
+import { upstreamInit } from "../types";
 import { parseErrorBody } from "../error-body";
 import { authorizeBedrock } from "./auth";
 import { buildConverseBody } from "./request";
@@ -19,7 +20,7 @@ export const bedrockAdapter: ProviderAdapter = {
         accept: opts.stream ? "application/vnd.amazon.eventstream" : "application/json",
       },
       body: JSON.stringify(buildConverseBody(req, target)),
-      signal: opts.signal ?? null,
+      ...upstreamInit(opts),
     });
     return authorizeBedrock(request, target);
   },

@@ -1,5 +1,6 @@
 /** Google Gemini wire format (AI Studio generateContent and Vertex AI publishers/google models). */
 import type { ProviderAdapter } from "../types";
+import { upstreamInit } from "../types";
 import { parseErrorBody } from "../error-body";
 import { geminiEndpoint } from "./endpoint";
 import { buildGeminiBody } from "./request";
@@ -13,7 +14,7 @@ export const googleAdapter: ProviderAdapter = {
       method: "POST",
       headers: { ...headers, "content-type": "application/json", accept: opts.stream ? "text/event-stream" : "application/json" },
       body: JSON.stringify(buildGeminiBody(req, target)),
-      signal: opts.signal ?? null,
+      ...upstreamInit(opts),
     });
   },
   parseResponse: (body) => parseGeminiResponse(body),

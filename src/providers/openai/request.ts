@@ -4,6 +4,7 @@
  */
 import type { OpenAICompatQuirks } from "../../catalog/types";
 import type { BuildOptions, ChatMessage, ChatRequest, UpstreamTarget } from "../types";
+import { upstreamInit } from "../types";
 
 /** Request fields of the OpenAI Chat Completions API that are forwarded upstream. */
 export const OPENAI_CHAT_FIELDS = [
@@ -79,6 +80,6 @@ export function buildOpenAIRequest(req: ChatRequest, target: UpstreamTarget, opt
       accept: opts.stream ? "text/event-stream" : "application/json",
     },
     body: JSON.stringify(buildOpenAIBody(req, target, opts)),
-    signal: opts.signal ?? null,
+    ...upstreamInit(opts),
   });
 }

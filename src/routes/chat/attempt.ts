@@ -99,7 +99,9 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   try {
     // Redirects are never followed: an organization's upstream URL passed the SSRF guard, the
     // place it redirects to did not (docs/security.md). A redirect is an upstream error.
-    res = await fetch(upstream, { redirect: "manual" });
+    // Adapters build their Request with `upstreamInit` (one Request, not a copy per fetch); one
+    // that did not (a signer that rebuilt it) is copied with redirects off.
+    res = await fetch(upstream.redirect === "manual" ? upstream : new Request(upstream, { redirect: "manual" }));
   } catch (err) {
     return fail(timedOut ? timeoutFailure(timeoutMs) : networkFailure(`network error: ${errorMessage(err)}`));
   }
