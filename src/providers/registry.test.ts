@@ -3,23 +3,47 @@ import type { WireFormat } from "../catalog/types";
 import { adapterFor } from "./registry";
 import { testTarget } from "./test-target";
 
-const FORMATS: WireFormat[] = ["openai", "azure", "anthropic", "google", "bedrock"];
+describe("adapterFor", () => {
+  it.each<[WireFormat, RegExp]>([
+    ["openai", /\/chat\/completions$/],
+    ["azure", /\/openai\/deployments\/test-model\/chat\/completions\?api-version=/],
+    ["anthropic", /\/v1\/messages$/],
+    ["google", /\/v1beta\/models\/test-model:generateContent$/],
+    ["bedrock", /\/model\/test-model\/converse$/],
+  ])("%s builds requests for its own API", async (format, url) => {
+    const target = testTarget({ wireFormat: format, providerId: format === "google" ? "google-ai-studio" : "openai" });
+    const r = await adapterFor(format).buildRequest({ model: "m", messages: [{ role: "user", content: "hi" }] }, target, { stream: false });
+    expect(r.method).toBe("POST");
+    expect(r.url).toMatch(url);
+  });
 
-describe("every adapter's upstream Request", () => {
-  it.each(FORMATS)("%s: redirects are not followed and the attempt's signal is carried, so fetch needs no copy", async (wireFormat) => {
-    const settings = wireFormat === "bedrock" ? { AWS_BEDROCK_REGION: "us-east-1" } : {};
-    const apiKey = wireFormat === "bedrock" ? "" : "sk-test";
+  it.each<[WireFormat, Record<string, string>]>([
+    ["openai", {}],
+    ["azure", {}],
+    ["anthropic", {}],
+    ["google", {}],
+    ["bedrock", {}],
+    ["bedrock", { AWS_BEDROCK_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE", AWS_BEDROCK_SECRET_ACCESS_KEY: "secret", AWS_BEDROCK_REGION: "us-east-1" }],
+  ])("%s requests carry the abort signal (timeouts and client aborts reach the upstream call) %#", async (format, settings) => {
+    const target = { ...testTarget({ wireFormat: format, providerId: format === "google" ? "google-ai-studio" : "openai" }), settings };
+    const abort = new AbortController();
+    const r = await adapterFor(format).buildRequest({ model: "m", messages: [{ role: "user", content: "hi" }] }, target, { stream: true, signal: abort.signal });
+    expect(r.signal.aborted).toBe(false);
+    abort.abort();
+    expect(r.signal.aborted).toBe(true);
+  });
+
+  it.each<[WireFormat, Record<string, string>]>([
+    ["openai", {}],
+    ["azure", {}],
+    ["anthropic", {}],
+    ["google", {}],
+    ["bedrock", {}],
+  ])("%s requests never follow redirects themselves, so fetch needs no copy of them (%#)", async (format, settings) => {
+    const target = { ...testTarget({ wireFormat: format, providerId: format === "google" ? "google-ai-studio" : "openai" }), settings };
     for (const stream of [false, true]) {
-      const abort = new AbortController();
-      const req = await adapterFor(wireFormat).buildRequest(
-        { model: "m", messages: [{ role: "user", content: "hi" }] },
-        testTarget({ wireFormat, settings, apiKey }),
-        { stream, signal: abort.signal },
-      );
-      expect(req.redirect).toBe("manual");
-      expect(req.signal.aborted).toBe(false);
-      abort.abort();
-      expect(req.signal.aborted).toBe(true);
+      const r = await adapterFor(format).buildRequest({ model: "m", messages: [{ role: "user", content: "hi" }] }, target, { stream, signal: new AbortController().signal });
+      expect(r.redirect).toBe("manual");
     }
   });
 });
