@@ -36,6 +36,8 @@ import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { cpuProfile } from "./cpu-profile.mjs";
+import { startLeanBounds } from "./lean-bound.mjs";
+import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
 
 function statSafe(p) {
   try {
@@ -122,7 +124,10 @@ async function startMiniflare(options) {
 
 // ---------- servers ----------
 async function startSwitchboard(bundle, upstreamUrl) {
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(path.join(root, "wrangler.jsonc"));
+  // A copy of wrangler.jsonc away from the developer's .dev.vars, as the test suite uses: the bench
+  // sets every binding it needs, and local secrets or overrides (SETTLE_BATCH_MS, ...) stay out.
+  const config = hermeticWranglerConfig(root, path.join(root, "node_modules", ".cache", "switchboard-bench-config"));
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
   const bindings = {
     ...(workerOptions.bindings ?? {}),
     ENVIRONMENT: "development",
@@ -325,6 +330,7 @@ async function main() {
   const base = baselineDir ? await startSwitchboard({ outdir: baselineDir, entry: path.join(baselineDir, "index.js") }, upstream.url) : null;
   const pt = await startPassThrough(upstream.url);
   const ref = await startDoReference(upstream.url);
+  const lean = await startLeanBounds(root, upstream.url, startMiniflare);
   try {
     const { key } = await seed(sb);
     const auth = { authorization: `Bearer ${key}` };
@@ -334,6 +340,7 @@ async function main() {
       { name: "upstream direct", url: `${upstream.url}/openai/chat/completions`, body: chatBody("gpt-4o-mini"), headers: upstreamAuth, pid: null },
       { name: "pass-through floor", url: `${pt.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: upstreamAuth, pid: pt.pid },
       { name: "floor + DO admit/settle (reference)", url: `${ref.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: upstreamAuth, pid: ref.pid },
+      ...lean.targets(chatBody("gpt-4o-mini"), upstreamAuth),
       { name: "switchboard canonical", url: `${sb.url}/v1/chat/completions`, body: chatBody("gpt-4o-mini"), headers: auth, pid: sb.pid },
       { name: "switchboard pinned", url: `${sb.url}/v1/chat/completions`, body: chatBody("openai/gpt-4o-mini"), headers: auth, pid: sb.pid },
       // The baseline gets the same two targets as Switchboard, so both processes carry the same load.
@@ -518,15 +525,17 @@ async function main() {
       addedP50Ms: r2(sbc.p50Ms - refT.p50Ms),
       addedCpuMsPerRequest: sbc.cpuMsPerRequest !== null && refT.cpuMsPerRequest !== null ? r2(sbc.cpuMsPerRequest - refT.cpuMsPerRequest) : null,
     };
+    // Issue 13's numbers: added p50 <= 0.5 ms and p99 <= 3 ms at c=1, c=32 >= 80% of the floor.
     summary.targetsMet = {
-      addedP50: sbc.addedP50Ms <= 1.0,
-      addedP99: sbc.addedP99Ms <= 5,
+      addedP50: sbc.addedP50Ms <= 0.5,
+      addedP99: sbc.addedP99Ms <= 3,
       throughput: sbc.rpsRatioToFloor >= 0.8,
       streamChunkDelay: summary.stream.addedDelayPerChunkMs <= 1,
       messagesStreamEventDelay: summary.stream.messagesAddedDelayPerEventOverChatMs <= 1,
       bundleMinified: summary.bundle.minifiedKiB <= 1.2 * 1024,
       bundleGzip: summary.bundle.gzipKiB <= 350,
       cpuPerRequest: (sbc.cpuMsPerRequest ?? Infinity) <= 1,
+      ...(DO_LATENCY_MS > 0 ? { addedP50WithDoLatency: sbc.addedP50Ms <= 1 } : {}),
     };
     const md = renderMarkdown(summary);
     mkdirSync(path.join(root, "bench", "results"), { recursive: true });
@@ -534,7 +543,7 @@ async function main() {
     writeFileSync(path.join(root, "bench", "results", "latest.md"), md);
     console.log("\n" + md);
   } finally {
-    await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), ref.mf.dispose(), upstream.close(), ...(base ? [base.mf.dispose()] : [])]);
+    await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), ref.mf.dispose(), ...lean.servers.map((s) => s.mf.dispose()), upstream.close(), ...(base ? [base.mf.dispose()] : [])]);
     if (process.env.TMPDIR?.startsWith("/dev/shm/switchboard-bench-")) rmSync(process.env.TMPDIR, { recursive: true, force: true });
   }
 }
