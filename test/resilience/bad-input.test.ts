@@ -528,4 +528,17 @@ describe("names of Object.prototype members from callers and upstreams", { timeo
     const rows = await waitForLogs(ids);
     expect(ids.map((id) => rows.find((r) => r.requestId === id)?.finishReason)).toEqual(ids.map(() => "stop"));
   });
+
+  it("a caller's image URL ending in .constructor reaches Gemini with the default MIME type", async () => {
+    const tag = `proto-mime-${crypto.randomUUID()}`;
+    const url = "https://img.example/cat.constructor";
+    const res = await chat(org.key, {
+      model: "google-ai-studio/gemini-2.5-flash",
+      messages: [{ role: "user", content: [{ type: "text", text: `look [[tag:${tag}]]` }, { type: "image_url", image_url: { url } }] }],
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Json }>;
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.body.contents[0].parts[1]).toEqual({ fileData: { mimeType: "image/jpeg", fileUri: url } });
+  });
 });

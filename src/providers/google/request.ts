@@ -28,7 +28,8 @@ const MIME_BY_EXT: Readonly<Record<string, string>> = { png: "image/png", jpg: "
 
 function guessMime(url: string): string {
   const ext = /\.([a-z0-9]+)(?:$|[?#])/i.exec(url)?.[1]?.toLowerCase() ?? "";
-  return MIME_BY_EXT[ext] ?? "image/jpeg";
+  // Own keys only: `.constructor` is an unknown extension, not an Object.prototype member.
+  return Object.hasOwn(MIME_BY_EXT, ext) ? MIME_BY_EXT[ext]! : "image/jpeg";
 }
 
 function partOf(p: ContentPart): GeminiPart | undefined {
