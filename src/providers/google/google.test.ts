@@ -82,6 +82,12 @@ describe("google adapter: request", () => {
     expect(mimeOf("https://img.test/a.CONSTRUCTOR#x")).toBe("image/jpeg");
   });
 
+  it("keeps a tool parameter named __proto__ as a property of the schema", () => {
+    const parameters = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"toString":{"type":"number"}},"additionalProperties":false}') as Record<string, unknown>;
+    const b = buildGeminiBody({ ...hi, tools: [{ type: "function", function: { name: "f", parameters } }] }, studio);
+    const sent = JSON.parse(JSON.stringify(b)) as { tools: Array<{ functionDeclarations: Array<{ parameters: unknown }> }> };
+    expect(sent.tools[0]!.functionDeclarations[0]!.parameters).toEqual(JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"toString":{"type":"number"}}}'));
+  });
 });
 
 describe("google adapter: response", () => {

@@ -19,9 +19,8 @@ const UNSUPPORTED_SCHEMA_KEYS = new Set(["additionalProperties", "$schema", "str
 export function sanitizeSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(sanitizeSchema);
   if (!isRecord(schema)) return schema;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(schema)) if (!UNSUPPORTED_SCHEMA_KEYS.has(k)) out[k] = sanitizeSchema(v);
-  return out;
+  // fromEntries defines own keys: a property named `__proto__` stays a property (assigning it would set the prototype).
+  return Object.fromEntries(Object.entries(schema).filter(([k]) => !UNSUPPORTED_SCHEMA_KEYS.has(k)).map(([k, v]) => [k, sanitizeSchema(v)]));
 }
 
 const MIME_BY_EXT: Readonly<Record<string, string>> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", webp: "image/webp", gif: "image/gif", heic: "image/heic", pdf: "application/pdf" };
