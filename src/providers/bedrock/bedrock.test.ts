@@ -67,6 +67,15 @@ describe("bedrock adapter: request", () => {
     expect(() => buildConverseBody({ model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] }] }, target())).toThrow(/base64/);
   });
 
+  it("refuses data URLs typed after Object.prototype members (unsupported, never a format sent upstream)", () => {
+    for (const mime of ["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty"]) {
+      const image: ChatRequest = { model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: `data:${mime};base64,AAAA` } }] }] };
+      expect(() => buildConverseBody(image, target()), mime).toThrow(/accepts images only as base64 data URLs/);
+      const file: ChatRequest = { model: "m", messages: [{ role: "user", content: [{ type: "file", file: { file_data: `data:${mime};base64,AAAA` } }] }] };
+      expect(() => buildConverseBody(file, target()), mime).toThrow(/supported document type/);
+    }
+  });
+
   it("enables thinking for reasoning efforts", () => {
     const b = buildConverseBody({ ...hi, reasoning_effort: "low", temperature: 0.5 }, target());
     expect(b.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
