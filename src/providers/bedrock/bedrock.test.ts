@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatRequest } from "../types";
-import { bytesStream, collectEvents, testTarget } from "../test-target";
+import { bytesStream, collectEvents, encodeEventStreamMessage, testTarget } from "../test-target";
 import { bedrockCredentials, bedrockRegion } from "./auth";
 import { crc32 } from "./eventstream";
 import { bedrockAdapter } from "./index";
@@ -117,5 +117,16 @@ describe("bedrock adapter: stream", () => {
     new DataView(bad.buffer).setUint32(8, crc32(bad.subarray(0, 8)));
     const events = await collectEvents(bedrockAdapter.parseStream(bytesStream([bad]), target()));
     expect(events).toEqual([{ type: "error", message: "malformed event stream from upstream: message CRC mismatch", errorType: "malformed_response" }]);
+  });
+
+  it("gives an exception its known status, and none to types named after Object.prototype members", async () => {
+    const exception = async (type: string) => {
+      const frame = encodeEventStreamMessage({ ":message-type": "exception", ":exception-type": type, ":content-type": "application/json" }, '{"message":"boom"}');
+      return collectEvents(bedrockAdapter.parseStream(bytesStream([frame]), target()));
+    };
+    expect(await exception("throttlingException")).toEqual([{ type: "error", message: "boom", errorType: "throttlingException", status: 429 }]);
+    for (const type of ["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty"]) {
+      expect(await exception(type), type).toEqual([{ type: "error", message: "boom", errorType: type }]);
+    }
   });
 });
