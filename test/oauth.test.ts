@@ -387,6 +387,19 @@ describe("client credentials", () => {
     expect(allowed.status).toBe(200);
   });
 
+  it("ignores unrecognized parameters, also ones named after Object.prototype members, and refuses repeated ones (RFC 6749 3.1, 3.2)", async () => {
+    const res = await register({ grant_types: ["client_credentials"], client_name: "extra params" }, org.key);
+    const client = (await res.json()) as { client_id: string; client_secret: string };
+    const basic = { authorization: `Basic ${btoa(`${client.client_id}:${client.client_secret}`)}` };
+    for (const name of ["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty", "unknown_param"]) {
+      const ok = await token({ grant_type: "client_credentials", [name]: "x" }, basic);
+      expect(ok.status, `${name}: ${await ok.clone().text()}`).toBe(200);
+    }
+    const repeated = await call("/oauth/token", { method: "POST", body: "grant_type=client_credentials&grant_type=client_credentials", headers: { "content-type": "application/x-www-form-urlencoded", ...basic } });
+    expect(repeated.status).toBe(400);
+    expect(await repeated.json()).toMatchObject({ error: "invalid_request", error_description: "Parameter 'grant_type' is repeated." });
+  });
+
   it("reports unsupported grant types and non-form bodies per RFC 6749", async () => {
     const res = await token({ grant_type: "password", username: "a", password: "b" });
     expect(res.status).toBe(400);

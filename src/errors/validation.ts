@@ -45,7 +45,8 @@ export const validateBody = <Shape extends core.$ZodShape>(schema: ZodObject<Sha
       if (unknownKeys && unknownKeys.code === "unrecognized_keys") {
         const field = unknownKeys.keys[0] ?? "";
         const at = unknownKeys.path.length ? `${unknownKeys.path.map(String).join(".")}.${field}` : field;
-        const hint = hints[field] ? ` ${hints[field]}` : "";
+        // Own keys only: a field named `constructor` or `__proto__` has no hint (not an Object.prototype member).
+        const hint = Object.hasOwn(hints, field) ? ` ${hints[field]}` : "";
         throw badRequest(`Unknown field '${at}': this endpoint does not accept it.${hint}`, at, "unknown_field");
       }
       const { message, param } = describeZodError(error);

@@ -68,7 +68,8 @@ async function readForm(c: Context<AppEnv>): Promise<Record<string, string>> {
   }
   const params = new URLSearchParams(new TextDecoder().decode(await c.req.arrayBuffer()));
   for (const [k, v] of params) {
-    if (k in out) throw new OAuthError(400, "invalid_request", `Parameter '${k}' is repeated.`);
+    // Own keys only: `constructor` or `__proto__` is an unrecognized parameter (ignored), not a repeat.
+    if (Object.hasOwn(out, k)) throw new OAuthError(400, "invalid_request", `Parameter '${k}' is repeated.`);
     out[k] = v;
   }
   return out;

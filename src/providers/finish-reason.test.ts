@@ -34,4 +34,12 @@ describe("finish reason mapping", () => {
     expect(mapFinishReason("google", "")).toBeNull();
     expect(mapFinishReason("bedrock", "something_new")).toBe("stop");
   });
+
+  it("maps reasons named after Object.prototype members to stop, in every format", () => {
+    for (const format of ["openai", "azure", "anthropic", "google", "bedrock"] as const) {
+      for (const raw of ["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty", "isPrototypeOf"]) {
+        expect(mapFinishReason(format, raw), `${format} ${raw}`).toBe("stop");
+      }
+    }
+  });
 });

@@ -62,8 +62,12 @@ const TABLES: Record<WireFormat, Readonly<Record<string, FinishReason>>> = {
   },
 };
 
-/** Null when the provider gave none; unknown values become "stop" (the turn did end). */
+/**
+ * Null when the provider gave none; unknown values become "stop" (the turn did end). Own keys
+ * only: an upstream's `constructor` or `__proto__` is an unknown reason, not an Object.prototype member.
+ */
 export function mapFinishReason(format: WireFormat, raw: string | null | undefined): FinishReason | null {
   if (raw === null || raw === undefined || raw === "") return null;
-  return TABLES[format][raw] ?? "stop";
+  const table = TABLES[format];
+  return Object.hasOwn(table, raw) ? table[raw]! : "stop";
 }

@@ -1,6 +1,7 @@
 /** Builds UpstreamTargets for adapter tests (no catalogue needed). Test-only. */
 import type { ProviderInfo, ProviderMapping, WireFormat } from "../catalog/types";
 import type { UpstreamTarget } from "./types";
+import { crc32 } from "./bedrock/eventstream";
 
 export function testTarget(opts: {
   wireFormat: WireFormat;
@@ -61,4 +62,25 @@ export function bytesStream(parts: Array<string | Uint8Array>): ReadableStream<U
       c.close();
     },
   });
+}
+
+/** One AWS eventstream message with string headers (Bedrock ConverseStream framing). */
+export function encodeEventStreamMessage(headers: Record<string, string>, payload: string): Uint8Array {
+  const enc = new TextEncoder();
+  const hs = Object.entries(headers).flatMap(([k, v]) => {
+    const kb = enc.encode(k);
+    const vb = enc.encode(v);
+    return [kb.length, ...kb, 7, vb.length >> 8, vb.length & 0xff, ...vb];
+  });
+  const p = enc.encode(payload);
+  const total = 12 + hs.length + p.length + 4;
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, total);
+  view.setUint32(4, hs.length);
+  view.setUint32(8, crc32(out.subarray(0, 8)));
+  out.set(hs, 12);
+  out.set(p, 12 + hs.length);
+  view.setUint32(total - 4, crc32(out.subarray(0, total - 4)));
+  return out;
 }

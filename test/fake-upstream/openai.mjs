@@ -63,6 +63,8 @@ export const openaiRoutes = [
         toolResult: last?.role === "tool" ? textOf(last.content) : undefined,
       });
       const reasoningField = d.get("reasoning") === "reasoning" ? "reasoning" : "reasoning_content";
+      const rawFinish = d.get("finish");
+      const finish = typeof rawFinish === "string" ? rawFinish : p.finish;
       const id = `chatcmpl-fake-${++seq}`;
       const created = 1700000000;
       const toolCalls = p.toolCalls.map((t, i) => ({ id: `call_fake_${i}`, type: "function", function: { name: t.name, arguments: JSON.stringify(t.args) } }));
@@ -90,7 +92,7 @@ export const openaiRoutes = [
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({
           id, object: "chat.completion", created, model, system_fingerprint: "fp_fake",
-          choices: Array.from({ length: n }, (_, index) => ({ index, message, logprobs: null, finish_reason: p.finish })),
+          choices: Array.from({ length: n }, (_, index) => ({ index, message, logprobs: null, finish_reason: finish })),
           usage,
           service_tier: "default",
         }));
@@ -123,7 +125,7 @@ export const openaiRoutes = [
           frames.push("data: {this is not json\n\n");
           break;
         }
-        frames.push(chunk({}, p.finish, index));
+        frames.push(chunk({}, finish, index));
       }
       const failing = d.has("error_midstream") || d.has("malformed");
       if (includeUsage && !failing) {

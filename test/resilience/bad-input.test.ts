@@ -12,7 +12,7 @@ import { seedOrg, TEST_SECRETS, type SeededOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { apiKeys, customModels, customProviders, iamRules, members, organizations, projects, providerKeys, teams } from "../../src/db/schema";
 import { chatRequestSchema } from "../../src/routes/chat/schema";
-import { callDirect as call, chatDirect as chat, expectEnvelope, expectNoStack, masterDirect as master, waitForLogs, type Json } from "./helpers";
+import { callDirect as call, chatDirect as chat, expectEnvelope, expectNoStack, masterDirect as master, parseSse, waitForLogs, type Json } from "./helpers";
 import { readRpc } from "../mcp/helpers";
 
 const RUNS = { numRuns: 80 };
@@ -503,5 +503,42 @@ describe("MCP: hostile JSON-RPC", { timeout: 60_000 }, () => {
       if (res.status === 202) continue;
       await expectRpcError(res);
     }
+  });
+});
+
+describe("names of Object.prototype members from callers and upstreams", { timeout: 60_000 }, () => {
+  const NAMES = ["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty"];
+
+  it("an upstream finish_reason named after an Object.prototype member is an unknown reason: stop in the answer, the stream and the log row", async () => {
+    const ids: string[] = [];
+    for (const name of NAMES) {
+      const body = { model: MODEL, messages: [{ role: "user", content: `hi [[fake:finish=${name}]]` }] };
+      const res = await chat(org.key, body);
+      const text = await res.text();
+      expect(res.status, `${name}: ${text}`).toBe(200);
+      expect((JSON.parse(text) as Json).choices[0].finish_reason, name).toBe("stop");
+      ids.push(res.headers.get("x-request-id")!);
+
+      const streamed = await chat(org.key, { ...body, stream: true });
+      expect(streamed.status, name).toBe(200);
+      const finishes = parseSse(await streamed.text()).flatMap((e) => (e === "[DONE]" ? [] : ((e.choices ?? []) as Json[]).map((c) => c.finish_reason)));
+      expect(finishes.filter((f) => f !== null), name).toEqual(["stop"]);
+      ids.push(streamed.headers.get("x-request-id")!);
+    }
+    const rows = await waitForLogs(ids);
+    expect(ids.map((id) => rows.find((r) => r.requestId === id)?.finishReason)).toEqual(ids.map(() => "stop"));
+  });
+
+  it("a caller's image URL ending in .constructor reaches Gemini with the default MIME type", async () => {
+    const tag = `proto-mime-${crypto.randomUUID()}`;
+    const url = "https://img.example/cat.constructor";
+    const res = await chat(org.key, {
+      model: "google-ai-studio/gemini-2.5-flash",
+      messages: [{ role: "user", content: [{ type: "text", text: `look [[tag:${tag}]]` }, { type: "image_url", image_url: { url } }] }],
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Json }>;
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.body.contents[0].parts[1]).toEqual({ fileData: { mimeType: "image/jpeg", fileUri: url } });
   });
 });

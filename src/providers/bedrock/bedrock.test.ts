@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatRequest } from "../types";
-import { bytesStream, collectEvents, testTarget } from "../test-target";
+import { bytesStream, collectEvents, encodeEventStreamMessage, testTarget } from "../test-target";
 import { bedrockCredentials, bedrockRegion } from "./auth";
 import { crc32 } from "./eventstream";
 import { bedrockAdapter } from "./index";
@@ -67,6 +67,15 @@ describe("bedrock adapter: request", () => {
     expect(() => buildConverseBody({ model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] }] }, target())).toThrow(/base64/);
   });
 
+  it("refuses data URLs typed after Object.prototype members (unsupported, never a format sent upstream)", () => {
+    for (const mime of ["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty"]) {
+      const image: ChatRequest = { model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: `data:${mime};base64,AAAA` } }] }] };
+      expect(() => buildConverseBody(image, target()), mime).toThrow(/accepts images only as base64 data URLs/);
+      const file: ChatRequest = { model: "m", messages: [{ role: "user", content: [{ type: "file", file: { file_data: `data:${mime};base64,AAAA` } }] }] };
+      expect(() => buildConverseBody(file, target()), mime).toThrow(/supported document type/);
+    }
+  });
+
   it("enables thinking for reasoning efforts", () => {
     const b = buildConverseBody({ ...hi, reasoning_effort: "low", temperature: 0.5 }, target());
     expect(b.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
@@ -108,5 +117,16 @@ describe("bedrock adapter: stream", () => {
     new DataView(bad.buffer).setUint32(8, crc32(bad.subarray(0, 8)));
     const events = await collectEvents(bedrockAdapter.parseStream(bytesStream([bad]), target()));
     expect(events).toEqual([{ type: "error", message: "malformed event stream from upstream: message CRC mismatch", errorType: "malformed_response" }]);
+  });
+
+  it("gives an exception its known status, and none to types named after Object.prototype members", async () => {
+    const exception = async (type: string) => {
+      const frame = encodeEventStreamMessage({ ":message-type": "exception", ":exception-type": type, ":content-type": "application/json" }, '{"message":"boom"}');
+      return collectEvents(bedrockAdapter.parseStream(bytesStream([frame]), target()));
+    };
+    expect(await exception("throttlingException")).toEqual([{ type: "error", message: "boom", errorType: "throttlingException", status: 429 }]);
+    for (const type of ["constructor", "toString", "valueOf", "__proto__", "hasOwnProperty"]) {
+      expect(await exception(type), type).toEqual([{ type: "error", message: "boom", errorType: type }]);
+    }
   });
 });

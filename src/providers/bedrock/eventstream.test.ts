@@ -1,31 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { bytesStream, collectEvents } from "../test-target";
+import { bytesStream, collectEvents, encodeEventStreamMessage as encode } from "../test-target";
 import { crc32, decodeMessage, EventStreamError, readEventStream } from "./eventstream";
 
 const hex = (s: string) => new Uint8Array(s.match(/../g)!.map((b) => parseInt(b, 16)));
 // Reference vector: one message, header content-type=application/json, payload {'foo':'bar'}.
 const VECTOR = hex("0000003d0000002007fd83960c636f6e74656e742d747970650700106170706c69636174696f6e2f6a736f6e7b27666f6f273a27626172277d8d9c08b1");
-
-/** A minimal encoder for tests (string headers). */
-function encode(headers: Record<string, string>, payload: string): Uint8Array {
-  const enc = new TextEncoder();
-  const hs = Object.entries(headers).flatMap(([k, v]) => {
-    const kb = enc.encode(k);
-    const vb = enc.encode(v);
-    return [kb.length, ...kb, 7, vb.length >> 8, vb.length & 0xff, ...vb];
-  });
-  const p = enc.encode(payload);
-  const total = 12 + hs.length + p.length + 4;
-  const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, total);
-  view.setUint32(4, hs.length);
-  view.setUint32(8, crc32(out.subarray(0, 8)));
-  out.set(hs, 12);
-  out.set(p, 12 + hs.length);
-  view.setUint32(total - 4, crc32(out.subarray(0, total - 4)));
-  return out;
-}
 
 describe("eventstream decoder", () => {
   it("computes the standard CRC-32", () => {

@@ -17,6 +17,9 @@ const DOC_FORMATS: Readonly<Record<string, string>> = {
   "application/msword": "doc", "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
   "application/vnd.ms-excel": "xls", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
 };
+/** Own keys only: a data URL typed `constructor` or `__proto__` is unsupported, not an Object.prototype member. */
+const formatOf = (formats: Readonly<Record<string, string>>, mimeType: string): string | undefined =>
+  Object.hasOwn(formats, mimeType) ? formats[mimeType] : undefined;
 
 function block(p: ContentPart, index: number): BedrockBlock | undefined {
   switch (p.type) {
@@ -24,13 +27,13 @@ function block(p: ContentPart, index: number): BedrockBlock | undefined {
       return p.text ? { text: p.text } : undefined;
     case "image_url": {
       const d = parseDataUrl(p.image_url.url);
-      const format = d ? IMAGE_FORMATS[d.mimeType] : undefined;
+      const format = d ? formatOf(IMAGE_FORMATS, d.mimeType) : undefined;
       if (!d || !format) throw badRequest("this provider accepts images only as base64 data URLs (png, jpeg, gif, webp)", "messages");
       return { image: { format, source: { bytes: d.data } } };
     }
     case "file": {
       const d = p.file.file_data ? parseDataUrl(p.file.file_data) : undefined;
-      const format = d ? DOC_FORMATS[d.mimeType] : undefined;
+      const format = d ? formatOf(DOC_FORMATS, d.mimeType) : undefined;
       if (!d || !format) throw badRequest("file parts need file_data as a base64 data URL of a supported document type", "messages");
       const name = (p.file.filename ?? `document-${index}`).replace(/[^A-Za-z0-9 ()[\]-]/g, "-");
       return { document: { format, name, source: { bytes: d.data } } };

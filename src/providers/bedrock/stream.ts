@@ -30,8 +30,8 @@ export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): Asy
       if (messageType === "exception" || messageType === "error") {
         const type = String(msg.headers[":exception-type"] ?? msg.headers[":error-code"] ?? "api_error");
         const ev: StreamEvent = { type: "error", message: str(payload.message) ?? str(payload.Message) ?? String(msg.headers[":error-message"] ?? "upstream stream error"), errorType: type };
-        const status = EXCEPTION_STATUS[type];
-        if (status !== undefined) ev.status = status;
+        // Own keys only: an exception type `constructor` or `toString` has no known status.
+        if (Object.hasOwn(EXCEPTION_STATUS, type)) ev.status = EXCEPTION_STATUS[type]!;
         yield ev;
         return;
       }

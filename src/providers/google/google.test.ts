@@ -69,6 +69,25 @@ describe("google adapter: request", () => {
     expect(b.generationConfig).toEqual({ responseModalities: ["TEXT", "IMAGE"], responseMimeType: "application/json" });
     expect(() => buildGeminiBody({ model: "m", messages: [{ role: "tool", tool_call_id: "nope", content: "x" }] }, studio)).toThrow(/unknown tool_call_id/);
   });
+
+  it("guesses an image URL's MIME type from known extensions only: `.constructor` gets the default", () => {
+    const mimeOf = (url: string) => {
+      const b = buildGeminiBody({ model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url } }] }] }, studio);
+      return JSON.parse(JSON.stringify(b)).contents[0].parts[0].fileData.mimeType as unknown;
+    };
+    expect(mimeOf("https://img.test/a.png")).toBe("image/png");
+    expect(mimeOf("https://img.test/a.PDF?x=1")).toBe("application/pdf");
+    expect(mimeOf("https://img.test/a.tiff")).toBe("image/jpeg");
+    expect(mimeOf("https://img.test/a.constructor")).toBe("image/jpeg");
+    expect(mimeOf("https://img.test/a.CONSTRUCTOR#x")).toBe("image/jpeg");
+  });
+
+  it("keeps a tool parameter named __proto__ as a property of the schema", () => {
+    const parameters = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"toString":{"type":"number"}},"additionalProperties":false}') as Record<string, unknown>;
+    const b = buildGeminiBody({ ...hi, tools: [{ type: "function", function: { name: "f", parameters } }] }, studio);
+    const sent = JSON.parse(JSON.stringify(b)) as { tools: Array<{ functionDeclarations: Array<{ parameters: unknown }> }> };
+    expect(sent.tools[0]!.functionDeclarations[0]!.parameters).toEqual(JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"toString":{"type":"number"}}}'));
+  });
 });
 
 describe("google adapter: response", () => {

@@ -19,16 +19,16 @@ const UNSUPPORTED_SCHEMA_KEYS = new Set(["additionalProperties", "$schema", "str
 export function sanitizeSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(sanitizeSchema);
   if (!isRecord(schema)) return schema;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(schema)) if (!UNSUPPORTED_SCHEMA_KEYS.has(k)) out[k] = sanitizeSchema(v);
-  return out;
+  // fromEntries defines own keys: a property named `__proto__` stays a property (assigning it would set the prototype).
+  return Object.fromEntries(Object.entries(schema).filter(([k]) => !UNSUPPORTED_SCHEMA_KEYS.has(k)).map(([k, v]) => [k, sanitizeSchema(v)]));
 }
 
 const MIME_BY_EXT: Readonly<Record<string, string>> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", webp: "image/webp", gif: "image/gif", heic: "image/heic", pdf: "application/pdf" };
 
 function guessMime(url: string): string {
   const ext = /\.([a-z0-9]+)(?:$|[?#])/i.exec(url)?.[1]?.toLowerCase() ?? "";
-  return MIME_BY_EXT[ext] ?? "image/jpeg";
+  // Own keys only: `.constructor` is an unknown extension, not an Object.prototype member.
+  return Object.hasOwn(MIME_BY_EXT, ext) ? MIME_BY_EXT[ext]! : "image/jpeg";
 }
 
 function partOf(p: ContentPart): GeminiPart | undefined {
