@@ -206,7 +206,8 @@ export class KeyState extends DurableObject<Env> {
     }
     // A new object (nothing stored) starts at zero, which key creation wrote to D1 already; an
     // object with spend but no report predates key_spend and reports at its next change.
-    this.reported = this.ctx.storage.kv.get<PersistedSpend>("reported") ?? (spend ? null : { usage: 0n, periodUsage: 0n, periodStartedAt: null, seq: 0 });
+    this.reported = this.ctx.storage.kv.get<PersistedSpend>("reported") ?? null;
+    if (!this.reported && !spend) this.markReported({ usage: 0n, periodUsage: 0n, periodStartedAt: null, seq: 0 });
     this.loaded = true;
   }
 
