@@ -171,6 +171,23 @@ export const apiKeys = sqliteTable("api_keys", {
   index("api_keys_expiry_idx").on(t.status, t.expiresAt),
 ]);
 
+/**
+ * Settled spend of each key as its KeyState object last reported it (with its outbox flush, see
+ * src/durable-objects/key-state.ts): what key lists show without asking every key's object.
+ * Pico-dollar amounts as decimal strings (read as they are, never added up in SQL); `seq` orders
+ * the reports, an older one never overwrites a newer. No foreign key: a report must never fail
+ * the outbox's D1 batch it rides in.
+ */
+export const keySpend = sqliteTable("key_spend", {
+  apiKeyId: text("api_key_id").primaryKey(),
+  usagePico: text("usage_pico").notNull().default("0"),
+  /** Spend in the recurring window that started at `periodStartedAt` (null: none running). */
+  periodUsagePico: text("period_usage_pico").notNull().default("0"),
+  periodStartedAt: integer("period_started_at", { mode: "number" }),
+  seq: integer("seq", { mode: "number" }).notNull().default(0),
+  updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+});
+
 /** Fingerprints a key had before it was rolled, so the old secret gets a precise 401. */
 export const retiredKeyFingerprints = sqliteTable("retired_key_fingerprints", {
   fingerprint: text("fingerprint").primaryKey(),

@@ -89,3 +89,23 @@ const DEBIT_NEW_ROWS_SQL = `UPDATE organizations SET credits_pico = credits_pico
   SELECT COALESCE(SUM(CAST(json_extract(value, '$.c') AS INTEGER)), 0) FROM json_each(?1)
   WHERE NOT EXISTS (SELECT 1 FROM request_logs WHERE request_logs.id = json_extract(value, '$.id'))
 ) WHERE id = ?2`;
+
+/**
+ * The key's settled spend as a `key_spend` row (what key lists read instead of calling every
+ * key's object). Sent in the same D1 batch as the outbox rows it goes with, or alone when spend
+ * changed without a log row (images, moderations, refunds). `seq` orders reports: an older one
+ * never overwrites a newer (the same one again is harmless).
+ */
+export function spendReportStatement(env: Env, keyId: string, spend: PersistedSpend, now: number): D1PreparedStatement {
+  return env.DB.prepare(SPEND_REPORT_SQL).bind(keyId, spend.usage.toString(), spend.periodUsage.toString(), spend.periodStartedAt, spend.seq ?? 0, now);
+}
+
+const SPEND_REPORT_SQL = `INSERT INTO key_spend (api_key_id, usage_pico, period_usage_pico, period_started_at, seq, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+ON CONFLICT (api_key_id) DO UPDATE SET usage_pico = excluded.usage_pico, period_usage_pico = excluded.period_usage_pico,
+  period_started_at = excluded.period_started_at, seq = excluded.seq, updated_at = excluded.updated_at
+WHERE excluded.seq >= key_spend.seq`;
+
+/** Same figures (the `seq` aside): nothing new to report. */
+export const sameSpend = (a: PersistedSpend | null, b: PersistedSpend): boolean =>
+  a !== null && a.usage === b.usage && a.periodUsage === b.periodUsage && a.periodStartedAt === b.periodStartedAt;

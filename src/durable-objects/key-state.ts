@@ -25,6 +25,8 @@ import {
   OUTBOX_BATCH,
   OUTBOX_COLUMNS,
   OUTBOX_SCHEMA_VERSION,
+  sameSpend,
+  spendReportStatement,
   type OutboxEntry,
   type OutboxRow,
   type OutboxSpendRow,
@@ -159,6 +161,8 @@ export class KeyState extends DurableObject<Env> {
   private flushScheduled = false;
   /** Version of `spend`, persisted with it (kv and outbox rows). */
   private spendSeq = 0;
+  /** The spend last written to D1's `key_spend` (kv "reported"); null: unknown, report the next. */
+  private reported: PersistedSpend | null = null;
   /** Requests waiting for in-flight reservations to settle, in order of arrival. */
   private waiters = new AdmissionQueue<GateResult>();
   /** Budget slices granted to isolates (lease-book.ts). */
@@ -200,13 +204,45 @@ export class KeyState extends DurableObject<Env> {
       this.spend = { usage: spend.usage, periodUsage: spend.periodUsage, periodStartedAt: spend.periodStartedAt, reserved: 0n };
       this.spendSeq = spend.seq ?? 0;
     }
+    // A new object (nothing stored) starts at zero, which key creation wrote to D1 already; an
+    // object with spend but no report predates key_spend and reports at its next change.
+    this.reported = this.ctx.storage.kv.get<PersistedSpend>("reported") ?? null;
+    if (!this.reported && !spend) this.markReported({ usage: 0n, periodUsage: 0n, periodStartedAt: null, seq: 0 });
     this.loaded = true;
   }
 
-  /** Writes spend to kv (changes that come without an outbox row). */
+  /**
+   * Writes spend to kv (changes that come without an outbox row), and has the alarm report it to
+   * D1 when the figures moved (images, moderations, refunds, a recurring limit removed).
+   */
   private storeSpend(): void {
     this.spendSeq++;
-    this.ctx.storage.kv.put("spend", this.persistedSpend());
+    const spend = this.persistedSpend();
+    this.ctx.storage.kv.put("spend", spend);
+    if (!sameSpend(this.reported, spend)) {
+      this.scheduleFlush(Date.now()).catch((err: unknown) => console.error("key spend report not scheduled", err instanceof Error ? err.message : String(err)));
+    }
+  }
+
+  /** The outbox flush (`alarm`) in LOG_FLUSH_MS, unless one is due already. */
+  private async scheduleFlush(now: number): Promise<void> {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
+  }
+
+  /** The `key_spend` row of the current spend (null before the object knows its key). */
+  private spendReport(now: number): { statement: D1PreparedStatement; spend: PersistedSpend } | null {
+    const keyId = this.snapshot?.keyId;
+    if (!keyId) return null;
+    const spend = this.persistedSpend();
+    return { statement: spendReportStatement(this.env, keyId, spend, now), spend };
+  }
+
+  private markReported(spend: PersistedSpend): void {
+    if (this.reported && (this.reported.seq ?? 0) > (spend.seq ?? 0)) return;
+    this.reported = spend;
+    this.ctx.storage.kv.put("reported", spend);
   }
 
   /** Admin path: store the key's current attributes. Versions only move forward. */
@@ -406,10 +442,7 @@ export class KeyState extends DurableObject<Env> {
   private async settleBatch(items: readonly Settlement[], now: number): Promise<SettleResult[]> {
     const results = items.map((i) => this.settleOne(i.reservationId, i.actual, now, i.outbox));
     this.pump();
-    if (!this.flushScheduled && items.some((i) => i.outbox)) {
-      this.flushScheduled = true;
-      await this.ctx.storage.setAlarm(now + flushDelayMs(this.env));
-    }
+    if (items.some((i) => i.outbox)) await this.scheduleFlush(now);
     return results;
   }
 
@@ -442,13 +475,21 @@ export class KeyState extends DurableObject<Env> {
     return { crossed: this.crossedThresholds(before) };
   }
 
-  /** Flushes the outbox to D1: log rows (idempotent by id) and credit debits, in one batch. */
+  /**
+   * Flushes the outbox to D1: log rows (idempotent by id) and credit debits, in one batch, with
+   * the key's current settled spend (`key_spend`, what key lists show). Spend that changed
+   * without a log row is reported alone.
+   */
   override async alarm(): Promise<void> {
     this.flushScheduled = false;
     this.load();
+    const now = Date.now();
     const rows = this.ctx.storage.sql.exec<OutboxRow>("SELECT seq, log_id, org, credits, row FROM outbox ORDER BY seq LIMIT ?", OUTBOX_BATCH).toArray();
+    const report = rows.length > 0 || !sameSpend(this.reported, this.persistedSpend()) ? this.spendReport(now) : null;
+    if (rows.length === 0 && !report) return;
+    await this.env.DB.batch([...(rows.length ? flushStatements(this.env, rows) : []), ...(report ? [report.statement] : [])]);
+    if (report) this.markReported(report.spend);
     if (rows.length === 0) return;
-    await this.env.DB.batch(flushStatements(this.env, rows));
     // The rows about to go held the latest spend: kv takes it over first (same transaction).
     this.ctx.storage.kv.put("spend", this.persistedSpend());
     // A crash between the batch and this delete replays the batch: rows are INSERT OR IGNORE and a
@@ -493,6 +534,21 @@ export class KeyState extends DurableObject<Env> {
     this.rollWindow(now);
     const leased = this.leases.held(now);
     return leased > 0n ? { ...this.spend, leased } : { ...this.spend };
+  }
+
+  /**
+   * Writes the key's settled spend to D1 (`key_spend`) now and returns it: for a key listed
+   * without a row there (created before key_spend existed, and unchanged since).
+   */
+  async publishSpend(fallback: KeySnapshot, now = Date.now()): Promise<SpendState> {
+    this.ensureSnapshot(fallback);
+    this.rollWindow(now);
+    const report = this.spendReport(now);
+    if (report) {
+      await report.statement.run();
+      this.markReported(report.spend);
+    }
+    return { ...this.spend };
   }
 
   // ---------- internals ----------

@@ -1,6 +1,6 @@
 import type { Env } from "../env";
 import { getDb } from "../db/client";
-import { apiKeys, iamRules, type KeyKind, type PeriodUnit, type RuleType, type RuleValue } from "../db/schema";
+import { apiKeys, iamRules, keySpend, type KeyKind, type PeriodUnit, type RuleType, type RuleValue } from "../db/schema";
 import { fingerprint, newGatewaySecret, prefixHint } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { requireHashSecret } from "../auth/gateway-key";
@@ -74,7 +74,9 @@ export async function createGatewayKey(env: Env, input: NewKeyInput): Promise<{ 
       status: r.status ?? "active",
     }),
   );
-  const [inserted] = await db.batch([insertKey, ...rules]);
+  // Its settled spend starts at zero in D1 (key lists read it there; the key's object reports changes).
+  const spend = db.insert(keySpend).values({ apiKeyId: id, updatedAt: now });
+  const [inserted] = await db.batch([insertKey, spend, ...rules]);
   const row = inserted[0];
   if (!row) throw new Error("key insert returned no row");
   await syncKeys(env, [row]);

@@ -7,9 +7,13 @@ import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { addKey, call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat } from "../chat/helpers";
-import { waitForLogs } from "../resilience/helpers";
+import { settledSpend, waitForLogs } from "../resilience/helpers";
+import { withKeyStateCount } from "../helpers/do-calls";
+import { keyStateStub } from "../../src/durable-objects/key-state";
+import { formatUsd } from "../../src/billing/money";
+import { formatDate, formatUsd as dashboardUsd } from "../../src/dashboard/format";
 import { signIn, type Session } from "./session";
 
 
@@ -115,6 +119,42 @@ describe("dashboard pages", () => {
     expect(standard).toMatch(/>\s*Roll\s*</);
     expect(standard).toMatch(/>\s*Delete\s*</);
     expect(standard).toMatch(/>\s*Disable\s*</);
+  });
+
+  it("lists 30 keys with their settled spend without one KeyState call", async () => {
+    const org = await seedOrg();
+    const limited = await addKey(org, { description: "limited key", usageLimit: "10", periodUsageLimit: "5", periodUsageDurationValue: 1, periodUsageDurationUnit: "day" });
+    for (let i = 0; i < 28; i++) await addKey(org, { description: `idle key ${i}` });
+    const ids: string[] = [];
+    for (const [token, content] of [[org.key, "a"], [limited.token, "b"], [limited.token, "c"]] as const) {
+      const res = await chat(token, { model: "gpt-4o-mini", max_tokens: 20, messages: [{ role: "user", content }] }, { "x-no-cache": "true" });
+      expect(res.status).toBe(200);
+      ids.push(res.headers.get("x-request-id")!);
+    }
+    expect(await waitForLogs(ids)).toHaveLength(3);
+    const spent = new Map<string, bigint>();
+    for (const id of [org.keyId, limited.row.id]) spent.set(id, (await settledSpend(id)).usage);
+    expect(spent.get(limited.row.id)).toBeGreaterThan(0n);
+    const periodStart = (await keyStateStub(env, limited.row.id).getSpend()).periodStartedAt;
+
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const { res, keyStateCalls } = await withKeyStateCount("/dashboard/keys", { headers: { cookie: s.cookie, accept: "text/html" } });
+    expect(res.status).toBe(200);
+    expect(keyStateCalls).toBe(0);
+    const html = await res.text();
+    const rows = html.split("<tr data-key-id=").slice(1);
+    expect(rows.length).toBeGreaterThanOrEqual(30);
+    const cell = (id: string, label: string) => {
+      const row = rows.find((r) => r.startsWith(`"${id}"`))!;
+      return row.slice(row.indexOf(`data-label="${label}"`)).split("</td>")[0]!;
+    };
+    const usd = (pico: bigint) => dashboardUsd(formatUsd(pico));
+    expect(cell(org.keyId, "All-time")).toContain(usd(spent.get(org.keyId)!));
+    expect(cell(limited.row.id, "All-time")).toContain(`${usd(spent.get(limited.row.id)!)}<span class="muted"> / $10.00`);
+    expect(cell(limited.row.id, "Recurring")).toContain(usd(spent.get(limited.row.id)!));
+    expect(cell(limited.row.id, "Recurring")).toContain(`resets ${formatDate(periodStart! + 86_400_000)}`);
+    const idle = rows.find((r) => r.includes("idle key 0"))!;
+    expect(idle.slice(idle.indexOf('data-label="All-time"')).split("</td>")[0]).toContain("$0.00");
   });
 
   it("an expired key asks for a new expiry to be enabled; the editor opens on demand", async () => {

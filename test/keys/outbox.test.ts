@@ -4,8 +4,9 @@ import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { seedOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
-import { organizations, requestLogs } from "../../src/db/schema";
+import { keySpend, organizations, requestLogs } from "../../src/db/schema";
 import { KeyState, keyStateStub } from "../../src/durable-objects/key-state";
+import { spendReportStatement } from "../../src/durable-objects/key-outbox";
 import { admitKey, resolveGatewayKey } from "../../src/auth/gateway-key";
 import { queueSettlement } from "../../src/billing/settle";
 import { requestLogJson, type RequestLogInput } from "../../src/usage/request-log";
@@ -149,5 +150,28 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
     const rows = await getDb(env.DB).select({ id: requestLogs.id, cost: requestLogs.costPico }).from(requestLogs).where(eq(requestLogs.apiKeyId, org.keyId));
     expect(rows.map((r) => r.id).sort()).toEqual([...logIds].sort());
     expect(await credits(org.orgId)).toBe(before - total);
+  });
+
+  it("the flush reports the key's settled spend to key_spend in the same batch; an older report never overwrites a newer", async () => {
+    const org = await seedOrg({ creditsUsd: 10 });
+    const auth = await resolveGatewayKey(env, org.key);
+    const stub = keyStateStub(env, org.keyId);
+    const row = () => getDb(env.DB).select().from(keySpend).where(eq(keySpend.apiKeyId, org.keyId)).get();
+    // Key creation wrote the zero row.
+    expect(await row()).toMatchObject({ usagePico: "0", periodUsagePico: "0", periodStartedAt: null });
+
+    const logId = newId("log");
+    await stub.settleMany([{ reservationId: null, actual: 9_000_000_000_000_000n, outbox: { row: requestLogJson(logInput(auth, logId, 0n)), logId, organizationId: org.orgId, creditsPico: 0n } }]);
+    await flushed(stub);
+    const reported = (await row())!;
+    expect(reported.usagePico).toBe("9000000000000000"); // above 2^53: kept exact as a string
+    expect(await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.id, logId))).toHaveLength(1);
+
+    // A late report of an older state (lower seq) changes nothing.
+    await spendReportStatement(env, org.keyId, { usage: 1n, periodUsage: 0n, periodStartedAt: null, seq: reported.seq - 1 }, Date.now()).run();
+    expect((await row())!.usagePico).toBe("9000000000000000");
+    // An idle alarm (nothing new) writes nothing.
+    await runDurableObjectAlarm(stub);
+    expect((await row())!.updatedAt).toBe(reported.updatedAt);
   });
 });

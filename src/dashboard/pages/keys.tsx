@@ -1,7 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
  * Keys page: the project's keys (developers: their own) with spend, limits and expiry, the create
- * form (TTL, limits, an optional first rule) and per-key actions. Every action posts to the
+ * form (TTL, limits, an optional first rule) and per-key actions. Spend is the settled figure D1
+ * holds (no call to the keys' objects; it lags by about a second). Every action posts to the
  * session API (`/api/keys...`), which calls the shared services in src/keys/.
  */
 import type { FC } from "hono/jsx";
@@ -9,25 +10,26 @@ import { and, eq, inArray, max } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { members, requestLogs, users } from "../../db/schema";
-import { listKeys } from "../../actions/keys";
+import { listKeysWithSpend } from "../../actions/keys";
 import { loadOrganization } from "../../actions/organization";
-import { keyDetail } from "../../keys/view";
+import type { KeyListItem } from "../../keys/view";
 import { ownerFilter } from "../../routes/dashboard/keys";
 import type { PageContext } from "../context";
 import { Layout, PageHead, Submit } from "../layout";
 import { formatDate, formatUsd, toDateTimeLocal, windowLabel } from "../format";
 
-type KeyView = Awaited<ReturnType<typeof keyDetail>> & { creator: string; lastUsedAt: number | null; expiresAtMs: number | null; alertThresholdPercent: number | null };
+type KeyView = KeyListItem & { creator: string; lastUsedAt: number | null; expiresAtMs: number | null; alertThresholdPercent: number | null };
 
 export async function loadKeys(env: Env, ctx: PageContext): Promise<{ keys: KeyView[]; thresholdPercent: number; alertsOn: boolean }> {
   if (!ctx.project) return { keys: [], thresholdPercent: 80, alertsOn: true };
   const s = ctx.session;
   const db = getDb(env.DB);
-  const [rows, org] = await Promise.all([listKeys(env, s.organizationId, { projectId: ctx.project.id, ...ownerFilter(s) }), loadOrganization(env, s.organizationId)]);
+  // Settled spend from D1 for every key: no call to the keys' objects (src/actions/keys.ts).
+  const [listed, org] = await Promise.all([listKeysWithSpend(env, s.organizationId, { projectId: ctx.project.id, ...ownerFilter(s) }), loadOrganization(env, s.organizationId)]);
+  const rows = listed.map((k) => k.row);
   const ids = rows.map((r) => r.id);
   const creatorIds = [...new Set(rows.map((r) => r.createdBy))];
-  const [details, creators, lastUsed] = await Promise.all([
-    Promise.all(rows.map((r) => keyDetail(env, r))),
+  const [creators, lastUsed] = await Promise.all([
     creatorIds.length
       ? db.select({ id: members.id, email: users.email }).from(members).innerJoin(users, eq(users.id, members.userId)).where(inArray(members.id, creatorIds))
       : Promise.resolve([]),
@@ -42,12 +44,12 @@ export async function loadKeys(env: Env, ctx: PageContext): Promise<{ keys: KeyV
   const creatorOf = new Map(creators.map((c) => [c.id, c.email]));
   const lastOf = new Map(lastUsed.map((l) => [l.id, l.at]));
   return {
-    keys: details.map((d, i) => ({
-      ...d,
-      creator: creatorOf.get(rows[i]!.createdBy) ?? "former member",
-      lastUsedAt: lastOf.get(rows[i]!.id) ?? null,
-      expiresAtMs: rows[i]!.expiresAt,
-      alertThresholdPercent: rows[i]!.alertThresholdPercent,
+    keys: listed.map(({ row, apiKey }) => ({
+      ...apiKey,
+      creator: creatorOf.get(row.createdBy) ?? "former member",
+      lastUsedAt: lastOf.get(row.id) ?? null,
+      expiresAtMs: row.expiresAt,
+      alertThresholdPercent: row.alertThresholdPercent,
     })),
     thresholdPercent: org.notifications.thresholdPercent ?? 80,
     alertsOn: org.notifications.apiKeyBudgets !== false,

@@ -17,7 +17,7 @@ import { updateKey } from "../../keys/update";
 import { rollKey } from "../../keys/roll";
 import { deleteKey } from "../../keys/delete";
 import { keyDetail } from "../../keys/view";
-import { listKeys } from "../../actions/keys";
+import { listKeysWithSpend } from "../../actions/keys";
 import { ruleBodySchema } from "../../iam/rule-body";
 
 const UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
@@ -74,8 +74,8 @@ export const dashboardKeyRoutes = new Hono<DashboardEnv>();
 
 dashboardKeyRoutes.get("/", validate("query", listQuery), async (c) => {
   const s = c.get("session");
-  const rows = await listKeys(c.env, s.organizationId, { ...c.req.valid("query"), ...ownerFilter(s) });
-  return c.json({ apiKeys: rows.map(publicKey) });
+  const keys = await listKeysWithSpend(c.env, s.organizationId, { ...c.req.valid("query"), ...ownerFilter(s) });
+  return c.json({ apiKeys: keys.map((k) => k.apiKey) });
 });
 
 dashboardKeyRoutes.post("/", validateBody(createBody), async (c) => {

@@ -16,7 +16,7 @@ import { getKeyRow } from "../../keys/lookup";
 import { updateKey } from "../../keys/update";
 import { deleteKey } from "../../keys/delete";
 import { keyDetail } from "../../keys/view";
-import { listKeys } from "../../actions/keys";
+import { listKeysWithSpend } from "../../actions/keys";
 
 const createBody = z.object({
   projectId: z.string().min(1).max(64),
@@ -51,8 +51,8 @@ masterKeyRoutes.post("/", validateBody(createBody, TTL_HINTS), async (c) => {
 });
 
 masterKeyRoutes.get("/", validate("query", listQuery), async (c) => {
-  const rows = await listKeys(c.env, c.get("master").organizationId, c.req.valid("query"));
-  return c.json({ apiKeys: rows.map(publicKey) });
+  const keys = await listKeysWithSpend(c.env, c.get("master").organizationId, c.req.valid("query"));
+  return c.json({ apiKeys: keys.map((k) => k.apiKey) });
 });
 
 masterKeyRoutes.get("/:id", validate("param", idParam), async (c) => {
