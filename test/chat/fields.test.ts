@@ -1,0 +1,126 @@
+/**
+ * OpenAI Chat Completions fields beyond the sampling basics (prompt_cache_key, safety_identifier,
+ * metadata, store, verbosity, prediction, service_tier, audio, web_search_options): each one is
+ * forwarded, refused with a 400, or dropped only where a provider rejects it; never lost silently
+ * on the way to an OpenAI-format provider. Asserted on what the fake upstream received.
+ */
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { chat, resetMetrics, user } from "./helpers";
+
+let org: SeededOrg;
+beforeAll(async () => {
+  org = await seedOrg();
+});
+beforeEach(resetMetrics);
+
+type Body = Record<string, any>;
+const recorded = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Body }>;
+
+/** Every forwarded OpenAI-platform field, with a valid value. */
+const PLATFORM_FIELDS = {
+  prompt_cache_key: "tenant-42:summaries",
+  safety_identifier: "user-hash-0f3a",
+  metadata: { team: "search", run: "2025-11-01" },
+  store: true,
+  verbosity: "low",
+  prediction: { type: "content", content: [{ type: "text", text: "const x = 1;" }] },
+  service_tier: "default",
+} as const;
+
+async function error(res: Response): Promise<{ status: number; param: string | null; message: string; code: string | null }> {
+  const body = (await res.json()) as Body;
+  return { status: res.status, param: body.error?.param ?? null, message: String(body.error?.message ?? ""), code: body.error?.code ?? null };
+}
+
+describe("OpenAI platform fields on /v1/chat/completions", () => {
+  it("arrive unchanged at an OpenAI-format provider (OpenAI itself)", async () => {
+    const res = await chat(org.key, { model: "openai/gpt-5-mini", messages: user("fields [[tag:fields-openai]]"), ...PLATFORM_FIELDS });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const sent = (await recorded("fields-openai"))[0]!.body;
+    for (const [field, value] of Object.entries(PLATFORM_FIELDS)) expect(sent[field], field).toEqual(value);
+  });
+
+  it("accept 'auto' as service_tier and a string prediction", async () => {
+    const res = await chat(org.key, {
+      model: "openai/gpt-4o-mini",
+      messages: user("auto tier [[tag:fields-auto]]"),
+      service_tier: "auto",
+      prediction: { type: "content", content: "predicted" },
+    });
+    expect(res.status).toBe(200);
+    const sent = (await recorded("fields-auto"))[0]!.body;
+    expect(sent.service_tier).toBe("auto");
+    expect(sent.prediction).toEqual({ type: "content", content: "predicted" });
+  });
+
+  it("are dropped for providers that do not implement them, and the answer still comes back", async () => {
+    // Groq and Mistral speak the OpenAI format but reject or ignore these fields; Anthropic's
+    // adapter builds its own body. The same request to OpenAI carries them (first assertion).
+    const body = { ...PLATFORM_FIELDS, messages: user("elsewhere [[tag:fields-elsewhere]]") };
+    for (const model of ["openai/gpt-4o-mini", "groq/llama-3.1-8b-instruct", "mistral/mistral-small-3.2", "anthropic/claude-sonnet-4"]) {
+      const res = await chat(org.key, { ...body, model });
+      expect(res.status, `${model}: ${await res.clone().text()}`).toBe(200);
+    }
+    const sent = await recorded("fields-elsewhere");
+    expect(sent).toHaveLength(4);
+    expect(sent[0]!.body.verbosity).toBe("low");
+    for (const r of sent.slice(1)) {
+      for (const field of Object.keys(PLATFORM_FIELDS)) expect(r.body[field], `${r.body.model}: ${field}`).toBeUndefined();
+    }
+  });
+
+  it("malformed values are a 400 naming the field", async () => {
+    const bad: Array<[string, unknown]> = [
+      ["verbosity", "loud"],
+      ["service_tier", "turbo"],
+      ["store", "yes"],
+      ["prompt_cache_key", 42],
+      ["safety_identifier", { id: 1 }],
+      ["metadata", { n: 1 }],
+      ["metadata", Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"]))],
+      ["metadata", { ["k".repeat(65)]: "v" }],
+      ["prediction", { type: "content" }],
+      ["audio", { voice: "alloy", format: "ogg" }],
+    ];
+    for (const [field, value] of bad) {
+      const e = await error(await chat(org.key, { model: "gpt-4o-mini", messages: user("bad"), [field]: value }));
+      expect(e.status, `${field}=${JSON.stringify(value)}`).toBe(400);
+      expect(e.param?.split(".")[0], `${field}=${JSON.stringify(value)}`).toBe(field);
+    }
+  });
+
+  it("refuses service tiers the gateway would bill wrongly, and web search", async () => {
+    for (const tier of ["flex", "priority", "scale"]) {
+      const e = await error(await chat(org.key, { model: "gpt-4o-mini", messages: user("tier [[tag:fields-tier]]"), service_tier: tier }));
+      expect(e.status).toBe(400);
+      expect(e.param).toBe("service_tier");
+      expect(e.code).toBe("unsupported_parameter");
+      expect(e.message).toContain(`'${tier}'`);
+      expect(e.message).toContain("'auto'");
+      expect(e.message).toContain("'default'");
+    }
+    const search = await error(await chat(org.key, { model: "gpt-4o-mini", messages: user("search [[tag:fields-tier]]"), web_search_options: { search_context_size: "low" } }));
+    expect(search.status).toBe(400);
+    expect(search.param).toBe("web_search_options");
+    expect(search.code).toBe("unsupported_parameter");
+    expect(search.message).toMatch(/web search/i);
+    expect(await recorded("fields-tier")).toHaveLength(0);
+  });
+
+  it("audio output needs a mapping that can produce and price it: 400, nothing sent upstream", async () => {
+    const audio = { voice: "alloy", format: "wav" };
+    const e = await error(await chat(org.key, { model: "gpt-4o-mini", messages: user("speak [[tag:fields-audio]]"), modalities: ["text", "audio"], audio }));
+    expect(e.status).toBe(400);
+    expect(e.message).toContain("audio output");
+    // OpenAI requires `audio` with modalities ["audio"]; `audio` alone asks for audio output too.
+    const missing = await error(await chat(org.key, { model: "gpt-4o-mini", messages: user("speak [[tag:fields-audio]]"), modalities: ["audio"] }));
+    expect(missing.status).toBe(400);
+    expect(missing.param).toBe("audio");
+    const alone = await error(await chat(org.key, { model: "gpt-4o-mini", messages: user("speak [[tag:fields-audio]]"), audio }));
+    expect(alone.status).toBe(400);
+    expect(alone.message).toContain("audio output");
+    expect(await recorded("fields-audio")).toHaveLength(0);
+  });
+});
