@@ -7,7 +7,7 @@
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { chat, resetMetrics, user } from "./helpers";
+import { chat, resetMetrics, user, waitForLog } from "./helpers";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -122,5 +122,31 @@ describe("OpenAI platform fields on /v1/chat/completions", () => {
     expect(alone.status).toBe(400);
     expect(alone.message).toContain("audio output");
     expect(await recorded("fields-audio")).toHaveLength(0);
+  });
+});
+
+describe("response cache and the new fields", () => {
+  /** Sends `body`, waits for its log row (the cache write is queued before it), returns metadata.cached. */
+  async function cached(body: Record<string, unknown>): Promise<boolean> {
+    const res = await chat(org.key, body);
+    const json = (await res.json()) as Body;
+    expect(res.status, JSON.stringify(json)).toBe(200);
+    await waitForLog(res.headers.get("x-request-id")!);
+    await new Promise((r) => setTimeout(r, 100));
+    return json.metadata.cached as boolean;
+  }
+
+  it("keys on verbosity (it changes the answer) but not on identifiers, and never serves a stored completion", async () => {
+    const base = { model: "gpt-4o-mini", messages: user("cache fields [[tag:fields-cache]]") };
+    expect(await cached({ ...base, verbosity: "low", prompt_cache_key: "a", safety_identifier: "u1" })).toBe(false);
+    // Another verbosity is another answer: not served from the first one's entry.
+    expect(await cached({ ...base, verbosity: "high" })).toBe(false);
+    // Routing keys and end-user ids do not change the answer: the first entry serves it.
+    expect(await cached({ ...base, verbosity: "low", prompt_cache_key: "b", safety_identifier: "u2" })).toBe(true);
+    // store: true asks the provider to keep the completion, so it must reach the provider.
+    expect(await cached({ ...base, verbosity: "low", store: true })).toBe(false);
+    const sent = await recorded("fields-cache");
+    expect(sent.map((r) => r.body.verbosity)).toEqual(["low", "high", "low"]);
+    expect(sent[2]!.body.store).toBe(true);
   });
 });
