@@ -6,7 +6,7 @@
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
-import { seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat, resetMetrics, user, waitForLog } from "./helpers";
 
 let org: SeededOrg;
@@ -148,5 +148,48 @@ describe("response cache and the new fields", () => {
     const sent = await recorded("fields-cache");
     expect(sent.map((r) => r.body.verbosity)).toEqual(["low", "high", "low"]);
     expect(sent[2]!.body.store).toBe(true);
+  });
+});
+
+describe("dialects carry the fields that map 1:1", () => {
+  it("Responses: text.verbosity, prompt_cache_key, safety_identifier, metadata and service_tier reach OpenAI", async () => {
+    const res = await call("/v1/responses", {
+      method: "POST",
+      key: org.key,
+      ...json({
+        model: "openai/gpt-5-mini",
+        input: "responses fields [[tag:fields-responses]]",
+        text: { verbosity: "high" },
+        prompt_cache_key: "pck",
+        safety_identifier: "sid",
+        metadata: { a: "b" },
+        service_tier: "default",
+      }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const sent = (await recorded("fields-responses"))[0]!.body;
+    expect(sent).toMatchObject({ verbosity: "high", prompt_cache_key: "pck", safety_identifier: "sid", metadata: { a: "b" }, service_tier: "default" });
+    const echoed = (await res.json()) as Body;
+    expect(echoed.text.verbosity).toBe("high");
+  });
+
+  it("Responses: a malformed verbosity names text.verbosity; service_tier 'flex' is refused", async () => {
+    const bad = await call("/v1/responses", { method: "POST", key: org.key, ...json({ model: "gpt-4o-mini", input: "x", text: { verbosity: "loud" } }) });
+    expect((await error(bad)).param).toBe("text.verbosity");
+    const flex = await error(await call("/v1/responses", { method: "POST", key: org.key, ...json({ model: "gpt-4o-mini", input: "x", service_tier: "flex" }) }));
+    expect(flex.status).toBe(400);
+    expect(flex.param).toBe("service_tier");
+  });
+});
+
+describe("Anthropic Messages service_tier", () => {
+  it("is validated and not carried (no Chat Completions tier means the same)", async () => {
+    const body = { model: "openai/gpt-4o-mini", max_tokens: 20, messages: [{ role: "user", content: "tier [[tag:fields-messages]]" }] };
+    const ok = await call("/v1/messages", { method: "POST", key: org.key, ...json({ ...body, service_tier: "standard_only" }) });
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    expect((await recorded("fields-messages"))[0]!.body.service_tier).toBeUndefined();
+    const bad = await call("/v1/messages", { method: "POST", key: org.key, ...json({ ...body, service_tier: "priority" }) });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as Body).error.message).toContain("service_tier");
   });
 });
