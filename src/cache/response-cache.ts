@@ -6,10 +6,14 @@
  *  - the project has `cachingEnabled`;
  *  - `temperature` is 0 or unset (sampling at a temperature asks for variety);
  *  - no `x-no-cache: true` header;
- *  - `n` is 1 or unset.
+ *  - `n` is 1 or unset;
+ *  - `store` is not true (the caller asked the provider to keep the completion: it must reach it).
  * Key: SHA-256 over organization + project + the full normalized request (messages, tools,
  * every parameter, the model string as sent, which includes a pinned provider, and whether it is
- * streamed). `user` and `stream_options` are left out: they do not change the answer.
+ * streamed; `verbosity`, `prediction`, `audio` and `modalities` included). Left out because they
+ * do not change the answer: `user`, `stream_options`, and the bookkeeping/routing extras
+ * `safety_identifier`, `prompt_cache_key`, `metadata`, `store` and `service_tier` (`auto` or
+ * `default` only). A request without them hashes as it always did.
  * Values: non-streamed answers as their parsed choices, streamed answers as their event sequence,
  * stored only when the stream completed (every choice finished, no upstream error, client still
  * there). TTL is the project's `cacheDurationSeconds` (KV stores at least 60 s; the exact expiry
@@ -42,6 +46,7 @@ export function isCacheable(auth: KeyContext, req: ChatRequest, headers: Headers
   if (!auth.project.cachingEnabled || auth.project.cacheDurationSeconds <= 0) return false;
   if ((headers.get("x-no-cache") ?? "").trim().toLowerCase() === "true") return false;
   if (req.temperature !== undefined && req.temperature !== 0) return false;
+  if (req.store === true) return false;
   return (req.n ?? 1) <= 1;
 }
 
@@ -55,7 +60,10 @@ export function stableStringify(value: unknown): string {
 }
 
 export async function cacheKey(auth: KeyContext, req: ChatRequest): Promise<string> {
-  const { user: _user, stream_options: _so, ...rest } = req;
+  const {
+    user: _user, stream_options: _so, safety_identifier: _sid, prompt_cache_key: _pck, metadata: _md, store: _store, service_tier: _tier,
+    ...rest
+  } = req;
   const normalized = { ...rest, stream: req.stream === true };
   return KEY_PREFIX + (await sha256Hex(stableStringify({ org: auth.organization.id, project: auth.project.id, request: normalized })));
 }

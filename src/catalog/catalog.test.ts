@@ -12,6 +12,7 @@ import {
   PROVIDERS,
 } from "./index";
 import { perK, perM } from "./models/helpers";
+import { OPENAI_PLATFORM_EXTRAS } from "./providers";
 import { PROVIDER_IDS, type Pricing } from "./types";
 
 const DECIMAL = /^\d+(\.\d+)?$/;
@@ -42,6 +43,15 @@ describe("providers", () => {
     expect(PROVIDERS.groq.baseUrl).toBe("https://api.groq.com/openai/v1");
     expect(PROVIDERS["aws-bedrock"].wireFormat).toBe("bedrock");
     expect(PROVIDERS["google-vertex"].wireFormat).toBe("google");
+  });
+
+  it("sends the OpenAI-platform extras to OpenAI only: every other OpenAI-format provider drops them", () => {
+    expect(PROVIDERS.openai.quirks?.unsupportedParams ?? []).toEqual([]);
+    for (const id of PROVIDER_IDS) {
+      const p = PROVIDERS[id];
+      if (id === "openai" || (p.wireFormat !== "openai" && p.wireFormat !== "azure")) continue;
+      expect(p.quirks?.unsupportedParams, id).toEqual(expect.arrayContaining([...OPENAI_PLATFORM_EXTRAS]));
+    }
   });
 
   it("has both training and non-training providers (no_training is meaningful)", () => {

@@ -10,8 +10,17 @@
  */
 import type { ProviderId, ProviderInfo } from "./types";
 
-/** OpenAI fields most OpenAI-compatible open-model hosts reject or ignore badly. */
-const NO_LOGIT_BIAS = ["logit_bias"] as const;
+/**
+ * OpenAI-platform extras (stored completions and their metadata, prompt-cache routing keys,
+ * safety identifiers, service tiers, verbosity, predicted outputs) that no other host implements
+ * as OpenAI does: dropped for every provider but OpenAI, since several hosts reject unknown fields
+ * (Mistral answers 422). All are hints or bookkeeping; `service_tier` only ever carries `auto` or
+ * `default` (src/routes/chat/schema.ts), which is what a host without tiers does anyway.
+ */
+export const OPENAI_PLATFORM_EXTRAS = ["store", "metadata", "prompt_cache_key", "safety_identifier", "service_tier", "verbosity", "prediction"] as const;
+
+/** `logit_bias` (most OpenAI-compatible open-model hosts reject or ignore it badly) and the platform extras. */
+const NO_LOGIT_BIAS_OR_EXTRAS = ["logit_bias", ...OPENAI_PLATFORM_EXTRAS] as const;
 
 export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
   openai: {
@@ -63,7 +72,9 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     // Per-resource host; in practice AZURE_BASE_URL supplies it.
     baseUrl: "https://{resource}.openai.azure.com",
     trainsOnApiData: false,
-    quirks: { maxTokensField: "max_completion_tokens" },
+    // The default api-version (2024-10-21, src/providers/azure) has none of the platform extras in
+    // its request schema, and Azure answers unrecognized arguments with a 400.
+    quirks: { maxTokensField: "max_completion_tokens", unsupportedParams: OPENAI_PLATFORM_EXTRAS },
   },
   mistral: {
     id: "mistral",
@@ -75,7 +86,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     moderation: true,
     // Mistral answers 422 on unknown fields; it has `random_seed` instead of `seed`.
     quirks: {
-      unsupportedParams: ["logit_bias", "logprobs", "top_logprobs", "user", "seed", "stream_options", "reasoning_effort"],
+      unsupportedParams: ["logit_bias", "logprobs", "top_logprobs", "user", "seed", "stream_options", "reasoning_effort", ...OPENAI_PLATFORM_EXTRAS],
       streamUsageOption: false,
     },
   },
@@ -88,7 +99,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     region: "us",
     // Documented as "not supported; a 400 if supplied".
     quirks: {
-      unsupportedParams: ["logprobs", "logit_bias", "top_logprobs"],
+      unsupportedParams: ["logprobs", "logit_bias", "top_logprobs", ...OPENAI_PLATFORM_EXTRAS],
       reasoningField: "reasoning",
     },
   },
@@ -100,7 +111,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     // DeepSeek's privacy policy allows using inputs to improve its services.
     trainsOnApiData: true,
     region: "cn",
-    quirks: { reasoningField: "reasoning_content", unsupportedParams: ["reasoning_effort"] },
+    quirks: { reasoningField: "reasoning_content", unsupportedParams: ["reasoning_effort", ...OPENAI_PLATFORM_EXTRAS] },
   },
   xai: {
     id: "xai",
@@ -109,7 +120,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://api.x.ai/v1",
     trainsOnApiData: false,
     region: "us",
-    quirks: { reasoningField: "reasoning_content", unsupportedParams: NO_LOGIT_BIAS },
+    quirks: { reasoningField: "reasoning_content", unsupportedParams: NO_LOGIT_BIAS_OR_EXTRAS },
   },
   "together-ai": {
     id: "together-ai",
@@ -118,7 +129,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://api.together.xyz/v1",
     trainsOnApiData: false,
     region: "us",
-    quirks: { reasoningField: "reasoning" },
+    quirks: { reasoningField: "reasoning", unsupportedParams: OPENAI_PLATFORM_EXTRAS },
   },
   fireworks: {
     id: "fireworks",
@@ -127,7 +138,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://api.fireworks.ai/inference/v1",
     trainsOnApiData: false,
     region: "us",
-    quirks: { reasoningField: "reasoning_content" },
+    quirks: { reasoningField: "reasoning_content", unsupportedParams: OPENAI_PLATFORM_EXTRAS },
   },
   cerebras: {
     id: "cerebras",
@@ -139,7 +150,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     // Cerebras' OpenAI-compatibility notes list these as unsupported (400).
     quirks: {
       maxTokensField: "max_completion_tokens",
-      unsupportedParams: ["frequency_penalty", "presence_penalty", "logit_bias"],
+      unsupportedParams: ["frequency_penalty", "presence_penalty", "logit_bias", ...OPENAI_PLATFORM_EXTRAS],
       reasoningField: "reasoning",
     },
   },
@@ -150,7 +161,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://api.deepinfra.com/v1/openai",
     trainsOnApiData: false,
     region: "us",
-    quirks: { reasoningField: "reasoning_content" },
+    quirks: { reasoningField: "reasoning_content", unsupportedParams: OPENAI_PLATFORM_EXTRAS },
   },
   perplexity: {
     id: "perplexity",
@@ -161,7 +172,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     region: "us",
     // Sonar models have no function calling, logprobs or logit bias.
     quirks: {
-      unsupportedParams: ["tools", "tool_choice", "parallel_tool_calls", "logit_bias", "logprobs", "top_logprobs", "n", "seed"],
+      unsupportedParams: ["tools", "tool_choice", "parallel_tool_calls", "logit_bias", "logprobs", "top_logprobs", "n", "seed", ...OPENAI_PLATFORM_EXTRAS],
     },
   },
   moonshot: {
@@ -171,7 +182,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://api.moonshot.ai/v1",
     trainsOnApiData: true,
     region: "cn",
-    quirks: { reasoningField: "reasoning_content", unsupportedParams: NO_LOGIT_BIAS },
+    quirks: { reasoningField: "reasoning_content", unsupportedParams: NO_LOGIT_BIAS_OR_EXTRAS },
   },
   alibaba: {
     id: "alibaba",
@@ -180,7 +191,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
     trainsOnApiData: false,
     region: "ap-southeast-1",
-    quirks: { reasoningField: "reasoning_content", unsupportedParams: NO_LOGIT_BIAS },
+    quirks: { reasoningField: "reasoning_content", unsupportedParams: NO_LOGIT_BIAS_OR_EXTRAS },
   },
   zai: {
     id: "zai",
@@ -189,7 +200,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://api.z.ai/api/paas/v4",
     trainsOnApiData: false,
     region: "sg",
-    quirks: { reasoningField: "reasoning_content", unsupportedParams: ["logit_bias", "logprobs", "top_logprobs", "n"] },
+    quirks: { reasoningField: "reasoning_content", unsupportedParams: ["logit_bias", "logprobs", "top_logprobs", "n", ...OPENAI_PLATFORM_EXTRAS] },
   },
   novita: {
     id: "novita",
@@ -198,7 +209,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://api.novita.ai/openai/v1",
     trainsOnApiData: false,
     region: "us",
-    quirks: { reasoningField: "reasoning_content" },
+    quirks: { reasoningField: "reasoning_content", unsupportedParams: OPENAI_PLATFORM_EXTRAS },
   },
   nebius: {
     id: "nebius",
@@ -207,7 +218,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://api.tokenfactory.nebius.com/v1",
     trainsOnApiData: false,
     region: "eu-north1",
-    quirks: { reasoningField: "reasoning_content" },
+    quirks: { reasoningField: "reasoning_content", unsupportedParams: OPENAI_PLATFORM_EXTRAS },
   },
   "inference.net": {
     id: "inference.net",
@@ -216,6 +227,6 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://api.inference.net/v1",
     trainsOnApiData: false,
     region: "us",
-    quirks: { unsupportedParams: NO_LOGIT_BIAS },
+    quirks: { unsupportedParams: NO_LOGIT_BIAS_OR_EXTRAS },
   },
 };

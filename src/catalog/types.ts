@@ -18,7 +18,10 @@ export type WireFormat = "openai" | "anthropic" | "google" | "bedrock" | "azure"
 export interface OpenAICompatQuirks {
   /** Which field carries the output cap upstream. Default `max_tokens`. */
   maxTokensField?: "max_tokens" | "max_completion_tokens";
-  /** Request fields the provider rejects; the gateway drops them before sending. */
+  /**
+   * Request fields the provider rejects or does not implement; the gateway drops them before
+   * sending. Only hints and extras belong here (src/routes/chat/schema.ts says which fields are).
+   */
   unsupportedParams?: readonly string[];
   /** Where the provider puts reasoning text in messages/deltas. Default tries both. */
   reasoningField?: "reasoning_content" | "reasoning";

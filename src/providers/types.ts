@@ -85,9 +85,25 @@ export interface ChatRequest {
   response_format?: ResponseFormat;
   reasoning_effort?: "none" | "minimal" | "low" | "medium" | "high";
   user?: string;
-  /** Image output for models that can (Gemini image models). */
+  /** Image output for models that can (Gemini image models); `audio` asks for audio output. */
   modalities?: string[];
+  // OpenAI-platform extras: where each goes per provider is in src/routes/chat/schema.ts.
+  /** Audio output voice and format (with `modalities: ["audio"]`). */
+  audio?: AudioOutput;
+  /** Up to 16 string pairs attached to a stored completion. */
+  metadata?: Record<string, string>;
+  /** Predicted output (speeds up regenerating mostly known text). */
+  prediction?: { type: "content"; content: string | Array<{ type: "text"; text: string }> };
+  prompt_cache_key?: string;
+  safety_identifier?: string;
+  /** Validation refuses all but `auto` and `default` (the tiers billed at the catalogue's prices). */
+  service_tier?: "auto" | "default" | "flex" | "scale" | "priority";
+  store?: boolean;
+  verbosity?: "low" | "medium" | "high";
 }
+
+export type AudioFormat = "wav" | "aac" | "mp3" | "flac" | "opus" | "pcm16";
+export interface AudioOutput { voice: string | { id: string }; format: AudioFormat }
 
 // ---------- OpenAI Chat Completions response (what callers get) ----------
 

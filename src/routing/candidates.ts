@@ -2,8 +2,8 @@
  * The provider mappings that may serve a request, in catalogue order (ranking is score.ts).
  * A mapping is eligible when, in this order:
  *  1. neither the model nor the mapping is deactivated;
- *  2. it has every capability the request needs (tools, vision, audio/file input, JSON or
- *     structured output, multiple choices, streaming, context window, output cap);
+ *  2. it has every capability the request needs (tools, vision, audio/file input, audio output,
+ *     JSON or structured output, multiple choices, streaming, context window, output cap);
  *  3. the organization's compliance policy allows the provider (noTraining, deniedProviders);
  *  4. a credential exists for the project's mode (credentials.ts);
  *  5. IAM allows it (evaluateAccess, per mapping).
@@ -42,6 +42,8 @@ export interface RequestNeeds {
   tools: boolean;
   vision: boolean;
   audio: boolean;
+  /** `modalities` with "audio", or `audio` (voice and format). */
+  audioOutput: boolean;
   files: boolean;
   json: "none" | "json_object" | "json_schema";
   n: number;
@@ -51,6 +53,16 @@ export interface RequestNeeds {
 
 /** Wire formats that can return several choices (`n > 1`). */
 const MULTI_CHOICE_FORMATS: ReadonlySet<WireFormat> = new Set<WireFormat>(["openai", "azure"]);
+/** Wire formats whose adapters forward `audio`/`modalities` and return audio output. */
+const AUDIO_OUTPUT_FORMATS: ReadonlySet<WireFormat> = new Set<WireFormat>(["openai", "azure"]);
+
+/**
+ * Audio output is served only where it is both produced and billed right: a catalogue model that
+ * answers in audio, on a wire format that carries it, with an `output_audio` price (otherwise
+ * audio tokens would be billed at the text completion price). No catalogue mapping qualifies today.
+ */
+const canAnswerInAudio = (provider: ProviderInfo, m: ProviderMapping, model: ModelDefinition | null): boolean =>
+  AUDIO_OUTPUT_FORMATS.has(provider.wireFormat) && model !== null && model.outputModalities.includes("audio") && m.pricing.output_audio !== undefined;
 
 export function requestNeeds(req: ChatRequest): RequestNeeds {
   let vision = false;
@@ -70,6 +82,7 @@ export function requestNeeds(req: ChatRequest): RequestNeeds {
     tools: (req.tools?.length ?? 0) > 0,
     vision,
     audio,
+    audioOutput: req.modalities?.includes("audio") === true || req.audio !== undefined,
     files,
     json: rf === "json_object" || rf === "json_schema" ? rf : "none",
     n: req.n ?? 1,
@@ -86,6 +99,7 @@ export function capabilityGap(needs: RequestNeeds, provider: ProviderInfo, m: Pr
   if (needs.vision && !m.vision) return "image input";
   if (needs.audio && model && !model.inputModalities.includes("audio")) return "audio input";
   if (needs.files && model && !model.inputModalities.includes("file")) return "file input";
+  if (needs.audioOutput && !canAnswerInAudio(provider, m, model)) return "audio output (modalities \"audio\")";
   if (needs.json === "json_schema" && !m.structuredOutputs) return "structured outputs (response_format json_schema)";
   if (needs.json === "json_object" && !m.jsonOutput && !m.structuredOutputs) return "JSON mode (response_format json_object)";
   if (needs.n > 1 && (!MULTI_CHOICE_FORMATS.has(provider.wireFormat) || unsupported.has("n"))) return "multiple choices (n > 1)";

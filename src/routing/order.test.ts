@@ -3,7 +3,7 @@ import type { Candidate, RequestNeeds } from "./candidates";
 import { MAX_ATTEMPTS, orderCandidates, PINNED_MIN_SAMPLES } from "./order";
 import type { RouteStats } from "./score";
 
-const needs: RequestNeeds = { stream: false, tools: false, vision: false, audio: false, files: false, json: "none", n: 1, promptTokens: 10, maxTokens: 10 };
+const needs: RequestNeeds = { stream: false, tools: false, vision: false, audio: false, audioOutput: false, files: false, json: "none", n: 1, promptTokens: 10, maxTokens: 10 };
 
 function cand(providerId: string, input: number, pinned = false): Candidate {
   return {

@@ -10,8 +10,11 @@
  *   function/none; `disable_parallel_tool_use` -> `parallel_tool_calls: false`.
  * - `thinking.budget_tokens` -> `reasoning_effort` (the nearest effort whose budget covers it).
  * - `system` turns inside `messages` (Claude Code sends them) -> system messages in place.
- * - `stop_sequences` -> `stop`, `metadata.user_id` -> `user`; `top_k` has no chat equivalent and
+ * - `stop_sequences` -> `stop`, `metadata.user_id` -> `user` (Anthropic's `metadata` has no other
+ *   field; OpenAI's `metadata` pairs are another thing); `top_k` has no chat equivalent and
  *   is dropped.
+ * - `service_tier` (`auto` | `standard_only`) is validated and not carried: no Chat Completions
+ *   tier means the same, so the upstream request names none (the provider's default tier).
  */
 import * as z from "zod";
 import { badRequest } from "../../errors/api-error";
@@ -84,6 +87,7 @@ export const messagesRequestSchema = z.object({
     ])
     .optional(),
   metadata: z.object({ user_id: z.string().max(256).nullish() }).optional(),
+  service_tier: z.enum(["auto", "standard_only"]).optional(),
 });
 export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
 

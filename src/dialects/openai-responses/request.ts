@@ -9,7 +9,13 @@
  *   (reasoning is not replayed to providers).
  * - function tools -> chat function tools; `tool_choice`, `parallel_tool_calls`.
  * - `reasoning.effort` -> `reasoning_effort`; `text.format` (text, json_object, json_schema) ->
- *   `response_format`; `max_output_tokens` -> `max_tokens`.
+ *   `response_format`; `text.verbosity` -> `verbosity`; `max_output_tokens` -> `max_tokens`.
+ * - Same name and meaning in both APIs, carried as they are (and then treated as on
+ *   /v1/chat/completions, src/routes/chat/schema.ts): `prompt_cache_key`, `safety_identifier`,
+ *   `metadata`, `service_tier` (`flex`/`scale`/`priority` refused there), `user`.
+ * - `store` is accepted and not carried: in Responses it keeps the response for
+ *   `previous_response_id` (default true), which this gateway does not offer; Chat Completions'
+ *   `store` is another thing (stored completions, default false). The response says `store: false`.
  * - Refused with 400: `previous_response_id` and `item_reference` (no stored state: send the whole
  *   conversation). Hosted tools (web_search, file_search, namespace, …) are left out.
  */
@@ -17,6 +23,7 @@ import * as z from "zod";
 import { badRequest } from "../../errors/api-error";
 import { describeZodError, parseOrThrow } from "../../errors/validation";
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, TextPart, ToolChoice } from "../../providers/types";
+import { metadataSchema, refuseProtoMetadataKey, serviceTierSchema, verbositySchema } from "../../routes/chat/schema";
 
 const inputText = z.object({ type: z.literal("input_text"), text: z.string() });
 const outputText = z.object({ type: z.literal("output_text"), text: z.string() }).passthrough();
@@ -72,17 +79,21 @@ export const responsesRequestSchema = z.object({
   top_p: z.number().min(0).max(1).nullish(),
   max_output_tokens: z.number().int().positive().nullish(),
   reasoning: z.object({ effort: z.enum(["none", "minimal", "low", "medium", "high"]).nullish(), summary: z.string().nullish() }).nullish(),
-  text: z.object({ format: format.optional(), verbosity: z.string().nullish() }).nullish(),
+  text: z.object({ format: format.optional(), verbosity: verbositySchema.nullish() }).nullish(),
   stream: z.boolean().nullish(),
   previous_response_id: z.string().nullish(),
   store: z.boolean().nullish(),
-  metadata: z.record(z.string(), z.string()).nullish(),
+  metadata: metadataSchema.nullish(),
   user: z.string().max(256).nullish(),
+  prompt_cache_key: z.string().nullish(),
+  safety_identifier: z.string().nullish(),
+  service_tier: serviceTierSchema.nullish(),
 });
 export type ResponsesRequest = Omit<z.infer<typeof responsesRequestSchema>, "tools"> & { tools: Array<z.infer<typeof functionTool>> };
 
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("The request body must be a JSON object.");
+  refuseProtoMetadataKey(body);
   const data = parseOrThrow(responsesRequestSchema, body);
   if (data.previous_response_id) {
     throw badRequest("'previous_response_id' is not supported: this gateway stores no responses. Send the whole conversation in 'input'.", "previous_response_id", "unsupported_parameter");
@@ -172,6 +183,12 @@ export function toChatRequest(req: ResponsesRequest): ChatRequest {
   if (req.temperature != null) out.temperature = req.temperature;
   if (req.top_p != null) out.top_p = req.top_p;
   if (req.user) out.user = req.user;
+  if (req.text?.verbosity) out.verbosity = req.text.verbosity;
+  if (req.prompt_cache_key != null) out.prompt_cache_key = req.prompt_cache_key;
+  if (req.safety_identifier != null) out.safety_identifier = req.safety_identifier;
+  if (req.metadata) out.metadata = req.metadata;
+  // The chat schema validates the translated request again and refuses the tiers it cannot bill.
+  if (req.service_tier) out.service_tier = req.service_tier;
   if (req.reasoning?.effort) out.reasoning_effort = req.reasoning.effort;
   if (req.text?.format) out.response_format = formatOf(req.text.format);
   if (req.tools?.length) {

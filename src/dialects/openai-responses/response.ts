@@ -58,7 +58,7 @@ export function responseShell(req: ResponsesRequest, id: string, createdAt: numb
     reasoning: { effort: req.reasoning?.effort ?? null, summary: req.reasoning?.summary ?? null },
     store: false,
     temperature: req.temperature ?? 1,
-    text: { format: req.text?.format ?? { type: "text" } },
+    text: { format: req.text?.format ?? { type: "text" }, ...(req.text?.verbosity ? { verbosity: req.text.verbosity } : {}) },
     tool_choice: req.tool_choice ?? "auto",
     tools: req.tools.map((t) => ({ type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
     top_p: req.top_p ?? 1,

@@ -51,6 +51,31 @@ describe("chat request schema", () => {
     expect(fails({ model: "m", messages: [{ role: "user", content: "a" }], tool_choice: "required" }).param).toBe("tool_choice");
   });
 
+  it("keeps the OpenAI-platform fields, refuses the ones the gateway cannot bill", () => {
+    const base = { model: "m", messages: [{ role: "user", content: "a" }] };
+    const extras = {
+      prompt_cache_key: "k",
+      safety_identifier: "s",
+      metadata: { a: "b" },
+      store: false,
+      verbosity: "medium",
+      prediction: { type: "content", content: "x" },
+      service_tier: "auto",
+      audio: { voice: { id: "voice_1" }, format: "mp3" },
+      modalities: ["text", "audio"],
+    };
+    expect(parseChatRequest({ ...base, ...extras })).toMatchObject(extras);
+    const nulls = parseChatRequest({ ...base, verbosity: null, service_tier: null, web_search_options: null });
+    expect(Object.keys(nulls).sort()).toEqual(["messages", "model"]);
+    const flex = fails({ ...base, service_tier: "flex" });
+    expect([flex.param, flex.code]).toEqual(["service_tier", "unsupported_parameter"]);
+    expect(fails({ ...base, web_search_options: {} }).param).toBe("web_search_options");
+    expect(fails({ ...base, web_search_options: { search_context_size: "huge" } }).param).toBe("web_search_options.search_context_size");
+    expect(fails({ ...base, modalities: ["audio"] }).param).toBe("audio");
+    // JSON.parse makes `__proto__` an own key; zod would drop it silently.
+    expect(fails(JSON.parse('{"model":"m","messages":[{"role":"user","content":"a"}],"metadata":{"__proto__":"x"}}')).param).toBe("metadata");
+  });
+
   it("rejects roles that do not exist and non-object bodies", () => {
     expect(fails({ model: "m", messages: [{ role: "wizard", content: "a" }] }).param).toMatch(/^messages\.0/);
     expect(fails([1, 2]).status).toBe(400);

@@ -11,10 +11,21 @@
  *   `tools`/`tool_choice` on a model without tool support, image parts on a non-vision mapping,
  *   `response_format: json_object|json_schema` without JSON/structured-output support, `n > 1`
  *   where the wire format has no multiple choices, `stream` where the mapping cannot stream,
- *   prompts beyond the context window and `max_tokens` beyond the mapping's output cap.
+ *   prompts beyond the context window and `max_tokens` beyond the mapping's output cap, and audio
+ *   output (`modalities` with "audio", or `audio`) where the model cannot answer in audio or the
+ *   catalogue has no `output_audio` price for the mapping (none has today).
  * - Dropped silently by the adapter (provider quirks `unsupportedParams`): sampling hints and
  *   extras such as `logit_bias`, `logprobs`/`top_logprobs`, `seed`, `user`, `reasoning_effort`,
- *   penalties, `stream_options`, `parallel_tool_calls` where a provider rejects them.
+ *   penalties, `stream_options`, `parallel_tool_calls` where a provider rejects them. The
+ *   OpenAI-platform extras `store`, `metadata`, `prompt_cache_key`, `safety_identifier`,
+ *   `service_tier` (`auto`/`default` only), `verbosity` and `prediction` are of this kind: OpenAI
+ *   receives them unchanged, every other provider drops them (the Anthropic, Google and Bedrock
+ *   adapters never send them; OpenAI-compatible hosts and Azure list them in `unsupportedParams`).
+ * - Refused with a 400 (`param` = the field, code `unsupported_parameter`) because the gateway
+ *   would bill them wrongly (it prices from its catalogue, src/billing/cost.ts):
+ *   `service_tier` `flex`/`scale`/`priority` (the provider charges other than the standard prices
+ *   the catalogue holds) and `web_search_options` (per-search fees by search context size, which
+ *   the catalogue does not price).
  */
 import * as z from "zod";
 import type { ChatRequest } from "../../providers/types";
@@ -105,6 +116,36 @@ const responseFormat = z.discriminatedUnion("type", [
 
 const positiveInt = z.number().int().positive();
 
+// ---- OpenAI-platform extras (exported for the Responses dialect, which carries them 1:1) ----
+
+/** Up to 16 pairs; keys up to 64 characters, values up to 512 (OpenAI's documented limits). */
+export const metadataSchema = z
+  .record(z.string().max(64, "keys must be at most 64 characters"), z.string().max(512, "values must be at most 512 characters"))
+  .refine((m) => Object.keys(m).length <= 16, "must have at most 16 key-value pairs");
+export const verbositySchema = z.enum(["low", "medium", "high"]);
+/** Every documented tier, so a typo is "malformed" and a real tier the gateway cannot bill is "refused". */
+export const serviceTierSchema = z.enum(["auto", "default", "flex", "scale", "priority"]);
+/** Tiers billed at the standard prices the catalogue holds: `auto` (the account's default) and `default`. */
+const BILLED_SERVICE_TIERS: ReadonlySet<string> = new Set(["auto", "default"]);
+
+const prediction = z.object({
+  type: z.literal("content"),
+  content: z.union([z.string(), z.array(z.object({ type: z.literal("text"), text: z.string() })).min(1)]),
+});
+const audioOutput = z.object({
+  voice: z.union([z.string().min(1), z.object({ id: z.string().min(1) })]),
+  format: z.enum(["wav", "aac", "mp3", "flac", "opus", "pcm16"]),
+});
+const webSearchOptions = z.object({
+  search_context_size: z.enum(["low", "medium", "high"]).nullish(),
+  user_location: z
+    .object({
+      type: z.literal("approximate"),
+      approximate: z.object({ city: z.string().nullish(), country: z.string().nullish(), region: z.string().nullish(), timezone: z.string().nullish() }),
+    })
+    .nullish(),
+});
+
 /** Optional fields also accept `null` (OpenAI SDKs send it) and treat it as absent. */
 const opt = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
 
@@ -132,11 +173,51 @@ export const chatRequestSchema = z.object({
   reasoning_effort: opt(z.enum(["none", "minimal", "low", "medium", "high"])),
   user: opt(z.string().max(256)),
   modalities: opt(z.array(z.enum(["text", "image", "audio"]))),
+  audio: opt(audioOutput),
+  metadata: opt(metadataSchema),
+  prediction: opt(prediction),
+  prompt_cache_key: opt(z.string()),
+  safety_identifier: opt(z.string()),
+  service_tier: opt(serviceTierSchema),
+  store: opt(z.boolean()),
+  verbosity: opt(verbositySchema),
+  /** Validated, then refused (parseChatRequest): the catalogue does not price web searches. */
+  web_search_options: opt(webSearchOptions),
 });
+
+/**
+ * zod's records skip a `__proto__` key (it cannot be an own key of the object they build), so a
+ * `metadata` pair named so would vanish: refused instead. Call with the raw body.
+ */
+export function refuseProtoMetadataKey(body: object): void {
+  const metadata: unknown = Object.hasOwn(body, "metadata") ? (body as Record<string, unknown>).metadata : undefined;
+  if (typeof metadata === "object" && metadata !== null && Object.hasOwn(metadata, "__proto__")) {
+    throw badRequest("Invalid value for 'metadata': '__proto__' cannot be a key.", "metadata");
+  }
+}
+
+/** Values the gateway cannot bill honestly: a 400 saying what is supported. */
+function refuseUnpriced(req: z.infer<typeof chatRequestSchema>): void {
+  if (req.service_tier !== undefined && !BILLED_SERVICE_TIERS.has(req.service_tier)) {
+    throw badRequest(
+      `service_tier '${req.service_tier}' is not supported: the provider bills it at other prices than the standard ones this gateway charges. Use 'auto' or 'default', or leave it out.`,
+      "service_tier",
+      "unsupported_parameter",
+    );
+  }
+  if (req.web_search_options !== undefined) {
+    throw badRequest(
+      "'web_search_options' is not supported: web search is billed per search and search context size, which this gateway does not price. Search models that search on their own (Perplexity Sonar) are priced at their default search settings.",
+      "web_search_options",
+      "unsupported_parameter",
+    );
+  }
+}
 
 /** Validates a raw JSON body into a ChatRequest, or throws the 400 envelope naming the field. */
 export function parseChatRequest(body: unknown): ChatRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("The request body must be a JSON object.");
+  refuseProtoMetadataKey(body);
   const result = chatRequestSchema.safeParse(body);
   if (!result.success) {
     const { message, param } = describeZodError(result.error);
@@ -149,6 +230,10 @@ export function parseChatRequest(body: unknown): ChatRequest {
   if (req.top_logprobs !== undefined && req.logprobs !== true) {
     throw badRequest("'top_logprobs' requires 'logprobs' to be true.", "top_logprobs");
   }
+  if (req.modalities?.includes("audio") && !req.audio) {
+    throw badRequest("'modalities' with \"audio\" requires 'audio' (voice and format).", "audio");
+  }
+  refuseUnpriced(req);
   // Drop undefined keys so the object is a clean, normalized request (also used as the cache key).
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(req)) if (v !== undefined) out[k] = v;
