@@ -28,6 +28,15 @@ async function listCondition(env: Env, organizationId: string, filter: KeyListFi
       .get();
     if (!p) throw notFound(`Project '${filter.projectId}' not found`, "project_not_found");
   }
+  return keyListWhere(organizationId, filter);
+}
+
+/**
+ * The condition on `api_keys` that selects a list's keys (the project is not checked: list them
+ * first). Queries about the listed keys select them with it in a subquery instead of binding
+ * their ids one by one (D1 binds at most 100 parameters per statement, src/db/client.ts).
+ */
+export function keyListWhere(organizationId: string, filter: KeyListFilter): SQL | undefined {
   const conds = [eq(apiKeys.organizationId, organizationId), ne(apiKeys.status, "deleted")];
   if (filter.projectId) conds.push(eq(apiKeys.projectId, filter.projectId));
   if (filter.createdBy) conds.push(eq(apiKeys.createdBy, filter.createdBy));

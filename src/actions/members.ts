@@ -117,7 +117,7 @@ export async function changeMemberRole(env: Env, organizationId: string, ref: st
   if (role !== "owner") await assertNotLastOwner(env, organizationId, target);
   await getDb(env.DB).update(members).set({ role }).where(eq(members.id, target.id));
   // Sessions read the role from this row; cached key contexts of this member's keys are refreshed.
-  await bumpKeyVersions(env, { createdBy: [target.id] });
+  await bumpKeyVersions(env, { createdBy: target.id });
   return { ...target, role };
 }
 

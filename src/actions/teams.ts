@@ -2,7 +2,7 @@
  * Teams and their members, shared by the master API (`/v1/master/teams`) and the session API
  * (`/api/teams`). Team rules reach keys through the members who created them.
  */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import * as z from "zod";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
@@ -26,14 +26,27 @@ const view = (t: TeamRow, memberIds: string[]) => ({
   createdAt: new Date(t.createdAt).toISOString(),
 });
 
-async function withMembers(env: Env, rows: TeamRow[]) {
+/**
+ * The teams with their member ids. `links` selects the team_members rows of exactly these teams
+ * (one team's id, or the organization's teams through a join), never a list of their ids: D1
+ * binds at most 100 parameters per statement (src/db/client.ts) and an organization can have more
+ * teams.
+ */
+async function withMembers(env: Env, rows: TeamRow[], links: { teamId: string } | { organizationId: string }) {
   if (!rows.length) return [];
-  const links = await getDb(env.DB)
-    .select({ teamId: teamMembers.teamId, memberId: teamMembers.memberId })
-    .from(teamMembers)
-    .where(inArray(teamMembers.teamId, rows.map((t) => t.id)))
-    .orderBy(teamMembers.createdAt, teamMembers.memberId);
-  return rows.map((t) => view(t, links.filter((l) => l.teamId === t.id).map((l) => l.memberId)));
+  const db = getDb(env.DB);
+  const cols = { teamId: teamMembers.teamId, memberId: teamMembers.memberId };
+  const order = [teamMembers.createdAt, teamMembers.memberId] as const;
+  const found =
+    "teamId" in links
+      ? await db.select(cols).from(teamMembers).where(eq(teamMembers.teamId, links.teamId)).orderBy(...order)
+      : await db
+          .select(cols)
+          .from(teamMembers)
+          .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+          .where(eq(teams.organizationId, links.organizationId))
+          .orderBy(...order);
+  return rows.map((t) => view(t, found.filter((l) => l.teamId === t.id).map((l) => l.memberId)));
 }
 
 /** A team of this organization, or 404. */
@@ -56,11 +69,12 @@ export async function createTeam(env: Env, organizationId: string, name: string)
 
 export async function listTeams(env: Env, organizationId: string) {
   const rows = await getDb(env.DB).select().from(teams).where(eq(teams.organizationId, organizationId)).orderBy(teams.createdAt, teams.id);
-  return withMembers(env, rows);
+  return withMembers(env, rows, { organizationId });
 }
 
 export async function getTeam(env: Env, organizationId: string, id: string) {
-  const [team] = await withMembers(env, [await loadTeam(env, organizationId, id)]);
+  const row = await loadTeam(env, organizationId, id);
+  const [team] = await withMembers(env, [row], { teamId: row.id });
   return team;
 }
 
@@ -69,8 +83,8 @@ export async function addTeamMember(env: Env, organizationId: string, teamId: st
   const member = await resolveMember(env, organizationId, memberRef);
   await getDb(env.DB).insert(teamMembers).values({ teamId: team.id, memberId: member.id, createdAt: Date.now() }).onConflictDoNothing();
   // The team's rules now apply to every key this member created.
-  await bumpKeyVersions(env, { createdBy: [member.id] });
-  const [withIds] = await withMembers(env, [team]);
+  await bumpKeyVersions(env, { createdBy: member.id });
+  const [withIds] = await withMembers(env, [team], { teamId: team.id });
   return withIds;
 }
 
@@ -87,6 +101,6 @@ export async function removeTeamMember(env: Env, organizationId: string, teamId:
     .returning({ memberId: teamMembers.memberId })
     .get();
   if (!removed) throw notFound(`Member '${memberRef}' is not in team '${team.name}'.`, "not_team_member");
-  await bumpKeyVersions(env, { createdBy: [member.id] });
+  await bumpKeyVersions(env, { createdBy: member.id });
   return { team, member };
 }

@@ -14,3 +14,30 @@ export function getDb(d1: D1Database): Db {
   }
   return db;
 }
+
+/**
+ * Most parameters one D1 statement may bind (developers.cloudflare.com/d1/platform/limits/,
+ * "Maximum bound parameters per query"); beyond it D1 fails with "too many SQL variables". Local
+ * D1 (workerd) enforces the same limit. `inArray(column, list)` binds one parameter per element,
+ * so a list that grows with user data must not reach a statement: express it as a join or a
+ * subquery on the filter that produced it (nothing bound per element). `inSlices` is for the rest.
+ */
+export const D1_MAX_BOUND_PARAMETERS = 100;
+
+/**
+ * Runs `query` on consecutive slices of `items`, each small enough that the slice plus the
+ * statement's `otherParameters` (every other value it binds) stays within
+ * D1_MAX_BOUND_PARAMETERS, and returns the results concatenated in slice order (an empty list runs
+ * nothing). Only for a list no query can produce, e.g. a page of ids ranked in code.
+ */
+export async function inSlices<T, R>(items: readonly T[], otherParameters: number, query: (slice: T[]) => Promise<R[]>): Promise<R[]> {
+  const size = D1_MAX_BOUND_PARAMETERS - otherParameters;
+  if (!Number.isInteger(otherParameters) || otherParameters < 0 || size < 1) {
+    throw new RangeError(`inSlices: ${otherParameters} other parameters leave no room under D1's ${D1_MAX_BOUND_PARAMETERS}`);
+  }
+  const slices: T[][] = [];
+  for (let i = 0; i < items.length; i += size) slices.push(items.slice(i, i + size));
+  const out: R[] = [];
+  for (const rows of await Promise.all(slices.map(query))) out.push(...rows);
+  return out;
+}

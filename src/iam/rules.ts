@@ -6,7 +6,7 @@
 import { and, eq, ne } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb, type Db } from "../db/client";
-import { apiKeys, customProviders, iamRules, members, organizations, teamMembers, teams, users, type RuleLevel, type RuleType, type RuleValue } from "../db/schema";
+import { apiKeys, customProviders, iamRules, members, organizations, teams, users, type RuleLevel, type RuleType, type RuleValue } from "../db/schema";
 import { badRequest, forbidden, notFound } from "../errors/api-error";
 import { newId } from "../lib/ids";
 import { bumpKeyVersions } from "../keys/sync";
@@ -102,14 +102,11 @@ export async function assertRulesAllowedForPlan(db: Db, organizationId: string, 
 export async function bumpAffectedKeys(env: Env, target: RuleTarget): Promise<void> {
   switch (target.level) {
     case "key":
-      return bumpKeyVersions(env, { keyIds: [target.targetId] });
+      return bumpKeyVersions(env, { keyId: target.targetId });
     case "member":
-      return bumpKeyVersions(env, { createdBy: [target.targetId] });
-    case "team": {
-      const rows = await getDb(env.DB).select({ id: teamMembers.memberId }).from(teamMembers).where(eq(teamMembers.teamId, target.targetId));
-      if (rows.length === 0) return;
-      return bumpKeyVersions(env, { createdBy: rows.map((r) => r.id) });
-    }
+      return bumpKeyVersions(env, { createdBy: target.targetId });
+    case "team":
+      return bumpKeyVersions(env, { teamId: target.targetId });
   }
 }
 

@@ -15,16 +15,13 @@ const BATCH = 500;
 
 export async function expireKeys(env: Env, now: number): Promise<number> {
   const db = getDb(env.DB);
-  const due = await db
-    .select({ id: apiKeys.id })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.status, "active"), isNotNull(apiKeys.expiresAt), lte(apiKeys.expiresAt, now)))
-    .limit(BATCH);
-  if (due.length === 0) return 0;
+  const isDue = and(eq(apiKeys.status, "active"), isNotNull(apiKeys.expiresAt), lte(apiKeys.expiresAt, now));
+  // One statement: the due keys are picked by a subquery, not bound one by one (D1 binds at most
+  // 100 parameters per statement, src/db/client.ts, and up to BATCH keys can be due at once).
   const rows = await db
     .update(apiKeys)
     .set({ status: "inactive", version: sql`${apiKeys.version} + 1`, updatedAt: now })
-    .where(and(inArray(apiKeys.id, due.map((r) => r.id)), eq(apiKeys.status, "active"), lte(apiKeys.expiresAt, now)))
+    .where(and(inArray(apiKeys.id, db.select({ id: apiKeys.id }).from(apiKeys).where(isDue).limit(BATCH)), isDue))
     .returning();
   await syncKeys(env, rows);
   return rows.length;

@@ -7,7 +7,7 @@
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
-import { getDb, type Db } from "../db/client";
+import { getDb, inSlices, type Db } from "../db/client";
 import { apiKeys, members, organizations, projects, users, type Role } from "../db/schema";
 import { formatUsd } from "../billing/money";
 import { getProvider, findModel } from "../catalog/index";
@@ -315,11 +315,14 @@ function rank(groups: Map<string, Sums>, by: SortBy): Array<[string, Sums]> {
 async function displayNames(db: Db, scope: AnalyticsScope, groupBy: GroupBy, ids: string[]): Promise<Map<string, string>> {
   const names = new Map<string, string>();
   if (groupBy === "api_key") {
-    if (ids.length === 0) return names;
-    const rows = await db
-      .select({ id: apiKeys.id, description: apiKeys.description, prefixHint: apiKeys.prefixHint })
-      .from(apiKeys)
-      .where(and(eq(apiKeys.organizationId, scope.organizationId), inArray(apiKeys.id, ids)));
+    // A page of ids ranked in code (up to 100 through MCP): sliced, as the organization's id is
+    // bound too and D1 binds at most 100 parameters per statement.
+    const rows = await inSlices(ids, 1, (slice) =>
+      db
+        .select({ id: apiKeys.id, description: apiKeys.description, prefixHint: apiKeys.prefixHint })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.organizationId, scope.organizationId), inArray(apiKeys.id, slice))),
+    );
     for (const r of rows) names.set(r.id, r.description || r.prefixHint);
     for (const id of ids) if (!names.has(id)) names.set(id, "Deleted key");
     return names;

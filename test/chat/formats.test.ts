@@ -70,7 +70,7 @@ describe("IAM rules per mapping", () => {
       ruleType: "deny_providers",
       ruleValue: { providers: ["openai"] },
     });
-    await bumpKeyVersions(env, { keyIds: [seeded.keyId] });
+    await bumpKeyVersions(env, { keyId: seeded.keyId });
     const routed = (await (await chat(seeded.key, { model: "gpt-4o-mini", messages: user("iam 1") })).json()) as Body;
     expect(routed.metadata.used_provider).toBe("azure");
 
@@ -86,7 +86,7 @@ describe("IAM rules per mapping", () => {
       ruleType: "deny_providers",
       ruleValue: { providers: ["azure"] },
     });
-    await bumpKeyVersions(env, { keyIds: [seeded.keyId] });
+    await bumpKeyVersions(env, { keyId: seeded.keyId });
     const denied = await chat(seeded.key, { model: "gpt-4o-mini", messages: user("iam 3") });
     expect(denied.status).toBe(403);
     const err = (await denied.json()) as Body;

@@ -9,8 +9,8 @@ import type { FC } from "hono/jsx";
 import { and, eq, inArray, max } from "drizzle-orm";
 import type { Env } from "../../env";
 import { getDb } from "../../db/client";
-import { members, requestLogs, users } from "../../db/schema";
-import { listKeysWithSpend } from "../../actions/keys";
+import { apiKeys, members, requestLogs, users } from "../../db/schema";
+import { keyListWhere, listKeysWithSpend } from "../../actions/keys";
 import { loadOrganization } from "../../actions/organization";
 import type { KeyListItem } from "../../keys/view";
 import { ownerFilter } from "../../routes/dashboard/keys";
@@ -24,20 +24,26 @@ export async function loadKeys(env: Env, ctx: PageContext): Promise<{ keys: KeyV
   if (!ctx.project) return { keys: [], thresholdPercent: 80, alertsOn: true };
   const s = ctx.session;
   const db = getDb(env.DB);
+  const filter = { projectId: ctx.project.id, ...ownerFilter(s) };
   // Settled spend from D1 for every key: no call to the keys' objects (src/actions/keys.ts).
-  const [listed, org] = await Promise.all([listKeysWithSpend(env, s.organizationId, { projectId: ctx.project.id, ...ownerFilter(s) }), loadOrganization(env, s.organizationId)]);
-  const rows = listed.map((k) => k.row);
-  const ids = rows.map((r) => r.id);
-  const creatorIds = [...new Set(rows.map((r) => r.createdBy))];
+  const [listed, org] = await Promise.all([listKeysWithSpend(env, s.organizationId, filter), loadOrganization(env, s.organizationId)]);
+  // Creators and last use select the listed keys by a subquery on the list's own condition, never
+  // by their ids: D1 binds at most 100 parameters per statement (src/db/client.ts), and a project
+  // can have more keys.
+  const listedKeys = keyListWhere(s.organizationId, filter);
   const [creators, lastUsed] = await Promise.all([
-    creatorIds.length
-      ? db.select({ id: members.id, email: users.email }).from(members).innerJoin(users, eq(users.id, members.userId)).where(inArray(members.id, creatorIds))
+    listed.length
+      ? db
+          .select({ id: members.id, email: users.email })
+          .from(members)
+          .innerJoin(users, eq(users.id, members.userId))
+          .where(and(eq(members.organizationId, s.organizationId), inArray(members.id, db.selectDistinct({ id: apiKeys.createdBy }).from(apiKeys).where(listedKeys))))
       : Promise.resolve([]),
-    ids.length
+    listed.length
       ? db
           .select({ id: requestLogs.apiKeyId, at: max(requestLogs.createdAt) })
           .from(requestLogs)
-          .where(and(eq(requestLogs.organizationId, s.organizationId), inArray(requestLogs.apiKeyId, ids)))
+          .where(and(eq(requestLogs.organizationId, s.organizationId), inArray(requestLogs.apiKeyId, db.select({ id: apiKeys.id }).from(apiKeys).where(listedKeys))))
           .groupBy(requestLogs.apiKeyId)
       : Promise.resolve([]),
   ]);
