@@ -10,6 +10,9 @@
  * paths would leave them, so that seeding 150 keys costs no 150 object registrations.
  */
 import { env } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
+import { app } from "../src/app";
+import type { Env } from "../src/env";
 import { describe, expect, it } from "vitest";
 import { call, json, seedOrg, type SeededOrg } from "./helpers/fixtures";
 import { signIn } from "./dashboard/session";
@@ -174,6 +177,38 @@ describe(`Keys page with ${N} keys`, () => {
     expect(keyRow(page, mine[7]!.id)).toContain(formatDate(t0));
     expect(keyRow(page, mine[7]!.id)).toContain(dev.email);
     expect(keyRow(page, mine[8]!.id)).toContain(">never<");
+  });
+});
+
+describe("Keys page: last use", () => {
+  it("reads each key's newest log through the key index, never scanning the organization's logs", async () => {
+    const org = await seedOrg();
+    const t0 = Date.UTC(2030, 0, 10, 12, 0);
+    await runAll([logRow(org.orgId, org.projectId, org.keyId, t0), logRow(org.orgId, org.projectId, org.keyId, t0 - DAY)]);
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    // The page rendered with a D1 binding that records every statement it prepares.
+    const statements: string[] = [];
+    const recording = new Proxy(env.DB, {
+      get(target, prop) {
+        if (prop === "prepare") return (query: string) => (statements.push(query), target.prepare(query));
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const res = await app.fetch(
+      new Request("http://gw.test/dashboard/keys", { headers: { cookie: s.cookie, accept: "text/html" } }),
+      Object.create(env, { DB: { value: recording, enumerable: true } }) as Env,
+      createExecutionContext(),
+    );
+    expect(res.status).toBe(200);
+    expect(keyRow(await res.text(), org.keyId)).toContain(formatDate(t0));
+    const lastUse = statements.filter((q) => q.includes("request_logs"));
+    expect(lastUse).toHaveLength(1);
+    const params = (lastUse[0]!.match(/\?/g) ?? []).length;
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${lastUse[0]}`).bind(...Array<null>(params).fill(null)).all<{ detail: string }>();
+    const details = plan.results.map((r) => r.detail).join("\n");
+    expect(details).toContain("request_logs_key_created_idx");
+    expect(details).not.toMatch(/request_logs_org_created_idx|SCAN request_logs/);
   });
 });
 
