@@ -23,6 +23,14 @@ describe("promptTokensUpperBound", () => {
     const image = req({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] }] });
     expect(promptTokensUpperBound(image)).toBeGreaterThanOrEqual(2_500);
   });
+
+  it("counts signed thinking sent back to the upstream (reasoning_details)", () => {
+    const text = "t".repeat(4000);
+    const turn = (reasoning_details?: ChatRequest["messages"][number] & { role: "assistant" }) => req({ messages: [{ role: "user", content: "q" }, { role: "assistant", content: "a", ...reasoning_details }] });
+    const signed = turn({ role: "assistant", reasoning_details: [{ type: "reasoning.text", text, signature: "s".repeat(500) }] });
+    expect(promptTokensUpperBound(signed)).toBeGreaterThanOrEqual(promptTokensUpperBound(turn()) + 4500);
+    expect(estimatePromptTokens(signed)).toBeGreaterThanOrEqual(estimatePromptTokens(turn()) + 1000);
+  });
 });
 
 describe("estimateUpperBound", () => {

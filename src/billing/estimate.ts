@@ -43,6 +43,8 @@ export function estimatePromptTokens(req: ChatRequest): number {
     chars += t.chars;
     media += t.media;
     if (m.role === "assistant" && m.tool_calls) chars += JSON.stringify(m.tool_calls).length;
+    // Signed thinking blocks are sent back to Anthropic-format upstreams, which bill them as input.
+    if (m.role === "assistant" && m.reasoning_details?.length) chars += JSON.stringify(m.reasoning_details).length;
   }
   if (req.tools) chars += JSON.stringify(req.tools).length;
   if (req.response_format?.type === "json_schema") chars += JSON.stringify(req.response_format.json_schema).length;
@@ -107,6 +109,7 @@ export function promptTokensUpperBound(req: ChatRequest): number {
     else if (Array.isArray(content)) for (const part of content as unknown[]) tokens += partUpperBound(part);
     if ("name" in m && typeof m.name === "string") tokens += utf8Bytes(m.name);
     if (m.role === "assistant" && m.tool_calls) tokens += utf8Bytes(JSON.stringify(m.tool_calls));
+    if (m.role === "assistant" && m.reasoning_details?.length) tokens += utf8Bytes(JSON.stringify(m.reasoning_details));
     if (m.role === "tool") tokens += utf8Bytes(m.tool_call_id);
   }
   for (const t of req.tools ?? []) tokens += TOOL_MAX_OVERHEAD_TOKENS + utf8Bytes(JSON.stringify(t));

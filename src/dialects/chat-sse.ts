@@ -6,6 +6,8 @@
  * re-encoded body cancels the chat stream, which aborts the upstream request (client gone).
  */
 
+import type { ReasoningDetail } from "../providers/types";
+
 /** One `chat.completion.chunk` as src/routes/chat/stream.ts writes it. */
 export interface ChatChunk {
   id?: string;
@@ -15,6 +17,7 @@ export interface ChatChunk {
     delta?: {
       content?: string | null;
       reasoning?: string | null;
+      reasoning_details?: ReasoningDetail[];
       tool_calls?: Array<{ index: number; id?: string; function?: { name?: string; arguments?: string } }>;
     };
     finish_reason?: string | null;
@@ -37,7 +40,7 @@ export interface ChatUsageJson {
 export interface CompletionJson {
   model: string;
   choices: Array<{
-    message: { content: string | null; reasoning?: string | null; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
+    message: { content: string | null; reasoning?: string | null; reasoning_details?: ReasoningDetail[]; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
     finish_reason: string | null;
   }>;
   usage?: ChatUsageJson;

@@ -2,11 +2,12 @@
  * Folds StreamEvents back into a ParsedCompletion (for logging, caching and billing a streamed
  * response). Tool calls are merged by their stable `index`; the last usage event wins.
  */
-import { emptyUsage, type AssistantMessage, type Choice, type FinishReason, type ImageOutput, type NormalizedUsage, type ParsedCompletion, type StreamEvent, type ToolCallExtra } from "./types";
+import { emptyUsage, type AssistantMessage, type Choice, type FinishReason, type ImageOutput, type NormalizedUsage, type ParsedCompletion, type ReasoningDetail, type StreamEvent, type ToolCallExtra } from "./types";
 
 interface ChoiceState {
   content: string;
   reasoning: string;
+  details: ReasoningDetail[];
   tools: Map<number, { id: string; name: string; arguments: string; extra?: ToolCallExtra }>;
   images: ImageOutput[];
   finish: FinishReason | null;
@@ -21,7 +22,7 @@ export class CompletionAccumulator {
   private choice(i: number): ChoiceState {
     let c = this.choices.get(i);
     if (!c) {
-      c = { content: "", reasoning: "", tools: new Map(), images: [], finish: null };
+      c = { content: "", reasoning: "", details: [], tools: new Map(), images: [], finish: null };
       this.choices.set(i, c);
     }
     return c;
@@ -33,6 +34,7 @@ export class CompletionAccumulator {
         const c = this.choice(e.choiceIndex);
         if (e.delta.content) c.content += e.delta.content;
         if (e.delta.reasoning) c.reasoning += e.delta.reasoning;
+        if (e.delta.reasoning_details) c.details.push(...e.delta.reasoning_details);
         if (e.delta.images) c.images.push(...e.delta.images);
         for (const tc of e.delta.tool_calls ?? []) {
           const t = c.tools.get(tc.index) ?? { id: "", name: "", arguments: "" };
@@ -71,7 +73,7 @@ export class CompletionAccumulator {
   result(): ParsedCompletion {
     const indexes = this.choices.size ? [...this.choices.keys()].sort((a, b) => a - b) : [0];
     const choices: Choice[] = indexes.map((index) => {
-      const c = this.choices.get(index) ?? { content: "", reasoning: "", tools: new Map(), images: [], finish: null };
+      const c = this.choices.get(index) ?? { content: "", reasoning: "", details: [], tools: new Map(), images: [], finish: null };
       const tools = [...c.tools.entries()].sort(([a], [b]) => a - b).map(([, t]) => ({
         id: t.id,
         type: "function" as const,
@@ -80,6 +82,7 @@ export class CompletionAccumulator {
       }));
       const message: AssistantMessage = { role: "assistant", content: c.content || (tools.length || c.images.length ? null : "") };
       if (c.reasoning) message.reasoning = c.reasoning;
+      if (c.details.length) message.reasoning_details = c.details;
       if (tools.length) message.tool_calls = tools;
       if (c.images.length) message.images = c.images;
       return { index, message, finish_reason: c.finish };

@@ -32,6 +32,16 @@ export interface ToolCall {
   extra_content?: ToolCallExtra;
 }
 
+/**
+ * One block of a turn's reasoning that must travel back unchanged (OpenRouter's
+ * `reasoning_details` convention): Anthropic's `thinking` blocks (text + `signature`) are
+ * `reasoning.text`, its `redacted_thinking` blocks (`data`) are `reasoning.encrypted`. Only
+ * adapters of a format that verifies them (anthropic) send them upstream.
+ */
+export type ReasoningDetail =
+  | { type: "reasoning.text"; text: string; signature?: string; format?: string; index?: number }
+  | { type: "reasoning.encrypted"; data: string; format?: string; index?: number };
+
 export type ChatMessage =
   | { role: "system" | "developer"; content: string | TextPart[]; name?: string }
   | { role: "user"; content: string | ContentPart[]; name?: string }
@@ -42,6 +52,8 @@ export type ChatMessage =
       tool_calls?: ToolCall[];
       /** Reasoning text of an earlier turn, when the caller sends it back. */
       reasoning?: string | null;
+      /** Signed reasoning blocks of an earlier turn, as the gateway returned them. */
+      reasoning_details?: ReasoningDetail[];
     }
   | { role: "tool"; content: string | TextPart[]; tool_call_id: string };
 
@@ -115,6 +127,8 @@ export interface AssistantMessage {
   role: "assistant";
   content: string | null;
   reasoning?: string | null;
+  /** The reasoning as signed blocks, when the upstream signs it (Anthropic thinking). */
+  reasoning_details?: ReasoningDetail[];
   tool_calls?: ToolCall[];
   images?: ImageOutput[];
   refusal?: string | null;
@@ -179,6 +193,11 @@ export interface ChunkDelta {
   role?: "assistant";
   content?: string;
   reasoning?: string;
+  /**
+   * Whole reasoning blocks, each sent once when its block is complete (its text was streamed
+   * before as `reasoning`), so a client appends them as they come.
+   */
+  reasoning_details?: ReasoningDetail[];
   /** Incremental tool calls: `index` is stable, `id`/`type`/`name` come on the first piece only. */
   tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments?: string }; extra_content?: ToolCallExtra }>;
   images?: ImageOutput[];

@@ -131,3 +131,57 @@ describe("Gemini 3 thought signatures across a function-calling turn", () => {
     expect(((await refused.json()) as Body).error.message).toMatch(/thought_signature/);
   });
 });
+
+describe("Anthropic thinking signatures across a tool-use turn (reasoning_details)", () => {
+  const model = "anthropic/claude-sonnet-4";
+  const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } } }];
+  const first = { model, tools, reasoning_effort: "low", max_tokens: 4000, messages: user("find it [[fake:tools,reasoning]] [[tag:chat-think-loop]]") };
+  const nextTurn = (assistant: Body) => ({
+    ...first,
+    messages: [...first.messages, assistant, ...assistant.tool_calls.map((tc: Body) => ({ role: "tool", tool_call_id: tc.id, content: "sunny" }))],
+  });
+
+  it("returns the signed thinking as reasoning_details and accepts the assistant message back as received", async () => {
+    const res = await chat(org.key, first);
+    const body = (await res.json()) as Body;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    const assistant = body.choices[0].message;
+    expect(assistant.reasoning).toMatch(/^Thinking about claude-sonnet-4/);
+    expect(assistant.reasoning_details).toEqual([{ type: "reasoning.text", text: assistant.reasoning, signature: expect.stringMatching(/^fake-thinking-/), format: "anthropic-claude-v1", index: 0 }]);
+
+    const kept = await chat(org.key, nextTurn(assistant));
+    const keptBody = (await kept.json()) as Body;
+    expect(kept.status, JSON.stringify(keptBody)).toBe(200);
+    expect(keptBody.choices[0].message.content).toBe("Tool result received: sunny");
+    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/chat-think-loop`)).json()) as Array<{ body: Body }>;
+    const upstream = sent.find((r) => r.body.messages.length === 3)!.body;
+    expect(upstream.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
+    expect(upstream.messages[1].content[0]).toEqual({ type: "thinking", thinking: assistant.reasoning, signature: assistant.reasoning_details[0].signature });
+
+    // A forged signature: the upstream's 400 comes back as an error envelope.
+    const forged = { ...assistant, reasoning_details: [{ ...assistant.reasoning_details[0], signature: "forged" }] };
+    const refused = await chat(org.key, nextTurn(forged));
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as Body).error.message).toMatch(/Invalid `signature` in `thinking` block/);
+  });
+
+  it("streams the signed block as a reasoning_details delta that a client can send back", async () => {
+    const res = await chat(org.key, { ...first, stream: true });
+    expect(res.status).toBe(200);
+    const { events } = await readSse(res);
+    const deltas = events.flatMap((e) => (e === "[DONE]" ? [] : ((e.choices as Body[] | undefined) ?? []).map((c) => c.delta as Body)));
+    const details = deltas.flatMap((d) => d.reasoning_details ?? []);
+    expect(details).toEqual([expect.objectContaining({ type: "reasoning.text", signature: expect.stringMatching(/^fake-thinking-/) })]);
+    const calls = new Map<number, Body>();
+    for (const d of deltas) for (const tc of d.tool_calls ?? []) {
+      const c = calls.get(tc.index) ?? { id: tc.id, type: "function", function: { name: tc.function.name, arguments: "" } };
+      c.function.arguments += tc.function.arguments ?? "";
+      calls.set(tc.index, c);
+    }
+    const assistant = { role: "assistant", content: null, reasoning_details: details, tool_calls: [...calls.values()] };
+    const next = await chat(org.key, { ...nextTurn(assistant), stream: true });
+    expect(next.status).toBe(200);
+    const text = (await readSse(next)).events.flatMap((e) => (e === "[DONE]" ? [] : ((e.choices as Body[] | undefined) ?? []).map((c) => c.delta.content ?? ""))).join("");
+    expect(text).toBe("Tool result received: sunny");
+  });
+});

@@ -37,6 +37,19 @@ const weatherTool = {
   input_schema: { type: "object" as const, properties: { city: { type: "string" } }, required: ["city"] },
 };
 
+/** A tool turn as a client that talked to another provider has it: thinking with `signature: ""`. */
+const next0 = () => ({
+  model: "anthropic/claude-sonnet-4",
+  max_tokens: 4000,
+  thinking: { type: "enabled", budget_tokens: 2000 },
+  tools: [weatherTool],
+  messages: [
+    { role: "user", content: "weather? [[fake:tools,reasoning]]" },
+    { role: "assistant", content: [{ type: "thinking", thinking: "from elsewhere", signature: "" }, { type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Paris" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "call_1", content: "sunny" }] },
+  ],
+});
+
 describe.each(FORMATS)("the Anthropic SDK against a %s-format model", (_format, model, replyPrefix) => {
   it("create: a message with text, stop_reason and usage", async () => {
     const msg = await client().messages.create({ model, max_tokens: 100, system: "Be brief.", messages: [{ role: "user", content: "hello there" }] });
@@ -162,6 +175,49 @@ describe("POST /v1/messages through the pipeline", () => {
     const { env } = await import("cloudflare:workers");
     const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/msg-think`)).json()) as Array<{ body: Record<string, unknown> }>;
     expect(sent[0]!.body.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
+  });
+
+  it("Claude Code's tool loop with thinking: turn 2 sends turn 1's signed thinking back as received and succeeds; a forged signature gets the upstream's 400", async () => {
+    const { env } = await import("cloudflare:workers");
+    const first: Anthropic.MessageCreateParamsNonStreaming = {
+      model: "anthropic/claude-sonnet-4",
+      max_tokens: 4000,
+      thinking: { type: "enabled", budget_tokens: 2000 },
+      tools: [weatherTool],
+      messages: [{ role: "user", content: "weather? [[fake:tools,reasoning]] [[tag:msg-think-loop]]" }],
+    };
+    const next = (content: Anthropic.ContentBlockParam[]): Anthropic.MessageCreateParamsNonStreaming => {
+      const toolUse = content.find((b) => b.type === "tool_use");
+      return { ...first, messages: [...first.messages, { role: "assistant", content }, { role: "user", content: [{ type: "tool_result", tool_use_id: toolUse && "id" in toolUse ? toolUse.id : "", content: "sunny" }] }] };
+    };
+    for (const streamed of [false, true]) {
+      const turn1 = streamed ? await client().messages.stream(first).finalMessage() : await client().messages.create(first);
+      expect(turn1.stop_reason).toBe("tool_use");
+      const thinking = turn1.content[0];
+      expect(thinking?.type).toBe("thinking");
+      expect(thinking && "signature" in thinking ? thinking.signature : "").toMatch(/^fake-thinking-/);
+      const content = turn1.content as Anthropic.ContentBlockParam[];
+      const turn2 = streamed ? await client().messages.stream(next(content)).finalMessage() : await client().messages.create(next(content));
+      expect(turn2.content.find((b) => b.type === "text")).toMatchObject({ text: "Tool result received: sunny" });
+    }
+    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/msg-think-loop`)).json()) as Array<{ body: { thinking?: unknown; messages: Array<{ content: Array<{ type: string }> }> } }>;
+    const turn2Body = sent.find((r) => r.body.messages.length === 3)!.body;
+    expect(turn2Body.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
+    expect(turn2Body.messages[1]!.content.map((b) => b.type)).toEqual(["thinking", "tool_use"]);
+
+    const turn1 = await client().messages.create(first);
+    const forged = turn1.content.map((b) => (b.type === "thinking" ? { ...b, signature: "forged" } : b)) as Anthropic.ContentBlockParam[];
+    const res = await call("/v1/messages", { method: "POST", key: org.key, ...json(next(forged)) });
+    expect(res.status).toBe(400);
+    const err = (await res.json()) as { type: string; error: { type: string; message: string } };
+    expect(err).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    expect(err.error.message).toMatch(/Invalid `signature` in `thinking` block/);
+  });
+
+  it("a tool turn whose thinking came from another provider (no signature) goes to Anthropic without thinking instead of being refused", async () => {
+    const body = next0();
+    const res = await call("/v1/messages", { method: "POST", key: org.key, ...json(body) });
+    expect(res.status, await res.clone().text()).toBe(200);
   });
 
   it("passes cache_control to an Anthropic-format upstream", async () => {

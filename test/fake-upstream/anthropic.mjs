@@ -3,7 +3,14 @@
  * Fake Anthropic Messages API: POST /anthropic/v1/messages (x-api-key + anthropic-version
  * required). Non-streamed `message` objects and the SSE event sequence message_start ->
  * content_block_start/delta/stop -> message_delta -> message_stop, as in Anthropic's reference.
+ *
+ * Extended thinking is checked like the real API: the `thinking` blocks it issues carry a
+ * signature it can verify (an HMAC of the thinking text under a fixed test secret;
+ * `redacted_thinking` data, issued with `[[fake:redacted_thinking]]`, carries one too), a thinking
+ * block sent back with any other signature is refused with a 400, and with `thinking` enabled the
+ * final assistant turn, when it used tools, must start with a thinking or redacted_thinking block.
  */
+import { createHmac } from "node:crypto";
 import { failEarly, parseDirectives, pieces, plan, streamWriter } from "./fake-common.mjs";
 
 let seq = 0;
@@ -38,6 +45,47 @@ function reject(res, status, type, message) {
   res.end(JSON.stringify({ type: "error", error: { type, message } }));
 }
 
+const THINKING_SECRET = "switchboard-fake-thinking-secret";
+const hmac = (/** @type {string} */ text) => createHmac("sha256", THINKING_SECRET).update(text).digest("base64url");
+/** The signature the fake issues for a thinking text. @param {string} text */
+export const signThinking = (text) => `fake-thinking-${hmac(`thinking:${text}`)}`;
+/** Opaque `redacted_thinking` data the fake can verify. @param {string} id */
+const redactedData = (id) => `${id}.${hmac(`redacted:${id}`)}`;
+/** @param {unknown} data */
+function redactedValid(data) {
+  if (typeof data !== "string") return false;
+  const dot = data.lastIndexOf(".");
+  return dot > 0 && redactedData(data.slice(0, dot)) === data;
+}
+
+/**
+ * The 400 message the real API gives for this history, or null.
+ * @param {any[]} messages @param {boolean} thinkingEnabled
+ */
+function thinkingError(messages, thinkingEnabled) {
+  for (const [i, m] of messages.entries()) {
+    if (m?.role !== "assistant" || !Array.isArray(m.content)) continue;
+    for (const [j, b] of m.content.entries()) {
+      if (b?.type === "thinking" && (typeof b.thinking !== "string" || b.signature !== signThinking(b.thinking))) {
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+      }
+      if (b?.type === "redacted_thinking" && !redactedValid(b.data)) return `messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
+    }
+  }
+  if (!thinkingEnabled) return null;
+  const i = messages.map((m) => m?.role).lastIndexOf("assistant");
+  const last = messages[i];
+  const blocks = Array.isArray(last?.content) ? last.content : [{ type: "text" }];
+  if (i < 0 || !blocks.some((/** @type {any} */ b) => b?.type === "tool_use")) return null;
+  const first = blocks[0]?.type;
+  if (first === "thinking" || first === "redacted_thinking") return null;
+  return (
+    `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message ` +
+    "must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. " +
+    "To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+  );
+}
+
 const STOP = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use" };
 
 /** @type {import("./server.mjs").FakeRoute[]} */
@@ -56,6 +104,8 @@ export const anthropicRoutes = [
       for (let i = 1; i < messages.length; i++) {
         if (messages[i].role === messages[i - 1].role) return reject(res, 400, "invalid_request_error", "messages: roles must alternate between \"user\" and \"assistant\"");
       }
+      const refused = thinkingError(messages, body.thinking?.type === "enabled");
+      if (refused) return reject(res, 400, "invalid_request_error", refused);
       const model = String(body.model ?? "");
       const lastUser = [...messages].reverse().find((m) => m && m.role === "user" && hasText(m.content));
       const d = parseDirectives(textOf(lastUser?.content), req.provider);
@@ -86,7 +136,8 @@ export const anthropicRoutes = [
       const stopReason = STOP[p.finish];
       /** @type {any[]} */
       const content = [];
-      if (p.reasoning) content.push({ type: "thinking", thinking: p.reasoning, signature: "fake-signature" });
+      if (d.has("redacted_thinking")) content.push({ type: "redacted_thinking", data: redactedData(`fake-redacted-${seq}`) });
+      if (p.reasoning) content.push({ type: "thinking", thinking: p.reasoning, signature: signThinking(p.reasoning) });
       if (p.text) content.push({ type: "text", text: p.text });
       p.toolCalls.forEach((t, i) => content.push({ type: "tool_use", id: `toolu_fake_${i}`, name: t.name, input: t.args }));
 
@@ -109,6 +160,8 @@ export const anthropicRoutes = [
           frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } }));
           for (const t of pieces(block.thinking)) frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: t } }));
           frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } }));
+        } else if (block.type === "redacted_thinking") {
+          frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: block }));
         } else if (block.type === "text") {
           frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }));
           for (const t of pieces(block.text, d.has("huge") ? 50 : 1)) frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: t } }));

@@ -16,7 +16,7 @@ describe("Anthropic Messages -> chat request", () => {
       tools: [{ name: "t", input_schema: { type: "object" } }],
       messages: [
         { role: "user", content: [{ type: "text", text: "look" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }, { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBE" }, title: "a.pdf" }] },
-        { role: "assistant", content: [{ type: "thinking", thinking: "hmm", signature: "s" }, { type: "text", text: "calling" }, { type: "tool_use", id: "tu1", name: "t", input: { a: 1 } }] },
+        { role: "assistant", content: [{ type: "thinking", thinking: "hmm", signature: "s" }, { type: "thinking", thinking: " more", signature: "" }, { type: "redacted_thinking", data: "opaque" }, { type: "text", text: "calling" }, { type: "tool_use", id: "tu1", name: "t", input: { a: 1 } }] },
         { role: "user", content: [{ type: "tool_result", tool_use_id: "tu1", content: [{ type: "text", text: "ok" }] }, { type: "text", text: "and?" }] },
       ],
     });
@@ -30,7 +30,13 @@ describe("Anthropic Messages -> chat request", () => {
         { type: "file", file: { file_data: "data:application/pdf;base64,JVBE", filename: "a.pdf" } },
       ],
     });
-    expect(chat.messages[2]).toEqual({ role: "assistant", content: "calling", reasoning: "hmm", tool_calls: [{ id: "tu1", type: "function", function: { name: "t", arguments: '{"a":1}' } }] });
+    expect(chat.messages[2]).toEqual({
+      role: "assistant",
+      content: "calling",
+      reasoning: "hmm more",
+      // Signed blocks are kept for Anthropic-format upstreams; the unsigned one is text only.
+      reasoning_details: [{ type: "reasoning.text", text: "hmm", signature: "s" }, { type: "reasoning.encrypted", data: "opaque" }],
+      tool_calls: [{ id: "tu1", type: "function", function: { name: "t", arguments: '{"a":1}' } }] });
     expect(chat.messages[3]).toEqual({ role: "tool", tool_call_id: "tu1", content: "ok" });
     expect(chat.messages[4]).toEqual({ role: "user", content: [{ type: "text", text: "and?" }] });
     expect(chat).toMatchObject({ max_tokens: 64, stop: ["END"], user: "u1", tool_choice: "required", parallel_tool_calls: false });
@@ -64,6 +70,47 @@ describe("chat answer -> Anthropic message", () => {
     expect(msg.stop_reason).toBe("tool_use");
     expect(msg.usage).toEqual({ input_tokens: 50, output_tokens: 7, cache_creation_input_tokens: 10, cache_read_input_tokens: 40 });
     expect(usageOf(null).input_tokens).toBe(0);
+  });
+
+  it("answers with the upstream's signed thinking blocks when it has them", () => {
+    const msg = messageFromCompletion({
+      model: "m",
+      choices: [{ message: { content: "hi", reasoning: "r", reasoning_details: [{ type: "reasoning.text", text: "r", signature: "sig" }, { type: "reasoning.encrypted", data: "opaque" }] }, finish_reason: "stop" }],
+    });
+    expect(msg.content).toEqual([
+      { type: "thinking", thinking: "r", signature: "sig" },
+      { type: "redacted_thinking", data: "opaque" },
+      { type: "text", text: "hi" },
+    ]);
+  });
+
+  it("streams a thinking block's signature at its end, and redacted blocks whole", () => {
+    const enc = new MessagesStreamEncoder("msg_1", "m");
+    let out = enc.start();
+    out += enc.chunk({ choices: [{ index: 0, delta: { reasoning: "r1" } }] });
+    out += enc.chunk({ choices: [{ index: 0, delta: { reasoning_details: [{ type: "reasoning.text", text: "r1", signature: "sig1" }] } }] });
+    out += enc.chunk({ choices: [{ index: 0, delta: { reasoning_details: [{ type: "reasoning.encrypted", data: "opaque" }] } }] });
+    out += enc.chunk({ choices: [{ index: 0, delta: { reasoning: "r2" } }] });
+    out += enc.chunk({ choices: [{ index: 0, delta: { reasoning_details: [{ type: "reasoning.text", text: "r2", signature: "sig2" }] } }] });
+    out += enc.chunk({ choices: [{ index: 0, delta: { content: "a" } }] });
+    out += enc.chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) + enc.done();
+    const data = out.split("\n\n").filter(Boolean).map((b) => JSON.parse(b.split("\n")[1]!.slice(6)) as Record<string, unknown>);
+    const blocks = data.filter((d) => d.type !== "ping" && d.type !== "message_start" && d.type !== "message_delta" && d.type !== "message_stop");
+    expect(blocks).toEqual([
+      { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
+      { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "r1" } },
+      { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "sig1" } },
+      { type: "content_block_stop", index: 0 },
+      { type: "content_block_start", index: 1, content_block: { type: "redacted_thinking", data: "opaque" } },
+      { type: "content_block_stop", index: 1 },
+      { type: "content_block_start", index: 2, content_block: { type: "thinking", thinking: "", signature: "" } },
+      { type: "content_block_delta", index: 2, delta: { type: "thinking_delta", thinking: "r2" } },
+      { type: "content_block_delta", index: 2, delta: { type: "signature_delta", signature: "sig2" } },
+      { type: "content_block_stop", index: 2 },
+      { type: "content_block_start", index: 3, content_block: { type: "text", text: "" } },
+      { type: "content_block_delta", index: 3, delta: { type: "text_delta", text: "a" } },
+      { type: "content_block_stop", index: 3 },
+    ]);
   });
 
   it("streams Anthropic's event sequence", () => {

@@ -5,7 +5,9 @@
  *   (Anthropic-format upstreams receive it, other formats drop it).
  * - text / image (base64 or url) / document (base64 PDF or plain text) blocks -> chat content parts.
  * - assistant `tool_use` -> `tool_calls` (input serialized); user `tool_result` -> `role: "tool"`
- *   messages, placed before the rest of that user turn; `thinking` -> `reasoning`.
+ *   messages, placed before the rest of that user turn; `thinking` -> `reasoning`, and signed
+ *   `thinking` / `redacted_thinking` blocks -> `reasoning_details` (sent back unchanged to
+ *   Anthropic-format upstreams; an empty signature, as on reasoning from other providers, is not).
  * - `tools` (custom tools) -> function tools; `tool_choice` auto/any/tool/none -> auto/required/
  *   function/none; `disable_parallel_tool_use` -> `parallel_tool_calls: false`.
  * - `thinking.budget_tokens` -> `reasoning_effort` (the nearest effort whose budget covers it).
@@ -19,7 +21,7 @@
 import * as z from "zod";
 import { badRequest } from "../../errors/api-error";
 import { parseOrThrow } from "../../errors/validation";
-import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, TextPart, ToolCall, ToolChoice } from "../../providers/types";
+import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ReasoningDetail, TextPart, ToolCall, ToolChoice } from "../../providers/types";
 
 const cacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() }).nullish();
 const textBlock = z.object({ type: z.literal("text"), text: z.string(), cache_control: cacheControl });
@@ -145,13 +147,18 @@ function translateMessage(m: MessagesRequest["messages"][number], index: number)
     let text = "";
     let reasoning = "";
     const calls: ToolCall[] = [];
+    const details: ReasoningDetail[] = [];
     for (const b of m.content) {
       if (b.type === "text") text += b.text;
-      else if (b.type === "thinking") reasoning += b.thinking;
+      else if (b.type === "thinking") {
+        reasoning += b.thinking;
+        // Signed blocks travel back unchanged (Anthropic-format upstreams verify them); unsigned ones are text only.
+        if (b.signature) details.push({ type: "reasoning.text", text: b.thinking, signature: b.signature });
+      } else if (b.type === "redacted_thinking") details.push({ type: "reasoning.encrypted", data: b.data });
       else if (b.type === "tool_use") calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
-      else if (b.type !== "redacted_thinking") throw badRequest(`'${b.type}' blocks are not allowed in assistant messages.`, `messages.${index}.content`);
+      else throw badRequest(`'${b.type}' blocks are not allowed in assistant messages.`, `messages.${index}.content`);
     }
-    return [{ role: "assistant", content: text || null, ...(calls.length ? { tool_calls: calls } : {}), ...(reasoning ? { reasoning } : {}) }];
+    return [{ role: "assistant", content: text || null, ...(calls.length ? { tool_calls: calls } : {}), ...(reasoning ? { reasoning } : {}), ...(details.length ? { reasoning_details: details } : {}) }];
   }
   const out: ChatMessage[] = [];
   const parts: ContentPart[] = [];

@@ -1,13 +1,16 @@
 /**
  * The chat pipeline's answer -> Anthropic Messages shapes. Pure.
  *
- * Content blocks in Anthropic's order: `thinking` (the reasoning text; no signature, so it cannot be
- * verified by Anthropic if sent back to it), `text`, then one `tool_use` per tool call (arguments
+ * Content blocks in Anthropic's order: `thinking` / `redacted_thinking` (as the upstream signed
+ * them when it was Anthropic-format: `reasoning_details`; reasoning of other providers has no
+ * signature and comes as one `thinking` block with `signature: ""`, which the gateway does not
+ * send to Anthropic when it comes back), `text`, then one `tool_use` per tool call (arguments
  * parsed back to an object). Finish reasons: stop -> end_turn, length -> max_tokens,
  * tool_calls -> tool_use, content_filter -> refusal. Usage in Anthropic semantics: `input_tokens`
  * excludes cache reads and writes, which are reported apart.
  */
 import { randomAlphanumeric } from "../../lib/ids";
+import type { ReasoningDetail } from "../../providers/types";
 import type { ChatUsageJson, CompletionJson } from "../chat-sse";
 
 export const newMessageId = (): string => `msg_${randomAlphanumeric(24)}`;
@@ -57,10 +60,16 @@ export function parseToolInput(args: string | undefined): Record<string, unknown
   }
 }
 
+/** A signed reasoning block back to Anthropic's block, unchanged. */
+export const thinkingBlockOf = (d: ReasoningDetail): Record<string, unknown> =>
+  d.type === "reasoning.encrypted" ? { type: "redacted_thinking", data: d.data } : { type: "thinking", thinking: d.text, signature: d.signature ?? "" };
+
 export function messageFromCompletion(c: CompletionJson, id = newMessageId()): Record<string, unknown> {
   const choice = c.choices[0];
   const content: Array<Record<string, unknown>> = [];
-  if (choice?.message.reasoning) content.push({ type: "thinking", thinking: choice.message.reasoning, signature: "" });
+  const details = choice?.message.reasoning_details ?? [];
+  if (details.length) content.push(...details.map(thinkingBlockOf));
+  else if (choice?.message.reasoning) content.push({ type: "thinking", thinking: choice.message.reasoning, signature: "" });
   if (choice?.message.content) content.push({ type: "text", text: choice.message.content });
   for (const tc of choice?.message.tool_calls ?? []) content.push({ type: "tool_use", id: tc.id, name: tc.function.name, input: parseToolInput(tc.function.arguments) });
   return {

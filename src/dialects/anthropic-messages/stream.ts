@@ -1,9 +1,12 @@
 /**
  * Chat-completion chunks -> Anthropic's streaming events, exactly in Anthropic's order:
  *   message_start, ping,
- *   per content block: content_block_start, content_block_delta… (thinking_delta, text_delta,
- *   input_json_delta), content_block_stop,
+ *   per content block: content_block_start, content_block_delta… (thinking_delta, signature_delta,
+ *   text_delta, input_json_delta), content_block_stop,
  *   message_delta (stop_reason + usage), message_stop.
+ * A thinking block's text streams as `reasoning`; its signature comes at its end in
+ * `reasoning_details` (Anthropic-format upstreams only) and closes it. Reasoning of other providers
+ * has no signature: its block keeps `signature: ""`. A redacted block comes whole.
  * A keep-alive becomes `ping`; a failed stream ends with `event: error`. Pure state machine.
  */
 import { firstChoice, type ChatChunk, type ChunkEncoder } from "../chat-sse";
@@ -11,7 +14,7 @@ import { anthropicErrorType, stopReasonOf, usageOf, type StopReason } from "./re
 
 const event = (name: string, data: Record<string, unknown>): string => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
-type OpenBlock = { kind: "thinking" | "text" } | { kind: "tool"; toolIndex: number };
+type OpenBlock = { kind: "thinking" | "redacted" | "text" } | { kind: "tool"; toolIndex: number };
 
 export class MessagesStreamEncoder implements ChunkEncoder {
   private index = -1;
@@ -62,6 +65,18 @@ export class MessagesStreamEncoder implements ChunkEncoder {
     if (d.reasoning) {
       if (this.open?.kind !== "thinking") out += this.begin({ kind: "thinking" }, { type: "thinking", thinking: "", signature: "" });
       out += this.delta({ type: "thinking_delta", thinking: d.reasoning });
+    }
+    for (const detail of d.reasoning_details ?? []) {
+      if (detail.type === "reasoning.encrypted") {
+        out += this.begin({ kind: "redacted" }, { type: "redacted_thinking", data: detail.data }) + this.close();
+        continue;
+      }
+      if (!detail.signature) continue;
+      if (this.open?.kind !== "thinking") {
+        out += this.begin({ kind: "thinking" }, { type: "thinking", thinking: "", signature: "" });
+        if (detail.text) out += this.delta({ type: "thinking_delta", thinking: detail.text });
+      }
+      out += this.delta({ type: "signature_delta", signature: detail.signature }) + this.close();
     }
     if (d.content) {
       if (this.open?.kind !== "text") out += this.begin({ kind: "text" }, { type: "text", text: "" });

@@ -1,7 +1,7 @@
 /** The anthropic adapter against the fake Anthropic upstream. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { ChatRequest, StreamEvent } from "../types";
+import type { ChatRequest, ReasoningDetail, StreamEvent } from "../types";
 import { collectEvents, testTarget } from "../test-target";
 import { anthropicAdapter } from "./index";
 
@@ -61,6 +61,35 @@ describe("anthropic adapter through the fake upstream", () => {
     expect(anthropicAdapter.parseResponse(JSON.parse(text), target).choices[0]?.message.content).toBe("Tool result received: sunny");
   });
 
+  it("round-trips signed thinking with thinking enabled; the fake refuses forged or missing thinking like the real API", async () => {
+    const first: ChatRequest = { model: "m", tools, reasoning_effort: "low", max_tokens: 5000, messages: [{ role: "user", content: "go [[fake:tools,reasoning,redacted_thinking]]" }] };
+    const events = await stream(first);
+    const details = events.flatMap((e) => (e.type === "delta" ? e.delta.reasoning_details ?? [] : []));
+    expect(details.map((d) => d.type)).toEqual(["reasoning.encrypted", "reasoning.text"]);
+    const json = await complete(first);
+    const message = anthropicAdapter.parseResponse(JSON.parse(json.text), target).choices[0]!.message;
+    expect(message.reasoning_details?.map((d) => d.type)).toEqual(["reasoning.encrypted", "reasoning.text"]);
+    const call = message.tool_calls![0]!;
+    const next = (reasoning_details: ReasoningDetail[] | undefined): ChatRequest => ({
+      ...first,
+      messages: [
+        ...first.messages,
+        { role: "assistant", content: message.content, tool_calls: [call], ...(reasoning_details ? { reasoning_details } : {}) },
+        { role: "tool", tool_call_id: call.id, content: "sunny" },
+      ],
+    });
+    for (const sent of [details, message.reasoning_details]) {
+      const ok = await complete(next(sent));
+      expect(ok.res.status, ok.text).toBe(200);
+      expect(JSON.parse(ok.text).content.at(-1)).toEqual({ type: "text", text: "Tool result received: sunny" });
+    }
+    const forged = await complete(next(details.map((d) => (d.type === "reasoning.text" ? { ...d, signature: "forged" } : d))));
+    expect(forged.res.status).toBe(400);
+    expect(anthropicAdapter.parseError(400, forged.text)).toEqual({ type: "invalid_request_error", message: "messages.1.content.1: Invalid `signature` in `thinking` block" });
+    // Without the blocks the adapter leaves thinking off, so the request stays valid.
+    const dropped = await complete(next(undefined));
+    expect(dropped.res.status, dropped.text).toBe(200);
+  });
   it("reports upstream errors, mid-stream errors and overloads", async () => {
     const { res, text } = await complete({ model: "m", messages: [{ role: "user", content: "[[fake:status=529]]" }] });
     expect(res.status).toBe(529);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ChatRequest, StreamEvent } from "../types";
+import type { ChatRequest, ReasoningDetail, StreamEvent } from "../types";
 import { bytesStream, collectEvents, testTarget } from "../test-target";
 import { anthropicAdapter } from "./index";
 import { buildAnthropicBody } from "./request";
@@ -117,6 +117,57 @@ describe("anthropic adapter: request", () => {
     expect(buildAnthropicBody({ model: "m", reasoning_effort: "high", messages: [{ role: "user", content: "x" }] }, noReasoning, { stream: false })).not.toHaveProperty("thinking");
   });
 
+  it("sends signed thinking blocks back unchanged and first, never unsigned reasoning", () => {
+    const body = buildAnthropicBody({
+      model: "m",
+      reasoning_effort: "low",
+      messages: [
+        { role: "user", content: "go" },
+        {
+          role: "assistant",
+          content: "Let me check.",
+          reasoning: "plan",
+          reasoning_details: [
+            { type: "reasoning.text", text: "plan", signature: "sig", format: "anthropic-claude-v1", index: 0 },
+            { type: "reasoning.text", text: "unsigned" },
+            { type: "reasoning.encrypted", data: "opaque" },
+          ],
+          tool_calls: [{ id: "toolu_1", type: "function", function: { name: "f", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "toolu_1", content: "ok" },
+      ],
+    }, target, { stream: false });
+    expect(body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "go" }] },
+      { role: "assistant", content: [
+        { type: "thinking", thinking: "plan", signature: "sig" },
+        { type: "redacted_thinking", data: "opaque" },
+        { type: "text", text: "Let me check." },
+        { type: "tool_use", id: "toolu_1", name: "f", input: {} },
+      ] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "ok" }] },
+    ]);
+    expect(body.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
+  });
+  it("does not enable thinking when the last tool-use turn has no signed thinking to send back", () => {
+    const turn = (details?: ReasoningDetail[]): ChatRequest => ({
+      model: "m",
+      reasoning_effort: "low",
+      temperature: 0.5,
+      messages: [
+        { role: "user", content: "go" },
+        { role: "assistant", content: null, reasoning: "from another provider", ...(details ? { reasoning_details: details } : {}), tool_calls: [{ id: "t1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "t1", content: "ok" },
+      ],
+    });
+    const unsigned = buildAnthropicBody(turn([{ type: "reasoning.text", text: "x" }]), target, { stream: false });
+    expect(unsigned).not.toHaveProperty("thinking");
+    expect(unsigned.temperature).toBe(0.5);
+    expect((unsigned.messages as Array<{ content: Array<{ type: string }> }>)[1]!.content.map((b) => b.type)).toEqual(["tool_use"]);
+    expect(buildAnthropicBody(turn(), target, { stream: false })).not.toHaveProperty("thinking");
+    // A turn without tool use needs no thinking block.
+    expect(buildAnthropicBody({ model: "m", reasoning_effort: "low", messages: [{ role: "user", content: "a" }, { role: "assistant", content: "b" }, { role: "user", content: "c" }] }, target, { stream: false }).thinking).toBeDefined();
+  });
   it("keeps cache_control breakpoints on system and user text blocks", () => {
     const body = buildAnthropicBody({
       model: "m",
@@ -143,6 +194,7 @@ describe("anthropic adapter: response", () => {
         model: "claude-x-2025",
         content: [
           { type: "thinking", thinking: "hmm", signature: "s" },
+          { type: "redacted_thinking", data: "opaque" },
           { type: "text", text: "Let me check." },
           { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } },
         ],
@@ -159,12 +211,20 @@ describe("anthropic adapter: response", () => {
         role: "assistant",
         content: "Let me check.",
         reasoning: "hmm",
+        reasoning_details: [
+          { type: "reasoning.text", text: "hmm", signature: "s", format: "anthropic-claude-v1", index: 0 },
+          { type: "reasoning.encrypted", data: "opaque", format: "anthropic-claude-v1", index: 1 },
+        ],
         tool_calls: [{ id: "toolu_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
       },
     }]);
     expect(parsed.usage).toMatchObject({ promptTokens: 160, cachedTokens: 100, cacheWrite5mTokens: 20, cacheWrite1hTokens: 30, completionTokens: 7 });
   });
 
+  it("keeps no reasoning_details when no thinking block is signed", () => {
+    const parsed = anthropicAdapter.parseResponse({ content: [{ type: "thinking", thinking: "t" }, { type: "text", text: "x" }], stop_reason: "end_turn", usage: {} }, target);
+    expect(parsed.choices[0]?.message).toEqual({ role: "assistant", content: "x", reasoning: "t" });
+  });
   it("counts cache writes without a TTL split as 5-minute writes", () => {
     expect(parseAnthropicUsage({ input_tokens: 1, cache_creation_input_tokens: 9, output_tokens: 2 })).toMatchObject({ promptTokens: 10, cacheWrite5mTokens: 9, cacheWrite1hTokens: 0 });
   });
@@ -187,7 +247,10 @@ describe("anthropic adapter: stream", () => {
       ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } }),
       ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "plan" } }),
       ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "sig" } }),
+      ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "-more" } }),
       ev("content_block_stop", { type: "content_block_stop", index: 0 }),
+      ev("content_block_start", { type: "content_block_start", index: 9, content_block: { type: "redacted_thinking", data: "opaque" } }),
+      ev("content_block_stop", { type: "content_block_stop", index: 9 }),
       ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } }),
       ev("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "Hi" } }),
       ev("content_block_start", { type: "content_block_start", index: 2, content_block: { type: "tool_use", id: "toolu_a", name: "f", input: {} } }),
@@ -203,6 +266,8 @@ describe("anthropic adapter: stream", () => {
     expect(deltas).toEqual([
       { role: "assistant" },
       { reasoning: "plan" },
+      { reasoning_details: [{ type: "reasoning.text", text: "plan", signature: "sig-more", format: "anthropic-claude-v1", index: 0 }] },
+      { reasoning_details: [{ type: "reasoning.encrypted", data: "opaque", format: "anthropic-claude-v1", index: 1 }] },
       { content: "Hi" },
       { tool_calls: [{ index: 0, id: "toolu_a", type: "function", function: { name: "f", arguments: "" } }] },
       { tool_calls: [{ index: 0, function: { arguments: '{"a":' } }] },

@@ -1,6 +1,6 @@
 /** OpenAI chat request -> Anthropic Messages API request (POST /v1/messages). */
 import { badRequest } from "../../errors/api-error";
-import type { BuildOptions, ChatMessage, ChatRequest, ContentPart, ToolChoice, UpstreamTarget } from "../types";
+import type { BuildOptions, ChatMessage, ChatRequest, ContentPart, ReasoningDetail, ToolChoice, UpstreamTarget } from "../types";
 import { upstreamInit } from "../types";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
@@ -12,7 +12,7 @@ export const THINKING_BUDGETS: Readonly<Record<string, number>> = { minimal: 102
 const MIN_THINKING_BUDGET = 1024;
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
-interface AnthropicMessage {
+export interface AnthropicMessage {
   role: "user" | "assistant";
   content: AnthropicBlock[];
 }
@@ -58,6 +58,32 @@ function toolInput(args: string): unknown {
   return isRecord(parsed) ? parsed : {};
 }
 
+/**
+ * Signed reasoning blocks back to Anthropic's `thinking` / `redacted_thinking` blocks, unchanged
+ * and first in the assistant turn. Reasoning without a signature (another provider's, or
+ * `reasoning` text alone) is not sent: Anthropic would reject it.
+ */
+function thinkingBlocks(details: ReasoningDetail[] | undefined): AnthropicBlock[] {
+  return (details ?? []).flatMap((d): AnthropicBlock[] => {
+    if (d.type === "reasoning.encrypted") return d.data ? [{ type: "redacted_thinking", data: d.data }] : [];
+    return d.signature ? [{ type: "thinking", thinking: d.text, signature: d.signature }] : [];
+  });
+}
+
+const isThinking = (b: AnthropicBlock | undefined): boolean => b?.type === "thinking" || b?.type === "redacted_thinking";
+
+/**
+ * Anthropic's rule with thinking enabled: the final assistant turn, when it used tools, must start
+ * with a thinking or redacted_thinking block. False when the history breaks it (the client did not
+ * send the signed blocks back, or they came from another provider): that request goes without
+ * thinking instead of being rejected.
+ */
+export function thinkingAllowed(messages: AnthropicMessage[]): boolean {
+  const last = [...messages].reverse().find((m) => m.role === "assistant");
+  if (!last || !last.content.some((b) => b.type === "tool_use")) return true;
+  return isThinking(last.content[0]);
+}
+
 function convertMessage(m: ChatMessage): AnthropicMessage | undefined {
   switch (m.role) {
     case "system":
@@ -66,7 +92,7 @@ function convertMessage(m: ChatMessage): AnthropicMessage | undefined {
     case "user":
       return { role: "user", content: textBlocks(m.content) };
     case "assistant": {
-      const content = textBlocks(m.content ?? null);
+      const content = [...thinkingBlocks(m.reasoning_details), ...textBlocks(m.content ?? null)];
       for (const tc of m.tool_calls ?? []) {
         content.push({ type: "tool_use", id: tc.id, name: tc.function.name, input: toolInput(tc.function.arguments) });
       }
@@ -97,9 +123,10 @@ export function convertMessages(messages: ChatMessage[]): { system: AnthropicBlo
     if (!converted || converted.content.length === 0) continue;
     const prev = out[out.length - 1];
     if (prev && prev.role === converted.role) {
-      // tool_result blocks must come first in a user turn.
+      // tool_result blocks must come first in a user turn, thinking blocks first in an assistant turn.
       const merged = [...prev.content, ...converted.content];
-      prev.content = [...merged.filter((b) => b.type === "tool_result"), ...merged.filter((b) => b.type !== "tool_result")];
+      const first = (b: AnthropicBlock) => b.type === "tool_result" || isThinking(b);
+      prev.content = [...merged.filter(first), ...merged.filter((b) => !first(b))];
     } else out.push(converted);
   }
   return { system, messages: out };
@@ -123,7 +150,7 @@ export function buildAnthropicBody(req: ChatRequest, target: UpstreamTarget, opt
 
   let thinking = false;
   const effort = req.reasoning_effort;
-  if (effort && effort !== "none" && target.mapping.reasoning) {
+  if (effort && effort !== "none" && target.mapping.reasoning && thinkingAllowed(messages)) {
     let budget = THINKING_BUDGETS[effort] ?? MIN_THINKING_BUDGET;
     if (budget >= maxTokens) maxTokens = Math.min(budget + maxTokens, Math.max(target.mapping.maxOutput, maxTokens));
     if (budget >= maxTokens) budget = maxTokens - 1;

@@ -1,5 +1,5 @@
 /** Anthropic Messages response -> ParsedCompletion; usage normalization shared with the stream. */
-import { emptyUsage, type AssistantMessage, type NormalizedUsage, type ParsedCompletion, type ToolCall } from "../types";
+import { emptyUsage, type AssistantMessage, type NormalizedUsage, type ParsedCompletion, type ReasoningDetail, type ToolCall } from "../types";
 import { mapFinishReason } from "../finish-reason";
 import { malformed } from "../errors";
 import { asArray, asRecord, count, isRecord, str } from "../json";
@@ -30,13 +30,32 @@ export function parseAnthropicUsage(raw: unknown, into: NormalizedUsage = emptyU
   return usage;
 }
 
+/**
+ * A `thinking` block with its signature, or a `redacted_thinking` block, as a reasoning detail
+ * (kept whole: Anthropic wants them back unchanged on the next tool-use turn).
+ */
+export function reasoningDetailOf(block: Record<string, unknown>, index: number): ReasoningDetail | undefined {
+  if (block.type === "thinking") {
+    const signature = str(block.signature);
+    return { type: "reasoning.text", text: str(block.thinking) ?? "", ...(signature ? { signature } : {}), format: "anthropic-claude-v1", index };
+  }
+  if (block.type === "redacted_thinking") {
+    const data = str(block.data);
+    return data ? { type: "reasoning.encrypted", data, format: "anthropic-claude-v1", index } : undefined;
+  }
+  return undefined;
+}
+
 export function parseAnthropicResponse(body: unknown): ParsedCompletion {
   if (!isRecord(body) || !Array.isArray(body.content)) throw malformed(str(asRecord(asRecord(body).error).message) ?? "no content");
   let text = "";
   let reasoning = "";
   const toolCalls: ToolCall[] = [];
+  const details: ReasoningDetail[] = [];
   for (const b of asArray(body.content)) {
     const block = asRecord(b);
+    const detail = reasoningDetailOf(block, details.length);
+    if (detail) details.push(detail);
     if (block.type === "text") text += str(block.text) ?? "";
     else if (block.type === "thinking") reasoning += str(block.thinking) ?? "";
     else if (block.type === "tool_use") {
@@ -49,6 +68,7 @@ export function parseAnthropicResponse(body: unknown): ParsedCompletion {
   }
   const message: AssistantMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
   if (reasoning) message.reasoning = reasoning;
+  if (details.some((d) => d.type === "reasoning.encrypted" || d.signature)) message.reasoning_details = details;
   if (toolCalls.length) message.tool_calls = toolCalls;
   const parsed: ParsedCompletion = {
     choices: [{ index: 0, message, finish_reason: mapFinishReason("anthropic", str(body.stop_reason)) ?? "stop" }],

@@ -65,6 +65,7 @@ export function completionJson(o: {
         role: "assistant",
         content: c.message.content,
         ...(c.message.reasoning ? { reasoning: c.message.reasoning } : {}),
+        ...(c.message.reasoning_details?.length ? { reasoning_details: c.message.reasoning_details } : {}),
         ...(c.message.tool_calls?.length ? { tool_calls: c.message.tool_calls } : {}),
         ...(c.message.images?.length ? { images: c.message.images } : {}),
         ...(c.message.refusal ? { refusal: c.message.refusal } : { refusal: null }),

@@ -68,6 +68,18 @@ const assistantMessage = z.object({
   name: z.string().optional(),
   tool_calls: z.array(toolCall).optional(),
   reasoning: z.string().nullable().optional(),
+  /** Signed reasoning blocks as the gateway returned them (Anthropic thinking); only anthropic-format upstreams get them. */
+  reasoning_details: z
+    .array(
+      z.discriminatedUnion("type", [
+        z.object({ type: z.literal("reasoning.text"), text: z.string(), signature: z.string().optional(), format: z.string().optional(), index: z.number().int().optional() }),
+        z.object({ type: z.literal("reasoning.encrypted"), data: z.string(), format: z.string().optional(), index: z.number().int().optional() }),
+        // Other gateways' kinds (e.g. `reasoning.summary`) are accepted and dropped.
+        z.object({ type: z.literal("reasoning.summary"), summary: z.string().optional() }).loose(),
+      ]),
+    )
+    .optional()
+    .transform((v) => v?.filter((d): d is Exclude<typeof d, { type: "reasoning.summary" }> => d.type !== "reasoning.summary")),
 });
 const toolMessage = z.object({ role: z.literal("tool"), content: textContent, tool_call_id: z.string().min(1) });
 
