@@ -104,6 +104,9 @@ export const anthropicRoutes = [
       for (let i = 1; i < messages.length; i++) {
         if (messages[i].role === messages[i - 1].role) return reject(res, 400, "invalid_request_error", "messages: roles must alternate between \"user\" and \"assistant\"");
       }
+      if (body.thinking?.type === "enabled" && (body.tool_choice?.type === "any" || body.tool_choice?.type === "tool")) {
+        return reject(res, 400, "invalid_request_error", "Thinking may not be enabled when tool_choice forces tool use.");
+      }
       const refused = thinkingError(messages, body.thinking?.type === "enabled");
       if (refused) return reject(res, 400, "invalid_request_error", refused);
       const model = String(body.model ?? "");

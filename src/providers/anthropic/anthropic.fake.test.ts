@@ -23,6 +23,16 @@ async function stream(req: ChatRequest): Promise<StreamEvent[]> {
 }
 
 describe("anthropic adapter through the fake upstream", () => {
+  it("a forced tool choice goes without thinking (Claude refuses the two together); auto keeps it", async () => {
+    for (const tool_choice of ["required", { type: "function" as const, function: { name: "get_weather" } }] as const) {
+      const { res, text } = await complete({ model: "m", tools, tool_choice, reasoning_effort: "high", max_tokens: 5000, messages: [{ role: "user", content: "weather? [[fake:tools]]" }] });
+      expect(res.status, text).toBe(200);
+      expect(anthropicAdapter.parseResponse(JSON.parse(text), target).choices[0]?.message.tool_calls?.length).toBeGreaterThan(0);
+    }
+    const auto = await anthropicAdapter.buildRequest({ model: "m", tools, tool_choice: "auto", reasoning_effort: "high", max_tokens: 5000, messages: [{ role: "user", content: "x" }] }, target, { stream: false });
+    expect(((await auto.json()) as { thinking?: unknown }).thinking).toEqual({ type: "enabled", budget_tokens: expect.any(Number) });
+  });
+
   it("completes with text and cache usage", async () => {
     const { res, text } = await complete({ model: "m", messages: [{ role: "system", content: "sys" }, { role: "user", content: "hello there [[fake:cached]]" }] });
     expect(res.status).toBe(200);

@@ -78,6 +78,13 @@ const isThinking = (b: AnthropicBlock | undefined): boolean => b?.type === "thin
  * send the signed blocks back, or they came from another provider): that request goes without
  * thinking instead of being rejected.
  */
+/**
+ * Claude refuses extended thinking when `tool_choice` forces tool use (`any` or a named tool; only
+ * `auto` and `none` combine with thinking): such a request goes without thinking. Bedrock's Claude
+ * models follow the same rule.
+ */
+export const forcesToolUse = (choice: ToolChoice | undefined): boolean => choice === "required" || (typeof choice === "object" && choice !== null);
+
 export function thinkingAllowed(messages: AnthropicMessage[]): boolean {
   const last = [...messages].reverse().find((m) => m.role === "assistant");
   if (!last || !last.content.some((b) => b.type === "tool_use")) return true;
@@ -150,7 +157,7 @@ export function buildAnthropicBody(req: ChatRequest, target: UpstreamTarget, opt
 
   let thinking = false;
   const effort = req.reasoning_effort;
-  if (effort && effort !== "none" && target.mapping.reasoning && thinkingAllowed(messages)) {
+  if (effort && effort !== "none" && target.mapping.reasoning && thinkingAllowed(messages) && !(req.tools?.length && forcesToolUse(req.tool_choice))) {
     let budget = THINKING_BUDGETS[effort] ?? MIN_THINKING_BUDGET;
     if (budget >= maxTokens) maxTokens = Math.min(budget + maxTokens, Math.max(target.mapping.maxOutput, maxTokens));
     if (budget >= maxTokens) budget = maxTokens - 1;

@@ -76,6 +76,14 @@ describe("bedrock adapter: request", () => {
     }
   });
 
+  it("does not enable thinking when tool_choice forces tool use (Claude refuses the two together)", () => {
+    const tools = [{ type: "function" as const, function: { name: "t", parameters: { type: "object" } } }];
+    for (const tool_choice of ["required", { type: "function" as const, function: { name: "t" } }] as const) {
+      expect(buildConverseBody({ ...hi, tools, tool_choice, reasoning_effort: "low" }, target())).not.toHaveProperty("additionalModelRequestFields");
+    }
+    expect(buildConverseBody({ ...hi, tools, tool_choice: "auto", reasoning_effort: "low" }, target()).additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
+  });
+
   it("enables thinking for reasoning efforts", () => {
     const b = buildConverseBody({ ...hi, reasoning_effort: "low", temperature: 0.5 }, target());
     expect(b.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });

@@ -1,7 +1,7 @@
 /** OpenAI chat request -> Bedrock Converse / ConverseStream request body. */
 import { badRequest } from "../../errors/api-error";
 import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, UpstreamTarget } from "../types";
-import { THINKING_BUDGETS } from "../anthropic/request";
+import { forcesToolUse, THINKING_BUDGETS } from "../anthropic/request";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
 
@@ -101,7 +101,8 @@ export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Rec
   let maxTokens = req.max_completion_tokens ?? req.max_tokens;
   const effort = req.reasoning_effort;
   // `thinking` is the Anthropic models' field; other Bedrock models reason without a budget knob.
-  if (effort && effort !== "none" && target.mapping.reasoning && ANTHROPIC_MODEL_RE.test(target.mapping.externalId)) {
+  const forced = Boolean(req.tools?.length) && forcesToolUse(req.tool_choice);
+  if (effort && effort !== "none" && target.mapping.reasoning && ANTHROPIC_MODEL_RE.test(target.mapping.externalId) && !forced) {
     const budget = THINKING_BUDGETS[effort] ?? 1024;
     const cap = maxTokens ?? target.mapping.maxOutput;
     maxTokens = budget >= cap ? Math.min(budget + cap, Math.max(target.mapping.maxOutput, cap)) : cap;
