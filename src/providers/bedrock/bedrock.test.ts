@@ -84,6 +84,22 @@ describe("bedrock adapter: request", () => {
     expect(buildConverseBody({ ...hi, tools, tool_choice: "auto", reasoning_effort: "low" }, target()).additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
   });
 
+  it("does not enable thinking when the last tool-use turn has no reasoning block to send back (Claude would refuse it)", () => {
+    const tools = [{ type: "function" as const, function: { name: "t", parameters: { type: "object" } } }];
+    const loop: ChatRequest = {
+      model: "m", tools, reasoning_effort: "low",
+      messages: [
+        { role: "user", content: "go" },
+        { role: "assistant", content: null, reasoning: "unsigned text only", tool_calls: [{ id: "t1", type: "function", function: { name: "t", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "t1", content: "ok" },
+      ],
+    };
+    expect(buildConverseBody(loop, target())).not.toHaveProperty("additionalModelRequestFields");
+    // A tool-use turn further back does not matter once a later assistant turn has no tools.
+    const later: ChatRequest = { ...loop, messages: [...loop.messages, { role: "assistant", content: "done" }, { role: "user", content: "again" }] };
+    expect(buildConverseBody(later, target()).additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
+  });
+
   it("enables thinking for reasoning efforts", () => {
     const b = buildConverseBody({ ...hi, reasoning_effort: "low", temperature: 0.5 }, target());
     expect(b.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });

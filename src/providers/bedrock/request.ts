@@ -1,7 +1,7 @@
 /** OpenAI chat request -> Bedrock Converse / ConverseStream request body. */
 import { badRequest } from "../../errors/api-error";
 import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, UpstreamTarget } from "../types";
-import { forcesToolUse, THINKING_BUDGETS } from "../anthropic/request";
+import { finalToolTurnLeadsWithReasoning, forcesToolUse, THINKING_BUDGETS } from "../anthropic/request";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
 
@@ -90,6 +90,8 @@ function toolChoice(choice: ToolChoice | undefined): Record<string, unknown> | u
   return undefined; // "none" has no Converse equivalent; tools stay declared for earlier tool turns
 }
 
+const isReasoningBlock = (b: BedrockBlock | undefined): boolean => isRecord(b?.reasoningContent);
+
 /** Claude model ids on Bedrock: `anthropic.claude-…` or an inference profile `us.anthropic.claude-…`. */
 const ANTHROPIC_MODEL_RE = /(?:^|\.)anthropic\./;
 
@@ -102,7 +104,8 @@ export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Rec
   const effort = req.reasoning_effort;
   // `thinking` is the Anthropic models' field; other Bedrock models reason without a budget knob.
   const forced = Boolean(req.tools?.length) && forcesToolUse(req.tool_choice);
-  if (effort && effort !== "none" && target.mapping.reasoning && ANTHROPIC_MODEL_RE.test(target.mapping.externalId) && !forced) {
+  const allowed = !forced && finalToolTurnLeadsWithReasoning(messages, (b) => isRecord(b.toolUse), isReasoningBlock);
+  if (effort && effort !== "none" && target.mapping.reasoning && ANTHROPIC_MODEL_RE.test(target.mapping.externalId) && allowed) {
     const budget = THINKING_BUDGETS[effort] ?? 1024;
     const cap = maxTokens ?? target.mapping.maxOutput;
     maxTokens = budget >= cap ? Math.min(budget + cap, Math.max(target.mapping.maxOutput, cap)) : cap;
