@@ -1,6 +1,6 @@
 /** Bedrock Converse response -> ParsedCompletion; usage shared with the stream. */
 import { emptyUsage, type AssistantMessage, type NormalizedUsage, type ParsedCompletion, type ReasoningDetail, type ToolCall } from "../types";
-import { reasoningDetailOf } from "../anthropic/response";
+import { reasoningDetailOf, sendableReasoning } from "../anthropic/response";
 import { mapFinishReason } from "../finish-reason";
 import { malformed } from "../errors";
 import { asArray, asRecord, count, isRecord, str } from "../json";
@@ -29,9 +29,6 @@ export function bedrockReasoningDetail(reasoningContent: unknown, index: number)
   return reasoningDetailOf({ type: "thinking", thinking: str(rc.reasoningText.text) ?? "", signature: str(rc.reasoningText.signature) }, index);
 }
 
-/** Kept only when something in them can go back upstream (a signature or redacted content). */
-export const sendable = (details: ReasoningDetail[]): boolean => details.some((d) => d.type === "reasoning.encrypted" || Boolean(d.signature));
-
 export function parseBedrockResponse(body: unknown): ParsedCompletion {
   const message = asRecord(asRecord(asRecord(body).output).message);
   if (!isRecord(body) || !Array.isArray(message.content)) throw malformed(str(asRecord(body).message) ?? "no output.message");
@@ -57,7 +54,7 @@ export function parseBedrockResponse(body: unknown): ParsedCompletion {
   }
   const out: AssistantMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
   if (reasoning) out.reasoning = reasoning;
-  if (sendable(details)) out.reasoning_details = details;
+  if (sendableReasoning(details)) out.reasoning_details = details;
   if (toolCalls.length) out.tool_calls = toolCalls;
   return {
     choices: [{ index: 0, message: out, finish_reason: mapFinishReason("bedrock", str(body.stopReason)) ?? "stop" }],
