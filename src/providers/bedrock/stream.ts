@@ -24,20 +24,32 @@ const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
   modelTimeoutException: 408,
 };
 
-/** Base64 to a binary string; undecodable input is kept as is rather than dropped. */
-function decodeBase64(b64: string): string {
+/** Base64 to a binary string; undefined when it is not base64. */
+function decodeBase64(b64: string): string | undefined {
   try {
     return atob(b64);
   } catch {
-    return b64;
+    return undefined;
   }
+}
+
+type OpenReasoning = { text: string; signature: string; redacted: string; broken: boolean };
+
+/** A finished reasoning block as a reasoning detail, when it can go back upstream. */
+function streamedDetail(open: OpenReasoning, index: number) {
+  if (open.broken) return undefined;
+  if (open.redacted) return bedrockReasoningDetail({ redactedContent: btoa(open.redacted) }, index);
+  return open.signature ? bedrockReasoningDetail({ reasoningText: { text: open.text, signature: open.signature } }, index) : undefined;
 }
 
 export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
   /** content block index -> tool call index */
   const toolIndex = new Map<number, number>();
-  /** content block index -> the reasoning block being streamed (redacted bytes as a binary string) */
-  const reasoningBlocks = new Map<number, { text: string; signature: string; redacted: string }>();
+  /**
+   * content block index -> the reasoning block being streamed (redacted bytes as a binary string;
+   * `broken` when a piece was not base64: a block that cannot be rebuilt is not kept)
+   */
+  const reasoningBlocks = new Map<number, OpenReasoning>();
   let details = 0;
   try {
     for await (const msg of readEventStream(body)) {
@@ -71,7 +83,7 @@ export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): Asy
           if (text) yield { type: "delta", choiceIndex: 0, delta: { content: text } };
           if (isRecord(d.reasoningContent)) {
             const rc = d.reasoningContent;
-            const open = reasoningBlocks.get(blockIndex) ?? { text: "", signature: "", redacted: "" };
+            const open = reasoningBlocks.get(blockIndex) ?? { text: "", signature: "", redacted: "", broken: false };
             reasoningBlocks.set(blockIndex, open);
             const reasoning = str(rc.text);
             if (reasoning) {
@@ -80,7 +92,9 @@ export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): Asy
             }
             open.signature += str(rc.signature) ?? "";
             const redacted = str(rc.redactedContent);
-            if (redacted) open.redacted += decodeBase64(redacted);
+            const bytes = redacted ? decodeBase64(redacted) : "";
+            if (bytes === undefined) open.broken = true;
+            else open.redacted += bytes;
           }
           const input = str(asRecord(d.toolUse).input);
           const i = toolIndex.get(blockIndex);
@@ -98,11 +112,7 @@ export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): Asy
         case "contentBlockStop": {
           const open = reasoningBlocks.get(blockIndex);
           reasoningBlocks.delete(blockIndex);
-          const detail = open?.redacted
-            ? bedrockReasoningDetail({ redactedContent: btoa(open.redacted) }, details)
-            : open?.signature
-              ? bedrockReasoningDetail({ reasoningText: { text: open.text, signature: open.signature } }, details)
-              : undefined;
+          const detail = open ? streamedDetail(open, details) : undefined;
           if (detail) {
             details += 1;
             yield { type: "delta", choiceIndex: 0, delta: { reasoning_details: [detail] } };
