@@ -132,10 +132,22 @@ describe("Gemini 3 thought signatures across a function-calling turn", () => {
   });
 });
 
-describe("Anthropic thinking signatures across a tool-use turn (reasoning_details)", () => {
-  const model = "anthropic/claude-sonnet-4";
+// Claude's signed thinking through both of its wire formats: the same reasoning_details shape either way; what each upstream is sent.
+const CLAUDE_THINKING: Array<[string, string, { thinking: (b: Body) => unknown; firstBlock: (text: string, signature: string) => unknown }]> = [
+  ["Anthropic", "anthropic/claude-sonnet-4", {
+    thinking: (b) => b.thinking,
+    firstBlock: (thinking, signature) => ({ type: "thinking", thinking, signature }),
+  }],
+  ["Bedrock Converse", "aws-bedrock/claude-sonnet-4", {
+    thinking: (b) => b.additionalModelRequestFields?.thinking,
+    firstBlock: (text, signature) => ({ reasoningContent: { reasoningText: { text, signature } } }),
+  }],
+];
+
+describe.each(CLAUDE_THINKING)("%s thinking signatures across a tool-use turn (reasoning_details)", (name, model, wire) => {
+  const tag = `chat-think-loop-${name.split(" ")[0]!.toLowerCase()}`;
   const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } } }];
-  const first = { model, tools, reasoning_effort: "low", max_tokens: 4000, messages: user("find it [[fake:tools,reasoning]] [[tag:chat-think-loop]]") };
+  const first = { model, tools, reasoning_effort: "low", max_tokens: 4000, messages: user(`find it [[fake:tools,reasoning]] [[tag:${tag}]]`) };
   const nextTurn = (assistant: Body) => ({
     ...first,
     messages: [...first.messages, assistant, ...assistant.tool_calls.map((tc: Body) => ({ role: "tool", tool_call_id: tc.id, content: "sunny" }))],
@@ -146,17 +158,17 @@ describe("Anthropic thinking signatures across a tool-use turn (reasoning_detail
     const body = (await res.json()) as Body;
     expect(res.status, JSON.stringify(body)).toBe(200);
     const assistant = body.choices[0].message;
-    expect(assistant.reasoning).toMatch(/^Thinking about claude-sonnet-4/);
+    expect(assistant.reasoning).toMatch(/^Thinking about .*claude-sonnet-4/);
     expect(assistant.reasoning_details).toEqual([{ type: "reasoning.text", text: assistant.reasoning, signature: expect.stringMatching(/^fake-thinking-/), format: "anthropic-claude-v1", index: 0 }]);
 
     const kept = await chat(org.key, nextTurn(assistant));
     const keptBody = (await kept.json()) as Body;
     expect(kept.status, JSON.stringify(keptBody)).toBe(200);
     expect(keptBody.choices[0].message.content).toBe("Tool result received: sunny");
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/chat-think-loop`)).json()) as Array<{ body: Body }>;
+    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Body }>;
     const upstream = sent.find((r) => r.body.messages.length === 3)!.body;
-    expect(upstream.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
-    expect(upstream.messages[1].content[0]).toEqual({ type: "thinking", thinking: assistant.reasoning, signature: assistant.reasoning_details[0].signature });
+    expect(wire.thinking(upstream)).toEqual({ type: "enabled", budget_tokens: 2048 });
+    expect(upstream.messages[1].content[0]).toEqual(wire.firstBlock(assistant.reasoning, assistant.reasoning_details[0].signature));
 
     // A forged signature: the upstream's 400 comes back as an error envelope.
     const forged = { ...assistant, reasoning_details: [{ ...assistant.reasoning_details[0], signature: "forged" }] };

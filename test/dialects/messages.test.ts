@@ -220,6 +220,38 @@ describe("POST /v1/messages through the pipeline", () => {
     expect(res.status, await res.clone().text()).toBe(200);
   });
 
+  it("Claude Code's tool loop with thinking against Claude on Bedrock: the signed thinking goes back as reasoningContent and turn 2 succeeds (JSON and stream)", async () => {
+    const { env } = await import("cloudflare:workers");
+    const first: Anthropic.MessageCreateParamsNonStreaming = {
+      model: "aws-bedrock/claude-sonnet-4",
+      max_tokens: 4000,
+      thinking: { type: "enabled", budget_tokens: 2000 },
+      tools: [weatherTool],
+      messages: [{ role: "user", content: "weather? [[fake:tools,reasoning]] [[tag:msg-think-loop-bedrock]]" }],
+    };
+    const next = (content: Anthropic.ContentBlockParam[]): Anthropic.MessageCreateParamsNonStreaming => {
+      const toolUse = content.find((b) => b.type === "tool_use");
+      return { ...first, messages: [...first.messages, { role: "assistant", content }, { role: "user", content: [{ type: "tool_result", tool_use_id: toolUse && "id" in toolUse ? toolUse.id : "", content: "sunny" }] }] };
+    };
+    for (const streamed of [false, true]) {
+      const turn1 = streamed ? await client().messages.stream(first).finalMessage() : await client().messages.create(first);
+      expect(turn1.stop_reason).toBe("tool_use");
+      const thinking = turn1.content[0];
+      expect(thinking && "signature" in thinking ? thinking.signature : "").toMatch(/^fake-thinking-/);
+      const content = turn1.content as Anthropic.ContentBlockParam[];
+      const turn2 = streamed ? await client().messages.stream(next(content)).finalMessage() : await client().messages.create(next(content));
+      expect(turn2.content.find((b) => b.type === "text")).toMatchObject({ text: "Tool result received: sunny" });
+    }
+    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/msg-think-loop-bedrock`)).json()) as Array<{ body: { additionalModelRequestFields?: unknown; messages: Array<{ content: Array<Record<string, unknown>> }> } }>;
+    const turn2Body = sent.find((r) => r.body.messages.length === 3)!.body;
+    expect(turn2Body.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
+    expect(turn2Body.messages[1]!.content.map((b) => Object.keys(b)[0])).toEqual(["reasoningContent", "toolUse"]);
+
+    // Thinking from elsewhere (no signature): Bedrock gets the turn without thinking instead of refusing it.
+    const res = await call("/v1/messages", { method: "POST", key: org.key, ...json({ ...next0(), model: "aws-bedrock/claude-sonnet-4" }) });
+    expect(res.status, await res.clone().text()).toBe(200);
+  });
+
   it("passes cache_control to an Anthropic-format upstream", async () => {
     await client().messages.create({
       model: "anthropic/claude-sonnet-4",

@@ -49,10 +49,10 @@ const THINKING_SECRET = "switchboard-fake-thinking-secret";
 const hmac = (/** @type {string} */ text) => createHmac("sha256", THINKING_SECRET).update(text).digest("base64url");
 /** The signature the fake issues for a thinking text. @param {string} text */
 export const signThinking = (text) => `fake-thinking-${hmac(`thinking:${text}`)}`;
-/** Opaque `redacted_thinking` data the fake can verify. @param {string} id */
-const redactedData = (id) => `${id}.${hmac(`redacted:${id}`)}`;
+/** Opaque `redacted_thinking` data the fake can verify (Bedrock sends its bytes as `redactedContent`). @param {string} id */
+export const redactedData = (id) => `${id}.${hmac(`redacted:${id}`)}`;
 /** @param {unknown} data */
-function redactedValid(data) {
+export function redactedValid(data) {
   if (typeof data !== "string") return false;
   const dot = data.lastIndexOf(".");
   return dot > 0 && redactedData(data.slice(0, dot)) === data;

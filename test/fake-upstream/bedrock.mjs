@@ -4,7 +4,14 @@
  * /converse-stream (binary application/vnd.amazon.eventstream). Accepts SigV4
  * (`Authorization: AWS4-HMAC-SHA256 Credential=<id>/<date>/<region>/bedrock/aws4_request, ...`
  * plus x-amz-date; the signature itself is not verified) or a Bedrock API key (`Bearer`).
+ *
+ * Claude's extended thinking is enforced as on Anthropic's API (same signing as `anthropic.mjs`):
+ * `reasoningContent.reasoningText` carries a verifiable `signature`, `redactedContent` (issued with
+ * `[[fake:redacted_thinking]]`) is base64 of verifiable bytes; a forged one sent back is a
+ * ValidationException 400, and with `additionalModelRequestFields.thinking` enabled the final
+ * assistant turn, when it used tools, must start with a `reasoningContent` block.
  */
+import { redactedData, redactedValid, signThinking } from "./anthropic.mjs";
 import { eventMessage, exceptionMessage } from "./eventstream.mjs";
 import { failEarly, parseDirectives, pieces, plan, streamWriter } from "./fake-common.mjs";
 
@@ -29,6 +36,39 @@ function reject(res, status, type, message) {
   res.end(JSON.stringify({ message }));
 }
 
+let seq = 0;
+
+/**
+ * The ValidationException message Bedrock gives for this history (Claude's error, wrapped), or null.
+ * @param {any[]} messages @param {boolean} thinkingEnabled
+ */
+function thinkingError(messages, thinkingEnabled) {
+  const wrap = (/** @type {string} */ m) => `The model returned the following errors: ${m}`;
+  for (const [i, m] of messages.entries()) {
+    if (m?.role !== "assistant" || !Array.isArray(m.content)) continue;
+    for (const [j, b] of m.content.entries()) {
+      const rc = b?.reasoningContent;
+      if (!rc) continue;
+      if (rc.reasoningText && (typeof rc.reasoningText.text !== "string" || rc.reasoningText.signature !== signThinking(rc.reasoningText.text))) {
+        return wrap(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
+      }
+      if (!rc.reasoningText && !(typeof rc.redactedContent === "string" && redactedValid(Buffer.from(rc.redactedContent, "base64").toString("latin1")))) {
+        return wrap(`messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`);
+      }
+    }
+  }
+  if (!thinkingEnabled) return null;
+  const i = messages.map((m) => m?.role).lastIndexOf("assistant");
+  const blocks = Array.isArray(messages[i]?.content) ? messages[i].content : [];
+  if (i < 0 || !blocks.some((/** @type {any} */ b) => b?.toolUse)) return null;
+  if (blocks[0]?.reasoningContent) return null;
+  const found = blocks[0]?.toolUse ? "tool_use" : "text";
+  return wrap(
+    `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${found}\`. When \`thinking\` is enabled, a final \`assistant\` message ` +
+      "must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). To avoid this requirement, disable `thinking`.",
+  );
+}
+
 const STOP = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use" };
 
 /** @type {import("./server.mjs").FakeRoute[]} */
@@ -51,6 +91,8 @@ export const bedrockRoutes = [
       for (let i = 1; i < messages.length; i++) {
         if (messages[i].role === messages[i - 1].role) return reject(res, 400, "ValidationException", "A conversation must alternate between user and assistant roles.");
       }
+      const refused = thinkingError(messages, body.additionalModelRequestFields?.thinking?.type === "enabled");
+      if (refused) return reject(res, 400, "ValidationException", refused);
       const lastUser = [...messages].reverse().find((x) => x?.role === "user" && Array.isArray(x.content) && x.content.some((/** @type {any} */ b) => typeof b?.text === "string"));
       const d = parseDirectives(textOf(lastUser?.content), req.provider);
       if (failEarly(d, res, errorBody)) return;
@@ -74,7 +116,9 @@ export const bedrockRoutes = [
       const stopReason = STOP[p.finish];
       /** @type {any[]} */
       const content = [];
-      if (p.reasoning) content.push({ reasoningContent: { reasoningText: { text: p.reasoning, signature: "fake-signature" } } });
+      seq += 1;
+      if (d.has("redacted_thinking")) content.push({ reasoningContent: { redactedContent: Buffer.from(redactedData(`fake-redacted-${seq}`), "latin1").toString("base64") } });
+      if (p.reasoning) content.push({ reasoningContent: { reasoningText: { text: p.reasoning, signature: signThinking(p.reasoning) } } });
       if (p.text) content.push({ text: p.text });
       p.toolCalls.forEach((t, i) => content.push({ toolUse: { toolUseId: `tooluse_fake_${i}`, name: t.name, input: t.args } }));
 
@@ -87,9 +131,15 @@ export const bedrockRoutes = [
       /** @type {Buffer[]} */
       const frames = [eventMessage("messageStart", { role: "assistant", p: "abc" })];
       content.forEach((block, contentBlockIndex) => {
-        if (block.reasoningContent) {
+        if (block.reasoningContent?.redactedContent) {
+          // In two pieces, each the base64 of its own bytes: clients must join the bytes, not the strings.
+          const bytes = Buffer.from(block.reasoningContent.redactedContent, "base64");
+          for (const part of [bytes.subarray(0, 5), bytes.subarray(5)]) {
+            frames.push(eventMessage("contentBlockDelta", { contentBlockIndex, delta: { reasoningContent: { redactedContent: part.toString("base64") } } }));
+          }
+        } else if (block.reasoningContent) {
           for (const t of pieces(block.reasoningContent.reasoningText.text)) frames.push(eventMessage("contentBlockDelta", { contentBlockIndex, delta: { reasoningContent: { text: t } }, p: "ab" }));
-          frames.push(eventMessage("contentBlockDelta", { contentBlockIndex, delta: { reasoningContent: { signature: "fake-signature" } } }));
+          frames.push(eventMessage("contentBlockDelta", { contentBlockIndex, delta: { reasoningContent: { signature: block.reasoningContent.reasoningText.signature } } }));
         } else if (block.text) {
           for (const t of pieces(block.text, d.has("huge") ? 50 : 1)) frames.push(eventMessage("contentBlockDelta", { contentBlockIndex, delta: { text: t }, p: "abcdef" }));
         } else {

@@ -85,11 +85,23 @@ const isThinking = (b: AnthropicBlock | undefined): boolean => b?.type === "thin
  */
 export const forcesToolUse = (choice: ToolChoice | undefined): boolean => choice === "required" || (typeof choice === "object" && choice !== null);
 
-export function thinkingAllowed(messages: AnthropicMessage[]): boolean {
+/**
+ * Claude's rule with thinking enabled, for any block shape (Anthropic's typed blocks, Bedrock
+ * Converse's keyed ones): the final assistant turn, when it used tools, must start with a
+ * reasoning block.
+ */
+export function finalToolTurnLeadsWithReasoning<B>(
+  messages: ReadonlyArray<{ role: string; content: B[] }>,
+  usesTool: (b: B) => boolean,
+  isReasoning: (b: B | undefined) => boolean,
+): boolean {
   const last = [...messages].reverse().find((m) => m.role === "assistant");
-  if (!last || !last.content.some((b) => b.type === "tool_use")) return true;
-  return isThinking(last.content[0]);
+  if (!last || !last.content.some(usesTool)) return true;
+  return isReasoning(last.content[0]);
 }
+
+export const thinkingAllowed = (messages: AnthropicMessage[]): boolean =>
+  finalToolTurnLeadsWithReasoning(messages, (b) => b.type === "tool_use", isThinking);
 
 function convertMessage(m: ChatMessage): AnthropicMessage | undefined {
   switch (m.role) {

@@ -46,6 +46,9 @@ export function reasoningDetailOf(block: Record<string, unknown>, index: number)
   return undefined;
 }
 
+/** Reasoning details are kept only when something in them can go back upstream (a signature or redacted data). */
+export const sendableReasoning = (details: ReasoningDetail[]): boolean => details.some((d) => d.type === "reasoning.encrypted" || Boolean(d.signature));
+
 export function parseAnthropicResponse(body: unknown): ParsedCompletion {
   if (!isRecord(body) || !Array.isArray(body.content)) throw malformed(str(asRecord(asRecord(body).error).message) ?? "no content");
   let text = "";
@@ -68,7 +71,7 @@ export function parseAnthropicResponse(body: unknown): ParsedCompletion {
   }
   const message: AssistantMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
   if (reasoning) message.reasoning = reasoning;
-  if (details.some((d) => d.type === "reasoning.encrypted" || d.signature)) message.reasoning_details = details;
+  if (sendableReasoning(details)) message.reasoning_details = details;
   if (toolCalls.length) message.tool_calls = toolCalls;
   const parsed: ParsedCompletion = {
     choices: [{ index: 0, message, finish_reason: mapFinishReason("anthropic", str(body.stop_reason)) ?? "stop" }],

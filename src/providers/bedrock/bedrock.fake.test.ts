@@ -54,6 +54,50 @@ describe("bedrock adapter through the fake upstream", () => {
     expect(bad.at(-1)).toMatchObject({ type: "error", errorType: "malformed_response" });
   });
 
+  it("enforces Claude's thinking rule: signed and redacted reasoning go back as issued, forged or missing ones are a ValidationException", async () => {
+    const tools = [{ type: "function" as const, function: { name: "a", parameters: { type: "object", properties: { q: { type: "string" } } } } }];
+    const first: ChatRequest = { model: "m", tools, reasoning_effort: "low", messages: [{ role: "user", content: "go [[fake:tools,reasoning,redacted_thinking]]" }] };
+    const { res, text } = await complete(first);
+    expect(res.status, text).toBe(200);
+    const assistant = bedrockAdapter.parseResponse(JSON.parse(text), bearer).choices[0]!.message;
+    expect(assistant.reasoning_details).toEqual([
+      { type: "reasoning.encrypted", data: expect.any(String), format: "anthropic-claude-v1", index: 0 },
+      { type: "reasoning.text", text: assistant.reasoning, signature: expect.stringMatching(/^fake-thinking-/), format: "anthropic-claude-v1", index: 1 },
+    ]);
+    const next = (a: typeof assistant): ChatRequest => ({ ...first, messages: [...first.messages, { ...a, role: "assistant" }, { role: "tool", tool_call_id: a.tool_calls![0]!.id, content: "sunny" }] });
+    const kept = await complete(next(assistant));
+    expect(kept.res.status, kept.text).toBe(200);
+    expect(bedrockAdapter.parseResponse(JSON.parse(kept.text), bearer).choices[0]!.message.content).toBe("Tool result received: sunny");
+
+    // The streamed blocks (signature and redactedContent in their own deltas) go back as well.
+    const events = await stream(first);
+    const streamed = events.flatMap((e) => (e.type === "delta" ? (e.delta.reasoning_details ?? []) : []));
+    expect(streamed).toEqual([
+      { type: "reasoning.encrypted", data: expect.stringMatching(/^ZmFrZS1yZWRhY3Rl/), format: "anthropic-claude-v1", index: 0 },
+      assistant.reasoning_details![1],
+    ]);
+    const keptStream = await stream(next({ ...assistant, reasoning_details: streamed }));
+    expect(keptStream.flatMap((e) => (e.type === "delta" && e.delta.content ? [e.delta.content] : [])).join("")).toBe("Tool result received: sunny");
+
+    const forged = await complete(next({ ...assistant, reasoning_details: [{ type: "reasoning.text", text: assistant.reasoning ?? "", signature: "forged" }] }));
+    expect(forged.res.status).toBe(400);
+    expect(forged.res.headers.get("x-amzn-errortype")).toBe("ValidationException");
+    expect(bedrockAdapter.parseError(400, forged.text).message).toMatch(/Invalid `signature` in `thinking` block/);
+    const badRedacted = await complete(next({ ...assistant, reasoning_details: [{ type: "reasoning.encrypted", data: btoa("forged.x") }] }));
+    expect(badRedacted.res.status).toBe(400);
+
+    // The raw upstream rule: thinking on and a final tool-use turn without a leading reasoning block.
+    const body = { messages: [
+      { role: "user", content: [{ text: "go" }] },
+      { role: "assistant", content: [{ toolUse: { toolUseId: "t1", name: "a", input: {} } }] },
+      { role: "user", content: [{ toolResult: { toolUseId: "t1", content: [{ text: "sunny" }] } }] },
+    ], additionalModelRequestFields: { thinking: { type: "enabled", budget_tokens: 2048 } } };
+    const raw = await fetch(`${env.FAKE_UPSTREAM_URL}/aws-bedrock/model/anthropic.claude-fake-v1%3A0/converse`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json", authorization: "Bearer k" } });
+    expect(raw.status).toBe(400);
+    expect(raw.headers.get("x-amzn-errortype")).toBe("ValidationException");
+    expect(((await raw.json()) as { message: string }).message).toMatch(/Expected `thinking` or `redacted_thinking`, but found `tool_use`/);
+  });
+
   it("rejects unsigned requests and maps error statuses", async () => {
     const unsigned = await fetch(`${env.FAKE_UPSTREAM_URL}/aws-bedrock/model/x/converse`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
     expect(unsigned.status).toBe(403);

@@ -84,6 +84,57 @@ describe("bedrock adapter: request", () => {
     expect(buildConverseBody({ ...hi, tools, tool_choice: "auto", reasoning_effort: "low" }, target()).additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
   });
 
+  it("does not enable thinking when the last tool-use turn has no reasoning block to send back (Claude would refuse it)", () => {
+    const tools = [{ type: "function" as const, function: { name: "t", parameters: { type: "object" } } }];
+    const loop: ChatRequest = {
+      model: "m", tools, reasoning_effort: "low",
+      messages: [
+        { role: "user", content: "go" },
+        { role: "assistant", content: null, reasoning: "unsigned text only", tool_calls: [{ id: "t1", type: "function", function: { name: "t", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "t1", content: "ok" },
+      ],
+    };
+    expect(buildConverseBody(loop, target())).not.toHaveProperty("additionalModelRequestFields");
+    // A tool-use turn further back does not matter once a later assistant turn has no tools.
+    const later: ChatRequest = { ...loop, messages: [...loop.messages, { role: "assistant", content: "done" }, { role: "user", content: "again" }] };
+    expect(buildConverseBody(later, target()).additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
+  });
+
+  it("sends signed and redacted reasoning_details back first in the assistant turn, never unsigned ones, and then keeps thinking on", () => {
+    const tools = [{ type: "function" as const, function: { name: "t", parameters: { type: "object" } } }];
+    const body = buildConverseBody(
+      {
+        model: "m", tools, reasoning_effort: "low",
+        messages: [
+          { role: "user", content: "go" },
+          {
+            role: "assistant", content: "calling",
+            reasoning_details: [
+              { type: "reasoning.text", text: "unsigned", format: "openai" },
+              { type: "reasoning.encrypted", data: "AAEC", format: "anthropic-claude-v1", index: 0 },
+              { type: "reasoning.text", text: "why", signature: "sig", format: "anthropic-claude-v1", index: 1 },
+            ],
+            tool_calls: [{ id: "t1", type: "function", function: { name: "t", arguments: "{}" } }],
+          },
+          { role: "assistant", content: null, reasoning_details: [{ type: "reasoning.text", text: "more", signature: "sig2" }], tool_calls: [{ id: "t2", type: "function", function: { name: "t", arguments: "{}" } }] },
+          { role: "tool", tool_call_id: "t1", content: "ok" },
+          { role: "tool", tool_call_id: "t2", content: "ok" },
+        ],
+      },
+      target(),
+    );
+    const messages = body.messages as Array<{ content: unknown[] }>;
+    expect(messages[1]!.content).toEqual([
+      { reasoningContent: { redactedContent: "AAEC" } },
+      { reasoningContent: { reasoningText: { text: "why", signature: "sig" } } },
+      { reasoningContent: { reasoningText: { text: "more", signature: "sig2" } } },
+      { text: "calling" },
+      { toolUse: { toolUseId: "t1", name: "t", input: {} } },
+      { toolUse: { toolUseId: "t2", name: "t", input: {} } },
+    ]);
+    expect(body.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
+  });
+
   it("enables thinking for reasoning efforts", () => {
     const b = buildConverseBody({ ...hi, reasoning_effort: "low", temperature: 0.5 }, target());
     expect(b.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
@@ -108,9 +159,24 @@ describe("bedrock adapter: response", () => {
     expect(parsed.choices[0]).toEqual({
       index: 0,
       finish_reason: "tool_calls",
-      message: { role: "assistant", content: "Hi", reasoning: "hmm", tool_calls: [{ id: "tu1", type: "function", function: { name: "f", arguments: '{"a":1}' } }] },
+      message: {
+        role: "assistant", content: "Hi", reasoning: "hmm",
+        reasoning_details: [{ type: "reasoning.text", text: "hmm", signature: "s", format: "anthropic-claude-v1", index: 0 }],
+        tool_calls: [{ id: "tu1", type: "function", function: { name: "f", arguments: '{"a":1}' } }],
+      },
     });
     expect(parsed.usage).toMatchObject({ promptTokens: 40, cachedTokens: 20, cacheWrite5mTokens: 10, completionTokens: 5 });
+  });
+
+  it("keeps signed and redacted reasoning as reasoning_details in Anthropic's shape; unsigned reasoning stays text only", () => {
+    const parse = (content: unknown[]) => bedrockAdapter.parseResponse({ output: { message: { role: "assistant", content } }, stopReason: "end_turn" }, target()).choices[0]!.message;
+    expect(parse([{ reasoningContent: { redactedContent: "AAEC" } }, { reasoningContent: { reasoningText: { text: "a", signature: "sig" } } }, { text: "x" }]).reasoning_details).toEqual([
+      { type: "reasoning.encrypted", data: "AAEC", format: "anthropic-claude-v1", index: 0 },
+      { type: "reasoning.text", text: "a", signature: "sig", format: "anthropic-claude-v1", index: 1 },
+    ]);
+    const unsigned = parse([{ reasoningContent: { reasoningText: { text: "plain" } } }, { text: "x" }]);
+    expect(unsigned.reasoning).toBe("plain");
+    expect(unsigned).not.toHaveProperty("reasoning_details");
   });
 
   it("parses Bedrock error bodies", () => {
@@ -119,6 +185,30 @@ describe("bedrock adapter: response", () => {
 });
 
 describe("bedrock adapter: stream", () => {
+  it("gives a reasoning block's text, signature and pieced redactedContent as reasoning_details when the block stops", async () => {
+    const event = (type: string, payload: unknown) => encodeEventStreamMessage({ ":message-type": "event", ":event-type": type, ":content-type": "application/json" }, JSON.stringify(payload));
+    const bytes = "\u0000\u0001\u0002\u0003\u0004\u00ff";
+    const frames = [
+      event("messageStart", { role: "assistant" }),
+      event("contentBlockDelta", { contentBlockIndex: 0, delta: { reasoningContent: { redactedContent: btoa(bytes.slice(0, 4)) } } }),
+      event("contentBlockDelta", { contentBlockIndex: 0, delta: { reasoningContent: { redactedContent: btoa(bytes.slice(4)) } } }),
+      event("contentBlockStop", { contentBlockIndex: 0 }),
+      event("contentBlockDelta", { contentBlockIndex: 1, delta: { reasoningContent: { text: "thin" } } }),
+      event("contentBlockDelta", { contentBlockIndex: 1, delta: { reasoningContent: { text: "king" } } }),
+      event("contentBlockDelta", { contentBlockIndex: 1, delta: { reasoningContent: { signature: "sig" } } }),
+      event("contentBlockStop", { contentBlockIndex: 1 }),
+      event("contentBlockDelta", { contentBlockIndex: 2, delta: { reasoningContent: { text: "unsigned" } } }),
+      event("contentBlockStop", { contentBlockIndex: 2 }),
+      event("messageStop", { stopReason: "end_turn" }),
+    ];
+    const events = await collectEvents(bedrockAdapter.parseStream(bytesStream(frames), target()));
+    expect(events.flatMap((e) => (e.type === "delta" && e.delta.reasoning ? [e.delta.reasoning] : [])).join("")).toBe("thinkingunsigned");
+    expect(events.flatMap((e) => (e.type === "delta" ? (e.delta.reasoning_details ?? []) : []))).toEqual([
+      { type: "reasoning.encrypted", data: btoa(bytes), format: "anthropic-claude-v1", index: 0 },
+      { type: "reasoning.text", text: "thinking", signature: "sig", format: "anthropic-claude-v1", index: 1 },
+    ]);
+  });
+
   it("reports a corrupted frame as a malformed-stream error", async () => {
     const bad = new Uint8Array(20);
     new DataView(bad.buffer).setUint32(0, 20);

@@ -1,7 +1,7 @@
 /** OpenAI chat request -> Bedrock Converse / ConverseStream request body. */
 import { badRequest } from "../../errors/api-error";
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, UpstreamTarget } from "../types";
-import { forcesToolUse, THINKING_BUDGETS } from "../anthropic/request";
+import type { ChatMessage, ChatRequest, ContentPart, ReasoningDetail, ToolChoice, UpstreamTarget } from "../types";
+import { finalToolTurnLeadsWithReasoning, forcesToolUse, THINKING_BUDGETS } from "../anthropic/request";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
 
@@ -54,6 +54,20 @@ function toolResultContent(text: string): BedrockBlock[] {
   return isRecord(parsed) ? [{ json: parsed }] : [{ text }];
 }
 
+/**
+ * Signed reasoning back to `reasoningContent` blocks, unchanged and first in the assistant turn.
+ * Reasoning without a signature (another provider's, or `reasoning` text alone) is not sent:
+ * Claude would reject it.
+ */
+function reasoningBlocks(details: ReasoningDetail[] | undefined): BedrockBlock[] {
+  return (details ?? []).flatMap((d): BedrockBlock[] => {
+    if (d.type === "reasoning.encrypted") return d.data ? [{ reasoningContent: { redactedContent: d.data } }] : [];
+    return d.signature ? [{ reasoningContent: { reasoningText: { text: d.text, signature: d.signature } } }] : [];
+  });
+}
+
+const isReasoningBlock = (b: BedrockBlock | undefined): boolean => isRecord(b?.reasoningContent);
+
 export function convertMessages(messages: ChatMessage[]): { system: BedrockBlock[]; messages: BedrockMessage[] } {
   const system: BedrockBlock[] = [];
   const out: BedrockMessage[] = [];
@@ -66,7 +80,7 @@ export function convertMessages(messages: ChatMessage[]): { system: BedrockBlock
     }
     if (m.role === "user") converted = { role: "user", content: blocks(m.content) };
     else if (m.role === "assistant") {
-      const content = blocks(m.content ?? null);
+      const content = [...reasoningBlocks(m.reasoning_details), ...blocks(m.content ?? null)];
       for (const tc of m.tool_calls ?? []) {
         const input = tryParseJson(tc.function.arguments);
         content.push({ toolUse: { toolUseId: tc.id, name: tc.function.name, input: isRecord(input) ? input : {} } });
@@ -77,8 +91,11 @@ export function convertMessages(messages: ChatMessage[]): { system: BedrockBlock
     }
     if (!converted || converted.content.length === 0) continue;
     const prev = out[out.length - 1];
-    if (prev && prev.role === converted.role) prev.content.push(...converted.content);
-    else out.push(converted);
+    if (prev && prev.role === converted.role) {
+      // Reasoning blocks stay first in a merged assistant turn.
+      const merged = [...prev.content, ...converted.content];
+      prev.content = [...merged.filter(isReasoningBlock), ...merged.filter((b) => !isReasoningBlock(b))];
+    } else out.push(converted);
   }
   return { system, messages: out };
 }
@@ -102,7 +119,8 @@ export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Rec
   const effort = req.reasoning_effort;
   // `thinking` is the Anthropic models' field; other Bedrock models reason without a budget knob.
   const forced = Boolean(req.tools?.length) && forcesToolUse(req.tool_choice);
-  if (effort && effort !== "none" && target.mapping.reasoning && ANTHROPIC_MODEL_RE.test(target.mapping.externalId) && !forced) {
+  const allowed = !forced && finalToolTurnLeadsWithReasoning(messages, (b) => isRecord(b.toolUse), isReasoningBlock);
+  if (effort && effort !== "none" && target.mapping.reasoning && ANTHROPIC_MODEL_RE.test(target.mapping.externalId) && allowed) {
     const budget = THINKING_BUDGETS[effort] ?? 1024;
     const cap = maxTokens ?? target.mapping.maxOutput;
     maxTokens = budget >= cap ? Math.min(budget + cap, Math.max(target.mapping.maxOutput, cap)) : cap;

@@ -1,5 +1,6 @@
 /** Bedrock Converse response -> ParsedCompletion; usage shared with the stream. */
-import { emptyUsage, type AssistantMessage, type NormalizedUsage, type ParsedCompletion, type ToolCall } from "../types";
+import { emptyUsage, type AssistantMessage, type NormalizedUsage, type ParsedCompletion, type ReasoningDetail, type ToolCall } from "../types";
+import { reasoningDetailOf, sendableReasoning } from "../anthropic/response";
 import { mapFinishReason } from "../finish-reason";
 import { malformed } from "../errors";
 import { asArray, asRecord, count, isRecord, str } from "../json";
@@ -15,14 +16,30 @@ export function parseBedrockUsage(raw: unknown): NormalizedUsage {
   return usage;
 }
 
+/**
+ * A Converse `reasoningContent` block (`reasoningText: {text, signature}` or `redactedContent`,
+ * base64 bytes in JSON) as the same reasoning detail Anthropic's `thinking` / `redacted_thinking`
+ * blocks give, so a client can move a conversation between Anthropic and Bedrock Claude.
+ */
+export function bedrockReasoningDetail(reasoningContent: unknown, index: number): ReasoningDetail | undefined {
+  const rc = asRecord(reasoningContent);
+  const redacted = str(rc.redactedContent);
+  if (redacted) return reasoningDetailOf({ type: "redacted_thinking", data: redacted }, index);
+  if (!isRecord(rc.reasoningText)) return undefined;
+  return reasoningDetailOf({ type: "thinking", thinking: str(rc.reasoningText.text) ?? "", signature: str(rc.reasoningText.signature) }, index);
+}
+
 export function parseBedrockResponse(body: unknown): ParsedCompletion {
   const message = asRecord(asRecord(asRecord(body).output).message);
   if (!isRecord(body) || !Array.isArray(message.content)) throw malformed(str(asRecord(body).message) ?? "no output.message");
   let text = "";
   let reasoning = "";
   const toolCalls: ToolCall[] = [];
+  const details: ReasoningDetail[] = [];
   for (const b of asArray(message.content)) {
     const block = asRecord(b);
+    const detail = isRecord(block.reasoningContent) ? bedrockReasoningDetail(block.reasoningContent, details.length) : undefined;
+    if (detail) details.push(detail);
     const t = str(block.text);
     if (t !== undefined) text += t;
     const r = str(asRecord(asRecord(block.reasoningContent).reasoningText).text);
@@ -37,6 +54,7 @@ export function parseBedrockResponse(body: unknown): ParsedCompletion {
   }
   const out: AssistantMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
   if (reasoning) out.reasoning = reasoning;
+  if (sendableReasoning(details)) out.reasoning_details = details;
   if (toolCalls.length) out.tool_calls = toolCalls;
   return {
     choices: [{ index: 0, message: out, finish_reason: mapFinishReason("bedrock", str(body.stopReason)) ?? "stop" }],

@@ -2,12 +2,16 @@
  * ConverseStream (binary eventstream) -> StreamEvents. Event types (`:event-type`): messageStart,
  * contentBlockStart, contentBlockDelta, contentBlockStop, messageStop, metadata. Exceptions come
  * as `:message-type: exception` with `:exception-type`.
+ *
+ * A reasoning block streams its text as `reasoning` deltas and its `signature` (or its
+ * `redactedContent`, base64 bytes, possibly in pieces) as separate deltas; when the block stops,
+ * the whole block comes as one `reasoning_details` entry, as from the Anthropic adapter.
  */
 import type { StreamEvent } from "../types";
 import { mapFinishReason } from "../finish-reason";
 import { asRecord, isRecord, str, tryParseJson } from "../json";
 import { EventStreamError, readEventStream } from "./eventstream";
-import { parseBedrockUsage } from "./response";
+import { bedrockReasoningDetail, parseBedrockUsage } from "./response";
 
 const utf8 = new TextDecoder();
 
@@ -20,9 +24,33 @@ const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
   modelTimeoutException: 408,
 };
 
+/** Base64 to a binary string; undefined when it is not base64. */
+function decodeBase64(b64: string): string | undefined {
+  try {
+    return atob(b64);
+  } catch {
+    return undefined;
+  }
+}
+
+type OpenReasoning = { text: string; signature: string; redacted: string; broken: boolean };
+
+/** A finished reasoning block as a reasoning detail, when it can go back upstream. */
+function streamedDetail(open: OpenReasoning, index: number) {
+  if (open.broken) return undefined;
+  if (open.redacted) return bedrockReasoningDetail({ redactedContent: btoa(open.redacted) }, index);
+  return open.signature ? bedrockReasoningDetail({ reasoningText: { text: open.text, signature: open.signature } }, index) : undefined;
+}
+
 export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
   /** content block index -> tool call index */
   const toolIndex = new Map<number, number>();
+  /**
+   * content block index -> the reasoning block being streamed (redacted bytes as a binary string;
+   * `broken` when a piece was not base64: a block that cannot be rebuilt is not kept)
+   */
+  const reasoningBlocks = new Map<number, OpenReasoning>();
+  let details = 0;
   try {
     for await (const msg of readEventStream(body)) {
       const messageType = msg.headers[":message-type"];
@@ -53,8 +81,21 @@ export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): Asy
           const d = asRecord(payload.delta);
           const text = str(d.text);
           if (text) yield { type: "delta", choiceIndex: 0, delta: { content: text } };
-          const reasoning = str(asRecord(d.reasoningContent).text);
-          if (reasoning) yield { type: "delta", choiceIndex: 0, delta: { reasoning } };
+          if (isRecord(d.reasoningContent)) {
+            const rc = d.reasoningContent;
+            const open = reasoningBlocks.get(blockIndex) ?? { text: "", signature: "", redacted: "", broken: false };
+            reasoningBlocks.set(blockIndex, open);
+            const reasoning = str(rc.text);
+            if (reasoning) {
+              open.text += reasoning;
+              yield { type: "delta", choiceIndex: 0, delta: { reasoning } };
+            }
+            open.signature += str(rc.signature) ?? "";
+            const redacted = str(rc.redactedContent);
+            const bytes = redacted ? decodeBase64(redacted) : "";
+            if (bytes === undefined) open.broken = true;
+            else open.redacted += bytes;
+          }
           const input = str(asRecord(d.toolUse).input);
           const i = toolIndex.get(blockIndex);
           if (input && i !== undefined) yield { type: "delta", choiceIndex: 0, delta: { tool_calls: [{ index: i, function: { arguments: input } }] } };
@@ -68,8 +109,18 @@ export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): Asy
         case "metadata":
           if (isRecord(payload.usage)) yield { type: "usage", usage: parseBedrockUsage(payload.usage) };
           break;
+        case "contentBlockStop": {
+          const open = reasoningBlocks.get(blockIndex);
+          reasoningBlocks.delete(blockIndex);
+          const detail = open ? streamedDetail(open, details) : undefined;
+          if (detail) {
+            details += 1;
+            yield { type: "delta", choiceIndex: 0, delta: { reasoning_details: [detail] } };
+          }
+          break;
+        }
         default:
-          break; // contentBlockStop and future events
+          break; // future events
       }
     }
   } catch (err) {
