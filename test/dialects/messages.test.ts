@@ -119,6 +119,38 @@ describe.each(FORMATS)("the Anthropic SDK against a %s-format model", (_format, 
   });
 });
 
+/**
+ * Claude Code's tool loop with thinking, JSON and stream: turn 1 asks for a tool with signed
+ * thinking, turn 2 sends turn 1's content back as received with the tool result and must succeed.
+ * Returns the request bodies the fake upstream recorded under `tag`.
+ */
+async function thinkingToolLoop<T>(model: string, tag: string): Promise<{ recorded: T[]; first: Anthropic.MessageCreateParamsNonStreaming; next: (content: Anthropic.ContentBlockParam[]) => Anthropic.MessageCreateParamsNonStreaming }> {
+  const { env } = await import("cloudflare:workers");
+  const first: Anthropic.MessageCreateParamsNonStreaming = {
+    model,
+    max_tokens: 4000,
+    thinking: { type: "enabled", budget_tokens: 2000 },
+    tools: [weatherTool],
+    messages: [{ role: "user", content: `weather? [[fake:tools,reasoning]] [[tag:${tag}]]` }],
+  };
+  const next = (content: Anthropic.ContentBlockParam[]): Anthropic.MessageCreateParamsNonStreaming => {
+    const toolUse = content.find((b) => b.type === "tool_use");
+    return { ...first, messages: [...first.messages, { role: "assistant", content }, { role: "user", content: [{ type: "tool_result", tool_use_id: toolUse && "id" in toolUse ? toolUse.id : "", content: "sunny" }] }] };
+  };
+  for (const streamed of [false, true]) {
+    const turn1 = streamed ? await client().messages.stream(first).finalMessage() : await client().messages.create(first);
+    expect(turn1.stop_reason).toBe("tool_use");
+    const thinking = turn1.content[0];
+    expect(thinking?.type).toBe("thinking");
+    expect(thinking && "signature" in thinking ? thinking.signature : "").toMatch(/^fake-thinking-/);
+    const content = turn1.content as Anthropic.ContentBlockParam[];
+    const turn2 = streamed ? await client().messages.stream(next(content)).finalMessage() : await client().messages.create(next(content));
+    expect(turn2.content.find((b) => b.type === "text")).toMatchObject({ text: "Tool result received: sunny" });
+  }
+  const recorded = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as T[];
+  return { recorded, first, next };
+}
+
 describe("POST /v1/messages through the pipeline", () => {
   it("logs, bills and attributes the request (x-api-key auth, Claude Code user agent)", async () => {
     const res = await call("/v1/messages", {
@@ -178,29 +210,7 @@ describe("POST /v1/messages through the pipeline", () => {
   });
 
   it("Claude Code's tool loop with thinking: turn 2 sends turn 1's signed thinking back as received and succeeds; a forged signature gets the upstream's 400", async () => {
-    const { env } = await import("cloudflare:workers");
-    const first: Anthropic.MessageCreateParamsNonStreaming = {
-      model: "anthropic/claude-sonnet-4",
-      max_tokens: 4000,
-      thinking: { type: "enabled", budget_tokens: 2000 },
-      tools: [weatherTool],
-      messages: [{ role: "user", content: "weather? [[fake:tools,reasoning]] [[tag:msg-think-loop]]" }],
-    };
-    const next = (content: Anthropic.ContentBlockParam[]): Anthropic.MessageCreateParamsNonStreaming => {
-      const toolUse = content.find((b) => b.type === "tool_use");
-      return { ...first, messages: [...first.messages, { role: "assistant", content }, { role: "user", content: [{ type: "tool_result", tool_use_id: toolUse && "id" in toolUse ? toolUse.id : "", content: "sunny" }] }] };
-    };
-    for (const streamed of [false, true]) {
-      const turn1 = streamed ? await client().messages.stream(first).finalMessage() : await client().messages.create(first);
-      expect(turn1.stop_reason).toBe("tool_use");
-      const thinking = turn1.content[0];
-      expect(thinking?.type).toBe("thinking");
-      expect(thinking && "signature" in thinking ? thinking.signature : "").toMatch(/^fake-thinking-/);
-      const content = turn1.content as Anthropic.ContentBlockParam[];
-      const turn2 = streamed ? await client().messages.stream(next(content)).finalMessage() : await client().messages.create(next(content));
-      expect(turn2.content.find((b) => b.type === "text")).toMatchObject({ text: "Tool result received: sunny" });
-    }
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/msg-think-loop`)).json()) as Array<{ body: { thinking?: unknown; messages: Array<{ content: Array<{ type: string }> }> } }>;
+    const { recorded: sent, first, next } = await thinkingToolLoop<{ body: { thinking?: unknown; messages: Array<{ content: Array<{ type: string }> }> } }>("anthropic/claude-sonnet-4", "msg-think-loop");
     const turn2Body = sent.find((r) => r.body.messages.length === 3)!.body;
     expect(turn2Body.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
     expect(turn2Body.messages[1]!.content.map((b) => b.type)).toEqual(["thinking", "tool_use"]);
@@ -221,28 +231,7 @@ describe("POST /v1/messages through the pipeline", () => {
   });
 
   it("Claude Code's tool loop with thinking against Claude on Bedrock: the signed thinking goes back as reasoningContent and turn 2 succeeds (JSON and stream)", async () => {
-    const { env } = await import("cloudflare:workers");
-    const first: Anthropic.MessageCreateParamsNonStreaming = {
-      model: "aws-bedrock/claude-sonnet-4",
-      max_tokens: 4000,
-      thinking: { type: "enabled", budget_tokens: 2000 },
-      tools: [weatherTool],
-      messages: [{ role: "user", content: "weather? [[fake:tools,reasoning]] [[tag:msg-think-loop-bedrock]]" }],
-    };
-    const next = (content: Anthropic.ContentBlockParam[]): Anthropic.MessageCreateParamsNonStreaming => {
-      const toolUse = content.find((b) => b.type === "tool_use");
-      return { ...first, messages: [...first.messages, { role: "assistant", content }, { role: "user", content: [{ type: "tool_result", tool_use_id: toolUse && "id" in toolUse ? toolUse.id : "", content: "sunny" }] }] };
-    };
-    for (const streamed of [false, true]) {
-      const turn1 = streamed ? await client().messages.stream(first).finalMessage() : await client().messages.create(first);
-      expect(turn1.stop_reason).toBe("tool_use");
-      const thinking = turn1.content[0];
-      expect(thinking && "signature" in thinking ? thinking.signature : "").toMatch(/^fake-thinking-/);
-      const content = turn1.content as Anthropic.ContentBlockParam[];
-      const turn2 = streamed ? await client().messages.stream(next(content)).finalMessage() : await client().messages.create(next(content));
-      expect(turn2.content.find((b) => b.type === "text")).toMatchObject({ text: "Tool result received: sunny" });
-    }
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/msg-think-loop-bedrock`)).json()) as Array<{ body: { additionalModelRequestFields?: unknown; messages: Array<{ content: Array<Record<string, unknown>> }> } }>;
+    const { recorded: sent } = await thinkingToolLoop<{ body: { additionalModelRequestFields?: unknown; messages: Array<{ content: Array<Record<string, unknown>> }> } }>("aws-bedrock/claude-sonnet-4", "msg-think-loop-bedrock");
     const turn2Body = sent.find((r) => r.body.messages.length === 3)!.body;
     expect(turn2Body.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
     expect(turn2Body.messages[1]!.content.map((b) => Object.keys(b)[0])).toEqual(["reasoningContent", "toolUse"]);
