@@ -35,8 +35,9 @@ export interface ToolCall {
 /**
  * One block of a turn's reasoning that must travel back unchanged (OpenRouter's
  * `reasoning_details` convention): Anthropic's `thinking` blocks (text + `signature`) are
- * `reasoning.text`, its `redacted_thinking` blocks (`data`) are `reasoning.encrypted`. Only
- * adapters of a format that verifies them (anthropic) send them upstream.
+ * `reasoning.text`, its `redacted_thinking` blocks (`data`) are `reasoning.encrypted` (Bedrock's
+ * Claude `reasoningContent` maps the same way). Only the adapters that issue and verify them
+ * (anthropic, bedrock) send them upstream; the others drop them.
  */
 export type ReasoningDetail =
   | { type: "reasoning.text"; text: string; signature?: string; format?: string; index?: number }

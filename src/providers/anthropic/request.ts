@@ -73,17 +73,12 @@ function thinkingBlocks(details: ReasoningDetail[] | undefined): AnthropicBlock[
 const isThinking = (b: AnthropicBlock | undefined): boolean => b?.type === "thinking" || b?.type === "redacted_thinking";
 
 /**
- * Anthropic's rule with thinking enabled: the final assistant turn, when it used tools, must start
- * with a thinking or redacted_thinking block. False when the history breaks it (the client did not
- * send the signed blocks back, or they came from another provider): that request goes without
- * thinking instead of being rejected.
- */
-/**
  * Claude refuses extended thinking when `tool_choice` forces tool use (`any` or a named tool; only
  * `auto` and `none` combine with thinking): such a request goes without thinking. Bedrock's Claude
  * models follow the same rule.
  */
-export const forcesToolUse = (choice: ToolChoice | undefined): boolean => choice === "required" || (typeof choice === "object" && choice !== null);
+export const forcesToolUse = (req: Pick<ChatRequest, "tools" | "tool_choice">): boolean =>
+  Boolean(req.tools?.length) && (req.tool_choice === "required" || (typeof req.tool_choice === "object" && req.tool_choice !== null));
 
 /**
  * Claude's rule with thinking enabled, for any block shape (Anthropic's typed blocks, Bedrock
@@ -100,6 +95,12 @@ export function finalToolTurnLeadsWithReasoning<B>(
   return isReasoning(last.content[0]);
 }
 
+/**
+ * Anthropic's rule with thinking enabled: the final assistant turn, when it used tools, must start
+ * with a thinking or redacted_thinking block. False when the history breaks it (the client did not
+ * send the signed blocks back, or they came from another provider): that request goes without
+ * thinking instead of being rejected.
+ */
 export const thinkingAllowed = (messages: AnthropicMessage[]): boolean =>
   finalToolTurnLeadsWithReasoning(messages, (b) => b.type === "tool_use", isThinking);
 
@@ -169,7 +170,7 @@ export function buildAnthropicBody(req: ChatRequest, target: UpstreamTarget, opt
 
   let thinking = false;
   const effort = req.reasoning_effort;
-  if (effort && effort !== "none" && target.mapping.reasoning && thinkingAllowed(messages) && !(req.tools?.length && forcesToolUse(req.tool_choice))) {
+  if (effort && effort !== "none" && target.mapping.reasoning && thinkingAllowed(messages) && !forcesToolUse(req)) {
     let budget = THINKING_BUDGETS[effort] ?? MIN_THINKING_BUDGET;
     if (budget >= maxTokens) maxTokens = Math.min(budget + maxTokens, Math.max(target.mapping.maxOutput, maxTokens));
     if (budget >= maxTokens) budget = maxTokens - 1;

@@ -118,7 +118,7 @@ export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Rec
   let maxTokens = req.max_completion_tokens ?? req.max_tokens;
   const effort = req.reasoning_effort;
   // `thinking` is the Anthropic models' field; other Bedrock models reason without a budget knob.
-  const forced = Boolean(req.tools?.length) && forcesToolUse(req.tool_choice);
+  const forced = forcesToolUse(req);
   const allowed = !forced && finalToolTurnLeadsWithReasoning(messages, (b) => isRecord(b.toolUse), isReasoningBlock);
   if (effort && effort !== "none" && target.mapping.reasoning && ANTHROPIC_MODEL_RE.test(target.mapping.externalId) && allowed) {
     const budget = THINKING_BUDGETS[effort] ?? 1024;

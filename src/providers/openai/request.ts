@@ -34,7 +34,7 @@ function mapMessage(m: ChatMessage, quirks: OpenAICompatQuirks): Record<string, 
   if ("content" in out) out.content = stripCacheControl(out.content);
   // Gemini's thought signatures mean nothing to other providers, and OpenAI rejects unknown fields.
   if (m.role === "assistant" && m.tool_calls) out.tool_calls = m.tool_calls.map(({ extra_content: _drop, ...tc }) => tc);
-  // Signed reasoning blocks are verified only by the format that issued them (anthropic).
+  // Signed reasoning blocks are verified only by the formats that issue them (anthropic, bedrock).
   delete out.reasoning_details;
   if (m.role === "assistant" && "reasoning" in out) {
     const reasoning = out.reasoning;
