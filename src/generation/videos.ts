@@ -305,7 +305,8 @@ export async function storeVideo(env: Env, row: LogRow, extra: VideoExtra): Prom
   const adapter = adapterOf(extra);
   const cred = await credentialForJob(env, row, extra);
   const call = adapter.content(extra.upstreamId, cred, {});
-  const res = await fetch(call.url, { ...call.init, signal: AbortSignal.timeout(300_000) });
+  // Never follows a redirect (docs/security.md): its target never passed the SSRF guard.
+  const res = await fetch(call.url, { ...call.init, redirect: "manual", signal: AbortSignal.timeout(300_000) });
   if (res.status !== 200 || !res.body) {
     await res.body?.cancel();
     throw new Error(`video download answered HTTP ${res.status}`);
@@ -457,9 +458,14 @@ export async function streamVideoContent(
   const call = adapter.content(extra.upstreamId, cred, forward);
   let res: Response;
   try {
-    res = await fetch(call.url, { ...call.init, signal: AbortSignal.timeout(60_000) });
+    // Never follows a redirect (docs/security.md): its target never passed the SSRF guard.
+    res = await fetch(call.url, { ...call.init, redirect: "manual", signal: AbortSignal.timeout(60_000) });
   } catch {
     throw new ApiError(502, "Could not reach the video provider.", { type: "upstream_error", code: "upstream_error" });
+  }
+  if (res.status >= 300 && res.status < 400) {
+    await res.body?.cancel();
+    throw new ApiError(502, `The video provider answered with a redirect (HTTP ${res.status}); redirects are not followed.`, { type: "upstream_error", code: "upstream_redirect" });
   }
   if (res.status !== 200 && res.status !== 206 && res.status !== 416) {
     await res.body?.cancel();

@@ -207,3 +207,25 @@ describe("VIDEO_CONTENT_ORIGIN", () => {
     await models.arrayBuffer();
   });
 });
+
+describe("video content redirects (issue 22, item 7)", () => {
+  it("an upstream 302 to an internal address is a 502; the target's body is never returned or stored", async () => {
+    const evil = await attacker();
+    const job = await startJob(evil, "moved [[fake:video_redirect]]");
+    // The target serves a video type: only the redirect rule keeps its body out.
+    const target = await fetch(`${FAKE()}/internal/secret`);
+    expect(await target.text()).toBe("internal secret");
+    for (const init of [{}, { headers: { range: "bytes=0-3" } }]) {
+      const res = await call(pathOf(job.content_url), init);
+      expect(res.status).toBe(502);
+      expectSafeHeaders(res);
+      const text = await res.text();
+      expect(text).not.toContain("internal secret");
+      expect(JSON.parse(text)).toMatchObject({ error: { type: "upstream_error", code: "upstream_redirect" } });
+    }
+    const polled = await callWithEnv({}, `/v1/videos/${job.id}`, { key: evil.key });
+    expect(polled.res.status).toBe(200);
+    await polled.settled();
+    expect(await env.UPLOADS.head(`videos/${job.id}.mp4`)).toBeNull();
+  });
+});
