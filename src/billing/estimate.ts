@@ -118,6 +118,18 @@ export function promptTokensUpperBound(req: ChatRequest): number {
   return Math.min(tokens, UNBOUNDED);
 }
 
+/** Per embedding input: the special tokens (start/end, separators) a provider may add, rounded up. */
+const EMBEDDING_INPUT_MAX_OVERHEAD_TOKENS = 8;
+
+/**
+ * A true upper bound of the tokens an embeddings request can bill, on the same byte-level rule as
+ * chat prompts: UTF-8 bytes of every text (no token is shorter than a byte), a token list's
+ * length, plus a per-input overhead.
+ */
+export function embeddingTokensUpperBound(inputs: ReadonlyArray<string | readonly number[]>): number {
+  return inputs.reduce((n, x) => n + EMBEDDING_INPUT_MAX_OVERHEAD_TOKENS + (typeof x === "string" ? utf8Bytes(x) : x.length), 0);
+}
+
 const maxPrice = (...values: Array<string | undefined>): Pico => values.reduce<Pico>((m, v) => (price(v) > m ? price(v) : m), 0n);
 
 export interface BoundTarget extends EstimateTarget {
