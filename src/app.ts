@@ -13,7 +13,7 @@ import { mcpRoutes } from "./mcp/routes";
 import { modelsRoutes } from "./routes/models";
 import { imageRoutes } from "./routes/images";
 import { oauthRoutes } from "./oauth/routes";
-import { videoRoutes } from "./routes/videos";
+import { videoContentOriginOnly, videoRoutes } from "./routes/videos";
 import { dashboardPages, loginRedirect } from "./dashboard/routes";
 import { htmlSecurityHeaders } from "./dashboard/security";
 import { openApiRoutes } from "./openapi/routes";
@@ -28,6 +28,7 @@ export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestContext);
   app.use("*", htmlSecurityHeaders);
+  app.use("*", videoContentOriginOnly);
 
   // routes:begin (one line per concept; helpers add their own line)
   app.route("/v1/master", masterRoutes);

@@ -16,6 +16,11 @@ declare global {
        * discovery and links in e-mails use it instead of the request's Host header.
        */
       PUBLIC_URL?: string;
+      /**
+       * A separate origin for video content (`content_url`s), e.g. `https://media.gateway.example.com`
+       * routed to the same Worker; that host serves only the content route (docs/security.md).
+       */
+      VIDEO_CONTENT_ORIGIN?: string;
     }
   }
 }

@@ -118,18 +118,36 @@ export function promptTokensUpperBound(req: ChatRequest): number {
   return Math.min(tokens, UNBOUNDED);
 }
 
+/** Per embedding input: the special tokens (start/end, separators) a provider may add, rounded up. */
+const EMBEDDING_INPUT_MAX_OVERHEAD_TOKENS = 8;
+
+/**
+ * A true upper bound of the tokens an embeddings request can bill, on the same byte-level rule as
+ * chat prompts: UTF-8 bytes of every text (no token is shorter than a byte), a token list's
+ * length, plus a per-input overhead.
+ */
+export function embeddingTokensUpperBound(inputs: ReadonlyArray<string | readonly number[]>): number {
+  return inputs.reduce((n, x) => n + EMBEDDING_INPUT_MAX_OVERHEAD_TOKENS + (typeof x === "string" ? utf8Bytes(x) : x.length), 0);
+}
+
 const maxPrice = (...values: Array<string | undefined>): Pico => values.reduce<Pico>((m, v) => (price(v) > m ? price(v) : m), 0n);
 
 export interface BoundTarget extends EstimateTarget {
   pricing: Pick<Pricing, "prompt" | "completion" | "request" | "image" | "input_audio" | "input_cache_write" | "input_cache_write_1h" | "internal_reasoning" | "output_audio" | "image_output">;
   /** Prompts beyond it are refused upstream (cost nothing). */
   contextLength?: number | null;
+  /**
+   * The output cap the adapter really sends for this request when it differs from the caller's
+   * (Claude's extended thinking raises `max_tokens`: `ProviderAdapter.outputTokensBound`).
+   */
+  outputTokens?: number;
 }
 
 /**
  * What admission reserves: the most the request can cost on any of `targets`. Every prompt token
- * at the dearest input price, every possible output token (`max_tokens`, else the mapping's
- * maximum, times `n`) at the dearest output price, plus the per-request fee.
+ * at the dearest input price, every possible output token (what the adapter sends upstream:
+ * `outputTokens`, else `max_tokens`, else the mapping's maximum; times `n`) at the dearest output
+ * price, plus the per-request fee.
  */
 export function estimateUpperBound(req: ChatRequest, targets: readonly BoundTarget[]): Pico {
   const bound = promptTokensUpperBound(req);
@@ -138,7 +156,7 @@ export function estimateUpperBound(req: ChatRequest, targets: readonly BoundTarg
   for (const t of targets) {
     const p = t.pricing;
     const prompt = t.contextLength ? Math.min(bound, t.contextLength) : bound;
-    const completion = Math.min(requestedMaxTokens(req) ?? t.maxOutput, t.maxOutput);
+    const completion = t.outputTokens ?? Math.min(requestedMaxTokens(req) ?? t.maxOutput, t.maxOutput);
     const cost =
       maxPrice(p.prompt, p.image, p.input_audio, p.input_cache_write, p.input_cache_write_1h) * BigInt(prompt) +
       maxPrice(p.completion, p.internal_reasoning, p.output_audio, p.image_output) * BigInt(completion) * n +

@@ -7,7 +7,7 @@
  */
 import type { KeyContext } from "../auth/key-context";
 import { admitKey } from "../auth/gateway-key";
-import { estimateTextTokens, tokenCost } from "../billing/estimate";
+import { embeddingTokensUpperBound, tokenCost } from "../billing/estimate";
 import { computeCost } from "../billing/cost";
 import { queueSettlement, renewLeasesEarly, type RequestCost } from "../billing/settle";
 import { toUsdNumber } from "../billing/money";
@@ -124,9 +124,10 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
   try {
     let { model, pinned } = resolveModel(auth, body.model);
     let candidates = selectCandidates(input, auth, model, pinned);
-    const estimatedTokens = req.input.reduce((n, x) => n + (typeof x === "string" ? estimateTextTokens(x) : x.length), 0);
+    // A true upper bound (bytes, as for chat prompts): the reservation covers what any candidate bills.
+    const boundTokens = embeddingTokensUpperBound(req.input);
     const estimate = candidates.reduce((max, c) => {
-      const v = tokenCost(c.mapping.pricing, estimatedTokens, 0);
+      const v = tokenCost(c.mapping.pricing, boundTokens, 0);
       return v > max ? v : max;
     }, 0n);
     const admission = await admitKey(input.env, auth, estimate);

@@ -16,6 +16,7 @@ import { formatUsd, maxPico, parseUsd, toUsdNumber, type Pico } from "../billing
 import type { RoutingAttempt } from "../db/schema";
 import { newId } from "../lib/ids";
 import { toBase64 } from "../lib/crypto";
+import { checkNamedUrl } from "../lib/ssrf";
 import { malformed, MalformedUpstreamError } from "../providers/errors";
 import { resolveCredential, type UpstreamCredential } from "./credentials";
 import { credentialHash } from "../routing/credentials";
@@ -181,25 +182,39 @@ async function runUpstream(c: Candidate, cred: UpstreamCredential, prompt: strin
   return text ? { images, usage, text } : { images, usage };
 }
 
-/** Fetches an upstream image URL (for `b64_json`); the URL is the provider's signed result link. */
-async function download(url: string): Promise<{ b64: string; mimeType: string }> {
+/**
+ * Fetches an upstream image URL (for `b64_json`); the URL is the provider's signed result link,
+ * named by the upstream (an organization's own server with BYOK): it passes the SSRF guard for
+ * named URLs (`checkNamedUrl`: public https, or the origin of `baseUrl` the request went to) and
+ * redirects are never followed (docs/security.md).
+ */
+async function download(url: string, baseUrl: string): Promise<{ b64: string; mimeType: string }> {
+  const check = checkNamedUrl(url, baseUrl);
+  if (!check.ok) throw new UpstreamFailure(502, `the provider named an image URL that is not fetched (${check.reason})`, "upstream_error");
   let res: Response;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
+    res = await fetch(check.url, { redirect: "manual", signal: AbortSignal.timeout(60_000) });
   } catch {
     throw new UpstreamFailure(0, "could not download the generated image", "network_error");
   }
-  if (!res.ok) throw new UpstreamFailure(502, `image download failed with HTTP ${res.status}`, "upstream_error");
+  if (res.status >= 300 && res.status < 400) {
+    await res.body?.cancel();
+    throw new UpstreamFailure(502, `the image download answered with a redirect (HTTP ${res.status}); redirects are not followed`, "upstream_error");
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new UpstreamFailure(502, `image download failed with HTTP ${res.status}`, "upstream_error");
+  }
   const bytes = new Uint8Array(await res.arrayBuffer());
   const type = res.headers.get("content-type")?.split(";")[0]?.trim();
   return { b64: toBase64(bytes), mimeType: type && type.startsWith("image/") ? type : "image/png" };
 }
 
-async function shape(img: GeneratedImage, format: "b64_json" | "url" | undefined): Promise<{ data: ImageData; mimeType: string }> {
+async function shape(img: GeneratedImage, format: "b64_json" | "url" | undefined, baseUrl: string): Promise<{ data: ImageData; mimeType: string }> {
   const data: ImageData = {};
   let mimeType = img.mimeType;
   if (format === "b64_json" && !img.b64 && img.url) {
-    const d = await download(img.url);
+    const d = await download(img.url, baseUrl);
     data.b64_json = d.b64;
     mimeType = d.mimeType;
   } else if (format === "url" && !img.url && img.b64) {
@@ -310,7 +325,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
       try {
         const result = await runUpstream(c, c.cred, prompt, size, n, body.aspect_ratio);
         if (!result.images.length) throw malformed("no images");
-        const shaped = await Promise.all(result.images.map((img) => shape(img, body.response_format)));
+        const shaped = await Promise.all(result.images.map((img) => shape(img, body.response_format, c.cred.baseUrl)));
         attempt.status_code = 200;
         attempt.succeeded = true;
         attempt.latency_ms = Date.now() - attemptStart;

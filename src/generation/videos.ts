@@ -31,6 +31,7 @@ import type { GenerationDeps } from "./images";
 import { videoAdapterFor } from "./video";
 import type { VideoAdapter, VideoJob, VideoStatus } from "./video/types";
 import { mintPlaybackToken } from "./video/playback-token";
+import { contentSafetyHeaders, isVideoType, notAVideo, servedVideoType, videoContentOrigin } from "./video/content-safety";
 import { keyStateStub } from "../durable-objects/key-state";
 
 export const DEFAULT_VIDEO_MODEL = "sora-2";
@@ -102,7 +103,8 @@ async function view(env: Env, origin: string, row: LogRow, extra: VideoExtra): P
     seconds: extra.seconds,
     size: extra.size,
     error: extra.error ? { message: extra.error } : null,
-    content_url: `${origin}/v1/videos/logs/${row.id}/content?token=${encodeURIComponent(token)}`,
+    // On the video content origin when one is configured: never opened on the dashboard's origin.
+    content_url: `${videoContentOrigin(env) ?? origin}/v1/videos/logs/${row.id}/content?token=${encodeURIComponent(token)}`,
     content_url_expires_at: Math.floor(expiresAt / 1000),
     metadata: {
       request_id: row.requestId,
@@ -303,14 +305,20 @@ export async function storeVideo(env: Env, row: LogRow, extra: VideoExtra): Prom
   const adapter = adapterOf(extra);
   const cred = await credentialForJob(env, row, extra);
   const call = adapter.content(extra.upstreamId, cred, {});
-  const res = await fetch(call.url, { ...call.init, signal: AbortSignal.timeout(300_000) });
+  // Never follows a redirect (docs/security.md): its target never passed the SSRF guard.
+  const res = await fetch(call.url, { ...call.init, redirect: "manual", signal: AbortSignal.timeout(300_000) });
   if (res.status !== 200 || !res.body) {
     await res.body?.cancel();
     throw new Error(`video download answered HTTP ${res.status}`);
   }
+  // Only a video type is ever stored (and served): anything else from the upstream is not copied.
+  const contentType = servedVideoType(res.headers.get("content-type"), extra.contentType);
+  if (contentType === null) {
+    await res.body.cancel();
+    throw new Error("video download answered a type that is not a video; not stored");
+  }
   const key = videoObjectKey(row.id);
   const length = Number(res.headers.get("content-length") ?? "NaN");
-  const contentType = res.headers.get("content-type") ?? extra.contentType;
   if (Number.isSafeInteger(length) && length >= 0) {
     const fixed = new FixedLengthStream(length);
     await Promise.all([res.body.pipeTo(fixed.writable), env.UPLOADS.put(key, fixed.readable, { httpMetadata: { contentType } })]);
@@ -398,12 +406,17 @@ export function parseRange(header: string, size: number): ByteRange | "unsatisfi
   return { start, end };
 }
 
-const PASS_HEADERS = ["content-type", "content-length", "content-range", "accept-ranges", "etag", "last-modified"];
+/** Upstream headers passed on; the content type is never among them (`servedVideoType`). */
+const PASS_HEADERS = ["content-length", "content-range", "accept-ranges", "etag", "last-modified"];
 
-async function fromR2(env: Env, key: string, contentType: string, range: string | undefined, ifRange: string | undefined): Promise<Response> {
+async function fromR2(env: Env, logId: string, key: string, contentType: string, range: string | undefined, ifRange: string | undefined): Promise<Response> {
   const head = await env.UPLOADS.head(key);
   if (!head) throw notFound("The video file is no longer available.", "video_not_found");
-  const headers = new Headers({ "content-type": head.httpMetadata?.contentType ?? contentType, "accept-ranges": "bytes", etag: head.httpEtag, "cache-control": "private, max-age=300" });
+  // An object stored under another type (before this rule existed) is never served as such.
+  const stored = head.httpMetadata?.contentType ?? contentType;
+  if (!isVideoType(stored)) throw notAVideo(`'${stored.slice(0, 100)}'`);
+  const headers = new Headers({ "accept-ranges": "bytes", etag: head.httpEtag, "cache-control": "private, max-age=300" });
+  contentSafetyHeaders(headers, logId, servedVideoType(stored, contentType) ?? "video/mp4");
   const useRange = range !== undefined && (ifRange === undefined || ifRange === head.httpEtag || ifRange === head.uploaded.toUTCString());
   const parsed = useRange ? parseRange(range, head.size) : null;
   if (parsed === "unsatisfiable") {
@@ -435,7 +448,7 @@ export async function streamVideoContent(
   headers: { range?: string | undefined; ifRange?: string | undefined },
 ): Promise<Response> {
   const { row, extra } = await loadVideoRow(env, logId, organizationId);
-  if (extra.r2Key) return fromR2(env, extra.r2Key, extra.contentType, headers.range, headers.ifRange);
+  if (extra.r2Key) return fromR2(env, row.id, extra.r2Key, extra.contentType, headers.range, headers.ifRange);
   if (extra.status === "failed") throw notFound("This video generation failed; there is no content.", "video_failed");
   const adapter = adapterOf(extra);
   const cred = await credentialForJob(env, row, extra);
@@ -445,21 +458,31 @@ export async function streamVideoContent(
   const call = adapter.content(extra.upstreamId, cred, forward);
   let res: Response;
   try {
-    res = await fetch(call.url, { ...call.init, signal: AbortSignal.timeout(60_000) });
+    // Never follows a redirect (docs/security.md): its target never passed the SSRF guard.
+    res = await fetch(call.url, { ...call.init, redirect: "manual", signal: AbortSignal.timeout(60_000) });
   } catch {
     throw new ApiError(502, "Could not reach the video provider.", { type: "upstream_error", code: "upstream_error" });
+  }
+  if (res.status >= 300 && res.status < 400) {
+    await res.body?.cancel();
+    throw new ApiError(502, `The video provider answered with a redirect (HTTP ${res.status}); redirects are not followed.`, { type: "upstream_error", code: "upstream_redirect" });
   }
   if (res.status !== 200 && res.status !== 206 && res.status !== 416) {
     await res.body?.cancel();
     if (res.status === 404) throw notFound("The video is not available (not finished yet, or expired at the provider).", "video_not_ready");
     throw new ApiError(502, `The video provider answered HTTP ${res.status}.`, { type: "upstream_error", code: "upstream_error" });
   }
+  const type = servedVideoType(res.headers.get("content-type"), extra.contentType);
+  if (type === null) {
+    await res.body?.cancel();
+    throw notAVideo(`'${(res.headers.get("content-type") ?? "").slice(0, 100)}'`);
+  }
   const out = new Headers({ "cache-control": "private, max-age=300" });
   for (const h of PASS_HEADERS) {
     const v = res.headers.get(h);
     if (v) out.set(h, v);
   }
-  if (!out.has("content-type") || out.get("content-type") === "application/octet-stream") out.set("content-type", extra.contentType);
+  contentSafetyHeaders(out, row.id, type);
   if (!out.has("accept-ranges")) out.set("accept-ranges", "bytes");
   return new Response(res.status === 416 ? null : res.body, { status: res.status, headers: out });
 }

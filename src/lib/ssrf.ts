@@ -68,3 +68,23 @@ export function checkUpstreamUrl(raw: string, policy: UrlPolicy): UrlCheck {
   if (!host.includes(".")) return { ok: false, reason: `host '${host}' is not a public domain name` };
   return { ok: true, url };
 }
+
+/**
+ * A URL an upstream named in its answer (a generated image's result link), not one anybody
+ * configured: fetched only when it is a public `https` URL (the production rule, in every
+ * environment), or on the very origin of the base URL the request went to (the operator's
+ * `<ID>_BASE_URL`, or an organization's, which passed `checkUpstreamUrl` when it was set; in tests
+ * that is the fake upstream on loopback). Any other loopback, private or metadata address is refused.
+ */
+export function checkNamedUrl(raw: string, baseUrl: string): UrlCheck {
+  const open = checkUpstreamUrl(raw, { production: true });
+  if (open.ok) return open;
+  try {
+    const url = new URL(raw);
+    const base = new URL(baseUrl);
+    if ((url.protocol === "http:" || url.protocol === "https:") && !url.username && !url.password && url.origin === base.origin) return { ok: true, url };
+  } catch {
+    // not a URL: the reason below
+  }
+  return open;
+}

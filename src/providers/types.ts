@@ -264,4 +264,10 @@ export interface ProviderAdapter {
   parseStream(body: ReadableStream<Uint8Array>, target: UpstreamTarget): AsyncIterable<StreamEvent>;
   /** Extract message and type from a non-2xx body. */
   parseError(status: number, bodyText: string): UpstreamErrorInfo;
+  /**
+   * Formats that send another output cap than the caller's (Claude's extended thinking raises
+   * `max_tokens`): the most output tokens `buildRequest` lets the upstream bill, thinking
+   * included, for admission's bound. Absent: the caller's cap, else the mapping's maximum output.
+   */
+  outputTokensBound?(req: ChatRequest, mapping: ProviderMapping): number;
 }

@@ -3,7 +3,7 @@
  * `GET /v1/videos/logs/{log_id}/content` (spec 4.1): a key of the video's organization, or a
  * signed `?token=` (the `content_url` of the job) for players that cannot send headers.
  */
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import { gatewayOrigin } from "../env";
@@ -13,6 +13,8 @@ import { parseOrThrow, validate } from "../errors/validation";
 import { gatewayRequest } from "./middleware/gateway-request";
 import { createVideo, getVideo, streamVideoContent } from "../generation/videos";
 import { verifyPlaybackToken } from "../generation/video/playback-token";
+import { VIDEO_CONTENT_PATH, videoContentOrigin } from "../generation/video/content-safety";
+import { notFoundHandler } from "../errors/on-error";
 
 const videoBody = z.object({
   prompt: z.string().min(1).max(32_000),
@@ -61,6 +63,32 @@ videoRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
     origin: gatewayOrigin(c.env, c.req.raw),
   });
   return c.json(view);
+});
+
+/**
+ * When `VIDEO_CONTENT_ORIGIN` is set, a request to that host gets the content route and nothing
+ * else (no dashboard, no API): a file opened there runs on an origin that holds no session.
+ */
+export const videoContentOriginOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const media = videoContentOrigin(c.env);
+  if (media === null || new URL(c.req.url).origin !== media || (c.req.method === "GET" && VIDEO_CONTENT_PATH.test(c.req.path))) return next();
+  return notFoundHandler(c);
+};
+
+/** Every answer of the content route, errors included, is neither sniffed nor rendered. */
+videoRoutes.use("/logs/:log_id/content", async (c, next) => {
+  await next();
+  const set = (h: Headers) => {
+    h.set("x-content-type-options", "nosniff");
+    if (!h.has("content-security-policy")) h.set("content-security-policy", "default-src 'none'; sandbox");
+  };
+  try {
+    set(c.res.headers);
+  } catch {
+    const res = new Response(c.res.body, c.res);
+    set(res.headers);
+    c.res = res;
+  }
 });
 
 videoRoutes.get("/logs/:log_id/content", validate("param", contentParams), validate("query", contentQuery), async (c) => {

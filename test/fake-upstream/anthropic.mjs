@@ -123,6 +123,7 @@ export const anthropicRoutes = [
         allText: [system, ...messages.map((m) => textOf(m?.content))].join(" "),
         tools: Array.isArray(body.tools) ? body.tools.map((/** @type {any} */ t) => ({ name: t.name, parameters: t.input_schema })) : [],
         toolResult: lastResult ? textOf(lastResult.content) : undefined,
+        maxTokens: body.max_tokens,
       });
       const read = p.usage.cached;
       const w5m = p.usage.cacheWrite5m;

@@ -106,6 +106,7 @@ export const bedrockRoutes = [
         allText: [textOf(body.system), ...messages.map((x) => textOf(x?.content))].join(" "),
         tools: (body.toolConfig?.tools ?? []).map((/** @type {any} */ t) => ({ name: t.toolSpec?.name, parameters: t.toolSpec?.inputSchema?.json })),
         toolResult,
+        maxTokens: typeof body.inferenceConfig?.maxTokens === "number" ? body.inferenceConfig.maxTokens : undefined,
       });
       const usage = {
         inputTokens: Math.max(0, p.usage.prompt - p.usage.cached - p.usage.cacheWrite5m),

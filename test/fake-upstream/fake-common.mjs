@@ -84,11 +84,19 @@ export function argsFor(schema) {
 
 /**
  * What the fake model answers, from the request as a whole.
- * @param {{ provider: string, model: string, directives: Directives, allText: string, tools: Array<{ name: string, parameters?: unknown }>, toolResult?: string }} input
+ * `maxTokens` is the output cap the request sent (Anthropic `max_tokens`, Bedrock
+ * `inferenceConfig.maxTokens`): with `think_max` the model thinks until it hits it, as a real
+ * model with extended thinking may, and bills exactly that many output tokens.
+ * @param {{ provider: string, model: string, directives: Directives, allText: string, tools: Array<{ name: string, parameters?: unknown }>, toolResult?: string, maxTokens?: number }} input
  * @returns {Plan}
  */
 export function plan(input) {
   const { provider, model, directives: d, allText, tools, toolResult } = input;
+  if (d.has("think_max") && typeof input.maxTokens === "number") {
+    const reasoning = `Thinking about ${model} step by step.`;
+    const usage = { prompt: words(allText) + 3, completion: input.maxTokens, reasoning: input.maxTokens, cached: 0, cacheWrite5m: 0, cacheWrite1h: 0, image: 0 };
+    return { text: "", reasoning, toolCalls: [], image: false, finish: "length", usage };
+  }
   let text = `Hello from ${provider}/${model}`;
   if (d.has("words")) text = Array.from({ length: num(d, "words", 1) }, (_, i) => `w${i + 1}`).join(" ");
   if (d.has("huge")) text = Array.from({ length: num(d, "huge", 10000) || 10000 }, (_, i) => `word${i}`).join(" ");

@@ -8,6 +8,9 @@
  *  - Gemini: `POST /google-ai-studio/v1beta/models/<model>:generateContent` with
  *    `responseModalities` containing IMAGE -> `inlineData` parts.
  * Directives (`[[fake:status=503]]`, `[[fake@alibaba:status=500]]`, ...) come from fake-common.
+ * A hostile DashScope (BYOK `baseUrl`), for the security suite: `[[fake:image_url=<url>]]` names
+ * that URL as the result (e.g. an internal address), and `GET /alibaba/__redirect` answers a 302
+ * to `/internal/secret` on the same host (videos.mjs serves it).
  */
 import { TINY_PNG_BASE64, failEarly, parseDirectives } from "./fake-common.mjs";
 
@@ -76,7 +79,7 @@ export const imageRoutes = [
         output: {
           choices: Array.from({ length: n }, (_, i) => ({
             finish_reason: "stop",
-            message: { role: "assistant", content: [{ image: `http://${host}/alibaba/__images/result-${i}.png?Expires=9999999999&Signature=fake` }] },
+            message: { role: "assistant", content: [{ image: typeof d.get("image_url") === "string" ? String(d.get("image_url")) : `http://${host}/alibaba/__images/result-${i}.png?Expires=9999999999&Signature=fake` }] },
           })),
           task_metric: { TOTAL: n, FAILED: 0, SUCCEEDED: n },
         },
@@ -92,6 +95,14 @@ export const imageRoutes = [
       const png = Buffer.from(TINY_PNG_BASE64, "base64");
       res.writeHead(200, { "content-type": "image/png", "content-length": String(png.length) });
       res.end(png);
+    },
+  },
+  {
+    name: "dashscope result link redirecting to an internal address",
+    match: (req) => req.method === "GET" && req.provider === "alibaba" && req.path === "/__redirect",
+    handle(req, res) {
+      res.writeHead(302, { location: `http://${req.headers.host}/internal/secret`, "content-type": "text/plain" });
+      res.end("moved");
     },
   },
   {

@@ -4,10 +4,16 @@
  * -> video job; `GET /openai/videos/<id>` -> the job, completed; `GET /openai/videos/<id>/content`
  * -> deterministic MP4-typed bytes with ETag and byte ranges (206 / 416, `If-Range`).
  * A prompt containing `[[fake:video_fails]]` creates a job that the retrieve call reports failed.
+ * Hostile upstreams (a BYOK `baseUrl` an organization controls), for the security suite:
+ * `[[fake:video_type=<type>]]` serves the job's content with that `Content-Type` (`text/html`:
+ * a page with `<script src=<video_script>>`, the `video_script` directive's URL; other types: the
+ * text `alert(document.domain)`), and `[[fake:video_redirect]]` answers the content with a 302 to
+ * `/internal/secret` on the same host, which serves `internal secret` as `video/mp4` (an internal
+ * address the gateway must not follow).
  */
 import { failEarly, parseDirectives } from "./fake-common.mjs";
 
-/** @type {Map<string, { model: string, seconds: string, size: string, created_at: number, fails: boolean }>} */
+/** @type {Map<string, { model: string, seconds: string, size: string, created_at: number, fails: boolean, type?: string, script?: string, redirect?: boolean }>} */
 const jobs = new Map();
 let seq = 0;
 export const FAKE_VIDEO_LENGTH = 1000;
@@ -45,6 +51,14 @@ function jobView(id, requested) {
 /** @type {import("./server.mjs").FakeRoute[]} */
 export const videoRoutes = [
   {
+    name: "internal address a hostile video upstream redirects to",
+    match: (req) => req.method === "GET" && req.provider === "internal" && req.path === "/secret",
+    handle(_req, res) {
+      res.writeHead(200, { "content-type": "video/mp4", "content-length": "15" });
+      res.end("internal secret");
+    },
+  },
+  {
     name: "openai videos create",
     match: (req) => req.method === "POST" && req.provider === "openai" && req.path === "/videos",
     async handle(req, res) {
@@ -57,7 +71,18 @@ export const videoRoutes = [
       if (failEarly(d, res, errorBody)) return;
       if (!prompt) return send(res, errorBody(400), 400);
       const id = `video_fake${++seq}`;
-      jobs.set(id, { model: String(form.get("model") ?? "sora-2"), seconds: String(form.get("seconds") ?? "4"), size: String(form.get("size") ?? "720x1280"), created_at: Math.floor(Date.now() / 1000), fails: prompt.includes("[[fake:video_fails]]") });
+      const videoType = d.get("video_type");
+      const script = d.get("video_script");
+      jobs.set(id, {
+        model: String(form.get("model") ?? "sora-2"),
+        seconds: String(form.get("seconds") ?? "4"),
+        size: String(form.get("size") ?? "720x1280"),
+        created_at: Math.floor(Date.now() / 1000),
+        fails: prompt.includes("[[fake:video_fails]]"),
+        ...(typeof videoType === "string" ? { type: videoType } : {}),
+        ...(typeof script === "string" ? { script } : {}),
+        redirect: d.has("video_redirect"),
+      });
       send(res, jobView(id, "queued"));
     },
   },
@@ -76,7 +101,17 @@ export const videoRoutes = [
     handle(req, res) {
       if (!authorized(req)) return send(res, errorBody(401), 401);
       const id = req.path.split("/")[2] ?? "";
-      if (!jobs.has(id)) return send(res, errorBody(404), 404);
+      const job = jobs.get(id);
+      if (!job) return send(res, errorBody(404), 404);
+      if (job.redirect) {
+        res.writeHead(302, { location: `http://${req.headers.host}/internal/secret`, "content-type": "text/plain" });
+        return res.end("moved");
+      }
+      if (job.type !== undefined) {
+        const body = job.type.startsWith("text/html") ? `<!doctype html><html><body><h1>pwned</h1><script src="${job.script ?? "/x.js"}"></script></body></html>` : "alert(document.domain)";
+        res.writeHead(200, { "content-type": job.type, "content-length": String(Buffer.byteLength(body)) });
+        return res.end(body);
+      }
       const bytes = videoBytes(id);
       const etag = etagOf(id);
       const base = { "content-type": "video/mp4", "accept-ranges": "bytes", etag };

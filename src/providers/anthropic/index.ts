@@ -1,7 +1,7 @@
 /** Anthropic Messages API wire format. */
 import type { ProviderAdapter } from "../types";
 import { parseErrorBody } from "../error-body";
-import { buildAnthropicRequest } from "./request";
+import { anthropicOutputTokensBound, buildAnthropicRequest } from "./request";
 import { parseAnthropicResponse } from "./response";
 import { parseAnthropicStream } from "./stream";
 
@@ -10,4 +10,5 @@ export const anthropicAdapter: ProviderAdapter = {
   parseResponse: (body) => parseAnthropicResponse(body),
   parseStream: (body) => parseAnthropicStream(body),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),
+  outputTokensBound: anthropicOutputTokensBound,
 };

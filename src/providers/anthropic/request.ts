@@ -1,6 +1,7 @@
 /** OpenAI chat request -> Anthropic Messages API request (POST /v1/messages). */
 import { badRequest } from "../../errors/api-error";
 import type { BuildOptions, ChatMessage, ChatRequest, ContentPart, ReasoningDetail, ToolChoice, UpstreamTarget } from "../types";
+import type { ProviderMapping } from "../../catalog/types";
 import { upstreamInit } from "../types";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
@@ -10,6 +11,34 @@ export const ANTHROPIC_VERSION = "2023-06-01";
 /** Thinking budgets per reasoning effort ("none" disables thinking). */
 export const THINKING_BUDGETS: Readonly<Record<string, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
 const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * The output budget of a Claude request (Anthropic Messages, and Claude on Bedrock) for a caller's
+ * cap: with a reasoning effort, the thinking budget, and `max_tokens` raised to leave room for it
+ * (budget + cap, at most the model's maximum output) since thinking counts against `max_tokens`.
+ * The one place that decides what is sent upstream: the adapters build their bodies from it and
+ * admission reserves its `maxTokens` (`outputTokensBound`), so a reservation is never smaller
+ * than the output the upstream may bill (docs/admission.md).
+ */
+export function claudeOutputBudget(cap: number, effort: string | undefined, modelMax: number): { maxTokens: number; budget: number | null } {
+  if (!effort || effort === "none") return { maxTokens: cap, budget: null };
+  let budget = THINKING_BUDGETS[effort] ?? MIN_THINKING_BUDGET;
+  let maxTokens = cap;
+  if (budget >= maxTokens) maxTokens = Math.min(budget + maxTokens, Math.max(modelMax, maxTokens));
+  if (budget >= maxTokens) budget = maxTokens - 1;
+  return budget >= MIN_THINKING_BUDGET ? { maxTokens, budget } : { maxTokens: cap, budget: null };
+}
+
+/**
+ * The most output tokens an Anthropic request may bill: the caller's cap (else the model's
+ * maximum), raised for thinking whenever the adapter may enable it. The history rule
+ * (`thinkingAllowed`) is left out: it can only turn thinking off, so this stays an upper bound.
+ */
+export function anthropicOutputTokensBound(req: ChatRequest, mapping: ProviderMapping): number {
+  const cap = req.max_completion_tokens ?? req.max_tokens ?? mapping.maxOutput;
+  if (!mapping.reasoning || forcesToolUse(req)) return cap;
+  return claudeOutputBudget(cap, req.reasoning_effort, mapping.maxOutput).maxTokens;
+}
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
 export interface AnthropicMessage {
@@ -169,13 +198,11 @@ export function buildAnthropicBody(req: ChatRequest, target: UpstreamTarget, opt
   if (system.length) body.system = system;
 
   let thinking = false;
-  const effort = req.reasoning_effort;
-  if (effort && effort !== "none" && target.mapping.reasoning && thinkingAllowed(messages) && !forcesToolUse(req)) {
-    let budget = THINKING_BUDGETS[effort] ?? MIN_THINKING_BUDGET;
-    if (budget >= maxTokens) maxTokens = Math.min(budget + maxTokens, Math.max(target.mapping.maxOutput, maxTokens));
-    if (budget >= maxTokens) budget = maxTokens - 1;
-    if (budget >= MIN_THINKING_BUDGET) {
-      body.thinking = { type: "enabled", budget_tokens: budget };
+  if (target.mapping.reasoning && thinkingAllowed(messages) && !forcesToolUse(req)) {
+    const plan = claudeOutputBudget(maxTokens, req.reasoning_effort, target.mapping.maxOutput);
+    if (plan.budget !== null) {
+      maxTokens = plan.maxTokens;
+      body.thinking = { type: "enabled", budget_tokens: plan.budget };
       thinking = true;
     }
   }

@@ -3,7 +3,7 @@ import type { ProviderAdapter, UpstreamTarget } from "../types";
 import { upstreamInit } from "../types";
 import { parseErrorBody } from "../error-body";
 import { authorizeBedrock } from "./auth";
-import { buildConverseBody } from "./request";
+import { buildConverseBody, converseOutputTokensBound } from "./request";
 import { parseBedrockResponse } from "./response";
 import { parseBedrockStream } from "./stream";
 
@@ -27,4 +27,5 @@ export const bedrockAdapter: ProviderAdapter = {
   parseResponse: (body) => parseBedrockResponse(body),
   parseStream: (body) => parseBedrockStream(body),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),
+  outputTokensBound: converseOutputTokensBound,
 };

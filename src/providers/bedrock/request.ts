@@ -1,7 +1,8 @@
 /** OpenAI chat request -> Bedrock Converse / ConverseStream request body. */
 import { badRequest } from "../../errors/api-error";
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningDetail, ToolChoice, UpstreamTarget } from "../types";
-import { finalToolTurnLeadsWithReasoning, forcesToolUse, THINKING_BUDGETS } from "../anthropic/request";
+import type { ProviderMapping } from "../../catalog/types";
+import { claudeOutputBudget, finalToolTurnLeadsWithReasoning, forcesToolUse } from "../anthropic/request";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
 
@@ -110,6 +111,20 @@ function toolChoice(choice: ToolChoice | undefined): Record<string, unknown> | u
 /** Claude model ids on Bedrock: `anthropic.claude-…` or an inference profile `us.anthropic.claude-…`. */
 const ANTHROPIC_MODEL_RE = /(?:^|\.)anthropic\./;
 
+/** Claude on Bedrock with reasoning: the models whose `thinking` budget the adapter sets. */
+const claudeThinks = (mapping: ProviderMapping): boolean => mapping.reasoning === true && ANTHROPIC_MODEL_RE.test(mapping.externalId);
+
+/**
+ * The most output tokens a Converse request may bill: the caller's cap (else the model's maximum),
+ * raised for Claude's thinking exactly as `buildConverseBody` raises it (`claudeOutputBudget`);
+ * the history rule is left out (it only turns thinking off), so this stays an upper bound.
+ */
+export function converseOutputTokensBound(req: ChatRequest, mapping: ProviderMapping): number {
+  const cap = req.max_completion_tokens ?? req.max_tokens ?? mapping.maxOutput;
+  if (!claudeThinks(mapping) || forcesToolUse(req)) return cap;
+  return claudeOutputBudget(cap, req.reasoning_effort, mapping.maxOutput).maxTokens;
+}
+
 export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Record<string, unknown> {
   const { system, messages } = convertMessages(req.messages);
   const body: Record<string, unknown> = { messages };
@@ -120,11 +135,10 @@ export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Rec
   // `thinking` is the Anthropic models' field; other Bedrock models reason without a budget knob.
   const forced = forcesToolUse(req);
   const allowed = !forced && finalToolTurnLeadsWithReasoning(messages, (b) => isRecord(b.toolUse), isReasoningBlock);
-  if (effort && effort !== "none" && target.mapping.reasoning && ANTHROPIC_MODEL_RE.test(target.mapping.externalId) && allowed) {
-    const budget = THINKING_BUDGETS[effort] ?? 1024;
-    const cap = maxTokens ?? target.mapping.maxOutput;
-    maxTokens = budget >= cap ? Math.min(budget + cap, Math.max(target.mapping.maxOutput, cap)) : cap;
-    if (budget < maxTokens) body.additionalModelRequestFields = { thinking: { type: "enabled", budget_tokens: budget } };
+  if (effort && effort !== "none" && claudeThinks(target.mapping) && allowed) {
+    const plan = claudeOutputBudget(maxTokens ?? target.mapping.maxOutput, effort, target.mapping.maxOutput);
+    maxTokens = plan.maxTokens;
+    if (plan.budget !== null) body.additionalModelRequestFields = { thinking: { type: "enabled", budget_tokens: plan.budget } };
   }
   if (maxTokens !== undefined) inference.maxTokens = maxTokens;
   if (!body.additionalModelRequestFields) {

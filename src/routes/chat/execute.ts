@@ -15,7 +15,8 @@ import { ApiError } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
 import { emptyUsage, type ChatRequest, type NormalizedUsage, type StreamEvent } from "../../providers/types";
 import { queueSettlement, renewLeasesEarly, type RequestCost } from "../../billing/settle";
-import { estimateTextTokens, estimateUpperBound } from "../../billing/estimate";
+import { estimateTextTokens, estimateUpperBound, type BoundTarget } from "../../billing/estimate";
+import { adapterFor } from "../../providers/registry";
 import { newId } from "../../lib/ids";
 import { parseChatRequest } from "./schema";
 import { parseModelId, type ResolvedModel } from "../../routing/parse-model-id";
@@ -150,6 +151,12 @@ const resolve = (auth: KeyContext, req: ChatRequest): ResolvedModel =>
 
 const isCreditPaid = (c: Candidate): boolean => c.credential.source === "credits";
 
+/** A candidate for admission's bound, with the output cap its adapter really sends upstream. */
+function boundTarget(req: ChatRequest, c: Candidate): BoundTarget {
+  const outputTokens = adapterFor(c.provider.wireFormat).outputTokensBound?.(req, c.mapping);
+  return outputTokens === undefined ? c.mapping : { ...c.mapping, outputTokens };
+}
+
 const responseModelOf = (r: ResolvedModel): string => (r.kind === "custom" ? `${r.provider.name}/${r.model.modelId}` : r.model.id);
 const requestedProviderOf = (r: ResolvedModel): string | null =>
   r.kind === "custom" ? `custom:${r.provider.name}` : r.pinned ? r.pinned.providerId : null;
@@ -183,8 +190,8 @@ async function execute(run: Run): Promise<Response> {
 
   // Admission: the key's spend reservation (a true upper bound) and, for credit-paid candidates,
   // the organization's credit reservation; two objects, asked at the same time.
-  const estimate = selection.ok ? estimateUpperBound(req, selection.candidates.map((c) => c.mapping)) : 0n;
-  const creditBound = (list: readonly Candidate[]) => estimateUpperBound(req, list.filter(isCreditPaid).map((c) => c.mapping));
+  const estimate = selection.ok ? estimateUpperBound(req, selection.candidates.map((c) => boundTarget(req, c))) : 0n;
+  const creditBound = (list: readonly Candidate[]) => estimateUpperBound(req, list.filter(isCreditPaid).map((c) => boundTarget(req, c)));
   const orgId = run.auth.organization.id;
   let credit = selection.ok && selection.candidates.some(isCreditPaid) ? admitCredits(env, orgId, creditBound(selection.candidates)) : null;
   // Awaited below; a failure must not surface as an unhandled rejection meanwhile.
@@ -286,7 +293,7 @@ async function execute(run: Run): Promise<Response> {
  */
 function clientGone(run: Run, cand: Candidate, req: ChatRequest, routing: RoutingAttempt[], stream: boolean, upstreamStarted: boolean): Response {
   run.logged = true;
-  const total = upstreamStarted && !cand.free ? estimateUpperBound(req, [cand.mapping]) : 0n;
+  const total = upstreamStarted && !cand.free ? estimateUpperBound(req, [boundTarget(req, cand)]) : 0n;
   const { creditsPico, byokPico } = splitCost(total, cand.credential.source);
   finishRequest(
     run,
