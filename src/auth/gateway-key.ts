@@ -2,7 +2,10 @@
  * Gateway key authentication (`Authorization: Bearer swb_...` or `x-api-key`).
  *
  * `requireGatewayKey` resolves the KeyContext (isolate cache, else D1) and rejects keys that are
- * unknown, deleted, disabled or expired by the cached data. The liveness/spend decision that must be
+ * unknown, deleted, disabled or expired by the cached data, then applies the key's IP rules to the
+ * client (403 `permission_denied`): every door that takes a key authenticates through
+ * `authenticateGatewayKey(env, presentedKey(headers))`, so none answers an outside client (issue 22;
+ * MCP turns the same verdict into tool errors, src/mcp/auth.ts). The liveness/spend decision that must be
  * global (roll, disable on another isolate, limits) is one call to the key's KeyState DO:
  *  - routes that spend (chat, images, videos, moderations) call `admitKey(env, ctx, estimate)` once
  *    they know the estimate (a true upper bound; docs/admission.md), and ask `checkKey(..., {spending})`
@@ -13,8 +16,10 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
-import { ApiError, unauthorized } from "../errors/api-error";
+import { ApiError, permissionDenied, unauthorized } from "../errors/api-error";
 import { fingerprint, looksLikeGatewayKey } from "../lib/crypto";
+import { clientIpOf } from "../iam/cidr";
+import { evaluateClientIp } from "../iam/evaluate";
 import { getDb } from "../db/client";
 import { loadKeyContext, type KeyContext } from "./key-context";
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
@@ -23,13 +28,43 @@ import type { Pico } from "../billing/money";
 import { leaseVouches, viaLease } from "./leases";
 
 export function extractBearer(c: Context): string | null {
-  const auth = c.req.header("authorization");
+  return bearerOf(c.req.raw.headers);
+}
+
+function bearerOf(headers: Headers): string | null {
+  const auth = headers.get("authorization");
   if (auth) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     return m?.[1] ?? null;
   }
-  const apiKey = c.req.header("x-api-key");
+  const apiKey = headers.get("x-api-key");
   return apiKey ? apiKey.trim() : null;
+}
+
+/** What a request presents to a door that takes a gateway key: the secret and the client IP. */
+export interface PresentedKey {
+  secret: string | null;
+  /** contract section 6 (`clientIpOf`); null when undetermined. */
+  clientIp: string | null;
+}
+
+export const presentedKey = (headers: Headers): PresentedKey => ({ secret: bearerOf(headers), clientIp: clientIpOf(headers) });
+
+/** The key's IP rules applied to the client: the 403 `permission_denied` of IAM, or null when allowed. */
+export function ipRefusal(ctx: KeyContext, clientIp: string | null): ApiError | null {
+  const d = evaluateClientIp(ctx, clientIp);
+  return d.allowed ? null : permissionDenied(d.message);
+}
+
+/**
+ * The authentication step of every door that takes a gateway key: the key's context (precise
+ * 401s, `resolveGatewayKey`) and its IP rules applied to the client (403).
+ */
+export async function authenticateGatewayKey(env: Env, presented: PresentedKey, now = Date.now()): Promise<KeyContext> {
+  const ctx = await resolveGatewayKey(env, presented.secret, now);
+  const refused = ipRefusal(ctx, presented.clientIp);
+  if (refused) throw refused;
+  return ctx;
 }
 
 export function requireHashSecret(env: Env): string {
@@ -40,7 +75,10 @@ export function requireHashSecret(env: Env): string {
   return secret;
 }
 
-/** Resolve a presented secret to its context, or throw the precise 401. */
+/**
+ * Resolve a presented secret to its context, or throw the precise 401. IP rules are not applied:
+ * doors use `authenticateGatewayKey`; MCP applies `ipRefusal` itself (as tool errors).
+ */
 export async function resolveGatewayKey(env: Env, secret: string | null, now = Date.now()): Promise<KeyContext> {
   if (!secret) throw unauthorized("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key'.", "missing_api_key");
   const hashSecret = requireHashSecret(env);
@@ -168,7 +206,7 @@ const leaseName = (ctx: KeyContext): string => `key:${ctx.key.id}`;
  */
 export function requireGatewayKey(opts: { spend: boolean }): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    let ctx = await resolveGatewayKey(c.env, extractBearer(c));
+    let ctx = await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers));
     if (!opts.spend) ctx = await checkKey(c.env, ctx);
     c.set("keyAuth", ctx);
     await next();

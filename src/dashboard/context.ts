@@ -5,11 +5,12 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { and, asc, eq, isNull } from "drizzle-orm";
+import { switchableMemberships } from "../organizations/memberships";
 import type { Env } from "../env";
 import type { AppVariables } from "../app-types";
 import type { Plan } from "../db/schema";
 import { getDb } from "../db/client";
-import { members, organizations, projects } from "../db/schema";
+import { projects } from "../db/schema";
 import { readSession, type SessionInfo } from "../auth/session";
 
 export interface PageContext {
@@ -28,21 +29,23 @@ export interface PageEnv {
 
 export const isAdmin = (s: SessionInfo): boolean => s.role === "owner" || s.role === "admin";
 
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 export async function loadPageContext(c: Context, session: SessionInfo): Promise<PageContext> {
   const db = getDb((c.env as Env).DB);
-  const [orgs, projectRows] = await Promise.all([
-    db
-      .select({ id: organizations.id, name: organizations.name, plan: organizations.plan })
-      .from(members)
-      .innerJoin(organizations, eq(organizations.id, members.organizationId))
-      .where(eq(members.userId, session.userId))
-      .orderBy(asc(organizations.name), asc(organizations.id)),
+  // The switcher lists only what the account's current password opens (never another
+  // organization's pending membership: its name and id are that organization's business).
+  const [memberships, projectRows] = await Promise.all([
+    switchableMemberships(db, session.userId),
     db
       .select({ id: projects.id, name: projects.name, isDefault: projects.isDefault })
       .from(projects)
       .where(and(eq(projects.organizationId, session.organizationId), isNull(projects.deletedAt)))
       .orderBy(asc(projects.createdAt), asc(projects.id)),
   ]);
+  const orgs = memberships
+    .map((m) => ({ id: m.organizationId, name: m.organizationName, plan: m.plan }))
+    .sort((a, b) => cmp(a.name, b.name) || cmp(a.id, b.id));
   const current = orgs.find((o) => o.id === session.organizationId) ?? { id: session.organizationId, name: session.organizationId, plan: "free" as const };
   const wanted = c.req.query("project");
   const project = projectRows.find((p) => p.id === wanted) ?? projectRows.find((p) => p.isDefault) ?? projectRows[0] ?? null;

@@ -407,7 +407,7 @@ export const oauthClients = sqliteTable("oauth_clients", {
   /** For client-credentials clients: the gateway key the client acts as. */
   apiKeyId: text("api_key_id"),
   createdAt: createdAt(),
-});
+}, (t) => [index("oauth_clients_api_key_idx").on(t.apiKeyId)]);
 
 export const oauthGrants = sqliteTable("oauth_grants", {
   id: text("id").primaryKey(),
@@ -422,4 +422,9 @@ export const oauthGrants = sqliteTable("oauth_grants", {
   expiresAt: integer("expires_at", { mode: "number" }).notNull(),
   revokedAt: integer("revoked_at", { mode: "number" }),
   createdAt: createdAt(),
-}, (t) => [uniqueIndex("oauth_grants_token_uq").on(t.tokenHash), index("oauth_grants_client_idx").on(t.clientId)]);
+}, (t) => [
+  uniqueIndex("oauth_grants_token_uq").on(t.tokenHash),
+  index("oauth_grants_client_idx").on(t.clientId),
+  // Rolling, disabling or deleting a key revokes its grants (src/oauth/tokens.ts endKeyOAuth).
+  index("oauth_grants_api_key_idx").on(t.apiKeyId),
+]);

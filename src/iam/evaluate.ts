@@ -1,6 +1,9 @@
 /**
  * IAM evaluation (spec section 5), a pure function called by routing (once per candidate
- * provider mapping), the models catalogue and moderation.
+ * provider mapping), the models catalogue and moderation. The IP rules alone
+ * (`evaluateClientIp`) are also applied when a key authenticates, on every door that takes one
+ * (src/auth/gateway-key.ts, src/mcp/auth.ts), so doors without a model (analytics, token counts,
+ * the catalogue) refuse an outside client too.
  *
  * Within one layer:
  *  1. allow rules of the same type are unioned (a request passes if it matches any of them);
@@ -185,34 +188,72 @@ export function evaluateLayer(level: RuleLevel, l: CompiledLayer, req: AccessReq
   if (scoped && l.denyModels && modelMatches(l.denyModels, req)) return deny(level, "deny_models", `model '${req.model}' is denied`);
   if (l.denyProviders && providerMatches(l.denyProviders, req.provider)) return deny(level, "deny_providers", `provider '${req.provider}' is denied`);
   if (scoped && l.denyPricing?.has(pricing)) return deny(level, "deny_pricing", `${pricing} models are denied`);
-  if (l.denyIp && ip && ipMatches(l.denyIp, ip)) return deny(level, "deny_ip_cidrs", `client IP ${ip.toString()} is in a denied range`);
+  const deniedIp = denyIpDecision(level, l, ip);
+  if (deniedIp) return deniedIp;
 
   // Every configured allow type must be satisfied.
   if (scoped && l.allowModels && !modelMatches(l.allowModels, req)) return deny(level, "allow_models", `model '${req.model}' is not in the allowed models`);
   if (l.allowProviders && !providerMatches(l.allowProviders, req.provider)) return deny(level, "allow_providers", `provider '${req.provider}' is not in the allowed providers`);
   if (scoped && l.allowPricing && !l.allowPricing.has(pricing)) return deny(level, "allow_pricing", `${pricing} models are not allowed`);
-  if (l.allowIp) {
-    if (!ip) return deny(level, "allow_ip_cidrs", "the client IP could not be determined (X-Forwarded-For) and IP ranges are restricted");
-    if (!ipMatches(l.allowIp, ip)) return deny(level, "allow_ip_cidrs", `client IP ${ip.toString()} is not in the allowed ranges`);
-  }
+  return allowIpDecision(level, l, ip);
+}
+
+function denyIpDecision(level: RuleLevel, l: CompiledLayer, ip: IpAddress | null): AccessDecision | null {
+  if (l.denyIp && ip && ipMatches(l.denyIp, ip)) return deny(level, "deny_ip_cidrs", `client IP ${ip.toString()} is in a denied range`);
   return null;
+}
+
+function allowIpDecision(level: RuleLevel, l: CompiledLayer, ip: IpAddress | null): AccessDecision | null {
+  if (!l.allowIp) return null;
+  if (!ip) return deny(level, "allow_ip_cidrs", "the client IP could not be determined (X-Forwarded-For) and IP ranges are restricted");
+  if (!ipMatches(l.allowIp, ip)) return deny(level, "allow_ip_cidrs", `client IP ${ip.toString()} is not in the allowed ranges`);
+  return null;
+}
+
+/** Only the IP rules of one layer (deny before allow, as in `evaluateLayer`). */
+function evaluateIpLayer(level: RuleLevel, l: CompiledLayer, clientIp: string | null): AccessDecision | null {
+  if (!l.allowIp && !l.denyIp) return null;
+  const ip = clientAddress(clientIp);
+  return denyIpDecision(level, l, ip) ?? allowIpDecision(level, l, ip);
 }
 
 /** Whether member and team rules bind this key (every regular key its creator made). */
 const bindsMemberRules = (ctx: KeyContext): boolean => ctx.key.kind !== "playground";
 
+/** The layers that bind a key, in evaluation order: team (developers) -> member -> key. */
+function bindingLayers(ctx: KeyContext): Array<[RuleLevel, readonly IamRuleRecord[]]> {
+  const { rules } = ctx;
+  const out: Array<[RuleLevel, readonly IamRuleRecord[]]> = [];
+  if (bindsMemberRules(ctx)) {
+    if (ctx.member.role === "developer") out.push(["team", rules.team]);
+    out.push(["member", rules.member]);
+  }
+  out.push(["key", rules.key]);
+  return out;
+}
+
 export function evaluateAccess(ctx: KeyContext, req: AccessRequest): AccessDecision {
   const { rules } = ctx;
   if (rules.team.length === 0 && rules.member.length === 0 && rules.key.length === 0) return { allowed: true };
-  if (bindsMemberRules(ctx)) {
-    if (ctx.member.role === "developer") {
-      const t = evaluateLayer("team", compileLayer(rules.team), req);
-      if (t) return t;
-    }
-    const m = evaluateLayer("member", compileLayer(rules.member), req);
-    if (m) return m;
+  for (const [level, layer] of bindingLayers(ctx)) {
+    const d = evaluateLayer(level, compileLayer(layer), req);
+    if (d) return d;
   }
-  return evaluateLayer("key", compileLayer(rules.key), req) ?? { allowed: true };
+  return { allowed: true };
+}
+
+/**
+ * The IP rules of every layer that binds the key, and nothing else: what authentication applies
+ * on every door that takes a key, before anything is answered.
+ */
+export function evaluateClientIp(ctx: KeyContext, clientIp: string | null): AccessDecision {
+  const { rules } = ctx;
+  if (rules.team.length === 0 && rules.member.length === 0 && rules.key.length === 0) return { allowed: true };
+  for (const [level, layer] of bindingLayers(ctx)) {
+    const d = evaluateIpLayer(level, compileLayer(layer), clientIp);
+    if (d) return d;
+  }
+  return { allowed: true };
 }
 
 /** Throws the spec's 403 (`permission_denied`) when access is denied. */

@@ -3,7 +3,9 @@
  * to `retired_key_fingerprints` (its next use is a precise 401 "rolled"), the key's version is
  * bumped and its KeyState DO learns the new fingerprint before this returns, so the old secret is
  * refused immediately on every isolate. Description, usage, limits (including the running period
- * window, kept by the DO), IAM rules and expiry are untouched. The playground key cannot be rolled.
+ * window, kept by the DO), IAM rules and expiry are untouched. The key's OAuth grants and its
+ * client_credentials clients end (`endKeyOAuth`): whoever held the old secret keeps nothing that
+ * acts as the key. The playground key cannot be rolled.
  */
 import { eq, sql } from "drizzle-orm";
 import type { Env } from "../env";
@@ -15,6 +17,7 @@ import { requireHashSecret } from "../auth/gateway-key";
 import { evictContext } from "../auth/key-cache";
 import type { KeyRow } from "./create";
 import { syncKeys } from "./sync";
+import { endKeyOAuth } from "../oauth/tokens";
 
 export async function rollKey(env: Env, row: KeyRow, now = Date.now()): Promise<{ row: KeyRow; token: string }> {
   if (row.kind === "playground") throw forbidden("The playground key cannot be rolled.", "playground_key");
@@ -34,5 +37,6 @@ export async function rollKey(env: Env, row: KeyRow, now = Date.now()): Promise<
   if (!next) throw notFound(`API key '${row.id}' not found`, "key_not_found");
   await syncKeys(env, [next]);
   evictContext(row.fingerprint);
+  await endKeyOAuth(env, { keyId: row.id }, now);
   return { row: next, token };
 }

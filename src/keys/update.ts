@@ -6,6 +6,8 @@
  * Who may change what (issue 12): a `manager` (owner, admin, master API) changes everything; a
  * `developer` (own keys only, the route checks that) may always disable, but may enable only a key
  * no manager disabled and change only limits no manager set (403 otherwise).
+ * Disabling ends the key's OAuth grants and client_credentials clients (`endKeyOAuth`): enabling
+ * it again does not bring them back.
  * Every update bumps `version` and syncs the KeyState DO before returning, so it is immediate on
  * every isolate; the DO keeps the key's spend and current window across syncs.
  */
@@ -17,6 +19,7 @@ import { badRequest, forbidden, notFound } from "../errors/api-error";
 import type { KeyActor, KeyRow } from "./create";
 import { mergeLimits, type LimitPatch } from "./limits";
 import { syncKeys } from "./sync";
+import { endKeyOAuth } from "../oauth/tokens";
 
 export interface KeyPatch extends LimitPatch {
   description?: string | undefined;
@@ -70,5 +73,6 @@ export async function updateKey(env: Env, row: KeyRow, patch: KeyPatch, actor: K
     .returning();
   if (!updated) throw notFound(`API key '${row.id}' not found`, "key_not_found");
   await syncKeys(env, [updated]);
+  if (patch.status === "inactive") await endKeyOAuth(env, { keyId: row.id }, now);
   return updated;
 }

@@ -4,12 +4,17 @@
  * KeyContext, confirmed live by its KeyState DO (`checkKey`: liveness, no spend admission, so
  * analytics stay available past a spend limit; generation tools admit spend themselves).
  *
+ * The key's IP rules are judged here too, on the same client IP as the HTTP doors (issue 22): a
+ * client outside them is authenticated (so `initialize` and `tools/list` work) but every tool
+ * call is a tool error with the IAM message (`refusal`, applied by src/mcp/server.ts).
+ *
  * Failures become 401 with a JSON-RPC error body and the RFC 9728 `WWW-Authenticate` challenge.
  * The account's rate limit (RateLimiter DO) is applied per key.
  */
 import type { Env } from "../env";
 import { ApiError } from "../errors/api-error";
-import { checkKey, resolveGatewayKey } from "../auth/gateway-key";
+import { checkKey, ipRefusal, resolveGatewayKey } from "../auth/gateway-key";
+import { clientIpOf } from "../iam/cidr";
 import { loadKeyContextById, type KeyContext } from "../auth/key-context";
 import { cacheContext, getCachedContext } from "../auth/key-cache";
 import { getDb } from "../db/client";
@@ -31,6 +36,8 @@ export interface McpAuth {
   /** How the caller authenticated. */
   via: "api_key" | "oauth";
   oauthClientId: string | null;
+  /** Set when the key's IP rules refuse this client: every tool call answers it as a tool error. */
+  refusal: string | null;
 }
 
 /**
@@ -86,12 +93,14 @@ export async function authenticateMcp(env: Env, headers: Headers): Promise<McpAu
     const ctx = await contextForKeyId(env, info.apiKeyId);
     if (!ctx) throw new ApiError(401, "The API key behind this access token no longer exists.", { type: "authentication_error", code: "invalid_token" });
     const live = await checkKey(env, ctx);
-    return { context: live, via: "oauth", oauthClientId: info.clientId };
+    return { context: live, via: "oauth", oauthClientId: info.clientId, refusal: refusalOf(live, headers) };
   }
   const ctx = await resolveGatewayKey(env, token);
   const live = await checkKey(env, ctx);
-  return { context: live, via: "api_key", oauthClientId: null };
+  return { context: live, via: "api_key", oauthClientId: null, refusal: refusalOf(live, headers) };
 }
+
+const refusalOf = (ctx: KeyContext, headers: Headers): string | null => ipRefusal(ctx, clientIpOf(headers))?.message ?? null;
 
 /** Counts `messages` calls (each message of a JSON-RPC batch) against the key's MCP rate limit; 429 when over. */
 export async function enforceMcpRateLimit(env: Env, keyId: string, messages = 1): Promise<void> {

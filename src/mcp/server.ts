@@ -6,6 +6,7 @@
  */
 import { McpServer, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import type { McpToolContext } from "./context";
+import { toolError } from "./tools/result";
 import { registerAnalyticsTools } from "./tools/analytics";
 import { registerCatalogTools } from "./tools/catalog";
 import { registerGenerationTools } from "./tools/generation";
@@ -41,6 +42,9 @@ export function createMcpServer(ctx: McpToolContext): McpServer {
   registerAnalyticsTools(server, ctx);
   registerGenerationTools(server, ctx);
   registerCatalogTools(server);
+  const refusal = ctx.auth.refusal;
+  // The key's IP rules refuse this client (src/mcp/auth.ts): every tool answers the refusal.
+  if (refusal !== null) server.server.setRequestHandler("tools/call", () => toolError(refusal));
   // The SDK answers unknown versions with its latest; this server falls back to the configured one.
   server.server.setRequestHandler("initialize", (request) => ({
     protocolVersion: negotiateProtocolVersion(request.params.protocolVersion),

@@ -12,7 +12,7 @@ import { getDb } from "../db/client";
 import { oauthClients } from "../db/schema";
 import { sha256Hex, timingSafeEqual } from "../lib/crypto";
 import { newId, randomAlphanumeric } from "../lib/ids";
-import { checkKey, resolveGatewayKey } from "../auth/gateway-key";
+import { checkKey, authenticateGatewayKey, type PresentedKey } from "../auth/gateway-key";
 import { ApiError } from "../errors/api-error";
 import { isRecord } from "../providers/json";
 import { OAuthError } from "./errors";
@@ -54,8 +54,11 @@ export interface RegistrationResult {
   scope?: string;
 }
 
-/** RFC 7591 registration. `bearer` is the request's bearer credential (needed for client_credentials). */
-export async function registerClient(env: Env, metadata: unknown, bearer: string | null): Promise<RegistrationResult> {
+/**
+ * RFC 7591 registration. `presented` is the request's bearer credential and client IP (needed for
+ * client_credentials: the key authenticates as on every other door, IP rules included).
+ */
+export async function registerClient(env: Env, metadata: unknown, presented: PresentedKey): Promise<RegistrationResult> {
   if (!isRecord(metadata)) throw new OAuthError(400, "invalid_client_metadata", "The body must be a JSON object of client metadata.");
   const grantTypes = metadata.grant_types ?? ["authorization_code", "refresh_token"];
   if (!stringArray(grantTypes) || grantTypes.length === 0 || grantTypes.some((g) => !(GRANT_TYPES as readonly string[]).includes(g))) {
@@ -88,11 +91,11 @@ export async function registerClient(env: Env, metadata: unknown, bearer: string
   let apiKeyId: string | null = null;
   if (grantTypes.includes("client_credentials")) {
     if (authMethod === "none") throw new OAuthError(400, "invalid_client_metadata", "client_credentials clients must authenticate (client_secret_basic or client_secret_post).");
-    if (!bearer) {
+    if (!presented.secret) {
       throw new OAuthError(401, "invalid_client", "Registering a client_credentials client requires 'Authorization: Bearer <gateway key>'; the client will act as that key.");
     }
     try {
-      const ctx = await checkKey(env, await resolveGatewayKey(env, bearer));
+      const ctx = await checkKey(env, await authenticateGatewayKey(env, presented));
       apiKeyId = ctx.key.id;
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) throw new OAuthError(401, "invalid_client", err.message);

@@ -10,7 +10,7 @@ import { Hono, type Context } from "hono";
 import { cors } from "hono/cors";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
-import { extractBearer } from "../auth/gateway-key";
+import { presentedKey } from "../auth/gateway-key";
 import { createSession, destroySession, readSession, type SessionInfo } from "../auth/session";
 import { assertSameOrigin } from "../auth/csrf";
 import { getDb } from "../db/client";
@@ -94,7 +94,7 @@ oauthRoutes.post("/oauth/register", (c) =>
     } catch {
       throw new OAuthError(400, "invalid_client_metadata", "The body must be JSON client metadata.");
     }
-    const result = await registerClient(c.env, metadata, extractBearer(c));
+    const result = await registerClient(c.env, metadata, presentedKey(c.req.raw.headers));
     return c.json(result, 201, noStore);
   }),
 );

@@ -12,12 +12,13 @@
  *
  * `resolveAccessToken` caches positive answers per isolate for at most ACCESS_CACHE_TTL_MS (5 s):
  * a revocation made by another isolate takes effect within 5 s; one made in this isolate
- * (`revokeToken`, rotation) evicts the entry immediately. Expiry is always checked exactly.
+ * (`revokeToken`, rotation, `endKeyOAuth`) evicts the entry immediately. Expiry is always checked
+ * exactly.
  */
-import { and, eq, gt, isNull, like, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, like, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
-import { oauthGrants } from "../db/schema";
+import { apiKeys, oauthClients, oauthGrants } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
 import { randomAlphanumeric } from "../lib/ids";
 
@@ -269,4 +270,30 @@ export async function revokeToken(env: Env, clientId: string, token: string, now
     .update(oauthGrants)
     .set({ revokedAt: sql`coalesce(${oauthGrants.revokedAt}, ${now})` })
     .where(eq(oauthGrants.id, row.id));
+}
+
+/** Which gateway keys `endKeyOAuth` ends: one key, or every key of a project. */
+export type KeySelector = { keyId: string } | { projectId: string };
+
+/**
+ * Rolling, disabling or deleting a gateway key ends its OAuth access (issue 22): every live grant
+ * issued for the key (codes, access and refresh tokens, whatever the client) is revoked, and the
+ * `client_credentials` clients registered with the key are deleted (with their grants), so they
+ * can mint no new token. The key's holder registers a new client with the new secret; an MCP
+ * client of the authorization_code flow signs in again. One batch; keys are picked by a
+ * subquery, never a bound list.
+ */
+export async function endKeyOAuth(env: Env, keys: KeySelector, now = Date.now()): Promise<void> {
+  const db = getDb(env.DB);
+  const ofKeys = (column: typeof oauthGrants.apiKeyId | typeof oauthClients.apiKeyId) =>
+    "keyId" in keys ? eq(column, keys.keyId) : inArray(column, db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.projectId, keys.projectId)));
+  const [revoked] = await db.batch([
+    db
+      .update(oauthGrants)
+      .set({ revokedAt: now })
+      .where(and(ofKeys(oauthGrants.apiKeyId), isNull(oauthGrants.revokedAt)))
+      .returning({ tokenHash: oauthGrants.tokenHash }),
+    db.delete(oauthClients).where(ofKeys(oauthClients.apiKeyId)),
+  ]);
+  for (const r of revoked) cache.delete(r.tokenHash);
 }

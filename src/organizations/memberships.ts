@@ -173,7 +173,14 @@ export async function signInMemberships(db: Db, user: { id: string; passwordOrgI
   conds.push(user.passwordOrgId ? eq(members.organizationId, user.passwordOrgId) : isNotNull(members.acceptedAt));
   if (organizationId) conds.push(eq(members.organizationId, organizationId));
   return db
-    .select({ memberId: members.id, role: members.role, organizationId: organizations.id, organizationName: organizations.name, acceptedAt: members.acceptedAt })
+    .select({
+      memberId: members.id,
+      role: members.role,
+      organizationId: organizations.id,
+      organizationName: organizations.name,
+      plan: organizations.plan,
+      acceptedAt: members.acceptedAt,
+    })
     .from(members)
     .innerJoin(organizations, eq(organizations.id, members.organizationId))
     .where(and(...conds))
@@ -185,7 +192,11 @@ export async function markSignedIn(db: Db, m: { memberId: string; acceptedAt: nu
   if (m.acceptedAt === null) await db.update(members).set({ acceptedAt: now }).where(eq(members.id, m.memberId));
 }
 
-/** The organizations a signed-in user may switch to (the same rule as sign-in), oldest first. */
+/**
+ * The organizations a signed-in user may switch to (the same rule as sign-in: what the account's
+ * current password opens), oldest first. The dashboard's organization switcher and the OAuth
+ * consent page list only these: a pending membership another organization added is not shown.
+ */
 export async function switchableMemberships(db: Db, userId: string) {
   const user = await db.select({ id: users.id, passwordOrgId: users.passwordOrgId }).from(users).where(eq(users.id, userId)).get();
   return user ? signInMemberships(db, user) : [];

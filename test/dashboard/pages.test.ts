@@ -215,6 +215,9 @@ describe("dashboard pages", () => {
     const b = await seedOrg({ name: "Beta Org" });
     const res = await call("/v1/master/members", { method: "POST", key: b.masterKey, ...json({ email: a.ownerEmail, name: "Owner A", role: "developer" }) });
     expect(res.status).toBe(201);
+    // Accepted (test/security/switcher.test.ts takes the e-mailed token; a pending one is not listed).
+    const memberId = ((await res.json()) as { member: { id: string } }).member.id;
+    await env.DB.prepare("UPDATE members SET accepted_at = ? WHERE id = ?").bind(Date.now(), memberId).run();
     const s = await signIn(a.ownerEmail, a.ownerPassword);
     const html = await (await page(s, "/dashboard/keys")).text();
     expect(html).toContain('<label for="switch-org">Organization</label>');

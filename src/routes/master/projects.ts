@@ -9,6 +9,7 @@ import { badRequest, notFound } from "../../errors/api-error";
 import { validate, validateBody } from "../../errors/validation";
 import { newId } from "../../lib/ids";
 import { bumpKeyVersions, syncKeys } from "../../keys/sync";
+import { endKeyOAuth } from "../../oauth/tokens";
 import { publicProject } from "../../organizations/view";
 import type { Env } from "../../env";
 
@@ -88,5 +89,6 @@ projectRoutes.delete("/:id", validate("param", idParam), async (c) => {
       .returning(),
   ]);
   await syncKeys(c.env, keys);
+  await endKeyOAuth(c.env, { projectId: project.id }, now);
   return c.json({ message: `Project '${project.id}' deleted.`, deletedKeys: keys.length });
 });
