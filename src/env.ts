@@ -16,6 +16,11 @@ declare global {
        * discovery and links in e-mails use it instead of the request's Host header.
        */
       PUBLIC_URL?: string;
+      /**
+       * Further browser origins (comma-separated) allowed to call `/mcp`, besides the gateway's own
+       * (src/mcp/origin.ts). Any other `Origin` is refused with 403.
+       */
+      ALLOWED_ORIGINS?: string;
     }
   }
 }

@@ -107,7 +107,7 @@ const mcpHandler = createMcpHandler(
   {
     route: "/mcp",
     maxRequestBodySize: MCP_MAX_BODY_BYTES,
-    // Every request carries a bearer credential checked above; no cookies, so no Origin allow-list.
+    // Origin is checked in front of every /mcp route (src/mcp/origin.ts: PUBLIC_URL, ALLOWED_ORIGINS).
     allowedOriginHostnames: "*",
     corsOptions: {
       origin: CORS_HEADERS["access-control-allow-origin"],
