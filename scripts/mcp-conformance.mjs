@@ -21,7 +21,7 @@ import { parseArgs } from "./lib/local.mjs";
 import { QUIET_ENV, startThrowawayGateway } from "./lib/throwaway-gateway.mjs";
 
 /** Scenarios that apply to a stateless, tools-only server (docs/mcp-conformance.md says why the rest do not). */
-export const APPLICABLE = ["server-initialize", "ping", "tools-list", "server-sse-polling", "server-sse-multiple-streams"];
+export const APPLICABLE = ["server-initialize", "ping", "tools-list", "server-sse-polling", "server-sse-multiple-streams", "dns-rebinding-protection"];
 
 const args = parseArgs(process.argv.slice(2));
 const port = typeof args.port === "string" ? Number(args.port) : 8792;
@@ -100,7 +100,9 @@ async function main() {
   log(`suite ${suite} on node ${version}`);
   const scenarios = args.scenarios === "all" ? allServerScenarios() : typeof args.scenarios === "string" ? args.scenarios.split(",") : APPLICABLE;
 
-  const gateway = await startThrowawayGateway({ port, name: "conformance", log });
+  // The suite's legitimate requests name the proxy's origin: it is this gateway's, as far as the suite knows.
+  const proxyOrigins = `http://127.0.0.1:${proxyPort},http://localhost:${proxyPort}`;
+  const gateway = await startThrowawayGateway({ port, name: "conformance", log, vars: [`ALLOWED_ORIGINS:${proxyOrigins}`] });
   cleanups.push(gateway.stop);
   const proxy = /** @type {import("node:http").Server} */ (await startProxy(gateway.baseUrl, gateway.key));
   cleanups.push(() => proxy.close());

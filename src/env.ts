@@ -21,6 +21,11 @@ declare global {
        * routed to the same Worker; that host serves only the content route (docs/security.md).
        */
       VIDEO_CONTENT_ORIGIN?: string;
+      /**
+       * Further browser origins (comma-separated) allowed to call `/mcp`, besides the gateway's own
+       * (src/mcp/origin.ts). Any other `Origin` is refused with 403.
+       */
+      ALLOWED_ORIGINS?: string;
     }
   }
 }

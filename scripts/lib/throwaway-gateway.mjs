@@ -16,14 +16,15 @@ const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 export const QUIET_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
 
 /**
- * @param {{ port: number, name: string, log: (msg: string) => void }} opts
+ * @param {{ port: number, name: string, log: (msg: string) => void, vars?: string[] }} opts
+ *   `vars`: further `NAME:value` Worker vars.
  * @returns {Promise<{ baseUrl: string, key: string, stop: () => void }>}
  */
-export async function startThrowawayGateway({ port, name, log }) {
+export async function startThrowawayGateway({ port, name, log, vars: extraVars = [] }) {
   const baseUrl = `http://127.0.0.1:${port}`;
   const state = mkdtempSync(join(tmpdir(), `switchboard-${name}-`));
   const adminToken = randomToken(24);
-  const vars = [`ADMIN_TOKEN:${adminToken}`, `KEY_HASH_SECRET:${randomToken(32)}`, "ENVIRONMENT:development"];
+  const vars = [`ADMIN_TOKEN:${adminToken}`, `KEY_HASH_SECRET:${randomToken(32)}`, "ENVIRONMENT:development", ...extraVars];
   /** @type {import("node:child_process").ChildProcess | null} */
   let wrangler = null;
   const stop = () => {

@@ -8,9 +8,10 @@
  * In front of it stays what is ours: authentication (src/mcp/auth.ts) and the per-key rate limit,
  * counting every message of a JSON-RPC batch; `-32602` for invalid params of protocol methods (the
  * SDK reports those as -32603 with a raw validation dump), alone or in a batch, where the other
- * messages still go to the SDK; `Accept: *\/*` read as accepting both JSON and SSE; batches
- * refused from protocol 2025-06-18 (which removed them); `GET /mcp` without an SSE Accept
- * answering server info or the setup page.
+ * messages still go to the SDK; the reply format (contract section 7): a client that accepts JSON
+ * gets one JSON body (the stateless SSE answer of the transport, read whole), one that accepts
+ * only `text/event-stream` gets the stream; batches refused from protocol 2025-06-18 (which
+ * removed them); `GET /mcp` without an SSE Accept answering server info or the setup page.
  */
 import type { Context } from "hono";
 import { createMcpHandler } from "agents/mcp/server";
@@ -106,7 +107,7 @@ const mcpHandler = createMcpHandler(
   {
     route: "/mcp",
     maxRequestBodySize: MCP_MAX_BODY_BYTES,
-    // Every request carries a bearer credential checked above; no cookies, so no Origin allow-list.
+    // Origin is checked in front of every /mcp route (src/mcp/origin.ts: PUBLIC_URL, ALLOWED_ORIGINS).
     allowedOriginHostnames: "*",
     corsOptions: {
       origin: CORS_HEADERS["access-control-allow-origin"],
@@ -119,13 +120,56 @@ const mcpHandler = createMcpHandler(
   },
 );
 
-/** `Accept: *\/*` (or none) accepts JSON and SSE alike; the transport wants both named. */
-function normalizedHeaders(headers: Headers): Headers {
+/**
+ * How a POST is answered (contract section 7): one JSON body when the client accepts JSON
+ * (`application/json`, `application/*`, `*\/*` or no Accept at all), an SSE stream when it
+ * accepts only `text/event-stream`, 406 otherwise.
+ */
+export type McpReplyMode = "json" | "sse";
+export function replyMode(accept: string | null | undefined): McpReplyMode | null {
+  const value = (accept ?? "").toLowerCase();
+  if (value.trim() === "" || /application\/json|application\/\*|\*\/\*/.test(value)) return "json";
+  return value.includes("text/event-stream") ? "sse" : null;
+}
+
+/** The SDK transport wants both media types named; the reply mode is applied to its answer. */
+function transportHeaders(headers: Headers): Headers {
   const out = new Headers(headers);
-  const accept = headers.get("accept") ?? "";
-  const both = accept.includes("application/json") && accept.includes("text/event-stream");
-  if (!both && (accept === "" || accept.includes("*/*"))) out.set("accept", "application/json, text/event-stream");
+  out.set("accept", "application/json, text/event-stream");
   return out;
+}
+
+/** The JSON-RPC messages of an SSE body (`data:` lines of each event; comments and empty events skipped). */
+export function sseMessages(text: string): unknown[] {
+  const out: unknown[] = [];
+  for (const frame of text.replace(/\r\n?/g, "\n").split("\n\n")) {
+    const data = frame
+      .split("\n")
+      .filter((line) => line.startsWith("data:"))
+      .map((line) => line.slice(line.startsWith("data: ") ? 6 : 5))
+      .join("\n");
+    if (data.trim() !== "") out.push(JSON.parse(data));
+  }
+  return out;
+}
+
+const isResponse = (m: unknown): boolean =>
+  typeof m === "object" && m !== null && !Array.isArray(m) && "id" in m && ("result" in m || "error" in m);
+
+/**
+ * A stateless SSE answer as one JSON body: the reply (a batch: the replies, as an array). The
+ * stream of a stateless request ends with its last reply, so it is read whole; notifications sent
+ * before the reply have no place in a JSON answer and are dropped, as the SDK's JSON mode does.
+ */
+async function asJsonReply(res: Response, batch: boolean): Promise<Response> {
+  if (!res.body || !(res.headers.get("content-type") ?? "").includes("text/event-stream")) return res;
+  const replies = sseMessages(await res.text()).filter(isResponse);
+  const headers = new Headers(res.headers);
+  headers.set("content-type", "application/json");
+  headers.delete("content-length");
+  headers.delete("cache-control");
+  if (replies.length === 0) return new Response(null, { status: 202, headers });
+  return new Response(JSON.stringify(batch ? replies : replies[0]), { status: res.status, headers });
 }
 
 export function handleMcpGet(c: Context<AppEnv>): Response | Promise<Response> {
@@ -145,6 +189,11 @@ export const handleMcpOther = (c: Context<AppEnv>): Promise<Response> => mcpHand
 export async function handleMcpPost(c: Context<AppEnv>): Promise<Response> {
   const auth = await authenticate(c);
   if (auth instanceof Response) return auth;
+  const mode = replyMode(c.req.header("accept"));
+  if (mode === null) {
+    await c.req.raw.body?.cancel().catch(() => undefined);
+    return jsonRpcError(406, -32000, "Not Acceptable: Accept must include application/json (one JSON reply) or text/event-stream (an SSE stream).", null, CORS_HEADERS);
+  }
   const text = await readBodyLimited(c.req.raw, MCP_MAX_BODY_BYTES);
   if (text === null) return jsonRpcError(413, -32000, `Payload Too Large: the request body must not exceed ${MCP_MAX_BODY_BYTES} bytes.`, null, CORS_HEADERS);
   let parsed: unknown;
@@ -180,9 +229,10 @@ export async function handleMcpPost(c: Context<AppEnv>): Promise<Response> {
     }
   }
   const body = early.length > 0 ? JSON.stringify(forwarded) : text;
-  const request = new Request(c.req.raw.url, { method: "POST", headers: normalizedHeaders(c.req.raw.headers), body });
+  const request = new Request(c.req.raw.url, { method: "POST", headers: transportHeaders(c.req.raw.headers), body });
   contexts.set(request, toolContext(c, auth));
-  const res = await mcpHandler.fetch(request, json ? { parsedBody: forwarded } : undefined);
+  const answered = await mcpHandler.fetch(request, json ? { parsedBody: forwarded } : undefined);
+  const res = mode === "json" ? await asJsonReply(answered, Array.isArray(forwarded)) : answered;
   return withHeaders(early.length > 0 ? await withEarlyReplies(res, early) : res, { "x-request-id": c.get("requestId") });
 }
 
@@ -203,7 +253,7 @@ async function withEarlyReplies(res: Response, replies: readonly InvalidParamsRe
     const stream = new TransformStream<Uint8Array, Uint8Array>({ start: (controller) => controller.enqueue(head) });
     return new Response(res.body.pipeThrough(stream), res);
   }
-  // agents' handler streams today; should it answer plain JSON, the replies still join it as one array.
+  // A JSON answer (the client accepts JSON): the replies join it as one array.
   const answered: unknown = await res.json();
   const headers = new Headers(res.headers);
   headers.delete("content-length");

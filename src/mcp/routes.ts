@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-types";
 import { CORS_HEADERS, handleMcpGet, handleMcpOther, handleMcpPost, jsonRpcError } from "./http";
+import { originAllowed } from "./origin";
 import { handleSseMessage, handleSseOpen } from "./sse";
 
 export const mcpRoutes = new Hono<AppEnv>();
@@ -10,6 +11,15 @@ const preflight = () => new Response(null, { status: 204, headers: CORS_HEADERS 
 const notAllowed = (allow: string) => () =>
   jsonRpcError(405, -32000, `Method Not Allowed (allowed: ${allow}).`, null, { allow, ...CORS_HEADERS });
 
+// Before anything else, the preflight and authentication included: a foreign Origin is 403.
+mcpRoutes.use("/mcp", async (c, next) => {
+  if (originAllowed(c.env, c.req.raw)) return next();
+  await c.req.raw.body?.cancel().catch(() => undefined);
+  return jsonRpcError(403, -32000, `Forbidden: Origin '${(c.req.header("origin") ?? "").slice(0, 200)}' is not allowed; the gateway's own origin and those in ALLOWED_ORIGINS are.`, null, {
+    ...CORS_HEADERS,
+    "x-request-id": c.get("requestId"),
+  });
+});
 mcpRoutes.post("/mcp", handleMcpPost);
 mcpRoutes.get("/mcp", handleMcpGet);
 mcpRoutes.on("OPTIONS", ["/sse", "/messages"], preflight);

@@ -60,8 +60,8 @@ export function textOf(result: unknown): string {
 }
 
 /**
- * The JSON-RPC message(s) of a `/mcp` answer: the transport answers requests as a short SSE
- * stream (`event: message` frames) and errors it raises itself as plain JSON.
+ * The JSON-RPC message(s) of a `/mcp` answer: one JSON body for clients that accept JSON, a short
+ * SSE stream (`event: message` frames) for those that accept only `text/event-stream`.
  */
 export async function readRpc<T = Record<string, any>>(res: Response): Promise<T> {
   const text = await res.text();

@@ -1,0 +1,92 @@
+/**
+ * Contract section 7: a /mcp request with an Origin header is served only from the gateway's own
+ * origin (PUBLIC_URL's, else the request's) or one listed in ALLOWED_ORIGINS; any other is 403.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../../src/index";
+import { seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { BASE, initializeMessage, rpc, workerFetch } from "./helpers";
+
+let org: SeededOrg;
+
+beforeAll(async () => {
+  org = await seedOrg();
+});
+
+const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+
+async function withEnv(vars: Record<string, string>, url: string, init: RequestInit<IncomingRequestCfProperties>): Promise<Response> {
+  const props = Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, { value: v, enumerable: true }]));
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(new Request(url, init), Object.create(env, props) as typeof env, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+const post = (key: string, origin?: string): RequestInit<IncomingRequestCfProperties> => ({
+  method: "POST",
+  headers: {
+    authorization: `Bearer ${key}`,
+    "content-type": "application/json",
+    accept: "application/json",
+    ...(origin ? { origin } : {}),
+  },
+  body: JSON.stringify(ping),
+});
+
+describe("MCP Origin validation", () => {
+  it("a foreign Origin is 403 with a JSON-RPC error, before authentication", async () => {
+    for (const key of [org.key, undefined]) {
+      const res = await rpc(initializeMessage(), { key, headers: { origin: "http://evil.example.com" } });
+      expect(res.status).toBe(403);
+      const body = (await res.json()) as { jsonrpc: string; error: { code: number; message: string } };
+      expect(body.jsonrpc).toBe("2.0");
+      expect(body.error.message).toContain("http://evil.example.com");
+      expect(body.error.message).toContain("ALLOWED_ORIGINS");
+    }
+  });
+
+  it("GET, DELETE and the preflight from a foreign Origin are 403 too; 'null' is foreign", async () => {
+    const get = await workerFetch(`${BASE}/mcp`, { headers: { accept: "application/json", origin: "https://evil.example.com" } });
+    expect(get.status).toBe(403);
+    const del = await workerFetch(`${BASE}/mcp`, { method: "DELETE", headers: { authorization: `Bearer ${org.key}`, origin: "https://evil.example.com" } });
+    expect(del.status).toBe(403);
+    const preflight = await workerFetch(`${BASE}/mcp`, {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example.com", "access-control-request-method": "POST" },
+    });
+    expect(preflight.status).toBe(403);
+    const nullOrigin = await rpc(ping, { key: org.key, headers: { origin: "null" } });
+    expect(nullOrigin.status).toBe(403);
+  });
+
+  it("no Origin, or the request's own origin when PUBLIC_URL is unset, is served", async () => {
+    expect((await rpc(ping, { key: org.key })).status).toBe(200);
+    const own = await rpc(ping, { key: org.key, headers: { origin: BASE } });
+    expect(own.status).toBe(200);
+    expect(await own.json()).toMatchObject({ id: 1, result: {} });
+    const preflight = await workerFetch(`${BASE}/mcp`, { method: "OPTIONS", headers: { origin: BASE, "access-control-request-method": "POST" } });
+    expect(preflight.status).toBeLessThan(300);
+  });
+
+  it("with PUBLIC_URL set, its origin is the gateway's own and the request's host is not", async () => {
+    const vars = { PUBLIC_URL: "https://gateway.example.com/" };
+    expect((await withEnv(vars, "http://internal-host.test/mcp", post(org.key, "https://gateway.example.com"))).status).toBe(200);
+    expect((await withEnv(vars, "http://internal-host.test/mcp", post(org.key, "http://internal-host.test"))).status).toBe(403);
+    expect((await withEnv(vars, "http://internal-host.test/mcp", post(org.key))).status).toBe(200);
+  });
+
+  it("origins listed in ALLOWED_ORIGINS are served; others still 403", async () => {
+    const vars = { ALLOWED_ORIGINS: " https://app.example.com , http://localhost:5173/,not a url" };
+    for (const origin of ["https://app.example.com", "https://APP.example.com", "http://localhost:5173", BASE]) {
+      const res = await withEnv(vars, `${BASE}/mcp`, post(org.key, origin));
+      expect(res.status, origin).toBe(200);
+    }
+    for (const origin of ["https://app.example.com:8443", "http://app.example.com", "https://evil.example.com", "not a url"]) {
+      const res = await withEnv(vars, `${BASE}/mcp`, post(org.key, origin));
+      expect(res.status, origin).toBe(403);
+    }
+  });
+});
