@@ -5,6 +5,7 @@ import { keyStateStub } from "../durable-objects/key-state";
 import { settleQueuedFor } from "../billing/settle";
 import { publicKey, type KeyRow } from "./create";
 import { currentWindow, type SettledSpend } from "./spend";
+import { limitStateOf } from "./limit-state";
 
 /** Spend as decimal strings, and the current window's start and end. */
 function spendFields(row: KeyRow, spend: SettledSpend) {
@@ -12,11 +13,13 @@ function spendFields(row: KeyRow, spend: SettledSpend) {
     spend.periodStartedAt !== null && row.periodUsageDurationValue && row.periodUsageDurationUnit
       ? addPeriod(spend.periodStartedAt, row.periodUsageDurationValue, row.periodUsageDurationUnit)
       : null;
+  const periodEndsAt = windowEnd === null ? null : new Date(windowEnd).toISOString();
   return {
     usage: formatUsd(spend.usage),
     periodUsage: formatUsd(spend.periodUsage),
     periodStartedAt: spend.periodStartedAt === null ? null : new Date(spend.periodStartedAt).toISOString(),
-    periodEndsAt: windowEnd === null ? null : new Date(windowEnd).toISOString(),
+    periodEndsAt,
+    limitState: limitStateOf(row, spend, periodEndsAt),
   };
 }
 
@@ -31,7 +34,7 @@ export async function keyDetail(env: Env, row: KeyRow) {
 }
 
 /** Spend fields of a key whose figures have not reached D1 yet (src/keys/spend.ts). */
-const UNKNOWN_SPEND = { usage: null, periodUsage: null, periodStartedAt: null, periodEndsAt: null } as const;
+const UNKNOWN_SPEND = { usage: null, periodUsage: null, periodStartedAt: null, periodEndsAt: null, limitState: null } as const;
 
 /**
  * A key in a list: the fields of `keyDetail`, with the settled spend D1 holds (no object call),

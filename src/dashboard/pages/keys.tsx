@@ -66,8 +66,27 @@ export async function loadKeys(env: Env, ctx: PageContext): Promise<{ keys: KeyV
   };
 }
 
+/** An active key at a spend limit is refused (401 `usage_limit_reached`): it is not shown as healthy. */
 const StatusBadge: FC<{ k: KeyView }> = ({ k }) =>
-  k.expired ? <span class="badge bad">expired</span> : k.status === "active" ? <span class="badge ok">active</span> : <span class="badge warn">disabled</span>;
+  k.expired ? (
+    <span class="badge bad">expired</span>
+  ) : k.status !== "active" ? (
+    <span class="badge warn">disabled</span>
+  ) : k.limitState?.reached ? (
+    <span class="badge bad" title="Spending requests with this key answer 401 usage_limit_reached until a limit is raised or the window resets.">
+      limit reached
+    </span>
+  ) : (
+    <span class="badge ok">active</span>
+  );
+
+/** "limit reached" under a spend / limit cell, with when the recurring window resets. */
+const Reached: FC<{ resetsAt?: string | null | undefined }> = ({ resetsAt }) => (
+  <div class="small">
+    <span class="badge bad">limit reached</span>
+    {resetsAt ? <span class="muted"> · resets {formatDate(resetsAt)}</span> : null}
+  </div>
+);
 
 const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
   <section class="card" aria-labelledby="create-title">
@@ -297,6 +316,7 @@ const KeyRowView: FC<{ k: KeyView; thresholdPercent: number; alertsOn: boolean }
     <td data-label="All-time" class="num">
       {formatUsd(k.usage)}
       {k.usageLimit !== null ? <span class="muted"> / {formatUsd(k.usageLimit)}</span> : <span class="muted"> / no limit</span>}
+      {k.limitState?.allTime?.reached ? <Reached /> : null}
     </td>
     <td data-label="Recurring" class="num">
       {k.periodUsageLimit !== null ? (
@@ -306,7 +326,7 @@ const KeyRowView: FC<{ k: KeyView; thresholdPercent: number; alertsOn: boolean }
             {" "}
             / {formatUsd(k.periodUsageLimit)} {windowLabel(k.periodUsageDurationValue, k.periodUsageDurationUnit)}
           </span>
-          {k.periodEndsAt ? <div class="muted small">resets {formatDate(k.periodEndsAt)}</div> : null}
+          {k.limitState?.recurring?.reached ? <Reached resetsAt={k.periodEndsAt} /> : k.periodEndsAt ? <div class="muted small">resets {formatDate(k.periodEndsAt)}</div> : null}
         </>
       ) : (
         <span class="muted">none</span>
