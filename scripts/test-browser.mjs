@@ -453,6 +453,49 @@ try {
     await keyRow("Keyboard key").waitFor();
   });
 
+  await scenario("standards mode everywhere, top-bar links to /docs and /mcp, an HTML 404 page", async () => {
+    for (const path of ["/dashboard/keys", "/dashboard/usage", "/dashboard/access", "/dashboard/organization", "/dashboard/accept", "/docs", "/mcp"]) {
+      await page.goto(`${BASE}${path}`);
+      assert.equal(await page.evaluate(() => document.compatMode), "CSS1Compat", `${path} renders in quirks mode`);
+    }
+    await page.goto(`${BASE}/dashboard/keys`);
+    const top = page.locator("header.top");
+    assert.equal(await top.getByRole("link", { name: "API docs" }).getAttribute("href"), "/docs");
+    assert.equal(await top.getByRole("link", { name: "MCP" }).getAttribute("href"), "/mcp");
+    const seen = consoleErrors.length;
+    const res = await page.goto(`${BASE}/dashboard/nope`);
+    assert.equal(res?.status(), 404);
+    assert.match(res?.headers()["content-type"] ?? "", /^text\/html/);
+    await page.getByRole("heading", { name: "Page not found", level: 1 }).waitFor();
+    assert.equal(await page.evaluate(() => document.compatMode), "CSS1Compat");
+    await shot("11a-dashboard-404");
+    consoleErrors.splice(seen); // the 404 asked for
+  });
+
+  await scenario("dark theme: follows the system, and the top-bar toggle persists", async () => {
+    const bodyBg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const isDark = (/** @type {string} */ rgb) => (rgb.match(/\d+/g) ?? ["255"]).slice(0, 3).reduce((a, b) => a + Number(b), 0) < 200;
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.goto(`${BASE}/dashboard/usage`);
+    assert.ok(isDark(await bodyBg()), `system dark not followed: ${await bodyBg()}`);
+    await shot("11b-dark-usage");
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.goto(`${BASE}/dashboard/keys`);
+    assert.ok(!isDark(await bodyBg()), "light page is dark");
+    const toggle = page.getByRole("button", { name: "Dark mode" });
+    assert.equal(await toggle.getAttribute("aria-pressed"), "false");
+    await toggle.click();
+    assert.equal(await toggle.getAttribute("aria-pressed"), "true");
+    assert.ok(isDark(await bodyBg()), "toggle did not switch to dark");
+    await page.goto(`${BASE}/dashboard/organization`);
+    assert.ok(isDark(await bodyBg()), "dark choice not kept across pages");
+    await shot("11c-dark-organization");
+    await page.goto(`${BASE}/dashboard/access`);
+    await shot("11d-dark-access");
+    await page.getByRole("button", { name: "Dark mode" }).click();
+    assert.ok(!isDark(await bodyBg()), "toggle did not switch back to light");
+  });
+
   await scenario("phone width", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const [name, path] of [["keys", "/dashboard/keys"], ["usage", "/dashboard/usage"], ["access", "/dashboard/access"], ["organization", "/dashboard/organization"], ["accept", "/dashboard/accept"]]) {
@@ -461,8 +504,39 @@ try {
       assert.ok(overflow <= 1, `${path} scrolls sideways by ${overflow}px`);
       await shot(`11-phone-${name}`);
     }
+    // Nothing cut off: the member and team actions and the rankings' Cost column lie inside the screen.
+    const inside = async (/** @type {import("playwright-core").Locator} */ el, /** @type {string} */ what) => {
+      await el.scrollIntoViewIfNeeded();
+      const box = await el.boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 391, `${what} is off screen: ${JSON.stringify(box)}`);
+    };
+    await page.goto(`${BASE}/dashboard/organization`);
+    const owner = page.locator("tr", { has: page.getByText(OWNER.email, { exact: true }) }).first();
+    await inside(owner.getByLabel(`Role of ${OWNER.email}`), "the role select");
+    await inside(owner.getByRole("button", { name: "Save role" }), "Save role");
+    await inside(page.locator("tr", { hasText: "dora@browser.test" }).first().getByRole("button", { name: "Remove", exact: true }), "Remove member");
+    await inside(page.getByRole("button", { name: "Add to team" }).first(), "Add to team");
+    await page.goto(`${BASE}/dashboard/usage`);
+    await inside(page.locator("section", { hasText: "Models" }).locator("td[data-label=Cost]").first(), "the Cost column");
+    await shot("11-phone-usage-rankings");
     await page.goto(`${BASE}/mcp`, { waitUntil: "load" });
     await shot("12-phone-mcp-setup");
+    await page.setViewportSize({ width: 1360, height: 900 });
+  });
+
+  await scenario("/docs: styled by its own stylesheet, section links apart, no sideways scroll on a phone", async () => {
+    await page.goto(`${BASE}/docs`);
+    assert.equal(await page.evaluate(() => getComputedStyle(document.body).maxWidth), "72rem".replace("72rem", `${72 * 16}px`), "docs.css not applied");
+    const links = page.locator("nav.tags a");
+    const [a, b] = [await links.nth(0).boundingBox(), await links.nth(1).boundingBox()];
+    assert.ok(a && b && (b.x > a.x + a.width + 4 || b.y > a.y), "section links run together");
+    assert.equal(await page.locator("p").filter({ hasText: "`" }).count(), 0, "literal backticks");
+    await shot("17-docs");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${BASE}/docs`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `/docs scrolls sideways by ${overflow}px`);
+    await page.screenshot({ path: join(SHOTS, "17-phone-docs.png") });
     await page.setViewportSize({ width: 1360, height: 900 });
   });
 

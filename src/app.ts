@@ -14,7 +14,7 @@ import { modelsRoutes } from "./routes/models";
 import { imageRoutes } from "./routes/images";
 import { oauthRoutes } from "./oauth/routes";
 import { videoContentOriginOnly, videoRoutes } from "./routes/videos";
-import { dashboardPages, loginRedirect } from "./dashboard/routes";
+import { dashboardNotFound, dashboardPages, loginRedirect } from "./dashboard/routes";
 import { htmlSecurityHeaders } from "./dashboard/security";
 import { openApiRoutes } from "./openapi/routes";
 import { messagesRoutes } from "./dialects/anthropic-messages/route";
@@ -51,7 +51,7 @@ export function createApp(): Hono<AppEnv> {
   app.route("/v1/responses", responsesRoutes);
   // routes:end
 
-  app.notFound(notFoundHandler);
+  app.notFound((c) => (c.req.path.startsWith("/dashboard/") ? dashboardNotFound(c) : notFoundHandler(c)));
   app.onError(onError);
   return app;
 }

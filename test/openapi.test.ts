@@ -87,6 +87,27 @@ describe("GET /docs", () => {
     expect(html).toContain("/v1/master/keys/{id}");
     expect(html).not.toMatch(/<script|src="http|href="http/);
   });
+
+  it("is a standards-mode page whose stylesheet is a file its own CSP allows (no inline style)", async () => {
+    const res = await call("/docs");
+    const html = await res.text();
+    expect(html.startsWith("<!DOCTYPE html>")).toBe(true);
+    expect(html).not.toMatch(/<style|style="/);
+    expect(html).toContain('<link rel="stylesheet" href="/docs.css">');
+    expect(res.headers.get("content-security-policy")).toContain("style-src 'self'");
+    const css = await call("/docs.css");
+    expect(css.status).toBe(200);
+    expect(css.headers.get("content-type")).toContain("text/css");
+    const text = await css.text();
+    expect(text).toContain("prefers-color-scheme:dark");
+    expect(text).toContain("nav.tags{display:flex");
+  });
+
+  it("shows backticked words as code, never literal backticks", async () => {
+    const html = await (await call("/docs")).text();
+    expect(html).toContain("<code>/v1</code>");
+    expect(html.replace(/<pre>[\s\S]*?<\/pre>/g, "")).not.toContain("`");
+  });
 });
 
 describe("absolute URLs behind a proxy", () => {

@@ -4,10 +4,13 @@
  * navigation, organization and project switchers and "Sign out", and the secret dialog.
  */
 import type { Child, FC } from "hono/jsx";
+import { raw } from "hono/html";
 import type { PageContext } from "./context";
 
 export const ASSET_CSS = "/dashboard/assets/app.css";
 export const ASSET_JS = "/dashboard/assets/app.js";
+/** Applies the stored light/dark choice before the first paint (a tiny synchronous script). */
+export const ASSET_THEME = "/dashboard/assets/theme.js";
 
 const NAV = [
   { href: "/dashboard/keys", label: "Keys" },
@@ -16,8 +19,10 @@ const NAV = [
   { href: "/dashboard/organization", label: "Organization" },
 ] as const;
 
-/** A bare document: head with the shared stylesheet; used by every HTML page. */
+/** A bare standards-mode document: head with the shared stylesheet; used by every HTML page. */
 export const Document: FC<{ title: string; csrf?: string | undefined; script?: boolean; children?: Child }> = ({ title, csrf, script = true, children }) => (
+  <>
+  {raw("<!DOCTYPE html>")}
   <html lang="en">
     <head>
       <meta charset="utf-8" />
@@ -26,10 +31,12 @@ export const Document: FC<{ title: string; csrf?: string | undefined; script?: b
       {csrf ? <meta name="csrf-token" content={csrf} /> : null}
       <title>{`${title} · Switchboard`}</title>
       <link rel="stylesheet" href={ASSET_CSS} />
+      <script src={ASSET_THEME}></script>
       {script ? <script src={ASSET_JS} defer></script> : null}
     </head>
     <body>{children}</body>
   </html>
+  </>
 );
 
 const withProject = (href: string, ctx: PageContext): string => (ctx.project ? `${href}?project=${encodeURIComponent(ctx.project.id)}` : href);
@@ -50,7 +57,14 @@ export const Layout: FC<{ title: string; ctx: PageContext; children?: Child }> =
           </a>
         ))}
       </nav>
+      <nav class="nav ext" aria-label="Reference">
+        <a href="/docs">API docs</a>
+        <a href="/mcp">MCP</a>
+      </nav>
       <div class="who">
+        <button class="btn sm theme-toggle" type="button" data-theme-toggle aria-pressed="false" hidden data-js-only>
+          Dark mode
+        </button>
         {ctx.organizations.length > 1 ? (
           <form method="get" action="/dashboard/sign-in">
             <label for="switch-org">Organization</label>

@@ -4,7 +4,7 @@
  * the master and session APIs; every change is a JSON call to the session API made by the one
  * static client script. Queries are validated with zod; bad values fall back to defaults.
  */
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import { readSession } from "../auth/session";
@@ -15,6 +15,7 @@ import { KeysPage, loadKeys } from "./pages/keys";
 import { UsagePage, loadUsage } from "./pages/usage";
 import { AccessPage, loadAccess } from "./pages/access";
 import { OrganizationPage, loadOrganizationPage } from "./pages/organization";
+import { NotFoundPage } from "./pages/not-found";
 
 const id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
@@ -71,3 +72,10 @@ dashboardPages.get("/organization", async (c) => {
   const ctx = c.get("page");
   return c.html(<OrganizationPage ctx={ctx} data={await loadOrganizationPage(c.env, ctx)} />);
 });
+
+
+/** The app's not-found handler for `/dashboard/...` paths (wired in src/app.ts): an HTML 404 page, whatever pages are added. */
+export function dashboardNotFound(c: Context): Response | Promise<Response> {
+  c.header("cache-control", "no-store");
+  return c.html(<NotFoundPage path={c.req.path} />, 404);
+}

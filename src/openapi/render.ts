@@ -18,12 +18,24 @@ function deref(doc: Json, node: Json): Json {
   return asObject(cur);
 }
 
-const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1d2733}
-h1{margin-bottom:0}nav a{margin-right:.8rem}section.op{border-top:1px solid #d9dee5;padding:.6rem 0}
+/** `GET /docs.css`: a file of its own, so the page's CSP (`style-src 'self'`, no inline style) applies it. */
+export const DOCS_CSS = `:root{color-scheme:light dark;--ink:#1d2733;--bg:#fff;--line:#d9dee5;--pre:#f4f6f8;--link:#1f5fbf}
+@media (prefers-color-scheme:dark){:root{--ink:#e6e8eb;--bg:#0f1217;--line:#2a303a;--pre:#171b22;--link:#8ea2ff}}
+body{font:15px/1.5 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:var(--ink);background:var(--bg);overflow-wrap:anywhere}
+a{color:var(--link)}h1{margin-bottom:0}
+nav.tags{display:flex;flex-wrap:wrap;gap:.3rem .9rem;margin:1rem 0}nav.tags a{white-space:nowrap}
+section.op{border-top:1px solid var(--line);padding:.6rem 0}
 .m{display:inline-block;min-width:4.2rem;font:600 12px/1.8 ui-monospace,monospace;text-align:center;border-radius:4px;color:#fff;margin-right:.5rem}
 .get{background:#2f7d32}.post{background:#1f5fbf}.patch{background:#a86400}.put{background:#6b4bb8}.delete{background:#b3261e}
-code,pre{font:13px ui-monospace,monospace}pre{background:#f4f6f8;padding:.6rem;overflow:auto;max-height:24rem}
-table{border-collapse:collapse}td,th{border:1px solid #d9dee5;padding:.2rem .5rem;text-align:left;vertical-align:top}details summary{cursor:pointer}`;
+code,pre{font:13px ui-monospace,monospace}p code{background:var(--pre);border-radius:3px;padding:0 .2rem}
+pre{background:var(--pre);padding:.6rem;overflow:auto;max-height:24rem;max-width:100%}
+table{border-collapse:collapse;display:block;max-width:100%;overflow-x:auto}td,th{border:1px solid var(--line);padding:.2rem .5rem;text-align:left;vertical-align:top}
+details summary{cursor:pointer}
+@media (max-width:600px){body{margin:1rem auto;padding:0 .75rem}}
+`;
+
+/** Escapes, then shows `backticked` spans as code (the descriptions are written in Markdown style). */
+const inline = (s: string): string => escapeHtml(s).replace(/`([^`]+)`/g, "<code>$1</code>");
 
 export function renderReference(doc: Json): string {
   const info = asObject(doc.info);
@@ -48,16 +60,16 @@ export function renderReference(doc: Json): string {
         .filter(([status]) => status !== "default")
         .map(([status, r]) => `<code>${escapeHtml(status)}</code> ${escapeHtml(String(asObject(r).description ?? ""))}`);
       const html = `<section class="op" id="${id}"><div><span class="m ${escapeHtml(method)}">${escapeHtml(method.toUpperCase())}</span><code>${escapeHtml(path)}</code></div>
-<p>${escapeHtml(String(op.summary ?? ""))}<br><small>auth: ${escapeHtml(who)}; responses: ${responses.join(", ")}; errors: the error envelope</small></p>
+<p>${inline(String(op.summary ?? ""))}<br><small>auth: ${escapeHtml(who)}; responses: ${responses.join(", ")}; errors: the error envelope</small></p>
 ${params.length ? `<table><tr><th>parameter</th><th>in</th><th></th><th>schema</th></tr>${params.join("")}</table>` : ""}${bodies.join("")}</section>`;
       byTag.set(tag, [...(byTag.get(tag) ?? []), html]);
     }
   }
   const tags = [...byTag.keys()].sort();
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(String(info.title ?? "API"))} API reference</title><style>${STYLE}</style></head><body>
-<h1>${escapeHtml(String(info.title ?? "API"))} API reference</h1><p>${escapeHtml(String(info.description ?? ""))} Version ${escapeHtml(String(info.version ?? ""))}. Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1).</p>
-<nav>${tags.map((t) => `<a href="#tag-${escapeHtml(t)}">${escapeHtml(t)}</a>`).join("")}</nav>
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(String(info.title ?? "API"))} API reference</title><link rel="stylesheet" href="/docs.css"></head><body>
+<h1>${escapeHtml(String(info.title ?? "API"))} API reference</h1><p>${inline(String(info.description ?? ""))} Version ${escapeHtml(String(info.version ?? ""))}. Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1).</p>
+<nav class="tags" aria-label="Sections">${tags.map((t) => `<a href="#tag-${escapeHtml(t)}">${escapeHtml(t)}</a>`).join("")}</nav>
 ${tags.map((t) => `<h2 id="tag-${escapeHtml(t)}">${escapeHtml(t)}</h2>${(byTag.get(t) ?? []).join("\n")}`).join("\n")}
 </body></html>`;
 }

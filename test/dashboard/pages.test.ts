@@ -46,7 +46,8 @@ function expectPageHeaders(res: Response): void {
 
 /** No inline script or style: everything comes from the static assets. */
 function expectNoInlineCode(html: string): void {
-  expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+  // A JSON data block (type="application/json") is not executed; the CSP does not apply to it.
+  expect(html).not.toMatch(/<script(?![^>]*\b(src=|type="application\/json"))[^>]*>/);
   expect(html).not.toMatch(/<style\b/);
   expect(html).not.toMatch(/\sstyle="/);
   expect(html).not.toMatch(/\son[a-z]+="/);
@@ -100,7 +101,29 @@ describe("dashboard pages", () => {
       expectNoInlineCode(html);
       expect(html).toContain(`<meta name="csrf-token" content="${s.csrf}"/>`);
       for (const nav of ["Keys", "Usage", "Access rules", "Organization"]) expect(html).toContain(`>${nav}</a>`);
+      // standards mode (a page without a doctype renders in quirks mode), links to the references
+      expect(html.startsWith("<!DOCTYPE html>"), path).toBe(true);
+      expect(html).toContain('<a href="/docs">API docs</a>');
+      expect(html).toContain('<a href="/mcp">MCP</a>');
+      expect(html).toContain('<script src="/dashboard/assets/theme.js">');
     }
+  });
+
+  it("answers an unknown dashboard path with an HTML 404 page, not the API's JSON", async () => {
+    for (const s of [null, await (async () => { const org = await seedOrg(); return signIn(org.ownerEmail, org.ownerPassword); })()]) {
+      const res = await page(s, "/dashboard/nope");
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toContain("text/html");
+      expectPageHeaders(res);
+      const html = await res.text();
+      expect(html.startsWith("<!DOCTYPE html>")).toBe(true);
+      expect(html).toContain("<h1>Page not found</h1>");
+      expectNoInlineCode(html);
+    }
+    // the API keeps its JSON envelope
+    const api404 = await call("/v1/nope");
+    expect(api404.status).toBe(404);
+    expect(((await api404.json()) as { error: { code: string } }).error.code).toBe("route_not_found");
   });
 
   it("lists keys without secrets; the playground key offers neither Roll nor Delete", async () => {

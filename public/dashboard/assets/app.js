@@ -211,9 +211,26 @@
     ev.preventDefault();
     void submit(form, ev.submitter);
   });
+  // ---------- light/dark toggle (theme.js applies the stored choice before paint) ----------
+  const darkNow = () => (document.documentElement.dataset.theme ?? (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light")) === "dark";
+  function showTheme() {
+    for (const b of document.querySelectorAll("[data-theme-toggle]")) b.setAttribute("aria-pressed", String(darkNow()));
+  }
+  function toggleTheme() {
+    const next = darkNow() ? "light" : "dark";
+    document.documentElement.dataset.theme = next;
+    try {
+      localStorage.setItem("swb-theme", next);
+    } catch {
+      // storage unavailable: the choice lasts for this page
+    }
+    showTheme();
+  }
+
   document.addEventListener("click", (ev) => {
     const el = ev.target instanceof Element ? ev.target.closest("button") : null;
     if (!el) return;
+    if (el.hasAttribute("data-theme-toggle")) toggleTheme();
     if (el.dataset.copy) void copy(el);
     if (el.dataset.close) $(`#${el.dataset.close}`)?.close();
     if (el.dataset.addModel) {
@@ -235,6 +252,7 @@
   });
   for (const f of document.querySelectorAll("form[data-rule-form]")) syncRuleForm(f);
   for (const b of document.querySelectorAll("[data-js-only]")) b.hidden = false;
+  showTheme();
   const acceptRoot = $("#accept");
   if (acceptRoot) acceptFlow(acceptRoot);
 })();

@@ -106,7 +106,7 @@ function Table<T>({ caption, head, rows, cells, empty }: { caption: string; head
       <h2>{caption}</h2>
       {rows.length ? (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 {head.map((h) => (
@@ -117,8 +117,8 @@ function Table<T>({ caption, head, rows, cells, empty }: { caption: string; head
             <tbody>
               {rows.map((r) => (
                 <tr>
-                  {cells(r).map((c) => (
-                    <td>{c}</td>
+                  {cells(r).map((c, i) => (
+                    <td data-label={head[i]}>{c}</td>
                   ))}
                 </tr>
               ))}

@@ -104,7 +104,7 @@ const Ranking: FC<{ title: string; data: UsageBreakdown }> = ({ title, data }) =
     <h2 id={`rank-${data.groupBy}`}>{title}</h2>
     {data.rows.length ? (
       <div class="table-wrap">
-        <table>
+        <table class="stack">
           <thead>
             <tr>
               <th scope="col">#</th>
@@ -123,11 +123,11 @@ const Ranking: FC<{ title: string; data: UsageBreakdown }> = ({ title, data }) =
           <tbody>
             {data.rows.map((r) => (
               <tr>
-                <td>{r.rank}</td>
-                <td>{r.name}</td>
-                <td class="num">{compactNumber(r.requests)}</td>
-                <td class="num">{compactNumber(r.tokens.total)}</td>
-                <td class="num">{formatUsd(r.costUsd)}</td>
+                <td data-label="#">{r.rank}</td>
+                <td data-label="Name">{r.name}</td>
+                <td data-label="Requests" class="num">{compactNumber(r.requests)}</td>
+                <td data-label="Tokens" class="num">{compactNumber(r.tokens.total)}</td>
+                <td data-label="Cost" class="num">{formatUsd(r.costUsd)}</td>
               </tr>
             ))}
           </tbody>
