@@ -24,6 +24,10 @@
  * reference's DO calls, wait N ms first: an object on another continent; reported as added p50
  * against the floor). Always reported: budget-object calls per request and per second for the hot
  * bench key (one key, all traffic), from Switchboard's `x-gateway-do-calls` (DEBUG_DO_CALLS=1).
+ * --world: the world-latency mode instead (bench/world.mjs): latency on every binding of the request
+ * path and the upstream's first token, TTFB added per traffic class (hot key, long-tail keys, cold
+ * isolates), remote round trips before the first byte, early calls cancelled after refusals;
+ * writes bench/results/world.json and world.md.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
@@ -38,6 +42,7 @@ import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { cpuProfile } from "./cpu-profile.mjs";
 import { startLeanBounds } from "./lean-bound.mjs";
 import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
+import { renderWorld, runWorld, worldBindings } from "./world.mjs";
 
 function statSafe(p) {
   try {
@@ -58,7 +63,21 @@ const QUICK = flag("quick");
 const ROUNDS = opt("rounds", QUICK ? 1 : 3);
 const SECONDS = opt("seconds", QUICK ? 2 : 5);
 const STREAM_SAMPLES = QUICK ? 20 : 60;
-const DO_LATENCY_MS = opt("do-latency", 0);
+const WORLD = flag("world");
+// --world: the latencies of a caller far from the primary region (bench/world.mjs).
+const WORLD_OPTS = {
+  objMs: opt("obj-latency", 150),
+  primaryMs: opt("d1-primary", 150),
+  replicaMs: opt("d1-replica", 5),
+  kvMs: opt("kv-latency", 5),
+  ttft: opt("ttft", 400),
+  hotSeconds: opt("world-seconds", QUICK ? 4 : 10),
+  tailKeys: opt("tail-keys", QUICK ? 8 : 24),
+  tailSeconds: opt("tail-seconds", QUICK ? 15 : 60),
+  coldKeys: opt("cold-keys", QUICK ? 12 : 48),
+  refusalRequests: opt("refusal-requests", 10),
+};
+const DO_LATENCY_MS = WORLD ? WORLD_OPTS.objMs : opt("do-latency", 0);
 
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
 const KEY_HASH_SECRET = "bench-key-hash-secret-0123456789abcdef";
@@ -137,6 +156,7 @@ async function startSwitchboard(bundle, upstreamUrl) {
     DEBUG_DO_CALLS: "1",
     ...(DO_LATENCY_MS > 0 ? { DO_LATENCY_MS: String(DO_LATENCY_MS) } : {}),
     ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}),
+    ...(WORLD ? worldBindings(WORLD_OPTS) : {}),
   };
   for (const id of PROVIDER_IDS) {
     bindings[`${envPrefix(id)}_BASE_URL`] = `${upstreamUrl}/${id}`;
@@ -317,6 +337,7 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 const r2 = (x) => Math.round(x * 100) / 100;
+const machineInfo = () => ({ cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? "unknown", memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version });
 
 async function main() {
   console.log(`bench: ${ROUNDS} round(s) x ${SECONDS}s per target; machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`);
@@ -329,6 +350,21 @@ async function main() {
   const baselineDir = args.includes("--baseline") ? path.resolve(args[args.indexOf("--baseline") + 1]) : null;
   const base = baselineDir ? await startSwitchboard({ outdir: baselineDir, entry: path.join(baselineDir, "index.js") }, upstream.url) : null;
   const pt = await startPassThrough(upstream.url);
+  if (WORLD) {
+    try {
+      const world = await runWorld({ sb, pt, adminToken: ADMIN_TOKEN, o: WORLD_OPTS });
+      const summary = { date: new Date().toISOString(), machine: machineInfo(), config: WORLD_OPTS, ...world };
+      const md = renderWorld(summary);
+      mkdirSync(path.join(root, "bench", "results"), { recursive: true });
+      writeFileSync(path.join(root, "bench", "results", "world.json"), JSON.stringify(summary, null, 2) + "\n");
+      writeFileSync(path.join(root, "bench", "results", "world.md"), md);
+      console.log("\n" + md);
+    } finally {
+      await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), upstream.close(), ...(base ? [base.mf.dispose()] : [])]);
+      if (process.env.TMPDIR?.startsWith("/dev/shm/switchboard-bench-")) rmSync(process.env.TMPDIR, { recursive: true, force: true });
+    }
+    return;
+  }
   const ref = await startDoReference(upstream.url);
   const lean = await startLeanBounds(root, upstream.url, startMiniflare);
   try {
@@ -479,7 +515,7 @@ async function main() {
     const floor = results["pass-through floor"];
     const summary = {
       date: new Date().toISOString(),
-      machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? "unknown", memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+      machine: machineInfo(),
       config: { rounds: ROUNDS, secondsPerRun: SECONDS, streamSamples: STREAM_SAMPLES },
       bundle: { minifiedKiB: r2(bundle.minifiedBytes / 1024), gzipKiB: r2(bundle.gzipBytes / 1024) },
       targets: Object.fromEntries(

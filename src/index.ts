@@ -1,6 +1,7 @@
 import type { Env } from "./env";
 import { app } from "./app";
 import { runScheduled } from "./scheduled";
+import { worldEnv } from "./lib/debug-world";
 
 export { KeyState } from "./durable-objects/key-state";
 export { ProviderMetrics } from "./durable-objects/provider-metrics";
@@ -9,7 +10,8 @@ export { RateLimiter } from "./durable-objects/rate-limiter";
 export { OrgCredits } from "./durable-objects/org-credits";
 
 export default {
-  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+  // worldEnv: env itself, except in the bench's world-latency mode (src/lib/debug-world.ts).
+  fetch: (request, env, ctx) => app.fetch(request, worldEnv(env), ctx),
   scheduled: (controller, env, ctx) => {
     ctx.waitUntil(runScheduled(controller, env));
   },

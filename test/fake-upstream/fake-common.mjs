@@ -152,7 +152,7 @@ export function failEarly(d, res, errorBody) {
 }
 
 /**
- * A writer for streamed answers honouring drip / truncate / hang_midstream / reset_midstream.
+ * A writer for streamed answers honouring ttft / drip / truncate / hang_midstream / reset_midstream.
  * `write` resolves false once the stream was cut (callers stop producing).
  * @param {Directives} d
  * @param {import("node:http").ServerResponse} res
@@ -160,6 +160,7 @@ export function failEarly(d, res, errorBody) {
  */
 export function streamWriter(d, res, total) {
   const drip = num(d, "drip", 0);
+  const ttft = num(d, "ttft", 0);
   const cutAt = d.has("truncate") ? Math.max(1, Math.floor(total / 2)) : Infinity;
   let written = 0;
   let cut = false;
@@ -168,6 +169,7 @@ export function streamWriter(d, res, total) {
     async write(data) {
       if (cut) return false;
       if (written > 0 && drip > 0) await sleep(drip);
+      if (written === 0 && ttft > 0) await sleep(ttft);
       if (written >= cutAt) {
         cut = true;
         res.end();

@@ -19,6 +19,7 @@ import {
   unsupportedInput,
   type AttemptFailure,
 } from "../../routing/failover";
+import { traceUpstreamFirst, traceUpstreamStart } from "../../lib/debug-world";
 
 /** Non-streamed answer, or time to the first event of a stream. Override: UPSTREAM_TIMEOUT_MS. */
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -96,6 +97,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   }
 
   let res: Response;
+  traceUpstreamStart(env);
   try {
     // Redirects are never followed: an organization's upstream URL passed the SSRF guard, the
     // place it redirects to did not (docs/security.md). A redirect is an upstream error.
@@ -124,6 +126,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   if (!stream) {
     try {
       const body: unknown = await res.json();
+      traceUpstreamFirst(env);
       const parsed = adapter.parseResponse(body, target);
       clearTimeout(timer);
       clientSignal?.removeEventListener("abort", onClientGone);
@@ -137,6 +140,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   const iterator = adapter.parseStream(res.body, target)[Symbol.asyncIterator]();
   try {
     const first = await iterator.next();
+    traceUpstreamFirst(env);
     if (first.done) return fail(streamFailure("the upstream stream ended without any output", "empty_stream"));
     if (first.value.type === "error") {
       void iterator.return?.();

@@ -29,6 +29,7 @@ import { sharesProviderMetrics } from "../../routing/credentials";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
 import { admitCredits, releaseCredits } from "../../billing/credits";
 import { doCallsHeader } from "../../durable-objects/debug-latency";
+import { pathCallsHeader } from "../../lib/debug-world";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
@@ -389,6 +390,8 @@ function responseHeaders(run: Run, contentType: string): Headers {
   const h = new Headers({ "content-type": contentType, "x-request-id": run.input.requestId, "x-gateway-overhead-ms": String(overhead) });
   const doCalls = doCallsHeader(run.input.env);
   if (doCalls !== null) h.set("x-gateway-do-calls", doCalls);
+  const pathCalls = pathCallsHeader(run.input.env);
+  if (pathCalls !== null) h.set("x-gateway-path-calls", pathCalls);
   if (contentType.startsWith("text/event-stream")) {
     h.set("cache-control", "no-cache");
     h.set("x-accel-buffering", "no");

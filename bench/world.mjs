@@ -1,0 +1,230 @@
+// @ts-check
+/**
+ * `npm run bench -- --world`: what a caller far from the primary region pays before the first
+ * byte, per traffic class. Every binding on the request path gets a latency (src/lib/debug-world.ts
+ * and src/durable-objects/debug-latency.ts): budget Durable Objects (--obj-latency, default 150 ms),
+ * D1 primary (--d1-primary, 150), D1 read replica (--d1-replica, 5), KV (--kv-latency, 5), and the
+ * upstream a time to first token (--ttft, 400; the fake upstream's `ttft=` directive). Requests are
+ * streamed; time to first byte (TTFB) is the time to the first body chunk. The floor is the bare
+ * pass-through Worker in front of the same upstream, measured at the same moments.
+ *
+ * Classes:
+ *  - hot: one key, c=32, back to back (--world-seconds per side);
+ *  - long tail: --tail-keys keys (default 24), each sends one request every 5 s through the same
+ *    (warm) isolate, staggered, for --tail-seconds (default 60; the key context cache lives 60 s,
+ *    so a run this long includes its reloads); the first request of each key is warm-up;
+ *  - cold: --cold-keys fresh keys (default 48), one request each: a key the isolate has never seen;
+ *  - refusals: a key at its limit and a disabled key each send --refusal-requests requests; the
+ *    early upstream calls cancelled for them are counted (operator exposure).
+ * Each Switchboard response carries `x-gateway-path-calls` (DEBUG_PATH_CALLS=1): the far (object,
+ * D1 primary) and near (replica, KV) remote calls that sat on the path to its first byte.
+ */
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const pct = (xs, p) => {
+  const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
+};
+const r1 = (x) => Math.round(x * 10) / 10;
+
+/** World bindings for Switchboard (the floor has no bindings to slow down). */
+export function worldBindings(o) {
+  return {
+    DO_LATENCY_MS: String(o.objMs),
+    D1_PRIMARY_LATENCY_MS: String(o.primaryMs),
+    D1_REPLICA_LATENCY_MS: String(o.replicaMs),
+    KV_LATENCY_MS: String(o.kvMs),
+    DEBUG_PATH_CALLS: "1",
+  };
+}
+
+// Every request is unique: the response cache (on for the bench project) must never answer.
+let seq = 0;
+const run = Math.random().toString(36).slice(2);
+const body = (ttft, i = 0) =>
+  JSON.stringify({
+    model: "gpt-4o-mini",
+    stream: true,
+    stream_options: { include_usage: true },
+    max_tokens: 16,
+    messages: [{ role: "user", content: `Say hello to the world bench ${run} ${i} ${seq++} [[fake:ttft=${ttft}]]` }],
+  });
+
+/** One streamed request: TTFB, the path-calls header, the status. */
+async function ttfb(url, headers, payload) {
+  const t0 = performance.now();
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: payload });
+  let first = NaN;
+  if (res.body) {
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (value?.length && Number.isNaN(first)) first = performance.now() - t0;
+    }
+  }
+  const calls = /far=(\d+);near=(\d+);cancelled=(\d+)/.exec(res.headers.get("x-gateway-path-calls") ?? "");
+  return {
+    ms: res.status === 200 ? first : NaN,
+    status: res.status,
+    far: calls ? Number(calls[1]) : NaN,
+    near: calls ? Number(calls[2]) : NaN,
+    cancelled: calls ? Number(calls[3]) : NaN,
+    overhead: Number(res.headers.get("x-gateway-overhead-ms") ?? NaN),
+  };
+}
+
+async function api(url, token, method, payload) {
+  const res = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: payload ? JSON.stringify(payload) : undefined });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function seedWorld(sb, adminToken) {
+  const boot = await api(`${sb.url}/v1/admin/organizations`, adminToken, "POST", {
+    name: "World",
+    plan: "enterprise",
+    owner: { email: "world@example.test", name: "World", password: "world-password-123" },
+  });
+  await sb.db.prepare("UPDATE organizations SET credits_pico = ? WHERE id = ?").bind(1_000_000 * 1e12, boot.organization.id).run();
+  const master = boot.masterKey.token;
+  const newKey = async (extra = {}) => {
+    const created = await api(`${sb.url}/v1/master/keys`, master, "POST", { projectId: boot.project.id, description: "world", usageLimit: "1000000", ...extra });
+    return { token: created.apiKey.token, id: created.apiKey.id };
+  };
+  const many = async (n) => {
+    const out = [];
+    for (let i = 0; i < n; i += 8) out.push(...(await Promise.all(Array.from({ length: Math.min(8, n - i) }, () => newKey()))));
+    return out;
+  };
+  return { master, newKey, many };
+}
+
+function summarize(name, floor, sb) {
+  const ok = sb.filter((s) => Number.isFinite(s.ms));
+  const fl = floor.filter((s) => Number.isFinite(s.ms));
+  const far = ok.map((s) => s.far);
+  return {
+    class: name,
+    requests: sb.length,
+    errors: sb.length - ok.length + (floor.length - fl.length),
+    floorP50: r1(pct(fl.map((s) => s.ms), 50)),
+    floorP99: r1(pct(fl.map((s) => s.ms), 99)),
+    p50: r1(pct(ok.map((s) => s.ms), 50)),
+    p99: r1(pct(ok.map((s) => s.ms), 99)),
+    addedP50: r1(pct(ok.map((s) => s.ms), 50) - pct(fl.map((s) => s.ms), 50)),
+    addedP99: r1(pct(ok.map((s) => s.ms), 99) - pct(fl.map((s) => s.ms), 99)),
+    farP50: pct(far, 50),
+    farMean: Math.round((1000 * far.reduce((a, b) => a + b, 0)) / Math.max(1, far.length)) / 1000,
+    farShare: r1((100 * far.filter((x) => x > 0).length) / Math.max(1, far.length)),
+    nearP50: pct(ok.map((s) => s.near), 50),
+    overheadP50: pct(ok.map((s) => s.overhead), 50),
+    overheadP99: pct(ok.map((s) => s.overhead), 99),
+  };
+}
+
+/** c concurrent loops for `seconds`. */
+async function closedLoop(url, headers, ttft, c, seconds) {
+  const out = [];
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(Array.from({ length: c }, async (_, w) => {
+    for (let i = 0; performance.now() < end; i++) out.push(await ttfb(url, headers, body(ttft, w * 100000 + i)));
+  }));
+  return out;
+}
+
+export async function runWorld({ sb, pt, adminToken, o }) {
+  const floorUrl = `${pt.url}/v1/chat/completions`;
+  const sbUrl = `${sb.url}/v1/chat/completions`;
+  const floorAuth = { authorization: "Bearer bench-operator-key-openai" };
+  const auth = (token) => ({ authorization: `Bearer ${token}` });
+  const seedT0 = performance.now();
+  const w = await seedWorld(sb, adminToken);
+  const hotKey = await w.newKey();
+  const tail = await w.many(o.tailKeys);
+  const cold = await w.many(o.coldKeys);
+  console.log(`world: seeded ${2 + o.tailKeys + o.coldKeys} keys in ${r1((performance.now() - seedT0) / 1000)} s`);
+  const classes = [];
+
+  // Hot key: c=32 back to back; warm-up first.
+  await closedLoop(sbUrl, auth(hotKey.token), o.ttft, 8, 2);
+  await closedLoop(floorUrl, floorAuth, o.ttft, 8, 1);
+  const hotFloor = await closedLoop(floorUrl, floorAuth, o.ttft, 32, o.hotSeconds);
+  const hot = await closedLoop(sbUrl, auth(hotKey.token), o.ttft, 32, o.hotSeconds);
+  classes.push(summarize("hot key (c=32)", hotFloor, hot));
+  console.log(`world: hot done (${hot.length} requests)`);
+
+  // Long tail: each key one request every 5 s, staggered; a floor request at the same moment.
+  const tailFloor = [];
+  const tailSb = [];
+  const period = 5000;
+  await Promise.all(tail.map(async (k, i) => {
+    await sleep((i * period) / tail.length);
+    const end = performance.now() + o.tailSeconds * 1000;
+    for (let n = 0; performance.now() < end; n++) {
+      const t0 = performance.now();
+      const [f, s] = await Promise.all([ttfb(floorUrl, floorAuth, body(o.ttft, n)), ttfb(sbUrl, auth(k.token), body(o.ttft, n))]);
+      if (n > 0) {
+        tailFloor.push(f);
+        tailSb.push(s);
+      }
+      await sleep(Math.max(0, period - (performance.now() - t0)));
+    }
+  }));
+  classes.push(summarize(`long tail (${o.tailKeys} keys, 1 req / 5 s each)`, tailFloor, tailSb));
+  console.log(`world: long tail done (${tailSb.length} requests)`);
+
+  // Cold: every request on a key this isolate has never seen, four a second.
+  const coldFloor = [];
+  const coldSb = [];
+  await Promise.all(cold.map(async (k, i) => {
+    await sleep(i * 250);
+    const [f, s] = await Promise.all([ttfb(floorUrl, floorAuth, body(o.ttft, i)), ttfb(sbUrl, auth(k.token), body(o.ttft, i))]);
+    coldFloor.push(f);
+    coldSb.push(s);
+  }));
+  classes.push(summarize("cold isolate (fresh key)", coldFloor, coldSb));
+  console.log(`world: cold done (${coldSb.length} requests)`);
+
+  // Refusals: a key whose limit is spent and a disabled key, at long-tail pace (one per 250 ms).
+  const probe = async () => (await ttfb(sbUrl, auth(hotKey.token), body(0))).cancelled;
+  const before = await probe();
+  const spent = await w.newKey({ usageLimit: "0.000000000001" });
+  await ttfb(sbUrl, auth(spent.token), body(0)); // spends past the tiny limit
+  await sleep(1500);
+  const disabled = await w.newKey();
+  await ttfb(sbUrl, auth(disabled.token), body(0)); // cached in the isolate, lease granted
+  await api(`${sb.url}/v1/master/keys/${disabled.id}`, w.master, "PATCH", { status: "inactive" });
+  const refusals = { limit: [], disabled: [] };
+  for (let i = 0; i < o.refusalRequests; i++) {
+    refusals.limit.push((await ttfb(sbUrl, auth(spent.token), body(o.ttft, i))).status);
+    refusals.disabled.push((await ttfb(sbUrl, auth(disabled.token), body(o.ttft, i))).status);
+    await sleep(250);
+  }
+  const after = await probe();
+  const refused = {
+    requests: 2 * o.refusalRequests,
+    limitStatuses: [...new Set(refusals.limit)],
+    disabledStatuses: [...new Set(refusals.disabled)],
+    cancelledEarly: Number.isFinite(after - before) ? after - before : null,
+  };
+  console.log(`world: refusals done`);
+  return { classes, refused };
+}
+
+export function renderWorld(s) {
+  const o = s.config;
+  return [
+    `World-latency benchmark ${s.date} — ${s.machine.cores} cores (${s.machine.cpu}), ${s.machine.memoryGiB} GiB, Node ${s.machine.node}`,
+    "",
+    `Latencies: object ${o.objMs} ms, D1 primary ${o.primaryMs} ms, D1 replica ${o.replicaMs} ms, KV ${o.kvMs} ms, upstream first token ${o.ttft} ms. Streamed requests; TTFB = first body chunk.`,
+    "",
+    "| class | requests | floor TTFB p50 / p99 ms | Switchboard TTFB p50 / p99 ms | added p50 | added p99 | far round trips before first byte (p50, mean, % of requests with any) | near (p50) | pipeline ms after the key lookup, x-gateway-overhead-ms (p50 / p99) | errors |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+    ...s.classes.map((c) => `| ${c.class} | ${c.requests} | ${c.floorP50} / ${c.floorP99} | ${c.p50} / ${c.p99} | ${c.addedP50} | ${c.addedP99} | ${c.farP50}, ${c.farMean}, ${c.farShare}% | ${c.nearP50} | ${c.overheadP50} / ${c.overheadP99} | ${c.errors} |`),
+    "",
+    `Refusals: ${s.refused.requests} requests of a key past its limit (statuses ${s.refused.limitStatuses.join("/")}) and a disabled key (${s.refused.disabledStatuses.join("/")}); early upstream calls cancelled after a refusal: ${s.refused.cancelledEarly ?? "n/a"}.`,
+    "",
+  ].join("\n");
+}
