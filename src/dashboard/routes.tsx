@@ -15,6 +15,7 @@ import { KeysPage, loadKeys } from "./pages/keys";
 import { UsagePage, loadUsage } from "./pages/usage";
 import { AccessPage, loadAccess } from "./pages/access";
 import { OrganizationPage, loadOrganizationPage } from "./pages/organization";
+import { PlatformPage, loadPlatformPage } from "./pages/platform";
 
 const id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
@@ -49,6 +50,7 @@ dashboardPages.use("/keys", requirePage);
 dashboardPages.use("/usage", requirePage);
 dashboardPages.use("/access", requirePage);
 dashboardPages.use("/organization", requirePage);
+dashboardPages.use("/platform", requirePage);
 
 dashboardPages.get("/keys", async (c) => {
   const ctx = c.get("page");
@@ -70,4 +72,9 @@ dashboardPages.get("/access", async (c) => {
 dashboardPages.get("/organization", async (c) => {
   const ctx = c.get("page");
   return c.html(<OrganizationPage ctx={ctx} data={await loadOrganizationPage(c.env, ctx)} />);
+});
+
+dashboardPages.get("/platform", async (c) => {
+  const ctx = c.get("page");
+  return c.html(<PlatformPage ctx={ctx} data={await loadPlatformPage(c.env, ctx)} />);
 });

@@ -195,15 +195,25 @@ export const retiredKeyFingerprints = sqliteTable("retired_key_fingerprints", {
   retiredAt: integer("retired_at", { mode: "number" }).notNull(),
 });
 
-/** Master keys (`swbm_...`), one organization each. */
+export const MASTER_KEY_ORIGINS = ["bootstrap", "admin", "master_api", "dashboard"] as const;
+export type MasterKeyOrigin = (typeof MASTER_KEY_ORIGINS)[number];
+
+/** Master keys (`swbm_...`), one organization each; several may be active (src/organizations/master-keys.ts). */
 export const masterKeys = sqliteTable("master_keys", {
   id: text("id").primaryKey(),
   organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   fingerprint: text("fingerprint").notNull(),
   prefixHint: text("prefix_hint").notNull(),
+  description: text("description").notNull().default(""),
+  /** How the key was made; `createdBy` is the member (dashboard) or master key (master API) that made it. */
+  createdVia: text("created_via", { enum: MASTER_KEY_ORIGINS }).notNull().default("bootstrap"),
+  createdBy: text("created_by"),
+  /** Updated at most once a minute (src/auth/master-auth.ts). */
+  lastUsedAt: integer("last_used_at", { mode: "number" }),
+  lastRolledAt: integer("last_rolled_at", { mode: "number" }),
   revokedAt: integer("revoked_at", { mode: "number" }),
   createdAt: createdAt(),
-}, (t) => [uniqueIndex("master_keys_fingerprint_uq").on(t.fingerprint)]);
+}, (t) => [uniqueIndex("master_keys_fingerprint_uq").on(t.fingerprint), index("master_keys_org_idx").on(t.organizationId)]);
 
 export const iamRules = sqliteTable("iam_rules", {
   id: text("id").primaryKey(),

@@ -3,12 +3,12 @@ import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { masterKeys, members, organizations, projects, users, type Plan } from "../db/schema";
 import { ApiError } from "../errors/api-error";
-import { fingerprint, newMasterSecret, prefixHint } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { hashPassword, verifyPassword } from "../auth/password";
 import { requireHashSecret } from "../auth/gateway-key";
 import { createGatewayKey, publicKey } from "../keys/create";
 import { publicOrganization, publicProject } from "./view";
+import { newMasterKeyValues } from "./master-keys";
 
 export interface BootstrapInput {
   name: string;
@@ -41,22 +41,19 @@ async function ownerUser(env: Env, owner: BootstrapInput["owner"], email: string
  * playground key, and a master key. Returns the secrets once; nothing else secret is returned.
  */
 export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
-  const hashSecret = requireHashSecret(env);
+  requireHashSecret(env);
   const db = getDb(env.DB);
   const orgId = newId("org");
   const memberId = newId("mem");
   const projectId = newId("proj");
-  const masterId = newId("mk");
-  const masterToken = newMasterSecret();
   const email = input.owner.email.trim().toLowerCase();
   const { userId, isNew } = await ownerUser(env, input.owner, email);
 
   const insertOrg = db.insert(organizations).values({ id: orgId, name: input.name, plan: input.plan, creditsPico: input.creditsPico ?? 0 }).returning();
   const insertMember = db.insert(members).values({ id: memberId, organizationId: orgId, userId, role: "owner", name: input.owner.name, acceptedAt: Date.now() });
   const insertProject = db.insert(projects).values({ id: projectId, organizationId: orgId, name: "Default project", isDefault: true }).returning();
-  const insertMaster = db
-    .insert(masterKeys)
-    .values({ id: masterId, organizationId: orgId, fingerprint: await fingerprint(hashSecret, masterToken), prefixHint: prefixHint(masterToken) });
+  const master = await newMasterKeyValues(env, orgId, "Created with the organization", { via: "bootstrap", id: null });
+  const insertMaster = db.insert(masterKeys).values(master.values);
   const passwordHash = isNew ? await hashPassword(input.owner.password) : null;
   const [orgRows, projectRows] = passwordHash
     ? await db
@@ -74,7 +71,7 @@ export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
     organization: publicOrganization(orgRows[0]!),
     owner: { userId, memberId, email },
     project: publicProject(projectRows[0]!),
-    masterKey: { id: masterId, token: masterToken },
+    masterKey: { id: master.values.id, token: master.token },
     playgroundKey: { ...publicKey(playground.row), token: playground.token },
   };
 }
