@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
-import { masterKeys, members, organizations, projects, users, type Plan } from "../db/schema";
+import { creditLedger, masterKeys, members, organizations, projects, users, type Plan } from "../db/schema";
 import { ApiError } from "../errors/api-error";
 import { newId } from "../lib/ids";
 import { hashPassword, verifyPassword } from "../auth/password";
@@ -54,12 +54,18 @@ export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
   const insertProject = db.insert(projects).values({ id: projectId, organizationId: orgId, name: "Default project", isDefault: true }).returning();
   const master = await newMasterKeyValues(env, orgId, "Created with the organization", { via: "bootstrap", id: null });
   const insertMaster = db.insert(masterKeys).values(master.values);
+  // The starting balance is the ledger's first entry (src/billing/credit-ledger.ts).
+  const startCredits = input.creditsPico ?? 0;
+  const insertCredits = db
+    .insert(creditLedger)
+    .values({ id: newId("cred"), organizationId: orgId, amountPico: startCredits, balanceAfterPico: startCredits, reason: "Starting balance", source: "bootstrap" });
   const passwordHash = isNew ? await hashPassword(input.owner.password) : null;
   const [orgRows, projectRows] = passwordHash
     ? await db
         .batch([insertOrg, db.insert(users).values({ id: userId, email, name: input.owner.name, passwordHash }), insertMember, insertProject, insertMaster])
         .then((r) => [r[0], r[3]] as const)
     : await db.batch([insertOrg, insertMember, insertProject, insertMaster]).then((r) => [r[0], r[2]] as const);
+  if (startCredits > 0) await insertCredits;
   const playground = await createGatewayKey(env, {
     organizationId: orgId,
     projectId,

@@ -15,6 +15,7 @@ import { isDecimalString, parseUsd } from "../../billing/money";
 import { bootstrapOrganization } from "../../organizations/bootstrap";
 import { createMasterKey, listMasterKeys, masterKeyCreateBody } from "../../organizations/master-keys";
 import { loadOrganization } from "../../actions/organization";
+import { addCreditEntry, creditEntryBody, creditLedgerView } from "../../billing/credit-ledger";
 
 const requireAdminToken: MiddlewareHandler<AppEnv> = async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;
@@ -74,3 +75,13 @@ adminRoutes.get("/organizations/:id/master-keys", validate("param", orgParam), a
   await loadOrganization(c.env, id);
   return c.json({ masterKeys: await listMasterKeys(c.env, id) });
 });
+
+// ---------- credits after bootstrap: top-ups and corrections (docs/api.md) ----------
+
+adminRoutes.post("/organizations/:id/credits", validate("param", orgParam), validateBody(creditEntryBody), async (c) => {
+  const { entry, created } = await addCreditEntry(c.env, c.req.valid("param").id, c.req.valid("json"));
+  const { balance } = await creditLedgerView(c.env, c.req.valid("param").id, 0);
+  return c.json({ entry, balance, created }, created ? 201 : 200);
+});
+
+adminRoutes.get("/organizations/:id/credits", validate("param", orgParam), async (c) => c.json(await creditLedgerView(c.env, c.req.valid("param").id)));

@@ -54,6 +54,7 @@ for (const path of ["/members/:ref/iam", "/members/:ref/iam/*", "/teams/:ref/iam
 dashboardRoutes.route("/", dashboardRuleRoutes);
 dashboardRoutes.route("/notifications", dashboardNotificationRoutes);
 dashboardRoutes.use("/organization", requireSession);
+dashboardRoutes.use("/organization/*", requireSession);
 dashboardRoutes.route("/organization", dashboardOrganizationRoutes);
 for (const path of ORGANIZATION_ADMIN_PATHS) dashboardRoutes.use(path, requireSession, requireManager);
 dashboardRoutes.route("/", dashboardOrganizationAdminRoutes);

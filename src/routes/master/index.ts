@@ -15,6 +15,7 @@ import { organizationRoutes } from "./organization";
 import { masterKeyRoutes } from "./keys";
 import { masterIamRoutes } from "./iam";
 import { masterMasterKeyRoutes } from "./master-keys";
+import { masterCreditRoutes } from "./credits";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);
@@ -27,6 +28,7 @@ masterRoutes.route("/custom-providers", customProviderRoutes);
 masterRoutes.route("/custom-models", customModelRoutes);
 masterRoutes.route("/organization", organizationRoutes);
 masterRoutes.route("/master-keys", masterMasterKeyRoutes);
+masterRoutes.route("/credits", masterCreditRoutes);
 
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)
 masterRoutes.route("/keys", masterKeyRoutes);
