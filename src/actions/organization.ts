@@ -6,7 +6,8 @@ import { eq, sql } from "drizzle-orm";
 import * as z from "zod";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
-import { organizations } from "../db/schema";
+import { organizations, type NotificationSettings } from "../db/schema";
+import { isDecimalString } from "../billing/money";
 import { PROVIDER_IDS } from "../catalog/types";
 import { notFound } from "../errors/api-error";
 import { bumpKeyVersions } from "../keys/sync";
@@ -23,6 +24,12 @@ export const organizationPatchBody = z.object({
     .object({
       apiKeyBudgets: z.boolean().optional(),
       thresholdPercent: z.number().int().min(50).max(100).optional(),
+      /** Decimal USD; e-mail owners when the credit balance falls below it. `null` turns the alert off. */
+      lowCreditsThreshold: z
+        .string()
+        .refine((v) => isDecimalString(v) && !v.startsWith("-"), 'must be a non-negative decimal string, e.g. "5.00"')
+        .nullable()
+        .optional(),
     })
     .optional(),
 }).refine((b) => b.compliance !== undefined || b.notifications !== undefined, { message: "nothing to update: send compliance or notifications" });
@@ -52,7 +59,10 @@ export async function updateOrganization(env: Env, orgId: string, body: Organiza
   const current = await loadOrganization(env, orgId);
   const compliance = { ...current.compliance, ...body.compliance };
   if (compliance.deniedProviders) compliance.deniedProviders = [...new Set(compliance.deniedProviders)];
-  const notifications = { ...current.notifications, ...body.notifications };
+  const { lowCreditsThreshold, ...notificationPatch } = body.notifications ?? {};
+  const notifications: NotificationSettings = { ...current.notifications, ...notificationPatch };
+  if (lowCreditsThreshold === null) delete notifications.lowCreditsThreshold;
+  else if (lowCreditsThreshold !== undefined) notifications.lowCreditsThreshold = lowCreditsThreshold;
   await getDb(env.DB).update(organizations).set({ compliance, notifications }).where(eq(organizations.id, orgId));
   // Policy is part of every key's context.
   await bumpKeyVersions(env, { organizationId: orgId });

@@ -14,15 +14,21 @@ export type CreditAdmission =
   | { ok: true; reservationId: string }
   | { ok: false; error: ApiError };
 
+/** The reservation id of a request whose credit-paid bound is zero (unknown to OrgCredits: a no-op). */
+export const ZERO_COST_RESERVATION = "zero-cost";
+
 export const NO_CREDITS_MESSAGE = "The organization has no credits left. Add credits or use your own provider keys (project mode 'hybrid' or 'api-keys').";
 
 /**
  * Reserves `estimate` of the organization's credits. Refused (402) when the settled balance is
- * at or below 0; 429 `budget_busy` when requests in flight hold the rest past the wait bound.
+ * at or below 0 (unless `estimate` is 0: a free model is served at a zero balance); 429 `budget_busy` when requests in flight hold the rest past the wait bound.
  * The caller decides: fall back to BYOK candidates, or throw `error`.
  */
 export async function admitCredits(env: Env, orgId: string, estimate: Pico): Promise<CreditAdmission> {
   const amount = estimate > 0n ? estimate : 0n;
+  // A true upper bound of zero (a model priced at zero) costs nothing: served at any balance,
+  // without asking the organization's object (its settlement releases nothing).
+  if (amount === 0n) return { ok: true, reservationId: ZERO_COST_RESERVATION };
   const r = await viaLease<CreditGate>(
     `org:${orgId}`,
     amount,

@@ -17,6 +17,7 @@ const NAV = [
   { href: "/dashboard/usage", label: "Usage" },
   { href: "/dashboard/access", label: "Access rules" },
   { href: "/dashboard/organization", label: "Organization" },
+  { href: "/dashboard/platform", label: "Platform" },
 ] as const;
 
 /** A bare standards-mode document: head with the shared stylesheet; used by every HTML page. */

@@ -16,6 +16,7 @@ import { UsagePage, loadUsage } from "./pages/usage";
 import { AccessPage, loadAccess } from "./pages/access";
 import { OrganizationPage, loadOrganizationPage } from "./pages/organization";
 import { NotFoundPage } from "./pages/not-found";
+import { PlatformPage, loadPlatformPage } from "./pages/platform";
 
 const id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
@@ -50,6 +51,7 @@ dashboardPages.use("/keys", requirePage);
 dashboardPages.use("/usage", requirePage);
 dashboardPages.use("/access", requirePage);
 dashboardPages.use("/organization", requirePage);
+dashboardPages.use("/platform", requirePage);
 
 dashboardPages.get("/keys", async (c) => {
   const ctx = c.get("page");
@@ -79,3 +81,7 @@ export function dashboardNotFound(c: Context): Response | Promise<Response> {
   c.header("cache-control", "no-store");
   return c.html(<NotFoundPage path={c.req.path} />, 404);
 }
+dashboardPages.get("/platform", async (c) => {
+  const ctx = c.get("page");
+  return c.html(<PlatformPage ctx={ctx} data={await loadPlatformPage(c.env, ctx)} />);
+});

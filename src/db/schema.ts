@@ -46,6 +46,8 @@ export interface NotificationSettings {
   apiKeyBudgets?: boolean;
   /** 50..100, default 80. */
   thresholdPercent?: number;
+  /** Owners get an e-mail when the credit balance falls below this (decimal USD); unset: no alert. */
+  lowCreditsThreshold?: string;
 }
 
 export interface RuleValue {
@@ -195,15 +197,48 @@ export const retiredKeyFingerprints = sqliteTable("retired_key_fingerprints", {
   retiredAt: integer("retired_at", { mode: "number" }).notNull(),
 });
 
-/** Master keys (`swbm_...`), one organization each. */
+export const MASTER_KEY_ORIGINS = ["bootstrap", "admin", "master_api", "dashboard"] as const;
+export type MasterKeyOrigin = (typeof MASTER_KEY_ORIGINS)[number];
+
+/** Master keys (`swbm_...`), one organization each; several may be active (src/organizations/master-keys.ts). */
 export const masterKeys = sqliteTable("master_keys", {
   id: text("id").primaryKey(),
   organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   fingerprint: text("fingerprint").notNull(),
   prefixHint: text("prefix_hint").notNull(),
+  description: text("description").notNull().default(""),
+  /** How the key was made; `createdBy` is the member (dashboard) or master key (master API) that made it. */
+  createdVia: text("created_via", { enum: MASTER_KEY_ORIGINS }).notNull().default("bootstrap"),
+  createdBy: text("created_by"),
+  /** Updated at most once a minute (src/auth/master-auth.ts). */
+  lastUsedAt: integer("last_used_at", { mode: "number" }),
+  lastRolledAt: integer("last_rolled_at", { mode: "number" }),
   revokedAt: integer("revoked_at", { mode: "number" }),
   createdAt: createdAt(),
-}, (t) => [uniqueIndex("master_keys_fingerprint_uq").on(t.fingerprint)]);
+}, (t) => [uniqueIndex("master_keys_fingerprint_uq").on(t.fingerprint), index("master_keys_org_idx").on(t.organizationId)]);
+
+export const CREDIT_SOURCES = ["bootstrap", "admin"] as const;
+export type CreditSource = (typeof CREDIT_SOURCES)[number];
+
+/**
+ * Credit ledger (issue 26, item 11): every credit added to or taken off an organization other
+ * than usage (usage is in `request_logs`). `amount_pico` is signed (a correction is negative);
+ * `balance_after_pico` is the D1 balance right after the entry. An idempotency key is used once
+ * per organization: the same key again is the same entry (src/billing/credit-ledger.ts).
+ */
+export const creditLedger = sqliteTable("credit_ledger", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  amountPico: integer("amount_pico", { mode: "number" }).notNull(),
+  balanceAfterPico: integer("balance_after_pico", { mode: "number" }),
+  reason: text("reason").notNull(),
+  source: text("source", { enum: CREDIT_SOURCES }).notNull(),
+  idempotencyKey: text("idempotency_key"),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("credit_ledger_idempotency_uq").on(t.organizationId, t.idempotencyKey),
+  index("credit_ledger_org_created_idx").on(t.organizationId, t.createdAt),
+]);
 
 export const iamRules = sqliteTable("iam_rules", {
   id: text("id").primaryKey(),

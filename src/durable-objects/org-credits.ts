@@ -11,7 +11,9 @@
  * that is above 0, so the balance never ends below minus one request; refused when the settled
  * balance (without reservations) is at or below 0; otherwise it waits (bounded, FIFO), like a key.
  * Top-ups are written to D1 by others: the balance is re-read when it is older than REFRESH_MS, and
- * before any refusal or wait (at most once per RECHECK_MS).
+ * before any refusal or wait (at most once per RECHECK_MS); a ledger entry (src/billing/credit-ledger.ts)
+ * also calls `refresh`, so a drained organization is served at once. Each read also checks the
+ * organization's low-balance threshold (src/billing/low-credits.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
@@ -19,6 +21,8 @@ import type { Pico } from "../billing/money";
 import { AdmissionQueue } from "./admission-queue";
 import { LeaseBook, leaseReservationId, type LeaseClose, type LeaseGrant } from "./lease-book";
 import { countDoCall, simulatedLatency } from "./debug-latency";
+import type { NotificationSettings } from "../db/schema";
+import { alertLowCredits, lowCreditsThresholdPico } from "../billing/low-credits";
 
 const REFRESH_MS = 10_000;
 const RECHECK_MS = 250;
@@ -67,6 +71,8 @@ export class OrgCredits extends DurableObject<Env> {
   private next = 0;
   private reading: Promise<void> | null = null;
   private waiters = new AdmissionQueue<CreditGate>();
+  /** The low-balance window (newest ledger entry time) already alerted for in this object's life. */
+  private lowAlerted: number | null = null;
   /** Credit slices granted to isolates (lease-book.ts); same rules as a key's. */
   private leases = new LeaseBook();
 
@@ -146,6 +152,12 @@ export class OrgCredits extends DurableObject<Env> {
     return slice === null ? null : { lease: this.leases.grant(slice, Date.now()) };
   }
 
+  /** Re-reads the balance now (a ledger entry changed it) and lets waiting requests in. */
+  async refresh(orgId: string): Promise<void> {
+    this.orgId = orgId;
+    await this.read();
+  }
+
   /** The balance as admission sees it (tests and diagnostics). */
   async view(orgId: string): Promise<{ balance: Pico | null; pending: Pico; reserved: Pico; unwritten: Pico }> {
     this.orgId = orgId;
@@ -211,11 +223,15 @@ export class OrgCredits extends DurableObject<Env> {
     const db = this.env.DB;
     const statements: D1PreparedStatement[] = [];
     if (debit > 0n) statements.push(db.prepare("UPDATE organizations SET credits_pico = credits_pico - CAST(? AS INTEGER) WHERE id = ?").bind(debit.toString(), orgId));
-    statements.push(db.prepare("SELECT CAST(credits_pico AS TEXT) AS c FROM organizations WHERE id = ?").bind(orgId));
+    statements.push(
+      db
+        .prepare("SELECT CAST(credits_pico AS TEXT) AS c, notifications AS n, (SELECT MAX(created_at) FROM credit_ledger WHERE organization_id = ?1 AND amount_pico > 0) AS w FROM organizations WHERE id = ?1")
+        .bind(orgId),
+    );
     statements.push(db.prepare("SELECT id FROM request_logs WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids)));
     const results = await db.batch(statements);
     this.unwritten -= debit;
-    const balanceRow = results[statements.length - 2]?.results[0] as { c?: string } | undefined;
+    const balanceRow = results[statements.length - 2]?.results[0] as { c?: string; n?: string | null; w?: number | null } | undefined;
     this.balance = balanceRow?.c ? BigInt(balanceRow.c) : 0n;
     this.readAt = Date.now();
     for (const row of (results[statements.length - 1]?.results ?? []) as Array<{ id: string }>) {
@@ -225,6 +241,27 @@ export class OrgCredits extends DurableObject<Env> {
       this.pendingSum -= p.amount;
     }
     this.waiters.pump();
+    this.checkLowBalance(orgId, balanceRow?.n ?? null, balanceRow?.w ?? 0);
+  }
+
+  /** Alerts once per window when the settled balance is below the organization's threshold (off the admission path). */
+  private checkLowBalance(orgId: string, settingsJson: string | null, windowStart: number): void {
+    if (this.lowAlerted === windowStart || !settingsJson) return;
+    let threshold: bigint | null = null;
+    try {
+      threshold = lowCreditsThresholdPico((JSON.parse(settingsJson) as NotificationSettings).lowCreditsThreshold);
+    } catch {
+      return;
+    }
+    const balance = this.settled();
+    if (threshold === null || balance >= threshold) return;
+    this.lowAlerted = windowStart;
+    this.ctx.waitUntil(
+      alertLowCredits(this.env, orgId, balance, threshold, windowStart).catch((err: unknown) => {
+        this.lowAlerted = null;
+        console.error("low credit alert failed", err instanceof Error ? err.message : String(err));
+      }),
+    );
   }
 }
 

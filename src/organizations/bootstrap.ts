@@ -1,14 +1,14 @@
 import { eq } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
-import { masterKeys, members, organizations, projects, users, type Plan } from "../db/schema";
+import { creditLedger, masterKeys, members, organizations, projects, users, type Plan } from "../db/schema";
 import { ApiError } from "../errors/api-error";
-import { fingerprint, newMasterSecret, prefixHint } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { hashPassword, verifyPassword } from "../auth/password";
 import { requireHashSecret } from "../auth/gateway-key";
 import { createGatewayKey, publicKey } from "../keys/create";
 import { publicOrganization, publicProject } from "./view";
+import { newMasterKeyValues } from "./master-keys";
 
 export interface BootstrapInput {
   name: string;
@@ -41,28 +41,31 @@ async function ownerUser(env: Env, owner: BootstrapInput["owner"], email: string
  * playground key, and a master key. Returns the secrets once; nothing else secret is returned.
  */
 export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
-  const hashSecret = requireHashSecret(env);
+  requireHashSecret(env);
   const db = getDb(env.DB);
   const orgId = newId("org");
   const memberId = newId("mem");
   const projectId = newId("proj");
-  const masterId = newId("mk");
-  const masterToken = newMasterSecret();
   const email = input.owner.email.trim().toLowerCase();
   const { userId, isNew } = await ownerUser(env, input.owner, email);
 
   const insertOrg = db.insert(organizations).values({ id: orgId, name: input.name, plan: input.plan, creditsPico: input.creditsPico ?? 0 }).returning();
   const insertMember = db.insert(members).values({ id: memberId, organizationId: orgId, userId, role: "owner", name: input.owner.name, acceptedAt: Date.now() });
   const insertProject = db.insert(projects).values({ id: projectId, organizationId: orgId, name: "Default project", isDefault: true }).returning();
-  const insertMaster = db
-    .insert(masterKeys)
-    .values({ id: masterId, organizationId: orgId, fingerprint: await fingerprint(hashSecret, masterToken), prefixHint: prefixHint(masterToken) });
+  const master = await newMasterKeyValues(env, orgId, "Created with the organization", { via: "bootstrap", id: null });
+  const insertMaster = db.insert(masterKeys).values(master.values);
+  // The starting balance is the ledger's first entry (src/billing/credit-ledger.ts).
+  const startCredits = input.creditsPico ?? 0;
+  const insertCredits = db
+    .insert(creditLedger)
+    .values({ id: newId("cred"), organizationId: orgId, amountPico: startCredits, balanceAfterPico: startCredits, reason: "Starting balance", source: "bootstrap" });
   const passwordHash = isNew ? await hashPassword(input.owner.password) : null;
   const [orgRows, projectRows] = passwordHash
     ? await db
         .batch([insertOrg, db.insert(users).values({ id: userId, email, name: input.owner.name, passwordHash }), insertMember, insertProject, insertMaster])
         .then((r) => [r[0], r[3]] as const)
     : await db.batch([insertOrg, insertMember, insertProject, insertMaster]).then((r) => [r[0], r[2]] as const);
+  if (startCredits > 0) await insertCredits;
   const playground = await createGatewayKey(env, {
     organizationId: orgId,
     projectId,
@@ -74,7 +77,7 @@ export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
     organization: publicOrganization(orgRows[0]!),
     owner: { userId, memberId, email },
     project: publicProject(projectRows[0]!),
-    masterKey: { id: masterId, token: masterToken },
+    masterKey: { id: master.values.id, token: master.token },
     playgroundKey: { ...publicKey(playground.row), token: playground.token },
   };
 }

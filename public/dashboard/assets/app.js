@@ -85,8 +85,9 @@
         else window.alert(msg);
         return;
       }
-      const token = data?.apiKey?.token;
-      if (typeof token === "string") return showSecret(token, data.apiKey.description);
+      // A new secret (gateway, master or platform secret key, or a session token) is shown once.
+      const created = data?.apiKey ?? data?.masterKey ?? data?.secretKey;
+      if (typeof created?.token === "string") return showSecret(created.token, created.description);
       const to = form.dataset.redirect;
       if (to) window.location.assign(to);
       else window.location.reload();

@@ -8,11 +8,14 @@ import type { AppEnv } from "../../app-types";
 import { PLANS } from "../../db/schema";
 import { notFoundHandler } from "../../errors/on-error";
 import { unauthorized } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validate, validateBody } from "../../errors/validation";
 import { extractBearer } from "../../auth/gateway-key";
 import { timingSafeEqual } from "../../lib/crypto";
 import { isDecimalString, parseUsd } from "../../billing/money";
 import { bootstrapOrganization } from "../../organizations/bootstrap";
+import { createMasterKey, listMasterKeys, masterKeyCreateBody } from "../../organizations/master-keys";
+import { loadOrganization } from "../../actions/organization";
+import { addCreditEntry, creditEntryBody, creditLedgerView } from "../../billing/credit-ledger";
 
 const requireAdminToken: MiddlewareHandler<AppEnv> = async (c, next) => {
   const expected = c.env.ADMIN_TOKEN;
@@ -56,3 +59,29 @@ adminRoutes.post("/organizations", validate("json", bootstrapBody), async (c) =>
   });
   return c.json(result, 201);
 });
+
+// ---------- master keys of any organization (the operator's way back in when every key leaked) ----------
+
+const orgParam = z.object({ id: z.string().min(1).max(64) });
+
+adminRoutes.post("/organizations/:id/master-keys", validate("param", orgParam), validateBody(masterKeyCreateBody), async (c) => {
+  const { id } = c.req.valid("param");
+  await loadOrganization(c.env, id);
+  return c.json({ masterKey: await createMasterKey(c.env, id, c.req.valid("json").description, { via: "admin", id: null }) }, 201);
+});
+
+adminRoutes.get("/organizations/:id/master-keys", validate("param", orgParam), async (c) => {
+  const { id } = c.req.valid("param");
+  await loadOrganization(c.env, id);
+  return c.json({ masterKeys: await listMasterKeys(c.env, id) });
+});
+
+// ---------- credits after bootstrap: top-ups and corrections (docs/api.md) ----------
+
+adminRoutes.post("/organizations/:id/credits", validate("param", orgParam), validateBody(creditEntryBody), async (c) => {
+  const { entry, created } = await addCreditEntry(c.env, c.req.valid("param").id, c.req.valid("json"));
+  const { balance } = await creditLedgerView(c.env, c.req.valid("param").id, 0);
+  return c.json({ entry, balance, created }, created ? 201 : 200);
+});
+
+adminRoutes.get("/organizations/:id/credits", validate("param", orgParam), async (c) => c.json(await creditLedgerView(c.env, c.req.valid("param").id)));

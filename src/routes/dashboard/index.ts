@@ -15,6 +15,7 @@ import { dashboardMembershipRoutes } from "./memberships";
 import { dashboardRuleRoutes, requireManager } from "./rules";
 import { dashboardOrganizationRoutes } from "./organization";
 import { dashboardOrganizationAdminRoutes, ORGANIZATION_ADMIN_PATHS } from "./organization-admin";
+import { dashboardMasterKeyRoutes } from "./master-keys";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   const session = await readSession(c.env, c.req.header("cookie"));
@@ -43,6 +44,9 @@ dashboardRoutes.get("/me", requireSession, (c) => {
 });
 dashboardRoutes.use("/keys/*", requireSession);
 dashboardRoutes.use("/notifications", requireSession);
+dashboardRoutes.use("/master-keys", requireSession);
+dashboardRoutes.use("/master-keys/*", requireSession);
+dashboardRoutes.route("/master-keys", dashboardMasterKeyRoutes);
 dashboardRoutes.route("/keys", dashboardKeyRoutes);
 for (const path of ["/members/:ref/iam", "/members/:ref/iam/*", "/teams/:ref/iam", "/teams/:ref/iam/*"]) {
   dashboardRoutes.use(path, requireSession, requireManager);
@@ -50,6 +54,7 @@ for (const path of ["/members/:ref/iam", "/members/:ref/iam/*", "/teams/:ref/iam
 dashboardRoutes.route("/", dashboardRuleRoutes);
 dashboardRoutes.route("/notifications", dashboardNotificationRoutes);
 dashboardRoutes.use("/organization", requireSession);
+dashboardRoutes.use("/organization/*", requireSession);
 dashboardRoutes.route("/organization", dashboardOrganizationRoutes);
 for (const path of ORGANIZATION_ADMIN_PATHS) dashboardRoutes.use(path, requireSession, requireManager);
 dashboardRoutes.route("/", dashboardOrganizationAdminRoutes);

@@ -9,6 +9,7 @@ import { forbidden } from "../../errors/api-error";
 import { validate } from "../../errors/validation";
 import { publicOrganization } from "../../organizations/view";
 import { loadOrganization, organizationPatchBody, updateOrganization } from "../../actions/organization";
+import { creditLedgerView } from "../../billing/credit-ledger";
 
 export const isOrgAdmin = (s: SessionInfo): boolean => s.role === "owner" || s.role === "admin";
 
@@ -24,4 +25,11 @@ dashboardOrganizationRoutes.patch("/", validate("json", organizationPatchBody), 
   const s = c.get("session");
   if (!isOrgAdmin(s)) throw forbidden("Only owners and admins can change organization settings.", "role_required");
   return c.json({ organization: await updateOrganization(c.env, s.organizationId, c.req.valid("json")) });
+});
+
+/** `GET /api/organization/credits`: balance and ledger, owners and admins (who see the balance). */
+dashboardOrganizationRoutes.get("/credits", async (c) => {
+  const s = c.get("session");
+  if (!isOrgAdmin(s)) throw forbidden("Only owners and admins see the organization's credits.", "role_required");
+  return c.json(await creditLedgerView(c.env, s.organizationId));
 });

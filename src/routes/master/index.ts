@@ -14,6 +14,8 @@ import { customModelRoutes } from "./custom-models";
 import { organizationRoutes } from "./organization";
 import { masterKeyRoutes } from "./keys";
 import { masterIamRoutes } from "./iam";
+import { masterMasterKeyRoutes } from "./master-keys";
+import { masterCreditRoutes } from "./credits";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);
@@ -25,6 +27,8 @@ masterRoutes.route("/provider-keys", providerKeyRoutes);
 masterRoutes.route("/custom-providers", customProviderRoutes);
 masterRoutes.route("/custom-models", customModelRoutes);
 masterRoutes.route("/organization", organizationRoutes);
+masterRoutes.route("/master-keys", masterMasterKeyRoutes);
+masterRoutes.route("/credits", masterCreditRoutes);
 
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)
 masterRoutes.route("/keys", masterKeyRoutes);
