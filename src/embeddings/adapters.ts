@@ -46,6 +46,7 @@ const openai: EmbeddingAdapter = {
       headers: { authorization: `Bearer ${target.apiKey}`, "content-type": "application/json" },
       body: JSON.stringify(body),
       signal,
+      redirect: "manual", // never followed (SSRF guard, docs/security.md): a 3xx is an upstream error
     });
   },
   parseResponse(body, req) {
@@ -76,6 +77,7 @@ const google: EmbeddingAdapter = {
       headers: { "x-goog-api-key": target.apiKey, "content-type": "application/json" },
       body: JSON.stringify({ requests }),
       signal,
+      redirect: "manual", // never followed (SSRF guard, docs/security.md): a 3xx is an upstream error
     });
   },
   parseResponse(body, req) {

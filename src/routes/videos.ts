@@ -6,7 +6,7 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../app-types";
-import { gatewayOrigin } from "../env";
+import { gatewayOrigin, publicOrigin } from "../env";
 import { checkKey, presentedKey, requireGatewayKey, authenticateGatewayKey } from "../auth/gateway-key";
 import { badRequest, unauthorized } from "../errors/api-error";
 import { parseOrThrow, validate } from "../errors/validation";
@@ -71,7 +71,9 @@ videoRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
  */
 export const videoContentOriginOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
   const media = videoContentOrigin(c.env);
-  if (media === null || new URL(c.req.url).origin !== media || (c.req.method === "GET" && VIDEO_CONTENT_PATH.test(c.req.path))) return next();
+  // Set to the gateway's own origin by mistake, it restricts nothing (and breaks nothing).
+  if (media === null || media === publicOrigin(c.env) || new URL(c.req.url).origin !== media) return next();
+  if ((c.req.method === "GET" || c.req.method === "HEAD") && VIDEO_CONTENT_PATH.test(c.req.path)) return next();
   return notFoundHandler(c);
 };
 

@@ -8,7 +8,8 @@
  *   `{requests:[{model, content:{parts:[{text}]}, outputDimensionality?}]}` -> `{embeddings:[{values}]}`, no usage).
  * Vectors are deterministic: `dims` values (default 8) derived from the text's length and index;
  * prompt tokens = whitespace-separated words of all inputs. Directives (`[[fake:status=N]]`, …) in
- * any input apply.
+ * any input apply; `[[fake:redirect]]` answers an OpenAI-compatible request with a 307 to the same
+ * path under the prefix `redirected` (which answers normally: the gateway must not follow it).
  */
 import { failEarly, parseDirectives, words } from "./fake-common.mjs";
 
@@ -54,6 +55,14 @@ export const embeddingRoutes = [
       const texts = requests.map((r) => (r.content?.parts ?? []).map((p) => p.text ?? "").join(""));
       if (failEarly(parseDirectives(texts.join(" "), req.provider), res, googleError)) return;
       send(res, 200, { embeddings: requests.map((r, i) => ({ values: vector(texts[i] ?? "", r.outputDimensionality ?? 8) })) });
+    },
+  },
+  {
+    name: "openai-compatible embeddings redirected elsewhere",
+    match: (req) => req.method === "POST" && req.provider !== "redirected" && req.path.endsWith("/embeddings") && parseDirectives(textsOf(req.body?.input).join(" "), req.provider).has("redirect"),
+    handle(req, res) {
+      res.writeHead(307, { location: `http://${req.headers.host}/redirected${req.path}`, "content-type": "text/plain" });
+      res.end("moved");
     },
   },
   {

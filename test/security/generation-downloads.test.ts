@@ -75,3 +75,20 @@ describe("image result links named by the upstream", () => {
     expect(checkNamedUrl("http://127.0.0.1/x", "https://api.example.com/v1").ok).toBe(false);
   });
 });
+
+describe("embeddings upstream redirects (issue 22, item 9)", () => {
+  it("a 307 from the upstream is a 502; the target never gets the request or the credential", async () => {
+    const org = await byokOrg("openai", `${FAKE()}/openai`);
+    const tag = `emb-redir-${crypto.randomUUID().slice(0, 8)}`;
+    const res = await call("/v1/embeddings", {
+      method: "POST",
+      key: org.key,
+      ...json({ model: "openai/text-embedding-3-small", input: `hello [[fake:redirect]] [[tag:${tag}]]` }),
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(502);
+    expect(text).toContain("redirect");
+    const sent = (await (await fetch(`${FAKE()}/__recorded/${tag}`)).json()) as Array<{ provider: string }>;
+    expect(sent.map((r) => r.provider)).toEqual(["openai"]);
+  });
+});

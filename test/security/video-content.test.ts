@@ -201,6 +201,12 @@ describe("VIDEO_CONTENT_ORIGIN", () => {
     }
     const signIn = await callWithEnv(local, "/api/auth/sign-in", { method: "POST", body: JSON.stringify({ email: org.ownerEmail, password: org.ownerPassword }) });
     expect(signIn.res.status).toBe(404);
+    const head = await callWithEnv(local, pathOf(job.content_url), { method: "HEAD" });
+    expect(head.res.status).toBe(200);
+    // Set to the gateway's own origin by mistake, the setting restricts nothing.
+    const same = (await callWithEnv({ PUBLIC_URL: "http://gw.test", VIDEO_CONTENT_ORIGIN: "http://gw.test" }, "/v1/models", { key: org.key })).res;
+    expect(same.status).toBe(200);
+    await same.arrayBuffer();
     // The gateway's own origin (not the content origin) keeps serving everything.
     const models = (await callWithEnv(settings, "/v1/models", { key: org.key })).res;
     expect(models.status).toBe(200);
