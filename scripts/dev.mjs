@@ -296,6 +296,8 @@ async function main() {
   const wranglerArgs = [
     WRANGLER, "dev", "--port", String(port), "--test-scheduled", ...(inspectorPort ? ["--inspector-port", String(inspectorPort)] : []),
     ...persistFlags, ...(fake ? standInVars(fake.url) : []),
+    // Invitation e-mails carry a link only with PUBLIC_URL (they have no request to take an origin from).
+    ...(vars.PUBLIC_URL ? [] : ["--var", `PUBLIC_URL:${baseUrl}`]),
   ];
   log(`starting wrangler dev on ${baseUrl}`);
   const child = spawn(process.execPath, wranglerArgs, { cwd: ROOT, env: childEnv, stdio: ["inherit", "pipe", "pipe"] });
