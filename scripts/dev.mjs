@@ -15,7 +15,11 @@
  * Triggers do in production. A busy port is one line and exit code 2, before anything starts.
  * Other flags: `--port N` (default 8787); `--persist-to DIR` keeps the local state (D1, Durable
  * Objects, KV, R2) in DIR instead of `.wrangler/state` and the credentials in
- * DIR/.dev-credentials.json (used by `npm run docs:check`). Ctrl-C stops everything.
+ * DIR/.dev-credentials.json (used by `npm run docs:check`); `--inspector-port N` (wrangler's
+ * DevTools port, default 9229); `--help`. An unknown flag is one line and exit code 2, before
+ * anything is written. wrangler's startup chatter (bindings table, notices) is held back and only
+ * shown when the start fails; the startup log is the URL, the credentials file and the mode.
+ * Ctrl-C stops everything.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -25,7 +29,36 @@ import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { STAND_IN_NOTICE, cronMatches, cronsOf, hasProviderCredential, portIsFree, standInVars } from "./lib/dev-plan.mjs";
 import { CREDENTIALS_FILE as DEFAULT_CREDENTIALS_FILE, DEV_VARS, ROOT, api, parseArgs, randomToken, readDevVars } from "./lib/local.mjs";
 
-const args = parseArgs(process.argv.slice(2));
+const USAGE = `Usage: npm run dev [-- options]
+
+Starts Switchboard locally on wrangler dev, with a demo organization on a fresh database.
+
+Options:
+  --port N             port of the gateway (default 8787)
+  --inspector-port N   port of the DevTools inspector (default 9229)
+  --persist-to DIR     keep the local state and .dev-credentials.json in DIR
+  --offline            use the local stand-in upstream even when provider keys are set
+  --help               show this help`;
+
+/** Flags and whether they take a value. */
+const FLAGS = { port: true, "inspector-port": true, "persist-to": true, offline: false, help: false };
+const argv = process.argv.slice(2);
+if (argv.includes("--help") || argv.includes("-h")) {
+  console.log(USAGE);
+  process.exit(0);
+}
+for (let i = 0; i < argv.length; i++) {
+  const arg = argv[i] ?? "";
+  const name = arg.startsWith("--") ? arg.slice(2).split("=")[0] ?? "" : null;
+  if (name !== null && Object.hasOwn(FLAGS, name)) {
+    if (FLAGS[/** @type {keyof typeof FLAGS} */ (name)] && !arg.includes("=")) i++;
+    continue;
+  }
+  console.error(`[dev] unknown option '${arg}'; see npm run dev -- --help`);
+  process.exit(2);
+}
+const args = parseArgs(argv);
+const inspectorPort = typeof args["inspector-port"] === "string" ? Number(args["inspector-port"]) : null;
 const persistTo = typeof args["persist-to"] === "string" ? resolve(args["persist-to"]) : null;
 const persistFlags = persistTo ? ["--persist-to", persistTo] : [];
 const CREDENTIALS_FILE = persistTo ? join(persistTo, ".dev-credentials.json") : DEFAULT_CREDENTIALS_FILE;
@@ -70,9 +103,12 @@ function applyMigrations() {
   const r = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local", ...persistFlags], {
     cwd: ROOT,
     env: { ...childEnv, CI: "true" },
-    stdio: ["ignore", "inherit", "inherit"],
+    encoding: "utf8",
   });
-  if (r.status !== 0) throw new Error("wrangler d1 migrations apply failed");
+  if (r.status !== 0) {
+    process.stderr.write(`${r.stdout}${r.stderr}`);
+    throw new Error("wrangler d1 migrations apply failed");
+  }
 }
 
 /** Number of organizations in the local database (-1 when it cannot be read). */
@@ -183,8 +219,9 @@ async function createDemo(/** @type {Record<string, string>} */ vars) {
 function printCredentials(creds) {
   const lines = [
     "",
-    "\x1b[1mSwitchboard is running\x1b[0m" + (offline ? " (providers: the local stand-in upstream)" : ""),
-    `  URL            ${baseUrl}`,
+    "\x1b[1mSwitchboard is running\x1b[0m",
+    `  URL            ${baseUrl}   (dashboard ${baseUrl}/dashboard, API docs ${baseUrl}/docs)`,
+    `  Mode           ${offline ? "offline: providers are the local stand-in upstream (no real model answers)" : "providers from the credentials in .dev.vars"}`,
     `  Crons          the scheduled handler runs every minute (key expiry, usage aggregation, retention)`,
     `  Gateway key    ${creds.gatewayKey}   (${creds.gatewayKeyKind}, project ${creds.projectId})`,
     `  Master key     ${creds.masterKey}`,
@@ -234,6 +271,10 @@ async function main() {
     console.error(`[dev] --port must be a port number (1-65535), got ${String(args.port)}`);
     process.exit(2);
   }
+  if (inspectorPort !== null && (!Number.isInteger(inspectorPort) || inspectorPort < 1 || inspectorPort > 65535)) {
+    console.error(`[dev] --inspector-port must be a port number (1-65535), got ${String(args["inspector-port"])}`);
+    process.exit(2);
+  }
   // Before anything else: a second `npm run dev` (or any other server on the port) must not reach
   // migrations, wrangler or the bootstrap of the instance that already runs there.
   if (!(await portIsFree(port))) {
@@ -252,9 +293,28 @@ async function main() {
   let fake = null;
   if (offline) fake = await startFakeUpstream({ port: 0, host: "127.0.0.1" });
 
-  const wranglerArgs = [WRANGLER, "dev", "--port", String(port), "--test-scheduled", ...persistFlags, ...(fake ? standInVars(fake.url) : [])];
+  const wranglerArgs = [
+    WRANGLER, "dev", "--port", String(port), "--test-scheduled", ...(inspectorPort ? ["--inspector-port", String(inspectorPort)] : []),
+    ...persistFlags, ...(fake ? standInVars(fake.url) : []),
+    // Invitation e-mails carry a link only with PUBLIC_URL (they have no request to take an origin from).
+    ...(vars.PUBLIC_URL ? [] : ["--var", `PUBLIC_URL:${baseUrl}`]),
+  ];
   log(`starting wrangler dev on ${baseUrl}`);
-  const child = spawn(process.execPath, wranglerArgs, { cwd: ROOT, env: childEnv, stdio: "inherit" });
+  const child = spawn(process.execPath, wranglerArgs, { cwd: ROOT, env: childEnv, stdio: ["inherit", "pipe", "pipe"] });
+  // Startup chatter is held until the Worker answers (shown only if the start fails); then wrangler's
+  // output (request lines, Worker logs, reloads) passes through.
+  /** @type {string[] | null} */
+  let held = [];
+  const relay = (/** @type {NodeJS.WriteStream} */ to) => (/** @type {Buffer} */ chunk) => {
+    if (held) held.push(chunk.toString());
+    else to.write(chunk);
+  };
+  child.stdout.on("data", relay(process.stdout));
+  child.stderr.on("data", relay(process.stderr));
+  const release = (/** @type {boolean} */ show) => {
+    if (show && held) process.stderr.write(held.join(""));
+    held = null;
+  };
   let exited = false;
   let stopping = false;
   const stop = async (/** @type {number} */ code) => {
@@ -276,7 +336,11 @@ async function main() {
   process.on("SIGTERM", () => void stop(0));
 
   try {
-    await waitForWorker(() => exited);
+    await waitForWorker(() => exited).catch((err) => {
+      release(true);
+      throw err;
+    });
+    release(false);
     let creds = readCredentials();
     if (creds) {
       const check = await api(`${baseUrl}/v1/master/organization`, { token: creds.masterKey });

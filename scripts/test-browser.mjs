@@ -10,7 +10,7 @@
  * Env: CHROMIUM (default /usr/bin/chromium), BROWSER_TEST_PORT (default 8760; the fake upstream
  * uses +1, the inspector +2).
  */
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -220,9 +220,20 @@ try {
     await dialog.waitFor();
     secret = await page.locator("#secret-value").inputValue();
     assert.match(secret, /^swb_/);
-    await dialog.getByRole("button", { name: "Copy" }).click();
+    const copyButton = dialog.getByRole("button", { name: "Copy", exact: true });
+    await copyButton.click();
+    await dialog.getByRole("button", { name: "Copied", exact: true }).waitFor({ timeout: 3000 });
+    // the base URL and a ready curl command that works as shown
+    assert.equal(await page.locator("#secret-base").inputValue(), `${BASE}/v1`);
+    const curl = (await page.locator("#secret-curl").textContent()) ?? "";
+    assert.ok(curl.startsWith(`curl ${BASE}/v1/chat/completions`) && curl.includes(secret), curl);
+    assert.match((await page.locator("#secret-sdk").textContent()) ?? "", new RegExp(`OpenAI\\(base_url="${BASE}/v1", api_key="${secret}"\\)`));
+    // async: the fake upstream answers from this very process
+    const ran = await new Promise((resolve) => execFile("sh", ["-c", curl], { encoding: "utf8" }, (_err, stdout, stderr) => resolve({ stdout, stderr })));
+    assert.equal(JSON.parse(ran.stdout).object, "chat.completion", `the dialog's curl command: ${ran.stdout} ${ran.stderr.slice(-300)}`);
     await shot("03-secret-once");
     await reloads(dialog.getByRole("button", { name: "Done" }));
+    await page.locator("#flash").filter({ hasText: "Key “Browser key” is ready." }).waitFor();
     await keyRow("Browser key").waitFor();
     await page.reload();
     assert.equal((await page.content()).includes(secret), false, "secret visible after reload");
@@ -283,6 +294,7 @@ try {
     assert.equal(await page.getByLabel("Models in this rule").inputValue(), "gpt-4o-mini");
     await shot("06-access-rule-form");
     await reloads(page.getByRole("button", { name: "Add rule" }));
+    await page.locator("#flash").filter({ hasText: "Rule added." }).waitFor();
     const cell = page.locator("td .preview").first();
     await cell.waitFor();
     denial = (await cell.textContent()) ?? "";
@@ -291,6 +303,71 @@ try {
     assert.equal(r.json.error.message, denial);
     assert.equal(denial, "Access denied: model 'gpt-4o-mini' is denied (deny_models), by an IAM rule on this API key.");
     await shot("07-access-rules");
+  });
+
+  await scenario("rule preview follows what is typed; unknown models refused when added; one name per rule type", async () => {
+    // one name: the menu shows the API's rule type, as the rules table and the 403 message do
+    const labels = await page.getByLabel("Rule type").locator("option").evaluateAll((os) => os.map((o) => [/** @type {HTMLOptionElement} */ (o).value, o.textContent?.trim() ?? ""]));
+    for (const [value, label] of labels) assert.ok(label.startsWith(value), `menu says "${label}" for ${value}`);
+    assert.equal(await page.locator("td[data-label=Rule] code").first().textContent(), "deny_models");
+    await page.getByLabel("Rule type").selectOption("deny_models");
+    await page.getByLabel("Models in this rule").fill("gpt-5, o3");
+    const preview = page.locator("form p[data-preview]");
+    assert.equal(await preview.textContent(), "Access denied: model 'gpt-5' is denied (deny_models), by an IAM rule on this API key.");
+    await page.getByLabel("Rule type").selectOption("allow_models");
+    assert.match((await preview.textContent()) ?? "", /^Access denied: model '(?!gpt-5'|o3')[^']+' is not in the allowed models \(allow_models\)/);
+    await page.getByLabel("Rule type").selectOption("deny_providers");
+    await page.getByLabel("anthropic", { exact: true }).check();
+    assert.match((await preview.textContent()) ?? "", /provider 'anthropic' is denied \(deny_providers\)/);
+    await page.getByLabel("anthropic", { exact: true }).uncheck();
+    await page.getByLabel("Rule type").selectOption("deny_ip_cidrs");
+    await page.getByLabel("CIDRs").fill("192.168.0.0/16");
+    assert.match((await preview.textContent()) ?? "", /client IP 192\.168\.0\.0 is in a denied range/);
+    await page.getByLabel("Rule type").selectOption("allow_ip_cidrs");
+    await page.getByLabel("CIDRs").fill("203.0.113.0/24");
+    assert.match((await preview.textContent()) ?? "", /client IP 198\.51\.100\.7 is not in the allowed ranges/);
+    await page.getByLabel("CIDRs").fill("");
+    // an unknown model is refused when added, with the server's wording
+    await page.getByLabel("Rule type").selectOption("deny_models");
+    await page.getByLabel("Models in this rule").fill("");
+    await page.getByLabel("Search the catalogue").fill("claude-opus-4");
+    await page.getByRole("button", { name: "Add model" }).click();
+    await page.locator("#model-error").filter({ hasText: "'claude-opus-4' is not a known model" }).waitFor();
+    assert.equal(await page.getByLabel("Models in this rule").inputValue(), "");
+    await page.getByLabel("Models in this rule").fill("gpt-4o, not-a-model");
+    await page.locator("#model-error").filter({ hasText: "'not-a-model' is not a known model" }).waitFor();
+    assert.equal(await page.getByLabel("Models in this rule").getAttribute("aria-invalid"), "true");
+    await shot("06b-access-unknown-model");
+    await page.getByLabel("Models in this rule").fill("openai/gpt-4o");
+    assert.equal(await page.getByLabel("Models in this rule").getAttribute("aria-invalid"), "false");
+    // a wrapped denial message in the rules table: drawn as one block inside its cell, first line not clipped
+    await page.setViewportSize({ width: 900, height: 900 });
+    const cell = page.locator("td[data-label='Denial message']").first();
+    const [td, msg] = [await cell.boundingBox(), await cell.locator(".preview").boundingBox()];
+    assert.ok(td && msg && msg.y >= td.y && msg.height > 30, `denial message box ${JSON.stringify(msg)} in cell ${JSON.stringify(td)}`);
+    assert.equal(await cell.locator(".preview").evaluate((el) => getComputedStyle(el).display), "block");
+    await shot("07b-access-rules-wrapped");
+    await page.setViewportSize({ width: 1360, height: 900 });
+  });
+
+  await scenario("the create-key form's example models are accepted", async () => {
+    await page.getByRole("navigation").getByRole("link", { name: "Keys" }).click();
+    const field = page.getByLabel("Deny models (optional IAM rule)");
+    const example = ((await field.getAttribute("placeholder")) ?? "").replace(/^e\.g\. /, "");
+    assert.ok(example.includes(","), `placeholder: ${example}`);
+    await field.fill("claude-opus-4");
+    await page.locator("#new-deny-error").filter({ hasText: "'claude-opus-4' is not a known model" }).waitFor();
+    const form = page.getByRole("region", { name: "Create a key" });
+    await form.getByLabel("Description", { exact: true }).fill("Example key");
+    await field.fill(example);
+    assert.equal(await field.getAttribute("aria-invalid"), "false");
+    await form.getByRole("button", { name: "Create key" }).click();
+    await page.getByRole("dialog").waitFor();
+    await reloads(page.getByRole("dialog").getByRole("button", { name: "Done" }));
+    await keyRow("Example key").waitFor();
+    page.once("dialog", (d) => void d.accept());
+    await reloads(keyRow("Example key").getByRole("button", { name: "Delete" }));
+    await page.getByRole("navigation").getByRole("link", { name: "Access rules" }).click();
   });
 
   await scenario("inline CIDR validation", async () => {
@@ -320,11 +397,54 @@ try {
     await shot("09-usage-hourly");
   });
 
+  await scenario("usage rankings: refused requests under their own label, sortable, searchable, CSV; a reversed range keeps the form", async () => {
+    const refused = await chat(playgroundKey, "not-a-model");
+    assert.ok(refused.status >= 400, `unknown model answered ${refused.status}`);
+    await sleep(1500);
+    assert.equal((await fetch(`${BASE}/__scheduled?cron=${encodeURIComponent("* * * * *")}`)).status, 200);
+    await page.goto(`${BASE}/dashboard/usage`);
+    const providers = page.getByRole("table", { name: "Providers" });
+    const models = page.getByRole("table", { name: "Models" });
+    await providers.getByText("Refused (not sent to a provider)").waitFor();
+    assert.equal(await providers.getByText("Unknown", { exact: true }).count(), 0, "refused requests shown as provider Unknown");
+    assert.equal(await models.getByText("not-a-model").count(), 0, "an id outside the catalogue ranked as a model");
+    // sort by Requests, both ways
+    const firstName = () => models.locator("tbody tr:not([hidden]) td[data-label=Name]").first().textContent();
+    await models.getByRole("button", { name: "Requests" }).click();
+    assert.equal(await models.locator("th[aria-sort=ascending]").count(), 1);
+    const ascending = await firstName();
+    await models.getByRole("button", { name: "Requests" }).click();
+    assert.equal(await models.locator("th[aria-sort=descending]").count(), 1);
+    assert.notEqual(await firstName(), ascending, "sorting did not change the order");
+    // search
+    await page.getByLabel("Search Models").fill("mini");
+    const names = await models.locator("tbody tr:not([hidden]) td[data-label=Name]").allTextContents();
+    assert.ok(names.length >= 1 && names.every((n) => /mini/i.test(n)), `search shows ${names}`);
+    await page.getByLabel("Search Models").fill("");
+    // CSV export with exact values
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export Models as CSV" }).click()]);
+    assert.match(download.suggestedFilename(), /^usage-model-\d{4}-\d{2}-\d{2}-to-\d{4}-\d{2}-\d{2}\.csv$/);
+    const csv = readFileSync(/** @type {string} */ (await download.path()), "utf8").trim().split(/\r\n/);
+    assert.equal(csv[0], "#,Name,Requests,Tokens,Cost");
+    assert.ok(csv.length >= 3 && csv.slice(1).every((l) => /^\d+,[^,]+,\d+,\d+,\d+(\.\d+)?$/.test(l)), csv.join("\n"));
+    await shot("09a-usage-rankings");
+    // a reversed range: the form again, with the reason
+    await page.getByLabel("From (UTC)").fill("2026-03-10");
+    await page.getByLabel("To (UTC)").fill("2026-03-01");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.getByRole("alert").filter({ hasText: "must not be after" }).waitFor();
+    assert.equal(await page.getByLabel("From (UTC)").inputValue(), "2026-03-10");
+    await shot("09b-usage-reversed-range");
+  });
+
   await scenario("change a setting (budget alert threshold)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Organization" }).click();
     await page.getByLabel("Alert threshold (%)").fill("90");
     await reloads(page.getByRole("button", { name: "Save notifications" }));
+    await page.locator("#flash.ok").filter({ hasText: "Notification settings saved." }).waitFor();
+    await shot("10a-organization-saved");
     await page.reload();
+    assert.equal(await page.locator("#flash").textContent(), "", "the success message outlived its reload");
     assert.equal(await page.getByLabel("Alert threshold (%)").inputValue(), "90");
     const org = await api("/v1/master/organization", { token: masterKey });
     assert.equal(org.json.organization.notifications.thresholdPercent, 90);
@@ -338,6 +458,7 @@ try {
     await invite.getByLabel("Name").fill("Dora Dev");
     await invite.getByLabel("Role").selectOption("developer");
     await reloads(invite.getByRole("button", { name: "Invite member" }));
+    await page.locator("#flash").filter({ hasText: "Invitation sent" }).waitFor();
     const row = page.locator("tr", { has: page.getByText(email, { exact: true }) });
     await row.getByText("pending").waitFor();
     assert.ok(mailsTo(email).some((m) => m.includes("/dashboard/accept#token=")), "no invitation e-mail");
@@ -360,6 +481,7 @@ try {
     await form.getByLabel("Provider API key").fill(token);
     await form.getByLabel("Label (optional)").fill("Browser BYOK");
     await reloads(form.getByRole("button", { name: "Add provider key" }));
+    await page.locator("#flash").filter({ hasText: "Provider key added." }).waitFor();
     const row = page.locator("tr", { has: page.getByText("Browser BYOK", { exact: true }) });
     await row.waitFor();
     const hint = (await row.locator("code").first().textContent()) ?? "";
@@ -372,6 +494,20 @@ try {
     page.once("dialog", (d) => void d.accept());
     await reloads(row.getByRole("button", { name: "Delete" }));
     await page.getByText("Browser BYOK", { exact: true }).waitFor({ state: "detached" });
+    await page.locator("#flash").filter({ hasText: "Deleted." }).waitFor();
+  });
+
+  await scenario("organization: add a custom provider (success message)", async () => {
+    const form = page.getByRole("region", { name: "Add a custom provider" });
+    await form.getByLabel("Provider name").fill("browser-llm");
+    await form.getByLabel("OpenAI-compatible base URL").fill("https://llm.example.com/v1");
+    await form.getByLabel("API key of the provider").fill("sk-browser-custom-0123456789");
+    await reloads(form.getByRole("button", { name: "Add custom provider" }));
+    await page.locator("#flash").filter({ hasText: "Custom provider added." }).waitFor();
+    const row = page.locator("tr", { has: page.getByText("browser-llm", { exact: true }) });
+    page.once("dialog", (d) => void d.accept());
+    await reloads(row.getByRole("button", { name: "Delete" }));
+    await page.locator("#flash").filter({ hasText: "Deleted." }).waitFor();
   });
 
   await scenario("organization: edit a provider key's token (hint changes, token never shown)", async () => {
@@ -494,6 +630,28 @@ try {
     await shot("11d-dark-access");
     await page.getByRole("button", { name: "Dark mode" }).click();
     assert.ok(!isDark(await bodyBg()), "toggle did not switch back to light");
+  });
+
+  await scenario("keys table: pages of 50, search and sort", async () => {
+    const projectId = (await api("/v1/master/projects", { token: masterKey })).json.projects[0].id;
+    for (let i = 0; i < 52; i++) {
+      const r = await api("/v1/master/keys", { method: "POST", token: masterKey, body: { projectId, description: `Bulk key ${String(i).padStart(2, "0")}` } });
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+    }
+    await page.goto(`${BASE}/dashboard/keys`);
+    const tools = page.locator(".table-tools").first();
+    await tools.getByText(/^1–50 of \d+$/).waitFor();
+    assert.equal(await page.locator("tr[data-key-id]:not([hidden])").count(), 50);
+    await tools.getByRole("button", { name: "Next page of API keys" }).click();
+    await tools.getByText(/^51–\d+ of \d+$/).waitFor();
+    await shot("11e-keys-page-2");
+    await page.getByLabel("Search API keys").fill("Bulk key 07");
+    assert.equal(await page.locator("tr[data-key-id]:not([hidden])").count(), 1);
+    await page.getByLabel("Search API keys").fill("Bulk key");
+    await page.getByRole("table", { name: "API keys" }).getByRole("button", { name: "Description" }).click();
+    assert.equal(await page.locator("tr[data-key-id]:not([hidden]) strong").first().textContent(), "Bulk key 00");
+    await page.getByRole("table", { name: "API keys" }).getByRole("button", { name: "Description" }).click();
+    assert.equal(await page.locator("tr[data-key-id]:not([hidden]) strong").first().textContent(), "Bulk key 51");
   });
 
   await scenario("phone width", async () => {

@@ -77,6 +77,40 @@ describe("GET /openapi.json", () => {
   });
 });
 
+describe("every operation is described", () => {
+  it("has a summary of its own and a non-empty success response schema", async () => {
+    const doc = (await (await call("/openapi.json")).json()) as Json;
+    const resolve = (schema: Json): Json => (typeof schema.$ref === "string" ? doc.components.schemas[schema.$ref.split("/").pop() as string] : schema);
+    const bare: string[] = [];
+    const empty: string[] = [];
+    let operations = 0;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+      for (const [method, op] of Object.entries(item)) {
+        operations++;
+        if (!op.summary || op.summary === `${method.toUpperCase()} ${path}`) bare.push(`${method} ${path}`);
+        for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+          if (status === "default" || status === "204" || status.startsWith("3")) continue;
+          const schemas = Object.values((response.content ?? {}) as Record<string, Json>).map((m) => resolve(m.schema ?? {}));
+          if (!schemas.length || schemas.some((sc) => !sc || Object.keys(sc).length === 0)) empty.push(`${method} ${path} ${status}`);
+        }
+      }
+    }
+    expect(operations).toBeGreaterThan(100);
+    expect(bare).toEqual([]);
+    expect(empty).toEqual([]);
+    // the wire formats, from the zod response schemas
+    const chat = resolve(doc.paths["/v1/chat/completions"].post.responses["200"].content["application/json"].schema);
+    expect(chat.required).toEqual(expect.arrayContaining(["id", "object", "choices", "model"]));
+    expect(doc.paths["/v1/chat/completions"].post.responses["200"].content).toHaveProperty("text/event-stream");
+    for (const path of ["/v1/messages", "/v1/responses", "/v1/embeddings"]) {
+      expect(doc.paths[path].post.summary).not.toBe(`POST ${path}`);
+      expect(resolve(doc.paths[path].post.responses["200"].content["application/json"].schema).properties).toBeTruthy();
+    }
+    expect(resolve(doc.paths["/v1/master/keys/{ref}/iam"].get.responses["200"].content["application/json"].schema).required).toEqual(["rules"]);
+    expect(doc.paths["/api/keys/{ref}/iam"].post.summary).toBe("Add an IAM rule of a key");
+  });
+});
+
 describe("GET /docs", () => {
   it("renders the reference as one HTML page without external resources", async () => {
     const res = await call("/docs");

@@ -1,6 +1,7 @@
 // `npm run dev`: stand-in by default without keys, keys the stand-in accepts, local crons, busy port.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -85,4 +86,25 @@ test("a busy port: one line, exit code 2, no stack, nothing started", async () =
   const bad = spawnSync(process.execPath, [join(ROOT, "scripts", "dev.mjs"), "--port", "abc"], { cwd: ROOT, encoding: "utf8", timeout: 20_000 });
   assert.equal(bad.status, 2);
   assert.equal(bad.stderr.trim().split("\n").length, 1);
+});
+
+test("--help: usage on stdout, exit 0, nothing written; an unknown flag: one line, exit 2", () => {
+  const devVars = join(ROOT, ".dev.vars");
+  const before = existsSync(devVars) ? statSync(devVars).mtimeMs : null;
+  const help = spawnSync(process.execPath, [join(ROOT, "scripts", "dev.mjs"), "--help"], { cwd: ROOT, encoding: "utf8", timeout: 20_000 });
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^Usage: npm run dev/);
+  for (const flag of ["--port", "--inspector-port", "--persist-to", "--offline", "--help"]) assert.ok(help.stdout.includes(flag), flag);
+  assert.equal(existsSync(devVars) ? statSync(devVars).mtimeMs : null, before, "--help wrote .dev.vars");
+  for (const bad of [["--bogus"], ["--port", "8787", "--verbose"], ["-x"]]) {
+    const r = spawnSync(process.execPath, [join(ROOT, "scripts", "dev.mjs"), ...bad], { cwd: ROOT, encoding: "utf8", timeout: 20_000 });
+    assert.equal(r.status, 2, bad.join(" "));
+    assert.equal(r.stdout, "");
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`unknown option '${bad.at(-1)}'.*--help`));
+  }
+  assert.equal(existsSync(devVars) ? statSync(devVars).mtimeMs : null, before, "an unknown flag wrote .dev.vars");
+  const badInspector = spawnSync(process.execPath, [join(ROOT, "scripts", "dev.mjs"), "--inspector-port", "x"], { cwd: ROOT, encoding: "utf8", timeout: 20_000 });
+  assert.equal(badInspector.status, 2);
+  assert.match(badInspector.stderr, /--inspector-port must be a port number/);
 });

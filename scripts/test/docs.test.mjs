@@ -55,3 +55,43 @@ test("block extraction, skip markers and the rewrites docs:check applies", () =>
   assert.match(script, /^set -euo pipefail$/m);
   assert.match(script, /--fail-with-body/);
 });
+
+// Claims issue 25 found wrong, each checked against the code it describes.
+const doc = (/** @type {string} */ f) => readFileSync(join(ROOT, f), "utf8");
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+const slug = (/** @type {string} */ h) => h.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+const anchorsOf = (/** @type {string} */ text) => new Set([...text.replace(/```[\s\S]*?```/g, "").matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => slug(m[1] ?? "")));
+
+test("every #anchor link in README and docs/ names a heading of its page", () => {
+  for (const file of documentationFiles()) {
+    const text = readFileSync(file, "utf8");
+    const dir = file.slice(0, file.lastIndexOf("/"));
+    for (const m of text.matchAll(/\]\(([^)#\s]*)#([^)\s]+)\)/g)) {
+      const target = m[1] ? join(dir, m[1]) : file;
+      if (!target.endsWith(".md")) continue;
+      assert.ok(anchorsOf(readFileSync(target, "utf8")).has(m[2] ?? ""), `${file}: dead link ${m[0]}`);
+    }
+  }
+});
+
+test("error codes, sign-in limits and the client-IP order in the docs are the code's", () => {
+  const api = doc("docs/api.md");
+  assert.match(doc("src/routes/chat/route.ts"), /"invalid_json"/);
+  assert.match(api, /\| malformed JSON \| 400 \| `invalid_json` \|/);
+  const signIn = doc("src/auth/sign-in.ts");
+  const perIp = /ATTEMPTS_PER_IP = (\d+)/.exec(signIn)?.[1];
+  const free = /FREE_FAILURES = (\d+)/.exec(signIn)?.[1];
+  assert.ok(perIp && free);
+  assert.ok(api.includes(`${perIp} attempts per client IP per 15 min; after ${free} failures`), "api.md's sign-in limits");
+  assert.ok(doc("docs/security.md").includes(`after ${free} failures`));
+  for (const f of ["docs/keys-and-iam.md", "docs/security.md"]) {
+    const text = doc(f);
+    const cf = text.indexOf("`CF-Connecting-IP` when present");
+    assert.ok(cf >= 0, `${f}: the client IP is CF-Connecting-IP first`);
+  }
+  assert.doesNotMatch(doc("docs/keys-and-iam.md"), /client IP is the first `X-Forwarded-For`/);
+  assert.match(doc("src/routes/chat/response.ts"), /requested_provider: string;/);
+  assert.doesNotMatch(api, /"requested_provider": null/);
+  assert.doesNotMatch(doc(".dev.vars.example"), /\b(spec|contract)\b/i);
+  assert.doesNotMatch(readme, /Hello from openai\//, "the stand-in's provider depends on routing");
+});

@@ -6,6 +6,7 @@
 import type { Child, FC } from "hono/jsx";
 import { raw } from "hono/html";
 import type { PageContext } from "./context";
+import { exampleModelIds } from "./rule-preview";
 
 export const ASSET_CSS = "/dashboard/assets/app.css";
 export const ASSET_JS = "/dashboard/assets/app.js";
@@ -112,7 +113,7 @@ export const Layout: FC<{ title: string; ctx: PageContext; children?: Child }> =
       <p id="flash" class="alert" role="alert"></p>
       {children}
     </main>
-    <dialog id="secret-dialog" aria-labelledby="secret-title">
+    <dialog id="secret-dialog" aria-labelledby="secret-title" data-model={exampleModelIds(1)[0] ?? ""}>
       <h2 id="secret-title">Copy your new API key</h2>
       <p>
         <span id="secret-for"></span> This secret is shown only once: store it now. It cannot be displayed again; roll the key if it is lost.
@@ -125,6 +126,37 @@ export const Layout: FC<{ title: string; ctx: PageContext; children?: Child }> =
         <button class="primary" type="button" data-copy="secret-value">
           Copy
         </button>
+      </div>
+      <h3>Use it</h3>
+      <div class="secret">
+        <label class="sr-only" for="secret-base">
+          Base URL
+        </label>
+        <input id="secret-base" readonly aria-describedby="secret-base-hint" />
+        <button type="button" data-copy="secret-base" aria-label="Copy the base URL">
+          Copy
+        </button>
+      </div>
+      <p class="hint" id="secret-base-hint">
+        Base URL for any OpenAI-compatible client or SDK.
+      </p>
+      <div class="snippet">
+        <div class="snippet-head">
+          <span>curl</span>
+          <button class="sm" type="button" data-copy="secret-curl" aria-label="Copy the curl command">
+            Copy
+          </button>
+        </div>
+        <pre id="secret-curl"></pre>
+      </div>
+      <div class="snippet">
+        <div class="snippet-head">
+          <span>Python (OpenAI SDK)</span>
+          <button class="sm" type="button" data-copy="secret-sdk" aria-label="Copy the Python snippet">
+            Copy
+          </button>
+        </div>
+        <pre id="secret-sdk"></pre>
       </div>
       <p class="actions">
         <button type="button" data-close="secret-dialog">

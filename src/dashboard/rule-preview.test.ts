@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { denialPreview, SAMPLE_VALUES } from "./rule-preview";
+import { denialPreview, exampleModelIds, PREVIEW_SAMPLE, SAMPLE_VALUES } from "./rule-preview";
+import { canonicalModelRefs } from "../iam/model-refs";
 import { RULE_TYPES } from "../db/schema";
 
 describe("denialPreview", () => {
@@ -21,5 +22,18 @@ describe("denialPreview", () => {
     expect(denialPreview("key", "allow_ip_cidrs", { ipCidrs: ["203.0.113.0/24"] })).toBe(
       "Access denied: client IP 198.51.100.7 is not in the allowed ranges (allow_ip_cidrs), by an IAM rule on this API key.",
     );
+  });
+
+  it("names the refused value with the word the form's script replaces (the preview follows what is typed)", () => {
+    for (const t of RULE_TYPES) expect(denialPreview("key", t, SAMPLE_VALUES[t]), t).toContain(PREVIEW_SAMPLE[t]);
+  });
+});
+
+describe("exampleModelIds", () => {
+  it("gives catalogue ids the rule validation accepts (the create-key form's old 'claude-opus-4' was refused)", () => {
+    const ids = exampleModelIds(2);
+    expect(ids).toHaveLength(2);
+    expect(canonicalModelRefs(ids, [])).toMatchObject({ ok: true });
+    expect(canonicalModelRefs(["claude-opus-4"], [])).toMatchObject({ ok: false });
   });
 });

@@ -5,8 +5,10 @@
 import type { RuleLevel, RuleType, RuleValue } from "../db/schema";
 import { compileLayer, evaluateLayer, type AccessRequest } from "../iam/evaluate";
 import { FIELD_OF } from "../iam/rule-body";
+import { listModels } from "../catalog";
 
-const OUTSIDE_IPS = ["203.0.113.7", "198.51.100.7", "2001:db8::7", "192.0.2.7"];
+/** Addresses an allowed-range rule is shown refusing (the first one outside the ranges); the client script uses the same list. */
+export const OUTSIDE_IPS = ["203.0.113.7", "198.51.100.7", "2001:db8::7", "192.0.2.7"];
 
 function samples(ruleType: RuleType, v: RuleValue): Array<Partial<AccessRequest>> {
   const allow = ruleType.startsWith("allow_");
@@ -45,3 +47,35 @@ export const SAMPLE_VALUES: Record<RuleType, RuleValue> = {
   allow_ip_cidrs: { ipCidrs: ["10.0.0.0/8"] },
   deny_ip_cidrs: { ipCidrs: ["10.0.0.0/8"] },
 };
+
+/**
+ * The word of each sample message that names what is refused: the "add rule" form's script swaps it
+ * for the value computed from what is typed (the first denied model, a model outside an allow list,
+ * the chosen pricing, an address in or outside the ranges), so the preview follows the form.
+ */
+export const PREVIEW_SAMPLE: Record<RuleType, string> = {
+  allow_models: "another-model",
+  deny_models: "gpt-4o",
+  allow_providers: "another-provider",
+  deny_providers: "openai",
+  allow_pricing: "paid",
+  deny_pricing: "paid",
+  allow_ip_cidrs: "203.0.113.7",
+  deny_ip_cidrs: "10.0.0.0",
+};
+
+/**
+ * Model ids for examples in the UI (placeholders), taken from the catalogue so they are always
+ * accepted: current chat models of different makers.
+ */
+export function exampleModelIds(n = 2): string[] {
+  const out: string[] = [];
+  const makers = new Set<string>();
+  for (const m of listModels()) {
+    if (m.kind !== "chat" || m.deprecatedAt || m.deactivatedAt || makers.has(m.maker)) continue;
+    makers.add(m.maker);
+    out.push(m.id);
+    if (out.length === n) break;
+  }
+  return out;
+}

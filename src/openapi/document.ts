@@ -9,6 +9,7 @@ import type { ZodType } from "zod";
 import pkg from "../../package.json";
 import { OPERATIONS, type OperationInfo } from "./operations";
 import { requestSchemaOf, type RequestSchema } from "./request-schema";
+import { htmlPage, ruleListResponse, ruleResponse } from "./responses";
 
 /** The part of Hono's `RouterRoute` this module reads. */
 export interface MountedRoute {
@@ -164,13 +165,27 @@ function operationOf(method: string, path: string, pathParams: string[], schemas
   } else if (info?.bodyType) {
     requestBody = { required: true, content: { [info.bodyType]: { schema: { type: "object" } } } };
   }
-  const [status, description] = info?.ok ?? [200, "OK"];
+  const [status, description] = info?.ok ?? (method === "GET" && path.startsWith("/dashboard/") ? [200, "HTML page"] : [200, "OK"]);
   const success: Json = { description };
-  if (info?.stream) success.content = { "application/json": { schema: {} }, "text/event-stream": { schema: { type: "string" } } };
+  const summary = info?.summary ?? derivedSummary(method, path);
+  if (status !== 204 && status !== 302) {
+    const name = `${operationId}_response`;
+    const media = info?.mediaType ?? (path.startsWith("/dashboard/") ? "text/html" : "application/json");
+    let schema: Json;
+    if (media === "text/html") schema = jsonSchemaOf(htmlPage);
+    else if (media === "text/css") schema = { type: "string", description: "CSS" };
+    else {
+      const zod = info?.response ?? (/\/iam$/.test(path) ? (method === "GET" ? ruleListResponse : ruleResponse) : /\/iam\/\{ruleId\}$/.test(path) && method !== "DELETE" ? ruleResponse : undefined);
+      components[name] = zod ? hoistDefs(jsonSchemaOf(zod), name, components) : { type: "object", additionalProperties: true, description: `${summary}: a JSON object` };
+      schema = { $ref: `#/components/schemas/${name}` };
+    }
+    success.content = { [media]: { schema } };
+    if (info?.stream) success.content = { ...(success.content as Json), "text/event-stream": { schema: { type: "string", description: "Server-Sent Events, when the request sets `stream: true`" } } };
+  }
   const security = securityOf(path);
   return {
     operationId,
-    summary: info?.summary ?? `${method} ${path}`,
+    summary,
     tags: [tagOf(path)],
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
@@ -178,6 +193,38 @@ function operationOf(method: string, path: string, pathParams: string[], schemas
     security,
   };
 }
+
+const RULE_OWNER: Record<string, string> = { keys: "a key", members: "a member", teams: "a team" };
+const PAGE_NAME: Record<string, string> = { keys: "Keys", usage: "Usage", access: "Access rules", organization: "Organization", "sign-in": "Sign-in", accept: "Accept membership" };
+
+/**
+ * Summary of an operation OPERATIONS has no line for: IAM rule routes (the same for keys, members
+ * and teams, master and session APIs), session routes that mirror a master route, dashboard pages.
+ */
+function derivedSummary(method: string, path: string): string {
+  const iam = /\/(keys|members|teams)\/\{ref\}\/iam(\/\{ruleId\})?$/.exec(path);
+  if (iam) {
+    const owner = RULE_OWNER[iam[1] ?? ""] ?? "a target";
+    const verb = iam[2] ? ({ PATCH: "Update", DELETE: "Delete" } as Record<string, string>)[method] ?? "Read" : method === "GET" ? "List the" : "Add an";
+    return `${verb} ${iam[2] || method !== "GET" ? "IAM rule" : "IAM rules"} of ${owner}`;
+  }
+  if (path.startsWith("/api/")) {
+    const master = masterInfo(method, `/v1/master/${path.slice(5)}`);
+    if (master) return `${master.summary} (dashboard session)`;
+  }
+  const page = /^\/dashboard\/([a-z-]+)$/.exec(path);
+  if (page) return `Dashboard page: ${PAGE_NAME[page[1] ?? ""] ?? page[1]}`;
+  return `${method} ${path}`;
+}
+
+/** OPERATIONS by method and OpenAPI path (so `:id` and `:id{pattern}` find the same line). */
+const byOpenApiPath = new Map<string, OperationInfo>();
+for (const [key, info] of Object.entries(OPERATIONS)) {
+  const [m = "", p = ""] = key.split(" ");
+  byOpenApiPath.set(`${m} ${openApiPath(p).path}`, info);
+}
+const masterInfo = (method: string, path: string): OperationInfo | undefined =>
+  byOpenApiPath.get(`${method} ${path}`) ?? byOpenApiPath.get(`${method} ${path.replace(/\{[A-Za-z0-9_]+\}/g, "{id}")}`) ?? byOpenApiPath.get(`${method} ${path.replace(/\{[A-Za-z0-9_]+\}/g, "{member}")}`);
 
 /** Groups operations in the reference: `/v1/master/keys/{id}` -> `master`, `/v1/chat/...` -> `chat`. */
 function tagOf(path: string): string {
@@ -194,7 +241,7 @@ export function buildOpenApiDocument(routes: readonly MountedRoute[], serverUrl?
   const paths: Record<string, Json> = {};
   for (const { method, honoPath, schemas } of documentedRoutes(routes).values()) {
     const { path, params } = openApiPath(honoPath);
-    const info = OPERATIONS[`${method} ${honoPath}`] ?? OPERATIONS[`${method} ${honoPath.replace(/\/+$/, "")}`];
+    const info = byOpenApiPath.get(`${method} ${path}`);
     (paths[path] ??= {})[method.toLowerCase()] = operationOf(method, path, params, schemas, info, components);
   }
   const sorted = Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b)));

@@ -1,5 +1,6 @@
 import type { ZodType } from "zod";
 import { chatRequestSchema } from "../routes/chat/schema";
+import { chatCompletionResponse, countTokensResponse, embeddingsResponse, imagesResponse, messagesResponse, modelListResponse, modelResponse, moderationResponse, responsesResponse } from "./responses";
 
 /**
  * Words for the OpenAPI document: one line per route, keyed `"METHOD /path"` with Hono's path
@@ -18,18 +19,23 @@ export interface OperationInfo {
   bodyType?: "application/x-www-form-urlencoded";
   /** Streams Server-Sent Events when the request asks for it. */
   stream?: boolean;
+  /** Success body (src/openapi/responses.ts); without it, a described JSON object. */
+  response?: ZodType;
+  /** Answers with an HTML page (or another non-JSON type). */
+  mediaType?: "text/html" | "text/css";
 }
 
 export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   // operations:begin (one line per route; helpers add theirs)
   "GET /": { summary: "Health check (database and counters); `?skip=redis,database` skips checks", ok: [200, "healthy (503 when a check fails)"] },
-  "POST /v1/chat/completions": { summary: "Chat completion (OpenAI Chat Completions wire format)", body: chatRequestSchema, stream: true },
-  "GET /v1/models": { summary: "Model catalogue with capabilities and prices (public; a key narrows it to what the key may use)" },
-  "POST /v1/images/generations": { summary: "Generate images" },
+  "POST /v1/chat/completions": { summary: "Chat completion (OpenAI Chat Completions wire format)", body: chatRequestSchema, stream: true, response: chatCompletionResponse },
+  "GET /v1/models": { summary: "Model catalogue with capabilities and prices (public; a key narrows it to what the key may use)", response: modelListResponse },
+  "GET /v1/models/:id": { summary: "One catalogue model by id or alias", response: modelResponse },
+  "POST /v1/images/generations": { summary: "Generate images", response: imagesResponse },
   "POST /v1/videos": { summary: "Start a video generation job" },
   "GET /v1/videos/:id": { summary: "Video job status" },
   "GET /v1/videos/logs/:log_id/content": { summary: "Download a finished video (signed `token` link or a gateway key)" },
-  "POST /v1/moderations": { summary: "Moderation (OpenAI moderations wire format)" },
+  "POST /v1/moderations": { summary: "Moderation (OpenAI moderations wire format)", response: moderationResponse },
   "GET /v1/providers/metrics": { summary: "Live uptime, throughput and latency per provider" },
   "POST /v1/admin/organizations": { summary: "Bootstrap an organization with its owner, default project, master key and playground key", ok: [201, "created; secrets are shown only here"] },
   "GET /v1/master/organization": { summary: "The master key's organization" },
@@ -90,11 +96,32 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "GET /.well-known/oauth-authorization-server": { summary: "OAuth authorization server metadata (RFC 8414)" },
   "GET /.well-known/oauth-protected-resource": { summary: "OAuth protected resource metadata (RFC 9728)" },
   "POST /oauth/register": { summary: "OAuth dynamic client registration (RFC 7591)", ok: [201, "registered"] },
-  "GET /oauth/authorize": { summary: "OAuth consent page", ok: [200, "HTML consent page"] },
+  "GET /oauth/authorize": { summary: "OAuth consent page", ok: [200, "HTML consent page"], mediaType: "text/html" },
   "POST /oauth/authorize": { summary: "OAuth consent decision", bodyType: "application/x-www-form-urlencoded", ok: [302, "redirect to the client"] },
   "POST /oauth/token": { summary: "OAuth token endpoint (authorization_code with PKCE, refresh_token)", bodyType: "application/x-www-form-urlencoded" },
   "POST /oauth/revoke": { summary: "OAuth token revocation (RFC 7009)", bodyType: "application/x-www-form-urlencoded" },
   "GET /openapi.json": { summary: "This document" },
-  "GET /docs": { summary: "Rendered API reference", ok: [200, "HTML page"] },
+  "GET /docs": { summary: "Rendered API reference", ok: [200, "HTML page"], mediaType: "text/html" },
+  "GET /docs.css": { summary: "Stylesheet of the rendered API reference", mediaType: "text/css" },
+  "POST /v1/embeddings": { summary: "Embeddings (OpenAI embeddings wire format)", response: embeddingsResponse },
+  "POST /v1/responses": { summary: "Model response (OpenAI Responses wire format)", stream: true, response: responsesResponse },
+  "POST /v1/messages": { summary: "Message (Anthropic Messages wire format; `x-api-key` or bearer gateway key)", stream: true, response: messagesResponse },
+  "POST /v1/messages/count_tokens": { summary: "Count the input tokens of a Messages request (Anthropic wire format)", response: countTokensResponse },
+  "GET /.well-known/oauth-protected-resource/mcp": { summary: "OAuth protected resource metadata of the MCP endpoint (RFC 9728)" },
+  "GET /v1/master/custom-models/:id": { summary: "Get a custom model" },
+  "PATCH /v1/master/custom-models/:id": { summary: "Update a custom model" },
+  "DELETE /v1/master/custom-models/:id": { summary: "Delete a custom model" },
+  "GET /v1/master/custom-providers/:id": { summary: "Get a custom provider" },
+  "PATCH /v1/master/custom-providers/:id": { summary: "Update a custom provider (base URL, key)" },
+  "DELETE /v1/master/custom-providers/:id": { summary: "Delete a custom provider and its models" },
+  "POST /v1/master/members/:member/invitation": { summary: "Send a pending member a new invitation e-mail" },
+  "POST /api/memberships/preview": { summary: "What an invitation token grants (organization, role, e-mail)" },
+  "POST /api/memberships/accept": { summary: "Accept an invitation (sets a password for a new user)" },
+  "GET /api/keys/:id": { summary: "Get a key the session may manage" },
+  "PATCH /api/keys/:id": { summary: "Update a key (description, status, limits, expiry)" },
+  "DELETE /api/keys/:id": { summary: "Delete a key" },
+  "DELETE /api/teams/:id/members/:ref": { summary: "Remove a member (id or e-mail) from a team (dashboard session)" },
+  "GET /login": { summary: "Redirect to the dashboard sign-in page", ok: [302, "redirect"] },
+  "GET /dashboard": { summary: "Redirect to the dashboard's Keys page", ok: [302, "redirect"] },
   // operations:end
 };

@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { newId } from "../lib/ids";
-import { aggregateUsage, FINAL_GRACE_MS, HOUR_MS, hourStartOf, readAggregationState } from "./aggregate";
+import { aggregateUsage, FINAL_GRACE_MS, HOUR_MS, hourStartOf, readAggregationState, REFUSED } from "./aggregate";
 
 // A fixed clock, far from the other test files' data (storage is per file anyway).
 const T0 = Date.UTC(2026, 0, 10, 12, 0, 0);
@@ -74,5 +74,23 @@ describe("aggregateUsage", () => {
     await getDb(env.DB).run(sql`DELETE FROM request_logs WHERE created_at < ${T0 + HOUR_MS}`);
     await aggregateUsage(env, T0 + 6 * HOUR_MS);
     expect((await hourRows())[0]).toEqual({ h: T0, r: 2, c: 11 });
+  });
+
+  it("counts refused requests (no provider tried) under their own label, never as a provider 'unknown' or an unknown model id", async () => {
+    const at = T0 + 6 * HOUR_MS + 60_000;
+    const base = { organizationId: "org_x", projectId: "proj_x", apiKeyId: "key_x", sourceApp: "cursor", createdAt: at };
+    await getDb(env.DB).insert(requestLogs).values([
+      { ...base, id: newId("log"), requestId: newId("req"), requestedModel: "not-a-model", requestedProvider: "", statusCode: 400 },
+      { ...base, id: newId("log"), requestId: newId("req"), requestedModel: "gpt-4o", statusCode: 403 },
+      { ...base, id: newId("log"), requestId: newId("req"), requestedModel: "gpt-4o", usedProvider: "openai", usedModel: "gpt-4o", statusCode: 502 },
+    ]);
+    await aggregateUsage(env, T0 + 6 * HOUR_MS + 30 * 60_000);
+    const rows = await getDb(env.DB).all<{ p: string; m: string; r: number; e: number }>(
+      sql`SELECT provider AS p, model AS m, requests AS r, errors AS e FROM usage_hourly WHERE hour_start = ${T0 + 6 * HOUR_MS} ORDER BY provider`,
+    );
+    expect(rows).toEqual([
+      { p: "openai", m: "gpt-4o", r: 1, e: 1 },
+      { p: REFUSED, m: REFUSED, r: 2, e: 2 },
+    ]);
   });
 });

@@ -45,6 +45,13 @@ export async function readAggregationState(db: Db): Promise<AggregationState | n
 }
 
 /**
+ * The provider and model of a request refused before any provider was tried (unknown model, denied
+ * by a rule, over a limit, invalid): counted under this label of its own, so rankings show neither a
+ * provider "unknown" nor a model id the catalogue does not have.
+ */
+export const REFUSED = "refused";
+
+/**
  * Rebuild statements for hours in [from, to): delete then re-insert grouped sums. Plain D1
  * statements (bound parameters) so they can share one `DB.batch` transaction with the state row.
  */
@@ -62,8 +69,8 @@ function rebuildStatements(d1: D1Database, from: number, to: number, now: number
         MAX(organization_id),
         project_id,
         api_key_id,
-        COALESCE(used_provider, requested_provider, 'unknown') AS p,
-        COALESCE(used_model, requested_model, 'unknown') AS m,
+        COALESCE(used_provider, CASE WHEN status_code >= 400 THEN '${REFUSED}' END, NULLIF(requested_provider, ''), 'unknown') AS p,
+        CASE WHEN used_provider IS NULL AND status_code >= 400 THEN '${REFUSED}' ELSE COALESCE(used_model, requested_model, 'unknown') END AS m,
         CASE WHEN source_app IS NULL OR source_app = '' THEN 'unknown' ELSE source_app END AS s,
         COUNT(*),
         SUM(CASE WHEN status_code >= 400 THEN 1 ELSE 0 END),

@@ -11,7 +11,7 @@ import { getDb, inSlices, type Db } from "../db/client";
 import { apiKeys, members, organizations, projects, users, type Role } from "../db/schema";
 import { formatUsd } from "../billing/money";
 import { getProvider, findModel } from "../catalog/index";
-import { readAggregationState, HOUR_MS } from "./aggregate";
+import { readAggregationState, HOUR_MS, REFUSED } from "./aggregate";
 import { appDisplayName, normalizeAppName, UNKNOWN_APP } from "./source-app";
 
 const DAY_MS = 86_400_000;
@@ -330,7 +330,7 @@ async function displayNames(db: Db, scope: AnalyticsScope, groupBy: GroupBy, ids
   for (const id of ids) {
     const name =
       groupBy === "provider" ? getProvider(id)?.name : groupBy === "model" ? findModel(id)?.name : appDisplayName(id);
-    names.set(id, name ?? (id === UNKNOWN_APP ? "Unknown" : id));
+    names.set(id, name ?? (id === REFUSED ? "Refused (not sent to a provider)" : id === UNKNOWN_APP ? "Unknown" : id));
   }
   return names;
 }

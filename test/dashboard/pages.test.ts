@@ -253,6 +253,26 @@ describe("dashboard pages", () => {
     expect((await page(s, `/dashboard/sign-in?org=${a.orgId}`)).headers.get("location")).toBe("/dashboard/keys");
   });
 
+  it("a reversed date range shows the period form again, filled in, with the reason", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const res = await page(s, "/dashboard/usage?from=2026-03-10&to=2026-03-01");
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain("&#39;from&#39; (2026-03-10) must not be after &#39;to&#39; (2026-03-01).");
+    expect(html).toMatch(/<input id="u-from" type="date" name="from" value="2026-03-10"\/>/);
+    expect(html).toMatch(/<input id="u-to" type="date" name="to" value="2026-03-01"\/>/);
+  });
+
+  it("keys and members tables are marked for sorting, search and pages (the browser suite drives them; rankings too)", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const keys = await (await page(s, "/dashboard/keys")).text();
+    expect(keys).toContain('<table class="stack" data-enhance="true" aria-label="API keys">');
+    const orgPage = await (await page(s, "/dashboard/organization")).text();
+    expect(orgPage).toContain('<table class="stack" data-enhance="true" aria-label="Members">');
+  });
+
   it("falls back to defaults on bad query values instead of failing", async () => {
     const org = await seedOrg();
     const s = await signIn(org.ownerEmail, org.ownerPassword);

@@ -17,7 +17,8 @@ import { FIELD_OF } from "../../iam/rule-body";
 import { ownerFilter } from "../../routes/dashboard/keys";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead, Submit } from "../layout";
-import { denialPreview, SAMPLE_VALUES } from "../rule-preview";
+import { denialPreview, exampleModelIds, OUTSIDE_IPS, PREVIEW_SAMPLE, SAMPLE_VALUES } from "../rule-preview";
+import { ModelRefsData } from "../model-refs";
 
 type Rule = ReturnType<typeof publicRule>;
 
@@ -98,16 +99,18 @@ const TargetPicker: FC<{ ctx: PageContext; data: AccessData }> = ({ ctx, data })
 const RuleForm: FC<{ ctx: PageContext; data: AccessData; level: RuleLevel; id: string }> = ({ ctx, data, level, id }) => {
   const enterprise = ctx.organization.plan === "enterprise";
   const providers = [...PROVIDER_IDS, "custom", ...data.customProviders.map((n) => `custom:${n}`)];
+  const examples = exampleModelIds(2);
   return (
-    <form class="card" data-api={`/api/${PATH[level]}/${encodeURIComponent(id)}/iam`} data-rule-form>
+    <form class="card" data-api={`/api/${PATH[level]}/${encodeURIComponent(id)}/iam`} data-rule-form data-success="Rule added." data-outside-ips={OUTSIDE_IPS.join(" ")}>
+      <ModelRefsData custom={data.customProviders} />
       <h2>Add a rule</h2>
       <div class="row">
         <div class="field">
           <label for="rule-type">Rule type</label>
           <select id="rule-type" name="ruleType">
             {RULE_TYPES.map((t) => (
-              <option value={t} disabled={!enterprise && FIELD_OF[t] === "ipCidrs"} data-preview={denialPreview(level, t, SAMPLE_VALUES[t]) ?? ""}>
-                {t.replace(/_/g, " ")}
+              <option value={t} disabled={!enterprise && FIELD_OF[t] === "ipCidrs"} data-preview={denialPreview(level, t, SAMPLE_VALUES[t]) ?? ""} data-sample={PREVIEW_SAMPLE[t]}>
+                {t}
                 {!enterprise && FIELD_OF[t] === "ipCidrs" ? " (Enterprise plan)" : ""}
               </option>
             ))}
@@ -119,7 +122,7 @@ const RuleForm: FC<{ ctx: PageContext; data: AccessData; level: RuleLevel; id: s
         <div class="inline">
           <div class="field">
             <label for="model-search">Search the catalogue</label>
-            <input id="model-search" list="model-options" placeholder="Type to search, e.g. gpt-4o" />
+            <input id="model-search" list="model-options" placeholder={`Type to search, e.g. ${examples[0] ?? ""}`} aria-describedby="model-error" />
           </div>
           <button class="sm" type="button" data-add-model="model-search" data-into="rule-models" hidden data-js-only>
             Add model
@@ -132,7 +135,8 @@ const RuleForm: FC<{ ctx: PageContext; data: AccessData; level: RuleLevel; id: s
         </datalist>
         <div class="field">
           <label for="rule-models">Models in this rule</label>
-          <textarea id="rule-models" name="ruleValue.models" data-type="list" rows={2} placeholder="gpt-4o, claude-sonnet-4" required></textarea>
+          <textarea id="rule-models" name="ruleValue.models" data-type="list" data-model-list rows={2} placeholder={examples.join(", ")} required aria-describedby="model-error"></textarea>
+          <p class="alert" id="model-error" aria-live="polite"></p>
         </div>
       </fieldset>
       <fieldset data-field="providers">
@@ -200,7 +204,7 @@ const RulesTable: FC<{ data: AccessData; level: RuleLevel; id: string; editable:
                 <td data-label="Values">{valueText(r)}</td>
                 <td data-label="Status">{r.status === "active" ? <span class="badge ok">active</span> : <span class="badge warn">inactive</span>}</td>
                 <td data-label="Denial message">
-                  <span class="preview">{denialPreview(level, r.ruleType, r.ruleValue) ?? "—"}</span>
+                  <span class="preview block">{denialPreview(level, r.ruleType, r.ruleValue) ?? "—"}</span>
                 </td>
                 {editable ? (
                   <td data-label="Actions">
@@ -210,7 +214,7 @@ const RulesTable: FC<{ data: AccessData; level: RuleLevel; id: string; editable:
                           {r.status === "active" ? "Disable" : "Enable"}
                         </button>
                       </form>
-                      <form data-api={`${base}/${r.id}`} data-method="DELETE" data-confirm={`Delete this ${r.ruleType} rule?`}>
+                      <form data-api={`${base}/${r.id}`} data-method="DELETE" data-confirm={`Delete this ${r.ruleType} rule?`} data-success="Rule deleted.">
                         <button class="sm danger" type="submit">
                           Delete
                         </button>

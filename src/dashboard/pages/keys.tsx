@@ -17,6 +17,8 @@ import { ownerFilter } from "../../routes/dashboard/keys";
 import type { PageContext } from "../context";
 import { Layout, PageHead, Submit } from "../layout";
 import { formatDate, formatUsd, toDateTimeLocal, windowLabel } from "../format";
+import { exampleModelIds } from "../rule-preview";
+import { ModelRefsData } from "../model-refs";
 
 type KeyView = KeyListItem & { creator: string; lastUsedAt: number | null; expiresAtMs: number | null; alertThresholdPercent: number | null };
 
@@ -143,10 +145,12 @@ const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
       </div>
       <div class="field">
         <label for="new-deny-models">Deny models (optional IAM rule)</label>
-        <input id="new-deny-models" data-rule-type="deny_models" data-rule-field="models" placeholder="e.g. gpt-4o, claude-opus-4" aria-describedby="new-deny-hint" />
+        <input id="new-deny-models" data-rule-type="deny_models" data-rule-field="models" data-model-list placeholder={`e.g. ${exampleModelIds(2).join(", ")}`} aria-describedby="new-deny-hint new-deny-error" />
         <p class="hint" id="new-deny-hint">
           Comma-separated model ids. More rules (allow lists, providers, pricing, IP ranges) on the Access rules page.
         </p>
+        <p class="alert" id="new-deny-error" aria-live="polite"></p>
+        <ModelRefsData custom={null} />
       </div>
       <Submit class="primary" label="Create key" />
     </form>
@@ -363,7 +367,7 @@ export const KeysPage: FC<{ ctx: PageContext; keys: KeyView[]; thresholdPercent:
         API keys
       </h2>
       <div class="table-wrap">
-        <table class="stack">
+        <table class="stack" data-enhance aria-label="API keys">
           <thead>
             <tr>
               <th scope="col">Description</th>

@@ -20,7 +20,7 @@ const RoleOptions: FC<{ selected?: string }> = ({ selected }) => (
 );
 
 export const RoleForm: FC<{ member: MemberView }> = ({ member }) => (
-  <form class="actions" data-api={`/api/members/${member.id}`} data-method="PATCH">
+  <form class="actions" data-api={`/api/members/${member.id}`} data-method="PATCH" data-success={`Role of ${member.email} saved.`}>
     <label class="sr-only" for={`role-${member.id}`}>{`Role of ${member.email}`}</label>
     <select id={`role-${member.id}`} name="role">
       <RoleOptions selected={member.role} />
@@ -67,7 +67,7 @@ export const TeamMemberForm: FC<{ team: { id: string; name: string; memberIds: s
   const candidates = members.filter((m) => !team.memberIds.includes(m.id));
   if (!candidates.length) return <span class="muted small">Everyone is in this team.</span>;
   return (
-    <form class="actions" data-api={`/api/teams/${team.id}/members`}>
+    <form class="actions" data-api={`/api/teams/${team.id}/members`} data-success="Added to the team.">
       <label class="sr-only" for={`team-add-${team.id}`}>{`Member to add to ${team.name}`}</label>
       <select id={`team-add-${team.id}`} name="member">
         {candidates.map((m) => (
@@ -81,10 +81,11 @@ export const TeamMemberForm: FC<{ team: { id: string; name: string; memberIds: s
   );
 };
 
-const Card: FC<{ id: string; title: string; api: string; children?: unknown }> = ({ id, title, api, children }) => (
+/** `success`: the message shown after the page reloads (the client script's flash). */
+const Card: FC<{ id: string; title: string; api: string; success: string; children?: unknown }> = ({ id, title, api, success, children }) => (
   <section class="card" aria-labelledby={id}>
     <h2 id={id}>{title}</h2>
-    <form data-api={api}>{children}</form>
+    <form data-api={api} data-success={success}>{children}</form>
   </section>
 );
 
@@ -97,7 +98,7 @@ const Field: FC<{ id: string; label: string; children?: unknown; hint?: string }
 );
 
 export const InviteMember: FC = () => (
-  <Card id="invite-title" title="Invite a member" api="/api/members">
+  <Card id="invite-title" title="Invite a member" api="/api/members" success="Invitation sent: the person gets an e-mail with a one-time link.">
     <div class="row">
       <Field id="invite-email" label="Email">
         <input id="invite-email" name="email" type="email" autocomplete="off" required />
@@ -117,7 +118,7 @@ export const InviteMember: FC = () => (
 );
 
 export const CreateTeam: FC = () => (
-  <Card id="team-title" title="Create a team" api="/api/teams">
+  <Card id="team-title" title="Create a team" api="/api/teams" success="Team created.">
     <Field id="team-name" label="Team name">
       <input id="team-name" name="name" maxlength={200} required />
     </Field>
@@ -126,7 +127,7 @@ export const CreateTeam: FC = () => (
 );
 
 export const AddProviderKey: FC<{ providers: readonly string[] }> = ({ providers }) => (
-  <Card id="pk-title" title="Add a provider key" api="/api/provider-keys">
+  <Card id="pk-title" title="Add a provider key" api="/api/provider-keys" success="Provider key added.">
     <div class="row">
       <Field id="pk-provider" label="Provider">
         <select id="pk-provider" name="provider">
@@ -175,7 +176,7 @@ export const EditProviderKey: FC<{ k: { id: string; provider: string; label: str
 );
 
 export const AddCustomProvider: FC = () => (
-  <Card id="cp-title" title="Add a custom provider" api="/api/custom-providers">
+  <Card id="cp-title" title="Add a custom provider" api="/api/custom-providers" success="Custom provider added.">
     <Field id="cp-name" label="Provider name" hint="Lowercase letters, digits and '-'; models are called as name/model.">
       <input id="cp-name" name="name" maxlength={63} pattern="[a-z0-9][a-z0-9\-]{0,62}" required />
     </Field>
@@ -191,7 +192,7 @@ export const AddCustomProvider: FC = () => (
 
 export const AddCustomModel: FC<{ providers: string[] }> = ({ providers }) =>
   providers.length ? (
-    <Card id="cm-title" title="Add a custom model" api="/api/custom-models">
+    <Card id="cm-title" title="Add a custom model" api="/api/custom-models" success="Custom model added.">
       <Field id="cm-provider" label="Custom provider">
         <select id="cm-provider" name="providerName">
           {providers.map((p) => (

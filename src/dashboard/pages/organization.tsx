@@ -54,7 +54,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
   const denied = new Set(c.deniedProviders ?? []);
   return (
     <div class="grid">
-      <form class="card" data-api="/api/organization" data-method="PATCH" aria-labelledby="compliance-title">
+      <form class="card" data-api="/api/organization" data-method="PATCH" aria-labelledby="compliance-title" data-success="Compliance settings saved.">
         <h2 id="compliance-title">Compliance</h2>
         <fieldset disabled={!admin}>
           <legend>Data use</legend>
@@ -80,7 +80,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
           <p class="muted small">Only owners and admins change these settings.</p>
         )}
       </form>
-      <form class="card" data-api="/api/organization" data-method="PATCH" aria-labelledby="notif-title">
+      <form class="card" data-api="/api/organization" data-method="PATCH" aria-labelledby="notif-title" data-success="Notification settings saved.">
         <h2 id="notif-title">Notifications</h2>
         <fieldset disabled={!admin}>
           <legend>Budget alerts</legend>
@@ -100,13 +100,14 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
   );
 };
 
-function Table<T>({ caption, head, rows, cells, empty }: { caption: string; head: string[]; rows: T[]; cells: (r: T) => unknown[]; empty: string }) {
+/** `enhance`: sortable, searchable and paged in the browser (long lists: members). */
+function Table<T>({ caption, head, rows, cells, empty, enhance = false }: { caption: string; head: string[]; rows: T[]; cells: (r: T) => unknown[]; empty: string; enhance?: boolean }) {
   return (
     <section class="card" aria-label={caption}>
       <h2>{caption}</h2>
       {rows.length ? (
         <div class="table-wrap">
-          <table class="stack">
+          <table class="stack" data-enhance={enhance || undefined} aria-label={caption}>
             <thead>
               <tr>
                 {head.map((h) => (
@@ -167,6 +168,7 @@ export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx,
       />
       <Table
         caption="Members"
+        enhance
         head={admin ? ["E-mail", "Name", "Role", "Status", "Actions"] : ["E-mail", "Name", "Role", "Status"]}
         rows={data.members}
         cells={(m) => [

@@ -41,6 +41,8 @@ const RANKINGS: Array<{ by: GroupBy; title: string }> = [
   { by: "api_key", title: "API keys" },
 ];
 
+const RANKING_ROWS = 1000;
+
 export type UsageData = { report: UsageReport; rankings: UsageBreakdown[] } | { error: string };
 
 export async function loadUsage(env: Env, ctx: PageContext, q: UsageQuery): Promise<UsageData | null> {
@@ -54,7 +56,8 @@ export async function loadUsage(env: Env, ctx: PageContext, q: UsageQuery): Prom
     const range = { from, to };
     const [report, ...rankings] = await Promise.all([
       getUsageReport(env, scope, { ...range, granularity: q.granularity }),
-      ...RANKINGS.map((r) => getUsageBreakdown(env, scope, { ...range, groupBy: r.by, limit: 8 })),
+      // Every group (the table pages, sorts and exports them in the browser), up to a sane bound.
+      ...RANKINGS.map((r) => getUsageBreakdown(env, scope, { ...range, groupBy: r.by, limit: RANKING_ROWS })),
     ]);
     return { report, rankings };
   } catch (err) {
@@ -104,7 +107,7 @@ const Ranking: FC<{ title: string; data: UsageBreakdown }> = ({ title, data }) =
     <h2 id={`rank-${data.groupBy}`}>{title}</h2>
     {data.rows.length ? (
       <div class="table-wrap">
-        <table class="stack">
+        <table class="stack" data-enhance data-page-size="10" data-csv={`usage-${data.groupBy}-${data.period.from}-to-${data.period.to}.csv`} aria-label={title}>
           <thead>
             <tr>
               <th scope="col">#</th>
@@ -125,9 +128,15 @@ const Ranking: FC<{ title: string; data: UsageBreakdown }> = ({ title, data }) =
               <tr>
                 <td data-label="#">{r.rank}</td>
                 <td data-label="Name">{r.name}</td>
-                <td data-label="Requests" class="num">{compactNumber(r.requests)}</td>
-                <td data-label="Tokens" class="num">{compactNumber(r.tokens.total)}</td>
-                <td data-label="Cost" class="num">{formatUsd(r.costUsd)}</td>
+                <td data-label="Requests" class="num" data-sort={String(r.requests)}>
+                  {compactNumber(r.requests)}
+                </td>
+                <td data-label="Tokens" class="num" data-sort={String(r.tokens.total)}>
+                  {compactNumber(r.tokens.total)}
+                </td>
+                <td data-label="Cost" class="num" data-sort={r.costUsd}>
+                  {formatUsd(r.costUsd)}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -143,10 +152,12 @@ const usd = (n: number): string => (n === 0 ? "$0" : formatUsd(n.toFixed(6)));
 
 export const UsagePage: FC<{ ctx: PageContext; q: UsageQuery; data: UsageData | null }> = ({ ctx, q, data }) => {
   if (!data || "error" in data) {
+    // A period the report refuses (e.g. a reversed range): the form again, with the reason, to fix it.
     return (
       <Layout title="Usage" ctx={ctx}>
         <PageHead title="Usage" />
-        <p class="alert" role="alert">
+        {data ? <Filters ctx={ctx} q={q} from={q.from ?? ""} to={q.to ?? ""} /> : null}
+        <p class="alert" role="alert" id="usage-error">
           {data ? data.error : "This organization has no project yet."}
         </p>
       </Layout>
