@@ -14,6 +14,7 @@ import { customModelRoutes } from "./custom-models";
 import { organizationRoutes } from "./organization";
 import { masterKeyRoutes } from "./keys";
 import { masterIamRoutes } from "./iam";
+import { masterLogRoutes } from "./logs";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);
@@ -25,6 +26,7 @@ masterRoutes.route("/provider-keys", providerKeyRoutes);
 masterRoutes.route("/custom-providers", customProviderRoutes);
 masterRoutes.route("/custom-models", customModelRoutes);
 masterRoutes.route("/organization", organizationRoutes);
+masterRoutes.route("/logs", masterLogRoutes);
 
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)
 masterRoutes.route("/keys", masterKeyRoutes);
