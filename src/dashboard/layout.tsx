@@ -12,6 +12,7 @@ export const ASSET_JS = "/dashboard/assets/app.js";
 const NAV = [
   { href: "/dashboard/keys", label: "Keys" },
   { href: "/dashboard/usage", label: "Usage" },
+  { href: "/dashboard/requests", label: "Requests" },
   { href: "/dashboard/access", label: "Access rules" },
   { href: "/dashboard/organization", label: "Organization" },
 ] as const;
