@@ -36,6 +36,11 @@ export default defineConfig(async () => {
               FAKE_UPSTREAM_URL: upstream,
               TEST_MIGRATIONS: migrations,
             },
+            // The LOGS consumer without wrangler.jsonc's 5 s batch wait: records reach D1 within
+            // a fifth of a second, as the tests' polls of request_logs expect.
+            queueConsumers: {
+              "switchboard-logs": { maxBatchSize: 100, maxBatchTimeout: 0.2, maxRetries: 10, retryDelay: 0, deadLetterQueue: "switchboard-logs-dlq" },
+            },
           },
         };
       }),

@@ -7,8 +7,11 @@
  *  1. checks that wrangler is logged in (`wrangler whoami`);
  *  2. D1 database `switchboard`: reuses it or `wrangler d1 create`;
  *  3. KV namespace `switchboard-cache`: reuses it or `wrangler kv namespace create`;
- *  4. R2 bucket `switchboard-uploads`: reuses it or `wrangler r2 bucket create`;
- *  5. writes the D1 and KV ids into wrangler.jsonc (replacing the placeholders);
+ *  4. R2 buckets `switchboard-uploads` and `switchboard-logs` (request records, with a lifecycle rule
+ *     expiring `logs/` after REQUEST_LOG_RETENTION_DAYS), and the queues `switchboard-logs` and its
+ *     dead-letter queue `switchboard-logs-dlq`: reuses them or creates them;
+ *  5. writes the D1 and KV ids into wrangler.jsonc (replacing the placeholders), and the LOGS queue
+ *     and LOGS_BUCKET bindings when the file predates them;
  *  6. `wrangler d1 migrations apply DB --remote`;
  *  7. secrets: KEY_HASH_SECRET and ADMIN_TOKEN generated once (never rotated by a re-run), provider
  *     keys (OPENAI_API_KEY, ...) taken from the environment or asked for; `wrangler secret put`;
@@ -33,6 +36,9 @@ import { ROOT, parseArgs, providerEnvPrefix, providerIds, randomToken } from "./
 export const D1_NAME = "switchboard";
 export const KV_TITLE = "switchboard-cache";
 export const R2_BUCKET = "switchboard-uploads";
+export const LOGS_BUCKET = "switchboard-logs";
+export const LOGS_QUEUE = "switchboard-logs";
+export const LOGS_DLQ = "switchboard-logs-dlq";
 const PLACEHOLDER_D1 = "00000000-0000-0000-0000-000000000000";
 const PLACEHOLDER_KV = "00000000000000000000000000000000";
 
@@ -55,6 +61,32 @@ export function withResourceIds(jsonc, ids) {
   return out;
 }
 
+/**
+ * Adds the request-log bindings (LOGS_BUCKET, the LOGS queue with its consumer and dead-letter
+ * queue) to a wrangler.jsonc that predates them; a config that has them comes back unchanged.
+ * @param {string} jsonc
+ */
+export function withLogBindings(jsonc) {
+  let out = jsonc;
+  if (!/"binding"\s*:\s*"LOGS_BUCKET"/.test(out)) {
+    out = out.replace(/"r2_buckets"\s*:\s*\[/, (m) => `${m}\n    { "binding": "LOGS_BUCKET", "bucket_name": "${LOGS_BUCKET}" },`);
+  }
+  if (!/"queues"\s*:/.test(out)) {
+    const block = `  "queues": {
+    "producers": [{ "binding": "LOGS", "queue": "${LOGS_QUEUE}" }],
+    "consumers": [
+      { "queue": "${LOGS_QUEUE}", "max_batch_size": 100, "max_batch_timeout": 5, "max_retries": 10, "retry_delay": 30, "dead_letter_queue": "${LOGS_DLQ}" }
+    ]
+  },
+`;
+    out = out.replace(/^(\s*)"triggers"\s*:/m, (m) => `${block}${m}`);
+  }
+  return out;
+}
+
+/** Days of REQUEST_LOG_RETENTION_DAYS in wrangler.jsonc's vars (30 when absent). @param {string} jsonc */
+export const retentionDaysOf = (jsonc) => Number(/"REQUEST_LOG_RETENTION_DAYS"\s*:\s*"(\d+)"/.exec(jsonc)?.[1] ?? 30);
+
 /** @param {string} jsonc */
 export function currentIds(jsonc) {
   const d1 = /"database_id"\s*:\s*"([^"]*)"/.exec(jsonc)?.[1] ?? null;
@@ -74,6 +106,8 @@ function dryRunOutput(args) {
   if (cmd.startsWith("kv namespace list")) return "[]";
   if (cmd.startsWith("kv namespace create")) return `{ "kv_namespaces": [{ "binding": "CACHE", "id": "0123456789abcdef0123456789abcdef" }] }`;
   if (cmd.startsWith("r2 bucket list")) return "";
+  if (cmd.startsWith("r2 bucket lifecycle")) return "";
+  if (cmd.startsWith("queues list")) return "";
   if (cmd.startsWith("secret list")) return "[]";
   if (cmd.startsWith("deploy")) return "Deployed switchboard triggers\n  https://switchboard.example.workers.dev";
   return "";
@@ -168,13 +202,24 @@ export async function setupCloudflare(opts = {}) {
   step(3, `KV namespace '${KV_TITLE}'`);
   const kv = ensure({ what: "namespace", known: known.kv, list: ["kv", "namespace", "list"], pick: (ns) => (ns?.title === KV_TITLE ? ns.id : null), create: ["kv", "namespace", "create", KV_TITLE], parse: parseKvId });
 
-  step(4, `R2 bucket '${R2_BUCKET}'`);
+  step(4, `R2 buckets '${R2_BUCKET}', '${LOGS_BUCKET}' and the queue '${LOGS_QUEUE}' (dead letters: '${LOGS_DLQ}')`);
+  const named = (/** @type {string} */ list, /** @type {string} */ name) => new RegExp(`(^|[\\s:│|])${name}($|[\\s│|])`, "m").test(list);
   const buckets = wrangler(["r2", "bucket", "list"]).out;
-  if (new RegExp(`(^|[\\s:│|])${R2_BUCKET}($|[\\s│|])`, "m").test(buckets)) log("the bucket exists");
-  else wrangler(["r2", "bucket", "create", R2_BUCKET]);
+  for (const bucket of [R2_BUCKET, LOGS_BUCKET]) {
+    if (named(buckets, bucket)) log(`the bucket ${bucket} exists`);
+    else wrangler(["r2", "bucket", "create", bucket]);
+  }
+  const rules = wrangler(["r2", "bucket", "lifecycle", "list", LOGS_BUCKET], { allowFailure: true }).out;
+  if (named(rules, "expire-logs")) log("the request records' lifecycle rule exists");
+  else wrangler(["r2", "bucket", "lifecycle", "add", LOGS_BUCKET, "expire-logs", "logs/", "--expire-days", String(retentionDaysOf(original)), "--force"]);
+  const queues = wrangler(["queues", "list"]).out;
+  for (const queue of [LOGS_DLQ, LOGS_QUEUE]) {
+    if (named(queues, queue)) log(`the queue ${queue} exists`);
+    else wrangler(["queues", "create", queue]);
+  }
 
-  step(5, "ids into wrangler.jsonc");
-  const updated = withResourceIds(original, { d1, kv });
+  step(5, "ids and bindings into wrangler.jsonc");
+  const updated = withLogBindings(withResourceIds(original, { d1, kv }));
   if (updated === original) log("wrangler.jsonc is up to date");
   else if (dryRun) log(`(dry run) would set database_id=${d1} and the CACHE namespace id=${kv} in ${configPath}`);
   else {

@@ -2,6 +2,7 @@ import type { Env } from "./env";
 import { app } from "./app";
 import { runScheduled } from "./scheduled";
 import { worldEnv } from "./lib/debug-world";
+import { consumeLogBatch } from "./usage/log-consumer";
 
 export { KeyState } from "./durable-objects/key-state";
 export { ProviderMetrics } from "./durable-objects/provider-metrics";
@@ -15,4 +16,6 @@ export default {
   scheduled: (controller, env, ctx) => {
     ctx.waitUntil(runScheduled(controller, env));
   },
+  // The LOGS queue: request records to R2, the hourly aggregates and the D1 window.
+  queue: (batch, env) => consumeLogBatch(batch, env),
 } satisfies ExportedHandler<Env>;

@@ -17,7 +17,8 @@ import { describe, expect, it } from "vitest";
 import { call, json, seedOrg, type SeededOrg } from "./helpers/fixtures";
 import { signIn } from "./dashboard/session";
 import { getDb } from "../src/db/client";
-import { apiKeys, keySpend, members, requestLogs, teamMembers, teams, usageHourly, users } from "../src/db/schema";
+import { apiKeys, keySpend, members, teamMembers, teams, usageHourly, users } from "../src/db/schema";
+import { applyRows, type LogRowInsert } from "./helpers/logs";
 import { newId } from "../src/lib/ids";
 import { formatDate } from "../src/dashboard/format";
 import { expireKeys } from "../src/keys/expire";
@@ -84,18 +85,17 @@ async function insertKeys(org: SeededOrg, creators: readonly string[], n: number
   return keys;
 }
 
-/** A request log row as the gateway writes it (only what the queries read matters). */
-const logRow = (organizationId: string, projectId: string, apiKeyId: string, createdAt: number) =>
-  db().insert(requestLogs).values({
-    id: newId("log"),
-    requestId: newId("req"),
-    organizationId,
-    projectId,
-    apiKeyId,
-    requestedModel: "gpt-4o-mini",
-    statusCode: 200,
-    createdAt,
-  });
+/** A request record as the gateway sends it (only what the queries read matters). */
+const logRow = (organizationId: string, projectId: string, apiKeyId: string, createdAt: number): LogRowInsert => ({
+  id: newId("log"),
+  requestId: newId("req"),
+  organizationId,
+  projectId,
+  apiKeyId,
+  requestedModel: "gpt-4o-mini",
+  statusCode: 200,
+  createdAt,
+});
 
 const html = (s: { cookie: string }, path: string) => call(path, { headers: { cookie: s.cookie, accept: "text/html" } });
 
@@ -132,7 +132,7 @@ describe(`Keys page with ${N} keys`, () => {
     const t0 = Date.UTC(2030, 0, 10, 12, 0);
     const first = keys[0]!;
     const last = keys[N - 1]!;
-    await runAll([
+    await applyRows([
       logRow(org.orgId, org.projectId, first.id, t0),
       logRow(org.orgId, org.projectId, first.id, t0 - DAY),
       logRow(org.orgId, org.projectId, last.id, t0 + DAY),
@@ -166,7 +166,7 @@ describe(`Keys page with ${N} keys`, () => {
     const mine = await insertKeys(org, [dev.id], N);
     const others = await insertKeys(org, [org.ownerMemberId], 5);
     const t0 = Date.UTC(2030, 1, 3, 8, 30);
-    await runAll([logRow(org.orgId, org.projectId, mine[7]!.id, t0), logRow(org.orgId, org.projectId, others[0]!.id, t0 + DAY)]);
+    await applyRows([logRow(org.orgId, org.projectId, mine[7]!.id, t0), logRow(org.orgId, org.projectId, others[0]!.id, t0 + DAY)]);
 
     const s = await signIn(dev.email, dev.password);
     const res = await html(s, "/dashboard/keys");
@@ -181,10 +181,10 @@ describe(`Keys page with ${N} keys`, () => {
 });
 
 describe("Keys page: last use", () => {
-  it("reads each key's newest log through the key index, never scanning the organization's logs", async () => {
+  it("reads each key's last use by its key_last_use row, never scanning the organization's logs", async () => {
     const org = await seedOrg();
     const t0 = Date.UTC(2030, 0, 10, 12, 0);
-    await runAll([logRow(org.orgId, org.projectId, org.keyId, t0), logRow(org.orgId, org.projectId, org.keyId, t0 - DAY)]);
+    await applyRows([logRow(org.orgId, org.projectId, org.keyId, t0), logRow(org.orgId, org.projectId, org.keyId, t0 - DAY)]);
     const s = await signIn(org.ownerEmail, org.ownerPassword);
     // The page rendered with a D1 binding that records every statement it prepares.
     const statements: string[] = [];
@@ -202,13 +202,14 @@ describe("Keys page: last use", () => {
     );
     expect(res.status).toBe(200);
     expect(keyRow(await res.text(), org.keyId)).toContain(formatDate(t0));
-    const lastUse = statements.filter((q) => q.includes("request_logs"));
+    expect(statements.filter((q) => q.includes("request_logs"))).toEqual([]);
+    const lastUse = statements.filter((q) => q.includes("key_last_use"));
     expect(lastUse).toHaveLength(1);
     const params = (lastUse[0]!.match(/\?/g) ?? []).length;
     const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${lastUse[0]}`).bind(...Array<null>(params).fill(null)).all<{ detail: string }>();
     const details = plan.results.map((r) => r.detail).join("\n");
-    expect(details).toContain("request_logs_key_created_idx");
-    expect(details).not.toMatch(/request_logs_org_created_idx|SCAN request_logs/);
+    expect(details).toContain("sqlite_autoindex_key_last_use_1");
+    expect(details).not.toMatch(/SCAN key_last_use/);
   });
 });
 

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { ROOT } from "../lib/local.mjs";
-import { currentIds, parseD1Id, parseDeployUrl, parseKvId, setupCloudflare, withResourceIds } from "../setup-cloudflare.mjs";
+import { currentIds, parseD1Id, parseDeployUrl, parseKvId, setupCloudflare, withLogBindings, withResourceIds } from "../setup-cloudflare.mjs";
 
 const D1 = "d1d1d1d1-0000-4000-8000-000000000001";
 const KV = "0123456789abcdef0123456789abcdef";
@@ -19,7 +19,8 @@ test("--dry-run walks through every step in order without touching the config", 
     const lines = [];
     const result = await setupCloudflare({ dryRun: true, config, yes: true, env: {}, log: (l) => lines.push(l) });
     const commands = lines.filter((l) => l.startsWith("$ npx wrangler ")).map((l) => l.slice("$ npx wrangler ".length));
-    const order = ["whoami", "d1 create switchboard", "kv namespace create switchboard-cache", "r2 bucket create switchboard-uploads", "d1 migrations apply DB --remote", "secret put KEY_HASH_SECRET", "secret put ADMIN_TOKEN", "deploy --minify"];
+    const order = ["whoami", "d1 create switchboard", "kv namespace create switchboard-cache", "r2 bucket create switchboard-uploads", "r2 bucket create switchboard-logs",
+      "r2 bucket lifecycle add switchboard-logs expire-logs logs/ --expire-days 30", "queues create switchboard-logs-dlq", "queues create switchboard-logs", "d1 migrations apply DB --remote", "secret put KEY_HASH_SECRET", "secret put ADMIN_TOKEN", "deploy --minify"];
     let at = -1;
     for (const cmd of order) {
       const i = commands.findIndex((c, idx) => idx > at && c.startsWith(cmd));
@@ -67,4 +68,19 @@ test("wrangler output parsing and the config rewrite", () => {
   assert.deepEqual(currentIds(once), { d1: D1, kv: KV });
   assert.equal(withResourceIds(once, { d1: D1, kv: KV }), once);
   assert.equal(once.split("\n").length, source.split("\n").length, "comments and layout are kept");
+});
+
+test("a wrangler.jsonc without the request-log bindings gets them (queue with dead-letter queue, bucket); one with them is left alone", () => {
+  const source = readFileSync(join(ROOT, "wrangler.jsonc"), "utf8");
+  assert.equal(withLogBindings(source), source);
+  const old = source
+    .replace(/\n\s*\/\/ Raw request records[^\n]*\n\s*\{ "binding": "LOGS_BUCKET"[^\n]*\n/, "\n")
+    .replace(/\s*\/\/ Settled request records[^\n]*\n\s*"queues": \{[\s\S]*?\n {2}\},\n/, "\n");
+  assert.doesNotMatch(old, /LOGS_BUCKET|"queues"/);
+  const fixed = withLogBindings(old);
+  assert.equal(withLogBindings(fixed), fixed, "idempotent");
+  const config = JSON.parse(fixed.replace(/^\s*\/\/.*$/gm, "").replace(/,(\s*[}\]])/g, "$1"));
+  assert.ok(config.r2_buckets.some((/** @type {any} */ b) => b.binding === "LOGS_BUCKET" && b.bucket_name === "switchboard-logs"));
+  assert.deepEqual(config.queues.producers, [{ binding: "LOGS", queue: "switchboard-logs" }]);
+  assert.equal(config.queues.consumers[0].dead_letter_queue, "switchboard-logs-dlq");
 });

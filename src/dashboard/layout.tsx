@@ -16,6 +16,7 @@ export const ASSET_THEME = "/dashboard/assets/theme.js";
 const NAV = [
   { href: "/dashboard/keys", label: "Keys" },
   { href: "/dashboard/usage", label: "Usage" },
+  { href: "/dashboard/requests", label: "Requests" },
   { href: "/dashboard/access", label: "Access rules" },
   { href: "/dashboard/organization", label: "Organization" },
   { href: "/dashboard/platform", label: "Platform" },

@@ -17,6 +17,9 @@ import { AccessPage, loadAccess } from "./pages/access";
 import { OrganizationPage, loadOrganizationPage } from "./pages/organization";
 import { NotFoundPage } from "./pages/not-found";
 import { PlatformPage, loadPlatformPage } from "./pages/platform";
+import { RequestDetailPage, RequestsPage, loadRequest, loadRequests, requestsQuery, downloadScope } from "./pages/requests";
+import { exportContentType, exportStream, periodQuery } from "../usage/log-export";
+import { validate } from "../errors/validation";
 
 const id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
@@ -52,6 +55,9 @@ dashboardPages.use("/usage", requirePage);
 dashboardPages.use("/access", requirePage);
 dashboardPages.use("/organization", requirePage);
 dashboardPages.use("/platform", requirePage);
+dashboardPages.use("/requests", requirePage);
+dashboardPages.use("/requests/:id", requirePage);
+dashboardPages.use("/usage/download", requirePage);
 
 dashboardPages.get("/keys", async (c) => {
   const ctx = c.get("page");
@@ -84,4 +90,26 @@ export function dashboardNotFound(c: Context): Response | Promise<Response> {
 dashboardPages.get("/platform", async (c) => {
   const ctx = c.get("page");
   return c.html(<PlatformPage ctx={ctx} data={await loadPlatformPage(c.env, ctx)} />);
+});
+
+dashboardPages.get("/requests", async (c) => {
+  const ctx = c.get("page");
+  return c.html(<RequestsPage ctx={ctx} data={await loadRequests(c.env, ctx, requestsQuery.parse(c.req.query()))} />);
+});
+
+dashboardPages.get("/requests/:id", async (c) => {
+  const ctx = c.get("page");
+  const at = Number(c.req.query("at"));
+  return c.html(<RequestDetailPage ctx={ctx} data={await loadRequest(c.env, ctx, c.req.param("id"), Number.isFinite(at) ? at : null)} />);
+});
+
+/** The period's request records of the session's scope (Usage page download), NDJSON or `format=csv`. */
+dashboardPages.get("/usage/download", validate("query", periodQuery), async (c) => {
+  const ctx = c.get("page");
+  const { from, to } = c.req.valid("query");
+  const scope = await downloadScope(c.env, ctx);
+  const format = c.req.query("format") === "csv" ? "csv" : "ndjson";
+  const name = `requests-${new Date(from).toISOString().slice(0, 10)}-${new Date(to).toISOString().slice(0, 10)}.${format === "csv" ? "csv" : "ndjson"}`;
+  const body = scope ? exportStream(c.env, scope, from, to, format) : "";
+  return new Response(body, { headers: { "content-type": exportContentType(format), "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" } });
 });

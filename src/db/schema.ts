@@ -366,7 +366,23 @@ export const requestLogs = sqliteTable("request_logs", {
   index("request_logs_org_created_idx").on(t.organizationId, t.createdAt),
 ]);
 
-/** Hourly aggregates of request_logs; analytics read only these. */
+/**
+ * Log ids the queue consumer has applied (aggregates, debit, window), written in the same D1 batch:
+ * a redelivered record is skipped. Kept for LOG_DEDUP_HOURS after it was applied (docs/scale.md).
+ */
+export const logApplied = sqliteTable("log_applied", {
+  id: text("id").primaryKey(),
+  appliedAt: integer("applied_at", { mode: "number" }).notNull(),
+}, (t) => [index("log_applied_at_idx").on(t.appliedAt)]);
+
+/** A key's last use (newest request start), kept by the log consumer; never ages out. */
+export const keyLastUse = sqliteTable("key_last_use", {
+  apiKeyId: text("api_key_id").notNull(),
+  organizationId: text("organization_id").notNull(),
+  lastUsedAt: integer("last_used_at", { mode: "number" }).notNull(),
+}, (t) => [primaryKey({ columns: [t.apiKeyId, t.organizationId] })]);
+
+/** Hourly aggregates of request records (the log consumer adds each batch); analytics read only these. */
 export const usageHourly = sqliteTable("usage_hourly", {
   hourStart: integer("hour_start", { mode: "number" }).notNull(),
   organizationId: text("organization_id").notNull(),

@@ -1,12 +1,13 @@
 /**
- * The KeyState outbox: settled requests waiting to reach D1 (their log rows and credit debits),
- * stored in the key's Durable Object SQLite and flushed in batches by its alarm.
+ * The KeyState outbox: settled requests waiting to reach the LOGS queue (their records and credit
+ * debits), stored in the key's Durable Object SQLite and sent in batches by its alarm. A row leaves
+ * the outbox only after the queue accepted it; a failed send keeps it and retries.
  */
 import type { Env } from "../env";
 import type { Pico } from "../billing/money";
-import { INSERT_LOG_ROWS_JSON_SQL } from "../usage/request-log";
+import type { LogMessage } from "../usage/log-queue";
 
-/** What a settled request still has to write to D1: its log row and the credit-paid part of its cost. */
+/** What a settled request still has to send: its log row and the credit-paid part of its cost. */
 export interface OutboxEntry {
   /** The `request_logs` row as a JSON array in the column order of usage/request-log.ts (`requestLogJson`). */
   row: string;
@@ -17,7 +18,7 @@ export interface OutboxEntry {
 
 export const OUTBOX_BATCH = 100;
 
-/** How long settled requests may wait before their log rows reach D1. Override: LOG_FLUSH_MS. */
+/** How long settled requests may wait before they are sent to the LOGS queue. Override: LOG_FLUSH_MS. */
 export function flushDelayMs(env: Env): number {
   const raw = Number((env as unknown as Record<string, unknown>).LOG_FLUSH_MS);
   return Number.isFinite(raw) && raw >= 0 ? raw : 250;
@@ -67,33 +68,16 @@ export interface OutboxSpendRow extends Record<string, SqlStorageValue> {
   period_started_at: number | null;
 }
 
-/**
- * One batch of outbox rows as D1 statements: per organization, the credit debit of the rows not
- * yet in `request_logs`, then all rows in one INSERT OR IGNORE. Replaying a batch changes nothing.
- */
-export function flushStatements(env: Env, rows: OutboxRow[]): D1PreparedStatement[] {
-  const debits = new Map<string, Array<{ id: string; c: string }>>();
-  for (const r of rows) {
-    if (r.credits === "0") continue;
-    const list = debits.get(r.org) ?? [];
-    list.push({ id: r.log_id, c: r.credits });
-    debits.set(r.org, list);
-  }
-  const out = [...debits].map(([org, list]) => env.DB.prepare(DEBIT_NEW_ROWS_SQL).bind(JSON.stringify(list), org));
-  out.push(env.DB.prepare(INSERT_LOG_ROWS_JSON_SQL).bind(`[${rows.map((r) => r.row).join(",")}]`));
-  return out;
-}
+/** The outbox rows as LOGS queue messages: each record with the credit debit that rides with it. */
+export const outboxMessages = (rows: readonly OutboxRow[]): LogMessage[] => rows.map((r) => ({ row: r.row, debit: r.credits }));
 
-/** Debits the credits of the log rows in `?1` that `request_logs` does not hold yet (run before the INSERT). */
-const DEBIT_NEW_ROWS_SQL = `UPDATE organizations SET credits_pico = credits_pico - (
-  SELECT COALESCE(SUM(CAST(json_extract(value, '$.c') AS INTEGER)), 0) FROM json_each(?1)
-  WHERE NOT EXISTS (SELECT 1 FROM request_logs WHERE request_logs.id = json_extract(value, '$.id'))
-) WHERE id = ?2`;
+/** After a failed send, the next try waits 1 s, 2 s, 4 s ... at most a minute. */
+export const sendRetryMs = (failures: number): number => Math.min(60_000, 1000 * 2 ** Math.min(6, Math.max(0, failures - 1)));
 
 /**
  * The key's settled spend as a `key_spend` row (what key lists read instead of calling every
- * key's object). Sent in the same D1 batch as the outbox rows it goes with, or alone when spend
- * changed without a log row (images, moderations, refunds). `seq` orders reports: an older one
+ * key's object). Written by the alarm after the outbox rows it goes with were sent, or alone when
+ * spend changed without a log row (images, moderations, refunds). `seq` orders reports: an older one
  * never overwrites a newer (the same one again is harmless).
  */
 export function spendReportStatement(env: Env, keyId: string, spend: PersistedSpend, now: number): D1PreparedStatement {

@@ -20,7 +20,8 @@ import { timingSafeEqual } from "../lib/crypto";
 import { addPeriod } from "../billing/period";
 import {
   flushDelayMs,
-  flushStatements,
+  outboxMessages,
+  sendRetryMs,
   OUTBOX_ADDED_COLUMNS,
   OUTBOX_BATCH,
   OUTBOX_COLUMNS,
@@ -32,6 +33,7 @@ import {
   type OutboxSpendRow,
   type PersistedSpend,
 } from "./key-outbox";
+import { sendLogMessages } from "../usage/log-queue";
 import { AdmissionQueue } from "./admission-queue";
 import { LeaseBook, leaseReservationId } from "./lease-book";
 import { countDoCall, simulatedLatency } from "./debug-latency";
@@ -86,6 +88,8 @@ export class KeyState extends DurableObject<Env> {
   private waiters = new AdmissionQueue<GateResult>();
   /** Budget slices granted to isolates (lease-book.ts). */
   private leases = new LeaseBook();
+  /** Consecutive failed sends of the outbox (backoff). */
+  private sendFailures = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -395,32 +399,54 @@ export class KeyState extends DurableObject<Env> {
   }
 
   /**
-   * Flushes the outbox to D1: log rows (idempotent by id) and credit debits, in one batch, with
-   * the key's current settled spend (`key_spend`, what key lists show). Spend that changed
-   * without a log row is reported alone.
+   * Sends the outbox to the LOGS queue (records with their credit debits; the consumer applies
+   * each once), then reports the key's current settled spend to D1 (`key_spend`, what key lists
+   * show). A failed send keeps the rows and tries again later; spend that changed without a log
+   * row is reported alone.
    */
   override async alarm(): Promise<void> {
     this.flushScheduled = false;
     this.load();
     const now = Date.now();
     const rows = this.ctx.storage.sql.exec<OutboxRow>("SELECT seq, log_id, org, credits, row FROM outbox ORDER BY seq LIMIT ?", OUTBOX_BATCH).toArray();
+    if (rows.length > 0) {
+      try {
+        await sendLogMessages(this.env, outboxMessages(rows));
+        this.sendFailures = 0;
+      } catch (err) {
+        this.sendFailures++;
+        console.error("log queue send failed; outbox kept", err instanceof Error ? err.message : String(err));
+        return this.retryLater(now);
+      }
+      // The rows about to go held the latest spend: kv takes it over first (same transaction).
+      this.ctx.storage.kv.put("spend", this.persistedSpend());
+      // A crash between the send and this delete sends the rows again: the consumer skips records
+      // it applied already (log_applied), so nothing is counted twice.
+      this.ctx.storage.sql.exec("DELETE FROM outbox WHERE seq <= ?", rows[rows.length - 1]!.seq);
+    }
     const report = rows.length > 0 || !sameSpend(this.reported, this.persistedSpend()) ? this.spendReport(now) : null;
-    if (rows.length === 0 && !report) return;
-    await this.env.DB.batch([...(rows.length ? flushStatements(this.env, rows) : []), ...(report ? [report.statement] : [])]);
-    if (report) this.markReported(report.spend);
-    if (rows.length === 0) return;
-    // The rows about to go held the latest spend: kv takes it over first (same transaction).
-    this.ctx.storage.kv.put("spend", this.persistedSpend());
-    // A crash between the batch and this delete replays the batch: rows are INSERT OR IGNORE and a
-    // debit applies only to rows not yet inserted, so nothing is counted twice.
-    this.ctx.storage.sql.exec("DELETE FROM outbox WHERE seq <= ?", rows[rows.length - 1]!.seq);
+    if (report) {
+      try {
+        await report.statement.run();
+        this.markReported(report.spend);
+      } catch (err) {
+        this.sendFailures++;
+        console.error("key spend report failed", err instanceof Error ? err.message : String(err));
+        return this.retryLater(now);
+      }
+    }
     if (rows.length === OUTBOX_BATCH) {
       this.flushScheduled = true;
       await this.ctx.storage.setAlarm(Date.now());
     }
   }
 
-  /** Settled requests not yet in D1 (tests and diagnostics). */
+  private async retryLater(now: number): Promise<void> {
+    this.flushScheduled = true;
+    await this.ctx.storage.setAlarm(now + sendRetryMs(this.sendFailures));
+  }
+
+  /** Settled requests not yet sent to the LOGS queue (tests and diagnostics). */
   async outboxSize(): Promise<number> {
     return this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
   }

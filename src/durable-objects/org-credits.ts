@@ -3,9 +3,10 @@
  * for credit-paid requests (docs/admission.md). D1 `organizations.credits_pico` stays the ledger;
  * this object knows what D1 does not know yet:
  *  - reservations: the credit-paid upper bound of every request in flight;
- *  - pending debits: credits of settled requests whose log row (and with it, in the same D1
- *    batch, the debit) is still in a key's outbox. A pending entry is dropped once its row is in
- *    `request_logs`, which is checked in the same D1 read as the balance (one consistent snapshot).
+ *  - pending debits: credits of settled requests whose record (and with it the debit, applied by
+ *    the LOGS queue consumer in the same D1 batch that marks the record applied) is still in a
+ *    key's outbox or in the queue. A pending entry is dropped once its id is in `log_applied`,
+ *    which is checked in the same D1 read as the balance (one consistent snapshot).
  *
  * available = balance read from D1 - pending debits - reservations. A request is admitted while
  * that is above 0, so the balance never ends below minus one request; refused when the settled
@@ -228,7 +229,7 @@ export class OrgCredits extends DurableObject<Env> {
         .prepare("SELECT CAST(credits_pico AS TEXT) AS c, notifications AS n, (SELECT MAX(created_at) FROM credit_ledger WHERE organization_id = ?1 AND amount_pico > 0) AS w FROM organizations WHERE id = ?1")
         .bind(orgId),
     );
-    statements.push(db.prepare("SELECT id FROM request_logs WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids)));
+    statements.push(db.prepare("SELECT id FROM log_applied WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids)));
     const results = await db.batch(statements);
     this.unwritten -= debit;
     const balanceRow = results[statements.length - 2]?.results[0] as { c?: string; n?: string | null; w?: number | null } | undefined;

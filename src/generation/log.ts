@@ -1,13 +1,16 @@
 /**
- * Request-log rows for generation requests (images, videos), built with the shared row mapper
- * (src/usage/request-log.ts) plus image/video token counts. Unlike `writeRequestLog` this insert
- * rejects on failure: a video job must not be reported created when its row (the job) is lost.
+ * Request records for generation requests (images, videos), built with the shared row mapper
+ * (src/usage/request-log.ts) plus image/video token counts, sent to the LOGS queue like every
+ * record. A video job's row is also written to D1 at once (the job's state, which the content
+ * proxy reads and updates; it never ages out of the window): that insert rejects on failure, so a
+ * video job is never reported created when its row is lost.
  */
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
 import { getDb } from "../db/client";
 import { requestLogs } from "../db/schema";
-import { toLogRow, type RequestLogInput } from "../usage/request-log";
+import { logRowJson, toLogRow, type RequestLogInput } from "../usage/request-log";
+import { sendLogRow } from "../usage/log-queue";
 
 export type GenerationLog = Omit<RequestLogInput, "usage" | "auth"> & { promptTokens?: number; completionTokens?: number };
 
@@ -17,7 +20,8 @@ export async function writeGenerationLog(env: Env, auth: KeyContext, log: Genera
   row.promptTokens = promptTokens;
   row.completionTokens = completionTokens;
   row.totalTokens = promptTokens + completionTokens;
-  await getDb(env.DB).insert(requestLogs).values(row);
+  if (row.kind === "video") await getDb(env.DB).insert(requestLogs).values(row);
+  await sendLogRow(env, { row: logRowJson(row), logId: row.id, keyId: auth.key.id, organizationId: auth.organization.id });
 }
 
 /** Logs and settlement must never fail the response; failures are reported without secrets. */

@@ -1,31 +1,23 @@
 /**
- * Hourly aggregation of `request_logs` into `usage_hourly` (spec 2.8: analytics read only the
- * aggregates, which survive request-log retention).
- *
- * Runs every minute from the cron. Each run (re)builds a contiguous range of hours:
- *   [aggregatedUntil, current hour end)
- * by deleting and re-inserting the rows of those hours in one D1 batch (a transaction), so a run is
- * idempotent and a repeated or concurrent run converges to the same rows. Hours that ended more
- * than FINAL_GRACE_MS ago are final: `aggregation_state.aggregatedUntil` moves past them and they
- * are never rebuilt (so retention may delete their logs). The current hour and the not-yet-final
- * previous one are rebuilt on every run for freshness. After missed runs the next run catches up
- * from `aggregatedUntil`, at most MAX_CATCH_UP_MS per batch.
+ * Hourly aggregates (`usage_hourly`; spec 2.8: analytics read only these). The LOGS queue consumer
+ * adds every batch of request records to them, exactly once per record (src/usage/log-consumer.ts).
+ * This module keeps the hours' bookkeeping and can recompute an hour from the raw records:
+ *  - the cron (every minute) CLOSES hours: `aggregation_state.aggregatedUntil` moves to the start
+ *    of the last hour that ended more than FINAL_GRACE_MS ago (records are sent after long
+ *    streams and batched; `created_at` is the request's start), and `updatedAt` says when the
+ *    aggregates were last known current (analytics report it);
+ *  - `rebuildHour` (POST /v1/admin/usage/rebuild?hour=) replaces one closed hour's aggregates by
+ *    the sums of its records in R2, so aggregates can always be recomputed from the raw records.
  */
 import { sql } from "drizzle-orm";
 import type { Env } from "../env";
-import { getDb, type Db } from "../db/client";
+import type { Db } from "../db/client";
 import { aggregationState } from "../db/schema";
+import { hourPrefix, readNdjsonGz, type LogRecord } from "./log-record";
 
 export const HOUR_MS = 3_600_000;
-/**
- * Request logs are written off the hot path (batched, after long streams) with `created_at` = the
- * request's start; give such late rows this long before an hour is final.
- */
+/** Records reach the consumer after their request ended (long streams, batching): an hour closes this long after its end. */
 export const FINAL_GRACE_MS = 15 * 60_000;
-/** Largest range rebuilt by one statement pair. */
-const MAX_CATCH_UP_MS = 7 * 24 * HOUR_MS;
-/** Bounds one run's work; the next run goes on from where this one stopped. */
-const MAX_BATCHES_PER_RUN = 8;
 export const AGGREGATION_STATE_ID = "usage_hourly";
 
 export const hourStartOf = (t: number): number => t - (((t % HOUR_MS) + HOUR_MS) % HOUR_MS);
@@ -51,41 +43,6 @@ export async function readAggregationState(db: Db): Promise<AggregationState | n
  */
 export const REFUSED = "refused";
 
-/**
- * Rebuild statements for hours in [from, to): delete then re-insert grouped sums. Plain D1
- * statements (bound parameters) so they can share one `DB.batch` transaction with the state row.
- */
-function rebuildStatements(d1: D1Database, from: number, to: number, now: number): D1PreparedStatement[] {
-  const del = d1.prepare("DELETE FROM usage_hourly WHERE hour_start >= ?1 AND hour_start < ?2").bind(from, to);
-  const ins = d1
-    .prepare(
-      `INSERT INTO usage_hourly (
-        hour_start, organization_id, project_id, api_key_id, provider, model, source_app,
-        requests, errors, cache_hits, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens,
-        total_tokens, cost_pico, credits_cost_pico, byok_cost_pico, data_storage_cost_pico, updated_at
-      )
-      SELECT
-        created_at - (created_at % ${HOUR_MS}) AS h,
-        MAX(organization_id),
-        project_id,
-        api_key_id,
-        COALESCE(used_provider, CASE WHEN status_code >= 400 THEN '${REFUSED}' END, NULLIF(requested_provider, ''), 'unknown') AS p,
-        CASE WHEN used_provider IS NULL AND status_code >= 400 THEN '${REFUSED}' ELSE COALESCE(used_model, requested_model, 'unknown') END AS m,
-        CASE WHEN source_app IS NULL OR source_app = '' THEN 'unknown' ELSE source_app END AS s,
-        COUNT(*),
-        SUM(CASE WHEN status_code >= 400 THEN 1 ELSE 0 END),
-        SUM(CASE WHEN cached THEN 1 ELSE 0 END),
-        SUM(prompt_tokens), SUM(completion_tokens), SUM(reasoning_tokens), SUM(cached_tokens), SUM(total_tokens),
-        SUM(cost_pico), SUM(credits_cost_pico), SUM(byok_cost_pico), SUM(data_storage_cost_pico),
-        ?3
-      FROM request_logs
-      WHERE created_at >= ?1 AND created_at < ?2
-      GROUP BY h, project_id, api_key_id, p, m, s`,
-    )
-    .bind(from, to, now);
-  return [del, ins];
-}
-
 /** Upsert of the bookkeeping row; `aggregatedUntil` never moves backwards. */
 function upsertState(d1: D1Database, aggregatedUntil: number, now: number): D1PreparedStatement {
   return d1
@@ -96,42 +53,126 @@ function upsertState(d1: D1Database, aggregatedUntil: number, now: number): D1Pr
     .bind(AGGREGATION_STATE_ID, aggregatedUntil, now);
 }
 
-export interface AggregationRun {
-  /** Ranges rebuilt, [from, to) epoch ms. */
-  rebuilt: Array<{ from: number; to: number }>;
-  aggregatedUntil: number | null;
-}
+/** The hours before this are closed at `now`. */
+export const closedUntil = (now: number): number => hourStartOf(now - FINAL_GRACE_MS);
 
-/** One aggregation pass at time `now` (the cron's scheduled time). */
-export async function aggregateUsage(env: Env, now: number): Promise<AggregationRun> {
-  const db = getDb(env.DB);
-  const state = await readAggregationState(db);
-  let from = state?.aggregatedUntil ?? null;
-  if (from === null) {
-    // First run: start at the oldest log. No logs yet: nothing to do (and no state to pin).
-    const first = await db.all<{ t: number | null }>(sql`SELECT MIN(created_at) AS t FROM request_logs`);
-    const t = first[0]?.t ?? null;
-    if (t === null) return { rebuilt: [], aggregatedUntil: null };
-    from = hourStartOf(t);
-  }
-  const currentHourEnd = hourStartOf(now) + HOUR_MS;
-  /** Hours ending at or before this are final. */
-  const finalUntil = hourStartOf(now - FINAL_GRACE_MS);
-  const rebuilt: AggregationRun["rebuilt"] = [];
-  let until = Math.max(from, state?.aggregatedUntil ?? from);
-
-  for (let i = 0; i < MAX_BATCHES_PER_RUN && from < currentHourEnd; i++) {
-    const to = Math.min(from + MAX_CATCH_UP_MS, currentHourEnd);
-    const nextUntil = Math.max(until, Math.min(to, finalUntil));
-    await env.DB.batch([...rebuildStatements(env.DB, from, to, now), upsertState(env.DB, nextUntil, now)]);
-    rebuilt.push({ from, to });
-    until = nextUntil;
-    from = to;
-  }
-  return { rebuilt, aggregatedUntil: until };
+/** One cron pass at time `now`: closes the hours that ended more than the grace period ago. */
+export async function closeHours(env: Env, now: number): Promise<AggregationState> {
+  const until = closedUntil(now);
+  await upsertState(env.DB, until, now).run();
+  return { aggregatedUntil: until, updatedAt: now };
 }
 
 /** Cron job (src/scheduled.ts). */
 export async function aggregateUsageJob(env: Env, now: number): Promise<void> {
-  await aggregateUsage(env, now);
+  await closeHours(env, now);
+}
+
+// ---------- rebuild from R2 ----------
+
+/** Every organization with records (the first path segment under `logs/`). */
+async function organizationsInBucket(bucket: R2Bucket): Promise<string[]> {
+  const orgs: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await bucket.list({ prefix: "logs/", delimiter: "/", cursor });
+    for (const p of page.delimitedPrefixes) orgs.push(p.slice("logs/".length, -1));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return orgs;
+}
+
+/** The records of one organization's hour in R2, each id once (docs/scale.md: repeated ids are skipped). */
+export async function hourRecords(bucket: R2Bucket, orgId: string, hourStart: number): Promise<LogRecord[]> {
+  const seen = new Set<string>();
+  const out: LogRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await bucket.list({ prefix: hourPrefix(orgId, hourStart), cursor });
+    for (const obj of page.objects) {
+      const body = await bucket.get(obj.key);
+      if (!body) continue;
+      for (const r of await readNdjsonGz(body.body)) {
+        if (seen.has(r.id)) continue;
+        seen.add(r.id);
+        out.push(r);
+      }
+    }
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return out;
+}
+
+interface HourGroup {
+  o: string; pj: string; k: string; p: string; m: string; s: string;
+  n: number; e: number; ch: number; pt: number; ct: number; rt: number; cdt: number; tt: number;
+  cost: bigint; cr: bigint; byk: bigint; ds: bigint;
+}
+
+/** The aggregate rows of records (the consumer's grouping and labels). */
+export function groupRecords(records: readonly LogRecord[]): HourGroup[] {
+  const groups = new Map<string, HourGroup>();
+  for (const r of records) {
+    const refused = r.usedProvider === null && r.statusCode >= 400;
+    const p = r.usedProvider ?? (refused ? REFUSED : r.requestedProvider || "unknown");
+    const m = refused ? REFUSED : (r.usedModel ?? r.requestedModel ?? "unknown");
+    const s = r.sourceApp ? r.sourceApp : "unknown";
+    const id = JSON.stringify([r.projectId, r.apiKeyId, p, m, s]);
+    let g = groups.get(id);
+    if (!g) {
+      g = { o: r.organizationId, pj: r.projectId, k: r.apiKeyId, p, m, s, n: 0, e: 0, ch: 0, pt: 0, ct: 0, rt: 0, cdt: 0, tt: 0, cost: 0n, cr: 0n, byk: 0n, ds: 0n };
+      groups.set(id, g);
+    }
+    if (r.organizationId > g.o) g.o = r.organizationId;
+    g.n++;
+    if (r.statusCode >= 400) g.e++;
+    if (r.cached) g.ch++;
+    g.pt += r.promptTokens; g.ct += r.completionTokens; g.rt += r.reasoningTokens; g.cdt += r.cachedTokens; g.tt += r.totalTokens;
+    g.cost += BigInt(r.costPico); g.cr += BigInt(r.creditsCostPico); g.byk += BigInt(r.byokCostPico); g.ds += BigInt(r.dataStorageCostPico);
+  }
+  return [...groups.values()];
+}
+
+const REBUILD_INSERT_SQL = `INSERT INTO usage_hourly (
+  hour_start, organization_id, project_id, api_key_id, provider, model, source_app, requests, errors, cache_hits,
+  prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_pico, credits_cost_pico,
+  byok_cost_pico, data_storage_cost_pico, updated_at
+) SELECT ?2, json_extract(value, '$.o'), json_extract(value, '$.pj'), json_extract(value, '$.k'), json_extract(value, '$.p'),
+  json_extract(value, '$.m'), json_extract(value, '$.s'), json_extract(value, '$.n'), json_extract(value, '$.e'), json_extract(value, '$.ch'),
+  json_extract(value, '$.pt'), json_extract(value, '$.ct'), json_extract(value, '$.rt'), json_extract(value, '$.cdt'), json_extract(value, '$.tt'),
+  CAST(json_extract(value, '$.cost') AS INTEGER), CAST(json_extract(value, '$.cr') AS INTEGER), CAST(json_extract(value, '$.byk') AS INTEGER),
+  CAST(json_extract(value, '$.ds') AS INTEGER), ?3
+FROM json_each(?1)`;
+
+export interface RebuildResult {
+  hour: string;
+  organizations: number;
+  records: number;
+  rows: number;
+}
+
+/**
+ * Replaces the aggregates of one hour by the sums of its records in R2 (every organization), in one
+ * D1 batch. Meant for closed hours: records of the hour still on their way would be counted again
+ * by the consumer after the rebuild.
+ */
+export async function rebuildHour(env: Env, hourStart: number, now = Date.now()): Promise<RebuildResult> {
+  const orgs = await organizationsInBucket(env.LOGS_BUCKET);
+  const rows: HourGroup[] = [];
+  let records = 0;
+  let withRecords = 0;
+  for (const org of orgs) {
+    const list = await hourRecords(env.LOGS_BUCKET, org, hourStart);
+    if (list.length === 0) continue;
+    withRecords++;
+    records += list.length;
+    rows.push(...groupRecords(list));
+  }
+  // Money as decimal strings in JSON (sums may pass 2^53), cast back to INTEGER in SQL.
+  const param = JSON.stringify(rows, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM usage_hourly WHERE hour_start = ?1").bind(hourStart),
+    env.DB.prepare(REBUILD_INSERT_SQL).bind(param, hourStart, now),
+  ]);
+  return { hour: new Date(hourStart).toISOString(), organizations: withRecords, records, rows: rows.length };
 }

@@ -1,13 +1,15 @@
 /**
- * One `request_logs` row per gateway request (success, upstream error, cache hit, and 4xx after
- * authentication), always written off the hot path (waitUntil). Costs are pico-dollars split into
- * the credit-paid and BYOK parts; the hourly aggregation reads these rows.
+ * One request record per gateway request (success, upstream error, cache hit, and 4xx after
+ * authentication), always sent off the hot path (waitUntil) to the LOGS queue, whose consumer
+ * stores it in R2, adds it to the hourly aggregates and keeps it in the D1 window (`request_logs`,
+ * same columns). Costs are pico-dollars split into the credit-paid and BYOK parts.
  */
 import type { Env } from "../env";
 import { requestLogs, type RequestKind, type RoutingAttempt } from "../db/schema";
 import type { KeyContext } from "../auth/key-context";
 import type { NormalizedUsage } from "../providers/types";
 import { picoToDbNumber, type Pico } from "../billing/money";
+import { sendLogRow } from "./log-queue";
 
 export interface RequestLogInput {
   logId: string;
@@ -99,17 +101,10 @@ const COLUMNS: ReadonlyArray<readonly [keyof LogRow, string]> = [
   ["routing", "routing"], ["extra", "extra"], ["createdAt", "created_at"],
 ];
 
-const COLUMN_NAMES = COLUMNS.map(([, c]) => c).join(", ");
-const COLUMN_LIST = `(${COLUMN_NAMES}) VALUES (${COLUMNS.map(() => "?").join(", ")})`;
-const INSERT_SQL = `INSERT INTO request_logs ${COLUMN_LIST}`;
-/**
- * For replayable batch writes (the KeyState outbox): `?` is a JSON array of rows, each the array of
- * `requestLogJson`; a row already stored is left alone. One statement and one bound value for the
- * whole batch, whatever its size.
- */
-export const INSERT_LOG_ROWS_JSON_SQL = `INSERT OR IGNORE INTO request_logs (${COLUMN_NAMES}) SELECT ${COLUMNS.map(
-  (_, i) => `json_extract(value, '$[${i}]')`,
-).join(", ")} FROM json_each(?)`;
+/** SQL column names in the order of a serialized row (`requestLogJson`, the queue's records). */
+export const LOG_COLUMNS: readonly string[] = COLUMNS.map(([, c]) => c);
+/** Drizzle (record) field names in the same order. */
+export const LOG_FIELDS: ReadonlyArray<keyof LogRow> = COLUMNS.map(([k]) => k);
 
 /** SQLite values for one row: booleans as 0/1, JSON columns serialized, absent as NULL/defaults. */
 function sqlValue(key: keyof LogRow, value: unknown): string | number | null {
@@ -125,18 +120,24 @@ function sqlValue(key: keyof LogRow, value: unknown): string | number | null {
 
 /** The row's SQL values in column order. */
 function requestLogValues(input: RequestLogInput): Array<string | number | null> {
-  const row = toLogRow(input);
-  return COLUMNS.map(([key]) => sqlValue(key, row[key]));
+  return rowValues(toLogRow(input));
 }
 
-/** The row's SQL values as one JSON array (the KeyState outbox stores and batches it as is). */
+const rowValues = (row: LogRow): Array<string | number | null> => COLUMNS.map(([key]) => sqlValue(key, row[key]));
+
+/** The row's SQL values as one JSON array (the KeyState outbox stores it, the LOGS queue carries it). */
 export const requestLogJson = (input: RequestLogInput): string => JSON.stringify(requestLogValues(input));
 
-/** Inserts the row; never throws (a lost log row must not fail anything else in waitUntil). */
+/** Same, for a row already built (generation logs adjust token counts on it). */
+export const logRowJson = (row: LogRow): string => JSON.stringify(rowValues(row));
+
+/**
+ * Sends the record to the LOGS queue (src/usage/log-queue.ts; the key's outbox keeps it if the queue
+ * refuses); never throws (a lost log must not fail anything else in waitUntil).
+ */
 export async function writeRequestLog(env: Env, input: RequestLogInput): Promise<void> {
   try {
-    // Plain SQL: building the insert through the query builder cost more CPU than the write itself.
-    await env.DB.prepare(INSERT_SQL).bind(...requestLogValues(input)).run();
+    await sendLogRow(env, { row: requestLogJson(input), logId: input.logId, keyId: input.auth.key.id, organizationId: input.auth.organization.id });
   } catch (err) {
     console.error("request log write failed", err instanceof Error ? err.message : String(err));
   }

@@ -1,50 +1,92 @@
 /**
- * Request-log retention (daily cron). Deletes `request_logs` rows older than
- * `REQUEST_LOG_RETENTION_DAYS`, but only in hours the aggregation job has finalized, so analytics
- * (which read `usage_hourly`) never change because of it. Deletes in bounded chunks.
+ * Retention of request records (cron):
+ *  - every run: trims the D1 window (`request_logs` older than REQUEST_LOG_WINDOW_HOURS; video jobs
+ *    stay, the content proxy reads them) and forgets applied log ids older than LOG_DEDUP_HOURS;
+ *  - daily: deletes R2 record objects of days older than REQUEST_LOG_RETENTION_DAYS (a bucket
+ *    lifecycle rule does the same in production; `npm run setup:cloudflare` creates it).
+ * Analytics read only the hourly aggregates, so none of this changes them. Deletes in bounded chunks.
  */
-import { sql } from "drizzle-orm";
 import type { Env } from "../env";
-import { getDb } from "../db/client";
-import { readAggregationState } from "./aggregate";
+import { HOUR_MS } from "./aggregate";
+import { windowHours } from "./log-consumer";
+import { dayPrefix } from "./log-record";
 
 const DAY_MS = 86_400_000;
 export const DEFAULT_RETENTION_DAYS = 30;
+export const DEFAULT_DEDUP_HOURS = 24;
 /** Rows per DELETE statement and statements per run, to stay within D1 limits. */
 const CHUNK = 5_000;
 const MAX_CHUNKS_PER_RUN = 20;
-/** The daily cron of wrangler.jsonc; the every-minute cron does not run retention. */
+/** The daily cron of wrangler.jsonc. */
 export const RETENTION_CRON = "17 3 * * *";
+/** Days looked back for R2 objects to delete (a missed daily run is caught up). */
+const R2_LOOKBACK_DAYS = 7;
 
+/** Days raw records are kept in R2. */
 export function retentionDays(env: Env): number {
   const n = Number(env.REQUEST_LOG_RETENTION_DAYS);
   return Number.isFinite(n) && n >= 1 ? Math.floor(n) : DEFAULT_RETENTION_DAYS;
 }
 
-export interface RetentionRun {
-  cutoff: number | null;
-  deleted: number;
+/** Hours an applied log id is remembered (a redelivery later than this would count again). */
+export function dedupHours(env: Env): number {
+  const n = Number((env as unknown as Record<string, unknown>).LOG_DEDUP_HOURS);
+  return Number.isFinite(n) && n >= 1 ? Math.floor(n) : DEFAULT_DEDUP_HOURS;
 }
 
-export async function deleteExpiredRequestLogs(env: Env, now: number): Promise<RetentionRun> {
-  const db = getDb(env.DB);
-  const state = await readAggregationState(db);
-  if (!state) return { cutoff: null, deleted: 0 };
-  const cutoff = Math.min(now - retentionDays(env) * DAY_MS, state.aggregatedUntil);
+async function deleteChunks(env: Env, query: string, ...params: number[]): Promise<number> {
   let deleted = 0;
   for (let i = 0; i < MAX_CHUNKS_PER_RUN; i++) {
-    const res = await db.run(
-      sql`DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at < ${cutoff} LIMIT ${CHUNK})`,
-    );
+    const res = await env.DB.prepare(query).bind(...params, CHUNK).run();
     const changes = res.meta.changes ?? 0;
     deleted += changes;
     if (changes < CHUNK) break;
   }
-  return { cutoff, deleted };
+  return deleted;
 }
 
-/** Cron job (src/scheduled.ts): runs on the daily trigger only. */
+export interface RetentionRun {
+  cutoff: number;
+  deleted: number;
+  forgotten: number;
+}
+
+/** The D1 side: window rows and applied ids past their time. */
+export async function trimWindow(env: Env, now: number): Promise<RetentionRun> {
+  const cutoff = now - windowHours(env) * HOUR_MS;
+  const deleted = await deleteChunks(env, "DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at < ?1 AND kind <> 'video' LIMIT ?2)", cutoff);
+  const forgotten = await deleteChunks(env, "DELETE FROM log_applied WHERE id IN (SELECT id FROM log_applied WHERE applied_at < ?1 LIMIT ?2)", now - dedupHours(env) * HOUR_MS);
+  return { cutoff, deleted, forgotten };
+}
+
+/** The R2 side: every organization's day prefixes older than the retention period. */
+export async function deleteExpiredObjects(env: Env, now: number): Promise<number> {
+  const bucket = env.LOGS_BUCKET;
+  const orgs: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await bucket.list({ prefix: "logs/", delimiter: "/", cursor });
+    for (const p of page.delimitedPrefixes) orgs.push(p.slice("logs/".length, -1));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  let deleted = 0;
+  const oldest = now - (retentionDays(env) + R2_LOOKBACK_DAYS) * DAY_MS;
+  for (let day = now - (retentionDays(env) + 1) * DAY_MS; day >= oldest; day -= DAY_MS) {
+    for (const org of orgs) {
+      let c: string | undefined;
+      do {
+        const page = await bucket.list({ prefix: dayPrefix(org, day), cursor: c });
+        if (page.objects.length) await bucket.delete(page.objects.map((o) => o.key));
+        deleted += page.objects.length;
+        c = page.truncated ? page.cursor : undefined;
+      } while (c);
+    }
+  }
+  return deleted;
+}
+
+/** Cron job (src/scheduled.ts). */
 export async function retentionJob(env: Env, now: number, cron: string): Promise<void> {
-  if (cron !== RETENTION_CRON) return;
-  await deleteExpiredRequestLogs(env, now);
+  await trimWindow(env, now);
+  if (cron === RETENTION_CRON) await deleteExpiredObjects(env, now);
 }

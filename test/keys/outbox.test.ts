@@ -12,6 +12,7 @@ import { queueSettlement } from "../../src/billing/settle";
 import { requestLogJson, type RequestLogInput } from "../../src/usage/request-log";
 import { newId } from "../../src/lib/ids";
 import { emptyUsage } from "../../src/providers/types";
+import { waitForApplied } from "../helpers/logs";
 
 const credits = async (orgId: string): Promise<bigint> => {
   const row = await getDb(env.DB)
@@ -47,7 +48,7 @@ function logInput(auth: RequestLogInput["auth"], logId: string, creditsPico: big
   };
 }
 
-describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)", () => {
+describe("KeyState outbox (log rows and credit debits sent to the LOGS queue in batches)", () => {
   it("writes the log row and debits credits once, even when the same entry is flushed twice", async () => {
     const org = await seedOrg({ creditsUsd: 10 });
     const auth = await resolveGatewayKey(env, org.key);
@@ -63,14 +64,16 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
 
     await stub.settleMany([{ reservationId: null, actual: 1_234_567n, outbox: entry }]);
     await flushed(stub);
+    await waitForApplied([logId]);
     const rows = await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.id, logId));
     expect(rows).toHaveLength(1);
     expect(rows[0]!.costPico).toBe(1_234_567);
     expect(await credits(org.orgId)).toBe(before - 1_234_567n);
 
-    // A replay of the same entry (crash between the D1 batch and the outbox delete) changes nothing.
+    // A replay of the same entry (crash between the queue send and the outbox delete) changes nothing.
     await stub.settleMany([{ reservationId: null, actual: 0n, outbox: entry }]);
     await flushed(stub);
+    await new Promise((r) => setTimeout(r, 300)); // the consumer saw it again
     expect(await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.id, logId))).toHaveLength(1);
     expect(await credits(org.orgId)).toBe(before - 1_234_567n);
     expect((await stub.getSpend()).usage).toBe(1_234_567n);
@@ -92,6 +95,7 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
     }
     expect(await stub.outboxSize()).toBe(3);
     await flushed(stub);
+    await waitForApplied(ids);
     const rows = await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.organizationId, org.orgId));
     const byId = new Map(rows.map((r) => [r.id, r]));
     expect(byId.get(ids[0]!)).toMatchObject({ promptTokens: 11, completionTokens: 7, reasoningTokens: 2, cachedTokens: 3, totalTokens: 18, streamed: true, statusCode: 200, costPico: 5_000_000 });
@@ -147,12 +151,13 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
     expect(spend.usage).toBe(total);
 
     await flushed(stub);
+    await waitForApplied(logIds);
     const rows = await getDb(env.DB).select({ id: requestLogs.id, cost: requestLogs.costPico }).from(requestLogs).where(eq(requestLogs.apiKeyId, org.keyId));
     expect(rows.map((r) => r.id).sort()).toEqual([...logIds].sort());
     expect(await credits(org.orgId)).toBe(before - total);
   });
 
-  it("the flush reports the key's settled spend to key_spend in the same batch; an older report never overwrites a newer", async () => {
+  it("the flush reports the key's settled spend to key_spend with the rows it sends; an older report never overwrites a newer", async () => {
     const org = await seedOrg({ creditsUsd: 10 });
     const auth = await resolveGatewayKey(env, org.key);
     const stub = keyStateStub(env, org.keyId);
@@ -165,6 +170,7 @@ describe("KeyState outbox (log rows and credit debits flushed to D1 in batches)"
     await flushed(stub);
     const reported = (await row())!;
     expect(reported.usagePico).toBe("9000000000000000"); // above 2^53: kept exact as a string
+    await waitForApplied([logId]);
     expect(await getDb(env.DB).select().from(requestLogs).where(eq(requestLogs.id, logId))).toHaveLength(1);
 
     // A late report of an older state (lower seq) changes nothing.

@@ -1,6 +1,6 @@
 /**
- * Usage analytics end to end: request_logs rows inserted directly, the cron aggregates them into
- * usage_hourly, the MCP tools report them. Every total is compared with a count made in JS from
+ * Usage analytics end to end: request records applied by the LOGS consumer (as the queue delivers
+ * them) into usage_hourly, the cron closes the hours, the MCP tools report them. Every total is compared with a count made in JS from
  * the inserted rows.
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +11,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import worker from "../../src/index";
 import { addKey, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
-import { apiKeys, members, projects, requestLogs, users } from "../../src/db/schema";
+import { apiKeys, members, projects, users } from "../../src/db/schema";
+import { applyRows, type LogRowInsert } from "../helpers/logs";
 import { syncKeys } from "../../src/keys/sync";
 import { newId } from "../../src/lib/ids";
 import { formatUsd } from "../../src/billing/money";
@@ -66,11 +67,11 @@ const keyIds: Record<LogSpec["key"], string> = { owner: "", dev: "", devOld: "",
 let otherProjectId: string;
 
 async function insertLogs(specs: LogSpec[]) {
-  const db = getDb(env.DB);
+  const rows: LogRowInsert[] = [];
   for (const l of specs) {
     const prompt = l.prompt ?? 0;
     const completion = l.completion ?? 0;
-    await db.insert(requestLogs).values({
+    rows.push({
       id: newId("log"),
       requestId: newId("req"),
       organizationId: org.orgId,
@@ -94,6 +95,7 @@ async function insertLogs(specs: LogSpec[]) {
       createdAt: l.at,
     });
   }
+  await applyRows(rows);
 }
 
 /** The expected totals, counted in JS from the specs. */

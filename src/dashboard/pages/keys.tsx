@@ -23,14 +23,11 @@ import { ModelRefsData } from "../model-refs";
 type KeyView = KeyListItem & { creator: string; lastUsedAt: number | null; expiresAtMs: number | null; alertThresholdPercent: number | null };
 
 /**
- * A key's last use: its newest log row, read through the (api_key_id, created_at) index, so the
- * cost is one index step per listed key, not a scan of the organization's logs. The `+` keeps
- * SQLite from choosing the organization index for that term, which would read every log of the
- * organization; the term itself stays (a row only ever counts for its own organization). Column
- * names are written out: drizzle leaves columns unqualified in a select list, which a correlated
- * subquery cannot use.
+ * A key's last use: its row in `key_last_use` (kept by the log consumer; never ages out with the
+ * request-log window), one primary-key lookup per listed key. Column names are written out:
+ * drizzle leaves columns unqualified in a select list, which a correlated subquery cannot use.
  */
-const lastUseOf = sql<number | null>`(SELECT r.created_at FROM request_logs AS r WHERE r.api_key_id = "api_keys"."id" AND +r.organization_id = "api_keys"."organization_id" ORDER BY r.created_at DESC LIMIT 1)`;
+const lastUseOf = sql<number | null>`(SELECT u.last_used_at FROM key_last_use AS u WHERE u.api_key_id = "api_keys"."id" AND u.organization_id = "api_keys"."organization_id")`;
 
 export async function loadKeys(env: Env, ctx: PageContext): Promise<{ keys: KeyView[]; thresholdPercent: number; alertsOn: boolean }> {
   if (!ctx.project) return { keys: [], thresholdPercent: 80, alertsOn: true };

@@ -148,6 +148,18 @@ const Ranking: FC<{ title: string; data: UsageBreakdown }> = ({ title, data }) =
   </section>
 );
 
+/** The period's raw request records (src/dashboard/routes.tsx `/usage/download`), at most 31 days. */
+const DownloadLinks: FC<{ ctx: PageContext; from: string; to: string }> = ({ ctx, from, to }) => {
+  const end = new Date(Date.parse(to) + 86_400_000).toISOString().slice(0, 10);
+  const start = Date.parse(end) - Date.parse(from) > 31 * 86_400_000 ? new Date(Date.parse(end) - 31 * 86_400_000).toISOString().slice(0, 10) : from;
+  const q = (format: string) => `/dashboard/usage/download?${new URLSearchParams({ ...(ctx.project ? { project: ctx.project.id } : {}), from: start, to: end, format }).toString()}`;
+  return (
+    <p class="small" id="usage-download">
+      Download the requests of {start} to {to}: <a href={q("ndjson")}>NDJSON</a> · <a href={q("csv")}>CSV</a>
+    </p>
+  );
+};
+
 const usd = (n: number): string => (n === 0 ? "$0" : formatUsd(n.toFixed(6)));
 
 export const UsagePage: FC<{ ctx: PageContext; q: UsageQuery; data: UsageData | null }> = ({ ctx, q, data }) => {
@@ -200,6 +212,7 @@ export const UsagePage: FC<{ ctx: PageContext; q: UsageQuery; data: UsageData | 
       <p class="muted small">
         {report.note} Last aggregated: {formatDate(report.updatedAt, "not yet")}.
       </p>
+      <DownloadLinks ctx={ctx} from={report.period.from} to={report.period.to} />
     </Layout>
   );
 };

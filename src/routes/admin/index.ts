@@ -7,7 +7,8 @@ import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import { PLANS } from "../../db/schema";
 import { notFoundHandler } from "../../errors/on-error";
-import { unauthorized } from "../../errors/api-error";
+import { badRequest, unauthorized } from "../../errors/api-error";
+import { closedUntil, FINAL_GRACE_MS, hourStartOf, rebuildHour } from "../../usage/aggregate";
 import { validate, validateBody } from "../../errors/validation";
 import { extractBearer } from "../../auth/gateway-key";
 import { timingSafeEqual } from "../../lib/crypto";
@@ -85,3 +86,20 @@ adminRoutes.post("/organizations/:id/credits", validate("param", orgParam), vali
 });
 
 adminRoutes.get("/organizations/:id/credits", validate("param", orgParam), async (c) => c.json(await creditLedgerView(c.env, c.req.valid("param").id)));
+/** `?hour=`: an ISO 8601 time; the hour that contains it is rebuilt. */
+const rebuildQuery = z.object({
+  hour: z
+    .string({ error: "'hour' is required: an ISO 8601 time, e.g. 2026-01-31T13:00:00Z" })
+    .refine((v) => /^\d{4}-\d{2}-\d{2}/.test(v) && Number.isFinite(Date.parse(v)), "'hour' must be an ISO 8601 time, e.g. 2026-01-31T13:00:00Z")
+    .transform((v) => hourStartOf(Date.parse(v))),
+});
+
+/** Recomputes one closed hour's aggregates from the raw records in R2 (src/usage/aggregate.ts). */
+adminRoutes.post("/usage/rebuild", validate("query", rebuildQuery), async (c) => {
+  const { hour } = c.req.valid("query");
+  const now = Date.now();
+  if (hour >= closedUntil(now)) {
+    throw badRequest(`The hour ${new Date(hour).toISOString()} is not closed yet (hours close ${FINAL_GRACE_MS / 60_000} minutes after they end); records may still arrive.`, "hour", "hour_not_closed");
+  }
+  return c.json(await rebuildHour(c.env, hour, now));
+});

@@ -1,0 +1,171 @@
+/**
+ * The LOGS queue consumer (`queue()` in src/index.ts). For each batch of request records:
+ *  1. finds the records not applied yet (`log_applied`), and writes them to R2 as one gzip NDJSON
+ *     object per organization and hour, keyed by a hash of the record ids it holds
+ *     (`logs/{org}/{yyyy}/{mm}/{dd}/{hh}/{batch}.ndjson.gz`): the same records again rewrite the
+ *     same object;
+ *  2. applies them to D1 in ONE batch (a transaction): the credit debits, the hourly aggregates
+ *     (`usage_hourly`, added to), the recent window (`request_logs`, REQUEST_LOG_WINDOW_HOURS), each
+ *     key's last use (`key_last_use`), and the applied ids themselves. Every statement skips the
+ *     ids already in `log_applied`, so a batch delivered twice, or a record sent twice by an
+ *     outbox, is counted once.
+ * A failure before the D1 batch commits retries the whole batch (at least once delivery). A record
+ * can end up in two objects only when a retry groups it with other records than the first attempt
+ * did and the first attempt's D1 batch never committed; readers skip repeated ids (docs/scale.md).
+ */
+import type { Env } from "../env";
+import { LOG_COLUMNS } from "./request-log";
+import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
+import type { LogMessage } from "./log-queue";
+import { HOUR_MS, hourStartOf, REFUSED } from "./aggregate";
+
+export const DEFAULT_WINDOW_HOURS = 720;
+
+/** Hours of single requests kept in D1 (`request_logs`); 0: none (reads go to R2). */
+export function windowHours(env: Env): number {
+  const raw = (env as unknown as Record<string, unknown>).REQUEST_LOG_WINDOW_HOURS;
+  if (raw === undefined || raw === "") return DEFAULT_WINDOW_HOURS;
+  const n = Number(raw);
+  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : DEFAULT_WINDOW_HOURS;
+}
+
+/** A record as the consumer handles it: the serialized row, its debit, and the parsed record. */
+export interface IncomingRecord {
+  row: string;
+  debit: string;
+  record: LogRecord;
+}
+
+/** A message as a record; null when it is not one (garbage can never become valid: dropped, not retried). */
+export function incomingOf(m: LogMessage): IncomingRecord | null {
+  let values: unknown;
+  try {
+    values = JSON.parse(m.row);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(values) || values.length !== LOG_COLUMNS.length || !/^-?\d+$/.test(m.debit)) return null;
+  const record = recordFromRow(values);
+  const ids = [record.id, record.requestId, record.organizationId, record.projectId, record.apiKeyId];
+  if (ids.some((v) => typeof v !== "string" || v === "") || !Number.isSafeInteger(record.createdAt)) return null;
+  return { row: m.row, debit: m.debit, record };
+}
+
+const at = (f: Parameters<typeof fieldIndex>[0]) => `json_extract(value, '$.r[${fieldIndex(f)}]')`;
+const NOT_APPLIED = `NOT EXISTS (SELECT 1 FROM log_applied WHERE log_applied.id = ${at("id")})`;
+
+const DEBIT_SQL = `UPDATE organizations SET credits_pico = credits_pico - (
+  SELECT COALESCE(SUM(CAST(json_extract(value, '$.d') AS INTEGER)), 0) FROM json_each(?1)
+  WHERE ${at("organizationId")} = organizations.id AND ${NOT_APPLIED}
+) WHERE id IN (SELECT ${at("organizationId")} FROM json_each(?1) WHERE json_extract(value, '$.d') <> '0')`;
+
+const SUMMED = ["requests", "errors", "cache_hits", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "total_tokens", "cost_pico", "credits_cost_pico", "byok_cost_pico", "data_storage_cost_pico"];
+
+/** The hourly grouping and labels (provider/model/app 'unknown'; refused requests under REFUSED), as `groupRecords`. */
+const AGGREGATE_SQL = `INSERT INTO usage_hourly (
+  hour_start, organization_id, project_id, api_key_id, provider, model, source_app, ${SUMMED.join(", ")}, updated_at
+)
+SELECT h, MAX(o), pj, k, p, m, s, COUNT(*), SUM(CASE WHEN st >= 400 THEN 1 ELSE 0 END), SUM(CASE WHEN ca THEN 1 ELSE 0 END),
+  SUM(pt), SUM(ct), SUM(rt), SUM(cdt), SUM(tt), SUM(cost), SUM(cr), SUM(byk), SUM(ds), ?2
+FROM (
+  SELECT ${at("createdAt")} - (${at("createdAt")} % ${HOUR_MS}) AS h, ${at("organizationId")} AS o, ${at("projectId")} AS pj,
+    ${at("apiKeyId")} AS k, COALESCE(${at("usedProvider")}, CASE WHEN ${at("statusCode")} >= 400 THEN '${REFUSED}' END, NULLIF(${at("requestedProvider")}, ''), 'unknown') AS p,
+    CASE WHEN ${at("usedProvider")} IS NULL AND ${at("statusCode")} >= 400 THEN '${REFUSED}' ELSE COALESCE(${at("usedModel")}, ${at("requestedModel")}, 'unknown') END AS m,
+    CASE WHEN ${at("sourceApp")} IS NULL OR ${at("sourceApp")} = '' THEN 'unknown' ELSE ${at("sourceApp")} END AS s,
+    ${at("statusCode")} AS st, ${at("cached")} AS ca, ${at("promptTokens")} AS pt, ${at("completionTokens")} AS ct,
+    ${at("reasoningTokens")} AS rt, ${at("cachedTokens")} AS cdt, ${at("totalTokens")} AS tt, ${at("costPico")} AS cost,
+    ${at("creditsCostPico")} AS cr, ${at("byokCostPico")} AS byk, ${at("dataStorageCostPico")} AS ds
+  FROM json_each(?1) WHERE ${NOT_APPLIED}
+) WHERE 1
+GROUP BY h, pj, k, p, m, s
+ON CONFLICT (hour_start, project_id, api_key_id, provider, model, source_app) DO UPDATE SET
+  ${SUMMED.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")}, updated_at = excluded.updated_at`;
+
+/** The recent window: rows newer than ?2 (a row already there, e.g. a video job, is left alone). */
+const WINDOW_SQL = `INSERT OR IGNORE INTO request_logs (${LOG_COLUMNS.join(", ")})
+SELECT ${LOG_COLUMNS.map((_, i) => `json_extract(value, '$.r[${i}]')`).join(", ")} FROM json_each(?1)
+WHERE ${at("createdAt")} >= ?2`;
+
+const LAST_USE_SQL = `INSERT INTO key_last_use (api_key_id, organization_id, last_used_at)
+SELECT ${at("apiKeyId")} AS k, ${at("organizationId")} AS o, MAX(${at("createdAt")}) FROM json_each(?1) WHERE 1 GROUP BY k, o
+ON CONFLICT (api_key_id, organization_id) DO UPDATE SET last_used_at = MAX(last_used_at, excluded.last_used_at)`;
+
+const APPLIED_SQL = `INSERT OR IGNORE INTO log_applied (id, applied_at) SELECT ${at("id")}, ?2 FROM json_each(?1)`;
+
+/** Statements of one application, in order (the applied ids last). One bound JSON value for all records. */
+export function applyStatements(env: Env, records: readonly IncomingRecord[], now: number): D1PreparedStatement[] {
+  const param = `[${records.map((r) => `{"r":${r.row},"d":${JSON.stringify(r.debit)}}`).join(",")}]`;
+  const db = env.DB;
+  const out = [db.prepare(DEBIT_SQL).bind(param), db.prepare(AGGREGATE_SQL).bind(param, now)];
+  const hours = windowHours(env);
+  if (hours > 0) out.push(db.prepare(WINDOW_SQL).bind(param, now - hours * HOUR_MS));
+  out.push(db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param, now));
+  return out;
+}
+
+/** The ids among `ids` already applied. */
+async function appliedIds(env: Env, ids: readonly string[]): Promise<Set<string>> {
+  const res = await env.DB.prepare("SELECT id FROM log_applied WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(ids)).all<{ id: string }>();
+  return new Set(res.results.map((r) => r.id));
+}
+
+/** One object per organization and hour; its key is a hash of the ids it holds. */
+export async function writeObjects(env: Env, records: readonly LogRecord[]): Promise<string[]> {
+  const groups = new Map<string, LogRecord[]>();
+  for (const r of records) {
+    const prefix = hourPrefix(r.organizationId, hourStartOf(r.createdAt));
+    const list = groups.get(prefix) ?? [];
+    list.push(r);
+    groups.set(prefix, list);
+  }
+  const keys: string[] = [];
+  await Promise.all(
+    [...groups].map(async ([prefix, list]) => {
+      list.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+      const key = `${prefix}${await batchIdOf(list.map((r) => r.id))}.ndjson.gz`;
+      await env.LOGS_BUCKET.put(key, await gzipNdjson(list), { httpMetadata: { contentType: "application/x-ndjson", contentEncoding: "gzip" }, customMetadata: { records: String(list.length) } });
+      keys.push(key);
+    }),
+  );
+  return keys;
+}
+
+/**
+ * Applies records (R2, then D1); idempotent. Throws when either store fails: the caller retries
+ * the batch. Returns how many records were new.
+ */
+export async function applyLogRecords(env: Env, incoming: readonly IncomingRecord[], now = Date.now()): Promise<number> {
+  // The same record twice in a batch (an outbox that sent it again) counts once.
+  const unique = new Map<string, IncomingRecord>();
+  for (const r of incoming) if (!unique.has(r.record.id)) unique.set(r.record.id, r);
+  if (unique.size === 0) return 0;
+  const done = await appliedIds(env, [...unique.keys()]);
+  const fresh = [...unique.values()].filter((r) => !done.has(r.record.id));
+  if (fresh.length === 0) return 0;
+  await writeObjects(env, fresh.map((r) => r.record));
+  await env.DB.batch(applyStatements(env, fresh, now));
+  return fresh.length;
+}
+
+/** The Worker's queue() handler: one application per batch; a failure retries the batch. */
+export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const incoming: IncomingRecord[] = [];
+  for (const m of batch.messages) {
+    const body = m.body as Partial<LogMessage> | null;
+    const parsed = body && typeof body.row === "string" && typeof body.debit === "string" ? incomingOf({ row: body.row, debit: body.debit }) : null;
+    if (!parsed) {
+      // Not a record (nothing else sends here): dropped loudly rather than retried forever.
+      console.error("log queue: malformed message dropped", m.id);
+      m.ack();
+      continue;
+    }
+    incoming.push(parsed);
+  }
+  try {
+    await applyLogRecords(env, incoming);
+  } catch (err) {
+    console.error("log batch not applied; retried", err instanceof Error ? err.message : String(err));
+    throw err;
+  }
+  batch.ackAll();
+}
