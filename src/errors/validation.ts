@@ -39,6 +39,7 @@ function leafIssue(issue: Issue): Issue {
 function sentence(issue: Issue, name: string): string {
   switch (issue.code) {
     case "invalid_type": {
+      if (!isDefaultMessage(issue.message)) break; // a schema's own message ("'to' is required: an ISO 8601 ...")
       const got = receivedOf(issue);
       if (got === "undefined") return `${name} is required: ${article(issue.expected)}`;
       return `${name} must be ${article(issue.expected)}${got ? `, not ${article(got)}` : ""}`;
@@ -71,7 +72,9 @@ function sentence(issue: Issue, name: string): string {
     default:
       break;
   }
-  return isDefaultMessage(issue.message) ? `${name} is not valid: ${issue.message}` : `${name}: ${issue.message}`;
+  if (isDefaultMessage(issue.message)) return `${name} is not valid: ${issue.message}`;
+  // A schema's own message is kept as written; it is prefixed with the field unless it names it first.
+  return issue.message.startsWith(name) ? issue.message : `${name}: ${issue.message}`;
 }
 
 /**

@@ -174,6 +174,7 @@ function operationOf(method: string, path: string, pathParams: string[], schemas
     let schema: Json;
     if (media === "text/html") schema = jsonSchemaOf(htmlPage);
     else if (media === "text/css") schema = { type: "string", description: "CSS" };
+    else if (media === "application/x-ndjson") schema = { type: "string", description: "One JSON request record per line (NDJSON); `text/csv` when asked for CSV" };
     else {
       const zod = info?.response ?? (/\/iam$/.test(path) ? (method === "GET" ? ruleListResponse : ruleResponse) : /\/iam\/\{ruleId\}$/.test(path) && method !== "DELETE" ? ruleResponse : undefined);
       components[name] = zod ? hoistDefs(jsonSchemaOf(zod), name, components) : { type: "object", additionalProperties: true, description: `${summary}: a JSON object` };

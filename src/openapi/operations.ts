@@ -22,7 +22,7 @@ export interface OperationInfo {
   /** Success body (src/openapi/responses.ts); without it, a described JSON object. */
   response?: ZodType;
   /** Answers with an HTML page (or another non-JSON type). */
-  mediaType?: "text/html" | "text/css";
+  mediaType?: "text/html" | "text/css" | "application/x-ndjson";
 }
 
 export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
@@ -123,5 +123,9 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "DELETE /api/teams/:id/members/:ref": { summary: "Remove a member (id or e-mail) from a team (dashboard session)" },
   "GET /login": { summary: "Redirect to the dashboard sign-in page", ok: [302, "redirect"] },
   "GET /dashboard": { summary: "Redirect to the dashboard's Keys page", ok: [302, "redirect"] },
+  "GET /v1/master/logs": { summary: "Raw request records of a period (`from`, `to`; at most 31 days) as NDJSON, or CSV with `Accept: text/csv`", mediaType: "application/x-ndjson" },
+  "POST /v1/admin/usage/rebuild": { summary: "Rebuild one closed hour's usage aggregates from its raw records in R2 (`?hour=`)" },
+  "GET /dashboard/requests/:id": { summary: "Dashboard page: one request's detail (ids, tokens, cost, routing attempts, metadata)", mediaType: "text/html" },
+  "GET /dashboard/usage/download": { summary: "Download a period's request records (NDJSON, or `format=csv`) from the dashboard", mediaType: "application/x-ndjson" },
   // operations:end
 };
