@@ -8,6 +8,10 @@
  *   acceptance token is e-mailed to the address. For an existing account the membership cannot be
  *   used at all until accepted; the request is answered exactly like for a new e-mail (a password
  *   in the body is hashed and discarded so even the timing matches).
+ * - Only the e-mailed token accepts a membership (`acceptInvitation`). Signing in with a password
+ *   an organization chose opens that organization but accepts nothing: the organization never
+ *   proved the address is the person's, so it stays pending, gets no e-mail, and the person's own
+ *   password (set when accepting any invitation) does not open it (issue 22).
  * - Only accepted members receive e-mail (budget alerts).
  */
 import { and, asc, eq, gt, isNotNull, type SQL } from "drizzle-orm";
@@ -166,7 +170,8 @@ export async function acceptInvitation(env: Env, token: string, password: string
 
 /**
  * The memberships a password opens: an organization-chosen password opens only that organization
- * (pending or not), the account's own password only accepted memberships. Oldest first.
+ * (its membership stays pending: signing in accepts nothing), the account's own password only
+ * accepted memberships. Oldest first.
  */
 export async function signInMemberships(db: Db, user: { id: string; passwordOrgId: string | null }, organizationId?: string) {
   const conds: SQL[] = [eq(members.userId, user.id)];
@@ -185,11 +190,6 @@ export async function signInMemberships(db: Db, user: { id: string; passwordOrgI
     .innerJoin(organizations, eq(organizations.id, members.organizationId))
     .where(and(...conds))
     .orderBy(asc(members.createdAt), asc(members.id));
-}
-
-/** First sign-in with an organization-chosen password counts as accepting that membership. */
-export async function markSignedIn(db: Db, m: { memberId: string; acceptedAt: number | null }, now = Date.now()): Promise<void> {
-  if (m.acceptedAt === null) await db.update(members).set({ acceptedAt: now }).where(eq(members.id, m.memberId));
 }
 
 /**
