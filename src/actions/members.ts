@@ -35,7 +35,7 @@ export interface MemberView {
   email: string;
   name: string;
   role: Role;
-  /** `pending` until the person accepts the e-mailed invitation (or first signs in, see docs/security.md). */
+  /** `pending` until the person accepts the e-mailed invitation (only its token accepts, docs/security.md). */
   status: "pending" | "active";
   createdAt: string;
 }

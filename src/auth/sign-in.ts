@@ -15,7 +15,7 @@ import { ApiError, unauthorized } from "../errors/api-error";
 import { verifyPassword } from "./password";
 import { backoffUntil, rateLimit, recordFailure, resetLimits } from "../durable-objects/rate-limiter";
 import { clientIpOf } from "../iam/cidr";
-import { markSignedIn, signInMemberships } from "../organizations/memberships";
+import { signInMemberships } from "../organizations/memberships";
 
 export const ATTEMPTS_PER_IP = 50;
 export const IP_WINDOW_MS = 15 * 60_000;
@@ -65,7 +65,8 @@ export async function signInWithPassword(env: Env, headers: Headers, input: { em
     await recordFailure(env, pairKey, FREE_FAILURES, BACKOFF_BASE_MS, BACKOFF_MAX_MS);
     throw invalid();
   }
-  await Promise.all([resetLimits(env, pairKey), markSignedIn(db, membership)]);
+  // Signing in never accepts a membership: only the e-mailed token does (issue 22).
+  await resetLimits(env, pairKey);
   return {
     user: { id: user.id, email: user.email, name: user.name },
     membership: { memberId: membership.memberId, role: membership.role, organizationId: membership.organizationId, organizationName: membership.organizationName },

@@ -157,6 +157,8 @@ export const apiKeys = sqliteTable("api_keys", {
   disabledByManager: integer("disabled_by_manager", { mode: "boolean" }).notNull().default(false),
   /** Limits set by an owner, admin or the master API: a developer cannot change them. */
   limitsSetByManager: integer("limits_set_by_manager", { mode: "boolean" }).notNull().default(false),
+  /** Expiry set by an owner or admin: a developer cannot change or remove it (issue 22). */
+  expirySetByManager: integer("expiry_set_by_manager", { mode: "boolean" }).notNull().default(false),
   /** Bumped on every change that affects authorization (status, secret, limits, rules, org policy). */
   version: integer("version", { mode: "number" }).notNull().default(1),
   lastRolledAt: integer("last_rolled_at", { mode: "number" }),

@@ -12,8 +12,9 @@
  * Layers are evaluated team -> member -> key and the request must pass every layer, so each layer
  * can only narrow what the previous one allowed. Team rules apply when the key's creator has the
  * developer role; member and team rules apply to every regular (non-playground) key the member
- * created. Moderation requests skip model and pricing rules. An `allow_ip_cidrs` rule with no
- * known client IP denies.
+ * created. Moderation requests skip model and pricing rules. An `allow_ip_cidrs` or
+ * `deny_ip_cidrs` rule with no known client IP denies (fail closed: an address that cannot be read
+ * cannot be shown to be outside a denied range).
  *
  * Rule arrays are compiled once (CIDRs parsed, lists turned into sets) and cached in a WeakMap keyed
  * by the array, which lives as long as the cached KeyContext.
@@ -199,7 +200,9 @@ export function evaluateLayer(level: RuleLevel, l: CompiledLayer, req: AccessReq
 }
 
 function denyIpDecision(level: RuleLevel, l: CompiledLayer, ip: IpAddress | null): AccessDecision | null {
-  if (l.denyIp && ip && ipMatches(l.denyIp, ip)) return deny(level, "deny_ip_cidrs", `client IP ${ip.toString()} is in a denied range`);
+  if (!l.denyIp) return null;
+  if (!ip) return deny(level, "deny_ip_cidrs", "the client IP could not be determined and some IP ranges are denied");
+  if (ipMatches(l.denyIp, ip)) return deny(level, "deny_ip_cidrs", `client IP ${ip.toString()} is in a denied range`);
   return null;
 }
 

@@ -59,6 +59,7 @@ export async function createGatewayKey(env: Env, input: NewKeyInput): Promise<{ 
       periodUsageDurationUnit: input.periodUsageDurationUnit ?? null,
       alertThresholdPercent: input.alertThresholdPercent ?? null,
       limitsSetByManager: (input.actor ?? "manager") === "manager" && (input.usageLimit != null || input.periodUsageLimit != null),
+      expirySetByManager: (input.actor ?? "manager") === "manager" && input.expiresAt != null,
       createdAt: now,
       updatedAt: now,
     })

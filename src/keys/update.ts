@@ -5,7 +5,8 @@
  *  - an expired key is enabled only together with a new future `expiresAt` (400 otherwise).
  * Who may change what (issue 12): a `manager` (owner, admin, master API) changes everything; a
  * `developer` (own keys only, the route checks that) may always disable, but may enable only a key
- * no manager disabled and change only limits no manager set (403 otherwise).
+ * no manager disabled and change only limits and an expiry no manager set (403 otherwise; issue
+ * 22: an owner-set expiry is not the developer's to remove or extend).
  * Disabling ends the key's OAuth grants and client_credentials clients (`endKeyOAuth`): enabling
  * it again does not bring them back.
  * Every update bumps `version` and syncs the KeyState DO before returning, so it is immediate on
@@ -41,6 +42,9 @@ export async function updateKey(env: Env, row: KeyRow, patch: KeyPatch, actor: K
     if (touchesLimits && row.limitsSetByManager) {
       throw forbidden("An owner or admin set this API key's spend limits; only an owner or admin can change them.", "key_managed");
     }
+    if (patch.expiresAt !== undefined && row.expirySetByManager) {
+      throw forbidden("An owner or admin set this API key's expiry; only an owner or admin can change it.", "key_managed");
+    }
   }
   const limits = mergeLimits(row, patch);
   let expiresAt = row.expiresAt;
@@ -66,6 +70,7 @@ export async function updateKey(env: Env, row: KeyRow, patch: KeyPatch, actor: K
       ...limits,
       disabledByManager: patch.status === undefined ? row.disabledByManager : patch.status === "inactive" && actor === "manager",
       limitsSetByManager: touchesLimits ? actor === "manager" && (limits.usageLimit !== null || limits.periodUsageLimit !== null) : row.limitsSetByManager,
+      expirySetByManager: patch.expiresAt !== undefined ? actor === "manager" && expiresAt !== null : row.expirySetByManager,
       version: sql`${apiKeys.version} + 1`,
       updatedAt: now,
     })

@@ -124,7 +124,8 @@ export const breakdownOutput = {
 };
 
 export const accountOutput = {
-  user: z.object({ id: z.string(), email: z.string(), name: z.string() }),
+  /** `id` is null while the membership is pending (the account id is never shown to an organization it has not joined). */
+  user: z.object({ id: z.string().nullable(), email: z.string(), name: z.string() }),
   organization: z.object({ id: z.string(), name: z.string(), plan: z.string(), creditBalanceUsd: usd.optional() }),
   project: z.object({ id: z.string(), name: z.string(), mode: z.string() }),
   role: z.enum(["owner", "admin", "developer"]),

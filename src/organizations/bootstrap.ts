@@ -9,6 +9,7 @@ import { requireHashSecret } from "../auth/gateway-key";
 import { createGatewayKey, publicKey } from "../keys/create";
 import { publicOrganization, publicProject } from "./view";
 import { newMasterKeyValues } from "./master-keys";
+import { sendInvitation } from "./memberships";
 
 export interface BootstrapInput {
   name: string;
@@ -21,19 +22,23 @@ export interface BootstrapInput {
 /**
  * The owner's user: a new one, or an existing user with that e-mail when the password matches
  * (one person owning several organizations). A different password is a 409, never a takeover.
+ * An existing account without a password of its own (another organization added the address,
+ * with a password it chose or none) blocks nothing (issue 22): the owner membership starts
+ * pending and the invitation is e-mailed, like any membership of an existing account; accepting
+ * it sets the person's own password. The password in the request is not used then.
  */
-async function ownerUser(env: Env, owner: BootstrapInput["owner"], email: string): Promise<{ userId: string; isNew: boolean }> {
+async function ownerUser(env: Env, owner: BootstrapInput["owner"], email: string): Promise<{ userId: string; isNew: boolean; pending: boolean }> {
   const existing = await getDb(env.DB).select({ id: users.id, passwordHash: users.passwordHash, passwordOrgId: users.passwordOrgId }).from(users).where(eq(users.email, email)).get();
-  if (!existing) return { userId: newId("user"), isNew: true };
-  // A password some organization chose for the account is not the person's: it proves nothing.
-  if (!(await verifyPassword(owner.password, existing.passwordHash)) || existing.passwordOrgId !== null) {
+  if (!existing) return { userId: newId("user"), isNew: true, pending: false };
+  if (existing.passwordHash === null || existing.passwordOrgId !== null) return { userId: existing.id, isNew: false, pending: true };
+  if (!(await verifyPassword(owner.password, existing.passwordHash))) {
     throw new ApiError(409, "A user with this e-mail already exists; send that user's password to make them the owner.", {
       type: "invalid_request_error",
       code: "user_exists",
       param: "owner.email",
     });
   }
-  return { userId: existing.id, isNew: false };
+  return { userId: existing.id, isNew: false, pending: false };
 }
 
 /**
@@ -47,10 +52,10 @@ export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
   const memberId = newId("mem");
   const projectId = newId("proj");
   const email = input.owner.email.trim().toLowerCase();
-  const { userId, isNew } = await ownerUser(env, input.owner, email);
+  const { userId, isNew, pending } = await ownerUser(env, input.owner, email);
 
   const insertOrg = db.insert(organizations).values({ id: orgId, name: input.name, plan: input.plan, creditsPico: input.creditsPico ?? 0 }).returning();
-  const insertMember = db.insert(members).values({ id: memberId, organizationId: orgId, userId, role: "owner", name: input.owner.name, acceptedAt: Date.now() });
+  const insertMember = db.insert(members).values({ id: memberId, organizationId: orgId, userId, role: "owner", name: input.owner.name, acceptedAt: pending ? null : Date.now() });
   const insertProject = db.insert(projects).values({ id: projectId, organizationId: orgId, name: "Default project", isDefault: true }).returning();
   const master = await newMasterKeyValues(env, orgId, "Created with the organization", { via: "bootstrap", id: null });
   const insertMaster = db.insert(masterKeys).values(master.values);
@@ -66,6 +71,7 @@ export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
         .then((r) => [r[0], r[3]] as const)
     : await db.batch([insertOrg, insertMember, insertProject, insertMaster]).then((r) => [r[0], r[2]] as const);
   if (startCredits > 0) await insertCredits;
+  if (pending) await sendInvitation(env, orgId, memberId, email);
   const playground = await createGatewayKey(env, {
     organizationId: orgId,
     projectId,

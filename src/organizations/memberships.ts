@@ -8,6 +8,10 @@
  *   acceptance token is e-mailed to the address. For an existing account the membership cannot be
  *   used at all until accepted; the request is answered exactly like for a new e-mail (a password
  *   in the body is hashed and discarded so even the timing matches).
+ * - Only the e-mailed token accepts a membership (`acceptInvitation`). Signing in with a password
+ *   an organization chose opens that organization but accepts nothing: the organization never
+ *   proved the address is the person's, so it stays pending, gets no e-mail, and the person's own
+ *   password (set when accepting any invitation) does not open it (issue 22).
  * - Only accepted members receive e-mail (budget alerts).
  */
 import { and, asc, eq, gt, isNotNull, type SQL } from "drizzle-orm";
@@ -20,8 +24,12 @@ import { hashPassword } from "../auth/password";
 import { sha256Hex } from "../lib/crypto";
 import { newId, randomAlphanumeric } from "../lib/ids";
 import { sendMail } from "../lib/mail";
+import { rateLimit } from "../durable-objects/rate-limiter";
 
 export const INVITATION_TTL_MS = 7 * 24 * 3_600_000;
+/** Invitation e-mails one organization may send one address per window (adding and resending). */
+export const INVITATIONS_PER_WINDOW = 5;
+export const INVITATION_WINDOW_MS = 3_600_000;
 const TOKEN_LENGTH = 43;
 
 export interface NewMember {
@@ -38,6 +46,8 @@ export interface NewMember {
 export async function addMember(env: Env, organizationId: string, input: NewMember): Promise<string> {
   const db = getDb(env.DB);
   const email = input.email.trim().toLowerCase();
+  // Removing and adding again sends mail too: the same limit as resending.
+  await admitInvitationMail(env, organizationId, email);
   // Hash whenever a password is sent, so a new and an existing account take the same time.
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   const created = await db
@@ -59,12 +69,36 @@ export async function addMember(env: Env, organizationId: string, input: NewMemb
   if (!inserted) {
     throw new ApiError(409, `'${email}' is already a member of this organization.`, { type: "invalid_request_error", code: "member_exists", param: "email" });
   }
-  await sendInvitation(env, organizationId, memberId, email);
+  await mailInvitation(env, organizationId, memberId, email);
   return memberId;
 }
 
-/** Creates a fresh one-time token for a pending membership (older ones die) and e-mails it. */
+/**
+ * At most INVITATIONS_PER_WINDOW invitation e-mails from one organization to one address per
+ * hour (issue 22: resending had no limit); 429 `invitation_rate_limited` with `retry-after` past it.
+ * Keyed by organization and address, so no organization can use up another's invitations.
+ */
+async function admitInvitationMail(env: Env, organizationId: string, email: string): Promise<void> {
+  const r = await rateLimit(env, `invite:${organizationId}:${email}`, INVITATIONS_PER_WINDOW, INVITATION_WINDOW_MS);
+  if (r.allowed) return;
+  const retryAfter = Math.max(1, Math.ceil((r.resetAt - Date.now()) / 1000));
+  throw new ApiError(429, `At most ${INVITATIONS_PER_WINDOW} invitation e-mails per hour to one address. Retry in ${retryAfter}s.`, {
+    type: "rate_limit_error",
+    code: "invitation_rate_limited",
+    headers: { "retry-after": String(retryAfter) },
+  });
+}
+
+/**
+ * Creates a fresh one-time token for a pending membership (older ones die) and e-mails it, within
+ * the invitation limit (429 past it, the previous token still working).
+ */
 export async function sendInvitation(env: Env, organizationId: string, memberId: string, email: string, now = Date.now()): Promise<void> {
+  await admitInvitationMail(env, organizationId, email);
+  await mailInvitation(env, organizationId, memberId, email, now);
+}
+
+async function mailInvitation(env: Env, organizationId: string, memberId: string, email: string, now = Date.now()): Promise<void> {
   const db = getDb(env.DB);
   const token = randomAlphanumeric(TOKEN_LENGTH);
   const expiresAt = now + INVITATION_TTL_MS;
@@ -166,7 +200,8 @@ export async function acceptInvitation(env: Env, token: string, password: string
 
 /**
  * The memberships a password opens: an organization-chosen password opens only that organization
- * (pending or not), the account's own password only accepted memberships. Oldest first.
+ * (its membership stays pending: signing in accepts nothing), the account's own password only
+ * accepted memberships. Oldest first.
  */
 export async function signInMemberships(db: Db, user: { id: string; passwordOrgId: string | null }, organizationId?: string) {
   const conds: SQL[] = [eq(members.userId, user.id)];
@@ -185,11 +220,6 @@ export async function signInMemberships(db: Db, user: { id: string; passwordOrgI
     .innerJoin(organizations, eq(organizations.id, members.organizationId))
     .where(and(...conds))
     .orderBy(asc(members.createdAt), asc(members.id));
-}
-
-/** First sign-in with an organization-chosen password counts as accepting that membership. */
-export async function markSignedIn(db: Db, m: { memberId: string; acceptedAt: number | null }, now = Date.now()): Promise<void> {
-  if (m.acceptedAt === null) await db.update(members).set({ acceptedAt: now }).where(eq(members.id, m.memberId));
 }
 
 /**

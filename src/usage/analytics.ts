@@ -536,7 +536,14 @@ export async function organizationCreditBalance(env: Env, organizationId: string
 /** Fresh user/member facts for get-account. */
 export async function loadMemberView(env: Env, memberId: string, organizationId: string) {
   const rows = await getDb(env.DB)
-    .select({ userId: users.id, email: users.email, name: sql<string>`coalesce(${members.name}, '')`, role: members.role, orgName: organizations.name })
+    .select({
+      userId: users.id,
+      email: users.email,
+      name: sql<string>`coalesce(${members.name}, '')`,
+      role: members.role,
+      orgName: organizations.name,
+      acceptedAt: members.acceptedAt,
+    })
     .from(members)
     .innerJoin(users, eq(users.id, members.userId))
     .innerJoin(organizations, eq(organizations.id, members.organizationId))

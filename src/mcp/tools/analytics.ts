@@ -45,7 +45,9 @@ export function registerAnalyticsTools(server: McpServer, ctx: McpToolContext): 
         const creditBalanceUsd = privileged ? await organizationCreditBalance(ctx.env, auth.organization.id) : undefined;
         const k = auth.key;
         return jsonResult({
-          user: { id: member.userId, email: member.email, name: member.name },
+          // The account id is shared across organizations: only a member who accepted the
+          // membership has it shown (docs/security.md: never for a pending one).
+          user: { id: member.acceptedAt === null ? null : member.userId, email: member.email, name: member.name },
           organization: { id: auth.organization.id, name: member.orgName, plan: auth.organization.plan, ...(creditBalanceUsd !== undefined ? { creditBalanceUsd } : {}) },
           project: { id: auth.project.id, name: scope.projectName, mode: auth.project.mode },
           role: scope.role,

@@ -165,20 +165,29 @@ const requestedProviderOf = (r: ResolvedModel): string | null =>
 /**
  * Body and model checks that come before admission. A request they refuse still asks the key's
  * state first, so a dead key or one at its limit answers 401 whatever its body (the key's state
- * answers first); valid requests pay nothing extra.
+ * answers first); valid requests pay nothing extra. When that answer brings a newer context (a
+ * custom provider or model created a moment ago, issue 22), the request is judged again on it:
+ * the isolate's cached context may prove a model known, never refuse one.
  */
 async function parseOrGate(run: Run): Promise<{ req: ChatRequest; resolved: ResolvedModel }> {
   try {
-    const req = parseChatRequest(run.input.body);
-    run.requestedModel = req.model;
-    const resolved = resolve(run.auth, req);
-    run.requestedProvider = requestedProviderOf(resolved);
-    run.canonicalModel = responseModelOf(resolved);
-    return { req, resolved };
+    return parseOnce(run);
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) run.auth = await checkKey(run.input.env, run.auth, { spending: true });
-    throw err;
+    if (!(err instanceof ApiError && err.status < 500)) throw err;
+    const cached = run.auth;
+    run.auth = await checkKey(run.input.env, cached, { spending: true });
+    if (run.auth === cached) throw err;
+    return parseOnce(run);
   }
+}
+
+function parseOnce(run: Run): { req: ChatRequest; resolved: ResolvedModel } {
+  const req = parseChatRequest(run.input.body);
+  run.requestedModel = req.model;
+  const resolved = resolve(run.auth, req);
+  run.requestedProvider = requestedProviderOf(resolved);
+  run.canonicalModel = responseModelOf(resolved);
+  return { req, resolved };
 }
 
 async function execute(run: Run): Promise<Response> {

@@ -1,0 +1,1 @@
+ALTER TABLE `api_keys` ADD `expiry_set_by_manager` integer DEFAULT false NOT NULL;
