@@ -14,7 +14,7 @@
  * did and the first attempt's D1 batch never committed; readers skip repeated ids (docs/scale.md).
  */
 import type { Env } from "../env";
-import { LOG_COLUMNS } from "./request-log";
+import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
 import type { LogMessage } from "./log-queue";
 import { HOUR_MS, hourStartOf } from "./aggregate";
@@ -65,14 +65,14 @@ const SUMMED = ["requests", "errors", "cache_hits", "prompt_tokens", "completion
 const AGGREGATE_SQL = `INSERT INTO usage_hourly (
   hour_start, organization_id, project_id, api_key_id, provider, model, source_app, ${SUMMED.join(", ")}, updated_at
 )
-SELECT h, MAX(o), pj, k, p, m, s, COUNT(*), SUM(CASE WHEN st >= 400 THEN 1 ELSE 0 END), SUM(CASE WHEN ca THEN 1 ELSE 0 END),
+SELECT h, MAX(o), pj, k, p, m, s, SUM(CASE WHEN kd = '${REFUND_KIND}' THEN 0 ELSE 1 END), SUM(CASE WHEN st >= 400 THEN 1 ELSE 0 END), SUM(CASE WHEN ca THEN 1 ELSE 0 END),
   SUM(pt), SUM(ct), SUM(rt), SUM(cdt), SUM(tt), SUM(cost), SUM(cr), SUM(byk), SUM(ds), ?2
 FROM (
   SELECT ${at("createdAt")} - (${at("createdAt")} % ${HOUR_MS}) AS h, ${at("organizationId")} AS o, ${at("projectId")} AS pj,
     ${at("apiKeyId")} AS k, COALESCE(${at("usedProvider")}, ${at("requestedProvider")}, 'unknown') AS p,
     COALESCE(${at("usedModel")}, ${at("requestedModel")}, 'unknown') AS m,
     CASE WHEN ${at("sourceApp")} IS NULL OR ${at("sourceApp")} = '' THEN 'unknown' ELSE ${at("sourceApp")} END AS s,
-    ${at("statusCode")} AS st, ${at("cached")} AS ca, ${at("promptTokens")} AS pt, ${at("completionTokens")} AS ct,
+    ${at("kind")} AS kd, ${at("statusCode")} AS st, ${at("cached")} AS ca, ${at("promptTokens")} AS pt, ${at("completionTokens")} AS ct,
     ${at("reasoningTokens")} AS rt, ${at("cachedTokens")} AS cdt, ${at("totalTokens")} AS tt, ${at("costPico")} AS cost,
     ${at("creditsCostPico")} AS cr, ${at("byokCostPico")} AS byk, ${at("dataStorageCostPico")} AS ds
   FROM json_each(?1) WHERE ${NOT_APPLIED}
@@ -84,7 +84,7 @@ ON CONFLICT (hour_start, project_id, api_key_id, provider, model, source_app) DO
 /** The recent window: rows newer than ?2 (a row already there, e.g. a video job, is left alone). */
 const WINDOW_SQL = `INSERT OR IGNORE INTO request_logs (${LOG_COLUMNS.join(", ")})
 SELECT ${LOG_COLUMNS.map((_, i) => `json_extract(value, '$.r[${i}]')`).join(", ")} FROM json_each(?1)
-WHERE ${at("createdAt")} >= ?2`;
+WHERE ${at("createdAt")} >= ?2 AND ${at("kind")} <> '${REFUND_KIND}'`;
 
 const LAST_USE_SQL = `INSERT INTO key_last_use (api_key_id, organization_id, last_used_at)
 SELECT ${at("apiKeyId")} AS k, ${at("organizationId")} AS o, MAX(${at("createdAt")}) FROM json_each(?1) WHERE 1 GROUP BY k, o

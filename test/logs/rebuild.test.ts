@@ -7,7 +7,7 @@ import { newId } from "../../src/lib/ids";
 import { HOUR_MS, hourStartOf } from "../../src/usage/aggregate";
 
 const H = Date.UTC(2026, 3, 7, 9, 0, 0);
-const rebuild = (hour: string, token = TEST_SECRETS.ADMIN_TOKEN) => call(`/v1/admin/usage/rebuild?hour=${encodeURIComponent(hour)}`, { method: "POST", key: token });
+const rebuild = (hour: string, token: string = TEST_SECRETS.ADMIN_TOKEN) => call(`/v1/admin/usage/rebuild?hour=${encodeURIComponent(hour)}`, { method: "POST", key: token });
 const sums = async (projectId: string) =>
   env.DB.prepare("SELECT SUM(requests) AS n, CAST(SUM(cost_pico) AS TEXT) AS c FROM usage_hourly WHERE project_id = ? AND hour_start = ?").bind(projectId, H).first<{ n: number; c: string }>();
 
