@@ -4,7 +4,7 @@
  *     object per organization and hour, keyed by a hash of the record ids it holds
  *     (`logs/{org}/{yyyy}/{mm}/{dd}/{hh}/{batch}.ndjson.gz`): the same records again rewrite the
  *     same object;
- *  2. applies them to D1 in ONE batch (a transaction): the credit debits, the hourly aggregates
+ *  2. applies them to D1 in ONE batch (a transaction; one per ~1 MB of records): the credit debits, the hourly aggregates
  *     (`usage_hourly`, added to), the recent window (`request_logs`, REQUEST_LOG_WINDOW_HOURS), each
  *     key's last use (`key_last_use`), and the applied ids themselves. Every statement skips the
  *     ids already in `log_applied`, so a batch delivered twice, or a record sent twice by an
@@ -20,6 +20,8 @@ import type { LogMessage } from "./log-queue";
 import { HOUR_MS, hourStartOf } from "./aggregate";
 
 export const DEFAULT_WINDOW_HOURS = 720;
+/** Records per D1 batch are cut at about this many characters of JSON. */
+const D1_CHUNK_CHARS = 1_000_000;
 
 /** Hours of single requests kept in D1 (`request_logs`); 0: none (reads go to R2). */
 export function windowHours(env: Env): number {
@@ -143,7 +145,19 @@ export async function applyLogRecords(env: Env, incoming: readonly IncomingRecor
   const fresh = [...unique.values()].filter((r) => !done.has(r.record.id));
   if (fresh.length === 0) return 0;
   await writeObjects(env, fresh.map((r) => r.record));
-  await env.DB.batch(applyStatements(env, fresh, now));
+  // One D1 batch per ~1 MB of records (D1 caps a bound value at 2 MB); each is idempotent alone.
+  let chunk: IncomingRecord[] = [];
+  let size = 0;
+  for (const r of fresh) {
+    if (chunk.length > 0 && size + r.row.length > D1_CHUNK_CHARS) {
+      await env.DB.batch(applyStatements(env, chunk, now));
+      chunk = [];
+      size = 0;
+    }
+    chunk.push(r);
+    size += r.row.length;
+  }
+  await env.DB.batch(applyStatements(env, chunk, now));
   return fresh.length;
 }
 
