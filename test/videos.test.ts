@@ -7,6 +7,7 @@ import { requestLogs } from "../src/db/schema";
 import { mintPlaybackToken, verifyPlaybackToken, PLAYBACK_TOKEN_TTL_S } from "../src/generation/video/playback-token";
 import { parseRange } from "../src/generation/videos";
 import { keyStateStub } from "../src/durable-objects/key-state";
+import { waitForApplied } from "./helpers/logs";
 
 const FAKE_LENGTH = 1000;
 
@@ -148,6 +149,10 @@ describe("failed video jobs", () => {
     expect(again.map((r) => r.status)).toEqual([200, 200]);
     expect(await credits()).toBe(before);
     expect(await spend()).toBe(0n);
+    // The hourly aggregates count the request once, at no cost (the refund's record cancels the charge).
+    await waitForApplied([job.id, `${job.id}:refund`]);
+    const agg = await env.DB.prepare("SELECT SUM(requests) AS n, CAST(SUM(cost_pico) AS TEXT) AS c, CAST(SUM(credits_cost_pico) AS TEXT) AS cr FROM usage_hourly WHERE api_key_id = ?").bind(payer.keyId).first();
+    expect(agg).toEqual({ n: 1, c: "0", cr: "0" });
   });
 });
 

@@ -93,8 +93,8 @@ export class KeyState extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    // Settled requests waiting for D1: the log row is stored pre-serialized, so a flush is one
-    // string join and one INSERT for the whole batch.
+    // Settled requests waiting for the LOGS queue: the record is stored pre-serialized, so a flush
+    // sends it as is.
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS outbox (${OUTBOX_COLUMNS.map(([n, t]) => `${n} ${t}`).join(", ")})`);
     if (ctx.storage.kv.get<number>("outboxSchema") !== OUTBOX_SCHEMA_VERSION) {
       for (const [name, type] of OUTBOX_ADDED_COLUMNS) {
@@ -329,8 +329,8 @@ export class KeyState extends DurableObject<Env> {
    * Several settlements in one call (an isolate sends the requests that finished together): one
    * round trip and one storage transaction for all of them. Results are in the order of `items`.
    * With an `outbox` entry (the request's log row and credit debit), the entry and the new spend
-   * are ONE row, so spend and log can never disagree; rows reach D1 in batches from `alarm` (one
-   * D1 round trip for many requests instead of one per request).
+   * are ONE row, so spend and log can never disagree; rows go to the LOGS queue in batches from
+   * `alarm` (one send for many requests instead of one per request).
    */
   async settleMany(items: readonly Settlement[], now = Date.now()): Promise<SettleResult[]> {
     const lag = simulatedLatency(this.env);

@@ -20,6 +20,8 @@ import { admitCredits } from "../billing/credits";
 import { formatUsd, parseUsd, toUsdNumber, type Pico } from "../billing/money";
 import { getDb } from "../db/client";
 import { providerKeys, requestLogs, type RoutingAttempt } from "../db/schema";
+import { sendLogRow } from "../usage/log-queue";
+import { REFUND_SUFFIX, refundRecordJson } from "../usage/request-log";
 import { decryptSecret } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { isRecord } from "../providers/json";
@@ -377,6 +379,10 @@ async function refundFailedJob(env: Env, row: LogRow, next: VideoExtra): Promise
     ),
   ]);
   if ((marked?.meta.changes ?? 0) > 0 && row.costPico > 0) {
+    // The aggregates (and the R2 archive) learn the refund from a record of its own.
+    await sendLogRow(env, { row: refundRecordJson(row), logId: `${row.id}${REFUND_SUFFIX}`, keyId: row.apiKeyId, organizationId: row.organizationId }).catch((err: unknown) =>
+      console.error("video refund record not sent", err instanceof Error ? err.message : String(err)),
+    );
     await keyStateStub(env, row.apiKeyId)
       .refund(BigInt(row.costPico), row.createdAt)
       .catch((err: unknown) => console.error("video refund of key spend failed", err instanceof Error ? err.message : String(err)));

@@ -14,6 +14,7 @@ import type { Env } from "../env";
 import type { Db } from "../db/client";
 import { aggregationState } from "../db/schema";
 import { hourPrefix, readNdjsonGz, type LogRecord } from "./log-record";
+import { REFUND_KIND } from "./request-log";
 
 export const HOUR_MS = 3_600_000;
 /** Records reach the consumer after their request ended (long streams, batching): an hour closes this long after its end. */
@@ -124,7 +125,7 @@ export function groupRecords(records: readonly LogRecord[]): HourGroup[] {
       groups.set(id, g);
     }
     if (r.organizationId > g.o) g.o = r.organizationId;
-    g.n++;
+    if (r.kind !== REFUND_KIND) g.n++;
     if (r.statusCode >= 400) g.e++;
     if (r.cached) g.ch++;
     g.pt += r.promptTokens; g.ct += r.completionTokens; g.rt += r.reasoningTokens; g.cdt += r.cachedTokens; g.tt += r.totalTokens;

@@ -4,7 +4,7 @@
  *     object per organization and hour, keyed by a hash of the record ids it holds
  *     (`logs/{org}/{yyyy}/{mm}/{dd}/{hh}/{batch}.ndjson.gz`): the same records again rewrite the
  *     same object;
- *  2. applies them to D1 in ONE batch (a transaction): the credit debits, the hourly aggregates
+ *  2. applies them to D1 in ONE batch (a transaction; one per ~1 MB of records): the credit debits, the hourly aggregates
  *     (`usage_hourly`, added to), the recent window (`request_logs`, REQUEST_LOG_WINDOW_HOURS), each
  *     key's last use (`key_last_use`), and the applied ids themselves. Every statement skips the
  *     ids already in `log_applied`, so a batch delivered twice, or a record sent twice by an
@@ -14,12 +14,14 @@
  * did and the first attempt's D1 batch never committed; readers skip repeated ids (docs/scale.md).
  */
 import type { Env } from "../env";
-import { LOG_COLUMNS } from "./request-log";
+import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
 import type { LogMessage } from "./log-queue";
 import { HOUR_MS, hourStartOf, REFUSED } from "./aggregate";
 
 export const DEFAULT_WINDOW_HOURS = 720;
+/** Records per D1 batch are cut at about this many characters of JSON. */
+const D1_CHUNK_CHARS = 1_000_000;
 
 /** Hours of single requests kept in D1 (`request_logs`); 0: none (reads go to R2). */
 export function windowHours(env: Env): number {
@@ -65,14 +67,14 @@ const SUMMED = ["requests", "errors", "cache_hits", "prompt_tokens", "completion
 const AGGREGATE_SQL = `INSERT INTO usage_hourly (
   hour_start, organization_id, project_id, api_key_id, provider, model, source_app, ${SUMMED.join(", ")}, updated_at
 )
-SELECT h, MAX(o), pj, k, p, m, s, COUNT(*), SUM(CASE WHEN st >= 400 THEN 1 ELSE 0 END), SUM(CASE WHEN ca THEN 1 ELSE 0 END),
+SELECT h, MAX(o), pj, k, p, m, s, SUM(CASE WHEN kd = '${REFUND_KIND}' THEN 0 ELSE 1 END), SUM(CASE WHEN st >= 400 THEN 1 ELSE 0 END), SUM(CASE WHEN ca THEN 1 ELSE 0 END),
   SUM(pt), SUM(ct), SUM(rt), SUM(cdt), SUM(tt), SUM(cost), SUM(cr), SUM(byk), SUM(ds), ?2
 FROM (
   SELECT ${at("createdAt")} - (${at("createdAt")} % ${HOUR_MS}) AS h, ${at("organizationId")} AS o, ${at("projectId")} AS pj,
     ${at("apiKeyId")} AS k, COALESCE(${at("usedProvider")}, CASE WHEN ${at("statusCode")} >= 400 THEN '${REFUSED}' END, NULLIF(${at("requestedProvider")}, ''), 'unknown') AS p,
     CASE WHEN ${at("usedProvider")} IS NULL AND ${at("statusCode")} >= 400 THEN '${REFUSED}' ELSE COALESCE(${at("usedModel")}, ${at("requestedModel")}, 'unknown') END AS m,
     CASE WHEN ${at("sourceApp")} IS NULL OR ${at("sourceApp")} = '' THEN 'unknown' ELSE ${at("sourceApp")} END AS s,
-    ${at("statusCode")} AS st, ${at("cached")} AS ca, ${at("promptTokens")} AS pt, ${at("completionTokens")} AS ct,
+    ${at("kind")} AS kd, ${at("statusCode")} AS st, ${at("cached")} AS ca, ${at("promptTokens")} AS pt, ${at("completionTokens")} AS ct,
     ${at("reasoningTokens")} AS rt, ${at("cachedTokens")} AS cdt, ${at("totalTokens")} AS tt, ${at("costPico")} AS cost,
     ${at("creditsCostPico")} AS cr, ${at("byokCostPico")} AS byk, ${at("dataStorageCostPico")} AS ds
   FROM json_each(?1) WHERE ${NOT_APPLIED}
@@ -84,7 +86,7 @@ ON CONFLICT (hour_start, project_id, api_key_id, provider, model, source_app) DO
 /** The recent window: rows newer than ?2 (a row already there, e.g. a video job, is left alone). */
 const WINDOW_SQL = `INSERT OR IGNORE INTO request_logs (${LOG_COLUMNS.join(", ")})
 SELECT ${LOG_COLUMNS.map((_, i) => `json_extract(value, '$.r[${i}]')`).join(", ")} FROM json_each(?1)
-WHERE ${at("createdAt")} >= ?2`;
+WHERE ${at("createdAt")} >= ?2 AND ${at("kind")} <> '${REFUND_KIND}'`;
 
 const LAST_USE_SQL = `INSERT INTO key_last_use (api_key_id, organization_id, last_used_at)
 SELECT ${at("apiKeyId")} AS k, ${at("organizationId")} AS o, MAX(${at("createdAt")}) FROM json_each(?1) WHERE 1 GROUP BY k, o
@@ -143,7 +145,19 @@ export async function applyLogRecords(env: Env, incoming: readonly IncomingRecor
   const fresh = [...unique.values()].filter((r) => !done.has(r.record.id));
   if (fresh.length === 0) return 0;
   await writeObjects(env, fresh.map((r) => r.record));
-  await env.DB.batch(applyStatements(env, fresh, now));
+  // One D1 batch per ~1 MB of records (D1 caps a bound value at 2 MB); each is idempotent alone.
+  let chunk: IncomingRecord[] = [];
+  let size = 0;
+  for (const r of fresh) {
+    if (chunk.length > 0 && size + r.row.length > D1_CHUNK_CHARS) {
+      await env.DB.batch(applyStatements(env, chunk, now));
+      chunk = [];
+      size = 0;
+    }
+    chunk.push(r);
+    size += r.row.length;
+  }
+  await env.DB.batch(applyStatements(env, chunk, now));
   return fresh.length;
 }
 

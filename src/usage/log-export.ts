@@ -98,9 +98,15 @@ export async function* recordsByHour(env: Env, scope: LogScope, from: number, to
 
 /** Same, newest hour first (the dashboard's request log pages back from `before`). */
 export async function* recordsByHourDesc(env: Env, scope: LogScope, from: number, before: number, now = Date.now()): AsyncGenerator<LogRecord[]> {
+  let dayObjs = new Map<number, string[]>();
+  let listedDay = -1;
   for (let h = hourStartOf(before - 1); h + HOUR_MS > from; h -= HOUR_MS) {
-    const objs = await dayObjects(env.LOGS_BUCKET, scope.organizationId, h);
-    const slice = await hourSlice(env, scope, objs.get(h) ?? [], Math.max(from, h), Math.min(before, h + HOUR_MS), now);
+    const day = h - (h % DAY_MS);
+    if (day !== listedDay) {
+      dayObjs = await dayObjects(env.LOGS_BUCKET, scope.organizationId, day);
+      listedDay = day;
+    }
+    const slice = await hourSlice(env, scope, dayObjs.get(h) ?? [], Math.max(from, h), Math.min(before, h + HOUR_MS), now);
     if (slice.length) yield slice.reverse();
   }
 }

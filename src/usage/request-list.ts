@@ -7,6 +7,7 @@
 import type { Env } from "../env";
 import { HOUR_MS } from "./aggregate";
 import { windowHours } from "./log-consumer";
+import { REFUND_KIND } from "./request-log";
 import { recordFromDbRow, hourPrefix, readNdjsonGz, type LogRecord } from "./log-record";
 import { recordsByHourDesc, type LogScope } from "./log-export";
 
@@ -37,6 +38,7 @@ export interface RequestPage {
 }
 
 function matches(f: RequestFilters, r: LogRecord): boolean {
+  if (r.kind === REFUND_KIND) return false;
   if (f.keyId && r.apiKeyId !== f.keyId) return false;
   if (f.model && (r.usedModel ?? r.requestedModel) !== f.model) return false;
   if (f.provider && (r.usedProvider ?? r.requestedProvider ?? "unknown") !== f.provider) return false;

@@ -131,6 +131,26 @@ export const requestLogJson = (input: RequestLogInput): string => JSON.stringify
 /** Same, for a row already built (generation logs adjust token counts on it). */
 export const logRowJson = (row: LogRow): string => JSON.stringify(rowValues(row));
 
+/** Kind and id suffix of a refund record: the negative of a charge given back (a failed video job). */
+export const REFUND_KIND = "refund";
+export const REFUND_SUFFIX = ":refund";
+
+/**
+ * The record of a refund: the charged request's labels and hour, its costs negated, no tokens.
+ * Aggregates add it without counting a request; the D1 window and the request log leave it out.
+ */
+export function refundRecordJson(charged: LogRow): string {
+  return logRowJson({
+    ...charged,
+    id: `${charged.id}${REFUND_SUFFIX}`,
+    kind: REFUND_KIND as RequestKind,
+    promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, totalTokens: 0,
+    costPico: -(charged.costPico ?? 0), creditsCostPico: -(charged.creditsCostPico ?? 0), byokCostPico: -(charged.byokCostPico ?? 0), dataStorageCostPico: 0,
+    routing: [],
+    extra: { refundOf: charged.id },
+  });
+}
+
 /**
  * Sends the record to the LOGS queue (src/usage/log-queue.ts; the key's outbox keeps it if the queue
  * refuses); never throws (a lost log must not fail anything else in waitUntil).
