@@ -7,6 +7,7 @@
  *    503 "worker restarted mid-request", 3 of 3);
  *  - issue 26.3: streams whose socket is reset right after the response headers all get their log
  *    row (before: about 1 in 20 had none and no charge).
+ * Env: SOCKETS_TEST_PORT (default: a free port) for wrangler dev; the stand-in upstream then takes the next port.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -38,8 +39,9 @@ const freePort = () =>
   });
 
 before(async () => {
-  fake = await startFakeUpstream({ port: 0 });
-  port = await freePort();
+  const fixed = process.env.SOCKETS_TEST_PORT ? Number(process.env.SOCKETS_TEST_PORT) : null;
+  fake = await startFakeUpstream({ port: fixed === null ? 0 : fixed + 1 });
+  port = fixed ?? (await freePort());
   const vars = standInVars(fake.url).filter((_v, i) => i % 2 === 1);
   gateway = await startThrowawayGateway({
     port,
