@@ -18,7 +18,7 @@ export const QUIET_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUD
 /**
  * @param {{ port: number, name: string, log: (msg: string) => void, vars?: string[] }} opts
  *   `vars`: further `NAME:value` Worker vars.
- * @returns {Promise<{ baseUrl: string, key: string, stop: () => void }>}
+ * @returns {Promise<{ baseUrl: string, key: string, state: string, stop: () => void }>}
  */
 export async function startThrowawayGateway({ port, name, log, vars: extraVars = [] }) {
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -53,12 +53,12 @@ export async function startThrowawayGateway({ port, name, log, vars: extraVars =
     const boot = await api(`${baseUrl}/v1/admin/organizations`, {
       method: "POST",
       token: adminToken,
-      body: { name, plan: "pro", owner: { email: `${name}@example.test`, name, password: `${name}-password-1` } },
+      body: { name, plan: "pro", credits: "25", owner: { email: `${name}@example.test`, name, password: `${name}-password-1` } },
     });
     if (boot.status !== 201) throw new Error(`bootstrap failed: ${boot.status} ${JSON.stringify(boot.json)}`);
     const key = await api(`${baseUrl}/v1/master/keys`, { method: "POST", token: boot.json.masterKey.token, body: { projectId: boot.json.project.id, description: name } });
     if (key.status !== 201) throw new Error(`key creation failed: ${key.status} ${JSON.stringify(key.json)}`);
-    return { baseUrl, key: key.json.apiKey.token, stop };
+    return { baseUrl, key: key.json.apiKey.token, state, stop };
   } catch (err) {
     stop();
     throw err;

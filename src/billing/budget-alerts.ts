@@ -1,6 +1,7 @@
 /**
- * Budget alerts (spec 2.1, 6): when the organization enabled `notifications.apiKeyBudgets` and a
- * settlement moves a key's all-time or current-window spend across `thresholdPercent` (50..100,
+ * Budget alerts (spec 2.1, 6): unless the organization turned `notifications.apiKeyBudgets` off
+ * (unset means on, src/organizations/notification-settings.ts), when a settlement moves a key's
+ * all-time or current-window spend across `thresholdPercent` (50..100,
  * default 80; a key's own `alert_threshold_percent` wins), one in-app notification is stored (unique per key, limit and window, so it is never
  * repeated) and one e-mail goes to the organization's owners and admins who accepted their membership through the `EMAIL`
  * send_email binding. Failures here are logged and never affect settlement.
@@ -14,13 +15,11 @@ import { getDb } from "../db/client";
 import { apiKeys, members, notifications, organizations, users } from "../db/schema";
 import { newId } from "../lib/ids";
 
-export const DEFAULT_THRESHOLD_PERCENT = 80;
-const MIN_THRESHOLD = 50;
+import { DEFAULT_THRESHOLD_PERCENT, effectiveNotifications, MIN_THRESHOLD_PERCENT as MIN_THRESHOLD, thresholdOf } from "../organizations/notification-settings";
+
+export { DEFAULT_THRESHOLD_PERCENT, thresholdOf };
 
 type Crossing = SettleResult["crossed"][number];
-
-export const thresholdOf = (configured: number | undefined): number =>
-  configured === undefined || !Number.isFinite(configured) ? DEFAULT_THRESHOLD_PERCENT : Math.min(100, Math.max(MIN_THRESHOLD, configured));
 
 /** Crossings of `threshold` (from below to at-or-above) in one settlement. */
 export const crossingsOf = (crossed: readonly Crossing[], threshold: number): Crossing[] =>
@@ -36,9 +35,11 @@ export async function processBudgetAlerts(env: Env, auth: KeyContext, crossed: r
     .leftJoin(apiKeys, eq(apiKeys.id, auth.key.id))
     .where(eq(organizations.id, auth.organization.id))
     .get();
-  if (!org?.notifications.apiKeyBudgets) return;
+  if (!org) return;
+  const settings = effectiveNotifications(org.notifications);
+  if (!settings.apiKeyBudgets) return;
   // The key's own threshold (dashboard, migration 0004) wins over the organization's.
-  const threshold = thresholdOf(org.keyThreshold ?? org.notifications.thresholdPercent);
+  const threshold = org.keyThreshold !== null ? thresholdOf(org.keyThreshold) : settings.thresholdPercent;
 
   for (const c of crossingsOf(crossed, threshold)) {
     const limitText = c.limit === "all_time" ? `all-time limit of $${auth.key.usageLimit ?? "?"}` : `recurring limit of $${auth.key.periodUsageLimit ?? "?"} per ${auth.key.periodUsageDurationValue ?? "?"} ${auth.key.periodUsageDurationUnit ?? "period"}(s)`;

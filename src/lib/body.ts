@@ -1,4 +1,15 @@
-/** Reads a body stream up to `max` bytes; null (and the stream cancelled) when it is longer. */
+/**
+ * Largest body read to its end (and discarded) after it went over its limit. Draining rather than
+ * cancelling lets the client finish its upload and read the 413: under `wrangler dev`, cancelling a
+ * chunked upload midway broke the next request ("worker restarted mid-request", 503). A body
+ * larger than this is cancelled after all.
+ */
+export const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads a body stream up to `max` bytes; null when it is longer, after reading the rest and
+ * discarding it (up to DRAIN_MAX_BYTES in all, then the stream is cancelled).
+ */
 export async function readUpTo(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array | null> {
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -8,7 +19,7 @@ export async function readUpTo(body: ReadableStream<Uint8Array>, max: number): P
     if (done) break;
     size += value.byteLength;
     if (size > max) {
-      await reader.cancel().catch(() => undefined);
+      await drain(reader, size);
       return null;
     }
     chunks.push(value);
@@ -20,4 +31,22 @@ export async function readUpTo(body: ReadableStream<Uint8Array>, max: number): P
     offset += chunk.byteLength;
   }
   return buffer;
+}
+
+/** Reads and discards the rest of a body (`read` bytes so far); cancels it past DRAIN_MAX_BYTES. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, read: number): Promise<void> {
+  let total = read;
+  try {
+    for (;;) {
+      if (total > DRAIN_MAX_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) return;
+      total += value.byteLength;
+    }
+  } catch {
+    await reader.cancel().catch(() => undefined);
+  }
 }

@@ -4,6 +4,7 @@
  */
 import { formatUsd, picoFromDb } from "../billing/money";
 import type { organizations, projects } from "../db/schema";
+import { effectiveNotifications } from "./notification-settings";
 
 type OrganizationRow = typeof organizations.$inferSelect;
 type ProjectRow = typeof projects.$inferSelect;
@@ -17,7 +18,7 @@ export function publicOrganization(row: Omit<OrganizationRow, "creditsPico"> & {
     plan: row.plan,
     credits: formatUsd(picoFromDb(row.creditsPico)),
     compliance: row.compliance,
-    notifications: { thresholdPercent: 80, ...row.notifications },
+    notifications: effectiveNotifications(row.notifications),
     createdAt: new Date(row.createdAt).toISOString(),
   };
 }

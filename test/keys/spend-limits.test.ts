@@ -182,8 +182,29 @@ describe("budget alerts", () => {
     expect(list.notifications.filter((n) => n.apiKeyId === row.id).map((n) => n.limitType).sort()).toEqual(["all_time", "period"]);
   });
 
+  it("a new organization that never saved its settings gets alerts at 80% (unset means on), as its API and dashboard say", async () => {
+    const org = await seedOrg();
+    const shown = (await (await call("/v1/master/organization", { key: org.masterKey })).json()) as { organization?: { notifications: unknown }; notifications?: unknown };
+    expect(shown.organization?.notifications ?? shown.notifications).toEqual({ apiKeyBudgets: true, thresholdPercent: 80 });
+    const { token, row } = await addKey(org, { description: "never configured", usageLimit: "0.00001" });
+    const ctx = await resolveGatewayKey(env, token);
+    const spend = async (pico: bigint) => {
+      const a = await admitKey(env, ctx, COST);
+      await settleRequest(env, a.context, a.reservationId, { totalPico: pico, creditsPico: pico });
+    };
+    await spend(7n * COST); // 70%
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM notifications WHERE api_key_id = ?").bind(row.id).first<{ n: number }>())?.n).toBe(0);
+    await spend(4n * COST); // 110%: crosses 80%
+    const rows = await env.DB.prepare("SELECT * FROM notifications WHERE api_key_id = ?").bind(row.id).all<{ emailed_at: number | null; message: string }>();
+    expect(rows.results).toHaveLength(1);
+    expect(rows.results[0]!.message).toContain("alert threshold 80%");
+    expect(rows.results[0]!.emailed_at).not.toBeNull();
+  });
+
   it("no alert when budget notifications are off, and a custom threshold is honoured", async () => {
     const org = await seedOrg();
+    const off = await call("/v1/master/organization", { method: "PATCH", key: org.masterKey, ...json({ notifications: { apiKeyBudgets: false } }) });
+    expect(off.status).toBe(200);
     const { token, row } = await addKey(org, { usageLimit: "0.00001" });
     const ctx = await resolveGatewayKey(env, token);
     const a = await admitKey(env, ctx, COST);

@@ -12,6 +12,7 @@ import { getDb } from "../../db/client";
 import { apiKeys, members, users } from "../../db/schema";
 import { keyListWhere, listKeysWithSpend } from "../../actions/keys";
 import { loadOrganization } from "../../actions/organization";
+import { DEFAULT_THRESHOLD_PERCENT, effectiveNotifications } from "../../organizations/notification-settings";
 import type { KeyListItem } from "../../keys/view";
 import { ownerFilter } from "../../routes/dashboard/keys";
 import type { PageContext } from "../context";
@@ -30,7 +31,7 @@ type KeyView = KeyListItem & { creator: string; lastUsedAt: number | null; expir
 const lastUseOf = sql<number | null>`(SELECT u.last_used_at FROM key_last_use AS u WHERE u.api_key_id = "api_keys"."id" AND u.organization_id = "api_keys"."organization_id")`;
 
 export async function loadKeys(env: Env, ctx: PageContext): Promise<{ keys: KeyView[]; thresholdPercent: number; alertsOn: boolean }> {
-  if (!ctx.project) return { keys: [], thresholdPercent: 80, alertsOn: true };
+  if (!ctx.project) return { keys: [], thresholdPercent: DEFAULT_THRESHOLD_PERCENT, alertsOn: true };
   const s = ctx.session;
   const db = getDb(env.DB);
   const filter = { projectId: ctx.project.id, ...ownerFilter(s) };
@@ -60,8 +61,8 @@ export async function loadKeys(env: Env, ctx: PageContext): Promise<{ keys: KeyV
       expiresAtMs: row.expiresAt,
       alertThresholdPercent: row.alertThresholdPercent,
     })),
-    thresholdPercent: org.notifications.thresholdPercent ?? 80,
-    alertsOn: org.notifications.apiKeyBudgets !== false,
+    thresholdPercent: effectiveNotifications(org.notifications).thresholdPercent,
+    alertsOn: effectiveNotifications(org.notifications).apiKeyBudgets,
   };
 }
 

@@ -85,12 +85,12 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
         <fieldset disabled={!admin}>
           <legend>Budget alerts</legend>
           <label class="check">
-            <input type="checkbox" name="notifications.apiKeyBudgets" checked={n.apiKeyBudgets !== false} />
+            <input type="checkbox" name="notifications.apiKeyBudgets" checked={n.apiKeyBudgets} />
             Alert when an API key nears its spend limit
           </label>
           <div class="field">
             <label for="threshold">Alert threshold (%)</label>
-            <input id="threshold" name="notifications.thresholdPercent" type="number" min={50} max={100} data-type="int" value={String(n.thresholdPercent ?? 80)} />
+            <input id="threshold" name="notifications.thresholdPercent" type="number" min={50} max={100} data-type="int" value={String(n.thresholdPercent)} />
             <p class="hint">Between 50 and 100 percent of a key's limit. Alerts appear below and are e-mailed to owners and admins.</p>
           </div>
         </fieldset>

@@ -34,7 +34,7 @@ import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from 
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
 import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
-import { replayIterator, startSseStream, type StreamOutcome } from "./stream";
+import { replayIterator, startSseStream, writeStallMs, type StreamOutcome } from "./stream";
 
 /** `auth` is resolved but NOT yet admitted: admitKey happens here. */
 export interface ChatExecutionInput extends GatewayRequest {
@@ -541,6 +541,7 @@ function serveStream(
     abort: r.abort,
     clientSignal: run.input.signal,
     idleTimeoutMs: upstreamTimeoutMs(run.input.env),
+    writeStallMs: writeStallMs(run.input.env),
     waitUntil: run.input.waitUntil,
     finish,
   });
@@ -597,6 +598,7 @@ function serveCached(run: Run, hit: CachedAnswer, responseModel: string): Respon
     iterator: replay.iterator,
     abort: new AbortController(),
     idleTimeoutMs: upstreamTimeoutMs(env),
+    writeStallMs: writeStallMs(env),
     waitUntil,
     finish: () => Promise.resolve(usageChunkJson({ id, created, model: responseModel, usage: priced.json, metadata: meta })),
   });

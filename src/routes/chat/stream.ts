@@ -11,13 +11,25 @@
  *
  * The pump runs in waitUntil, not in the client's read loop: when the client disconnects the
  * upstream request is aborted and `finish` still runs (log row, billing for what was generated).
- * A disconnect is seen three ways: a write that fails, the body being cancelled, or the request's
- * `clientSignal`; a write the client never consumes does not hold the pump (it races the signal).
+ * A disconnect is seen four ways: a write that fails, the body being cancelled, the request's
+ * `clientSignal`, or a write the client has not taken for WRITE_STALL_MS. The last one is for a
+ * client that vanishes without the runtime telling: under `wrangler dev`, about 1 in 20 sockets
+ * reset right after the headers leave the body neither cancelled nor read and the signal not
+ * aborted; the pump then waited on its write forever, the runtime ended the request's waitUntil,
+ * and the request had no log row and no charge. The stall timer keeps the pump alive and ends it.
  */
 import type { ChunkDelta, FinishReason, NormalizedUsage, StreamEvent } from "../../providers/types";
 import { newId } from "../../lib/ids";
 
 const KEEPALIVE_MS = 15_000;
+/** A write the client has not taken for this long means the client is gone (see the header). Override: STREAM_WRITE_STALL_MS. */
+export const WRITE_STALL_MS = 10_000;
+
+export const writeStallMs = (env: object): number => {
+  const raw = (env as Record<string, unknown>).STREAM_WRITE_STALL_MS;
+  const v = typeof raw === "string" ? Number(raw) : NaN;
+  return Number.isFinite(v) && v > 0 ? v : WRITE_STALL_MS;
+};
 const KEEPALIVE_CHECK_MS = 5_000;
 
 export interface StreamOutcome {
@@ -46,6 +58,8 @@ export interface SseStreamOptions {
   clientSignal?: AbortSignal;
   /** Maximum silence of the upstream between two events before it counts as failed. */
   idleTimeoutMs: number;
+  /** A write the client has not taken for this long ends the stream as a client abort (default WRITE_STALL_MS). */
+  writeStallMs?: number;
   waitUntil: (p: Promise<unknown>) => void;
   /**
    * Called once at the end. For a complete stream it returns the final usage chunk (usage with
@@ -139,8 +153,22 @@ export function startSseStream(opts: SseStreamOptions): ReadableStream<Uint8Arra
     if (clientGone) return;
     lastWrite = Date.now();
     try {
-      // A client that stopped reading without closing never completes the write: the signal ends the wait.
-      await Promise.race([writer.write(encoder.encode(text)), gone]);
+      // A client that stopped reading without closing never completes the write: the signal, or
+      // the stall timer when no signal comes, ends the wait.
+      let stall: ReturnType<typeof setTimeout> | undefined;
+      const stalled = new Promise<void>((resolve) => {
+        stall = setTimeout(() => {
+          markGone();
+          resolve();
+        }, opts.writeStallMs ?? WRITE_STALL_MS);
+      });
+      const write = writer.write(encoder.encode(text));
+      write.catch(() => undefined);
+      try {
+        await Promise.race([write, gone, stalled]);
+      } finally {
+        clearTimeout(stall);
+      }
     } catch {
       markGone();
     }
