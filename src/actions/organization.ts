@@ -11,6 +11,7 @@ import { PROVIDER_IDS } from "../catalog/types";
 import { notFound } from "../errors/api-error";
 import { bumpKeyVersions } from "../keys/sync";
 import { publicOrganization } from "../organizations/view";
+import { organizationRateFields } from "../rate-limits/plans";
 
 export const organizationPatchBody = z.object({
   compliance: z
@@ -25,7 +26,11 @@ export const organizationPatchBody = z.object({
       thresholdPercent: z.number().int().min(50).max(100).optional(),
     })
     .optional(),
-}).refine((b) => b.compliance !== undefined || b.notifications !== undefined, { message: "nothing to update: send compliance or notifications" });
+  /** Requests / tokens per minute of the whole organization; null returns to the plan's default. */
+  rateLimits: organizationRateFields.optional(),
+}).refine((b) => b.compliance !== undefined || b.notifications !== undefined || b.rateLimits !== undefined, {
+  message: "nothing to update: send compliance, notifications or rateLimits",
+});
 
 export type OrganizationPatch = z.infer<typeof organizationPatchBody>;
 
@@ -39,6 +44,8 @@ export async function loadOrganization(env: Env, id: string) {
       creditsPico: sql<string>`CAST(${organizations.creditsPico} AS TEXT)`,
       compliance: organizations.compliance,
       notifications: organizations.notifications,
+      requestsPerMinute: organizations.requestsPerMinute,
+      tokensPerMinute: organizations.tokensPerMinute,
       createdAt: organizations.createdAt,
     })
     .from(organizations)
@@ -53,8 +60,12 @@ export async function updateOrganization(env: Env, orgId: string, body: Organiza
   const compliance = { ...current.compliance, ...body.compliance };
   if (compliance.deniedProviders) compliance.deniedProviders = [...new Set(compliance.deniedProviders)];
   const notifications = { ...current.notifications, ...body.notifications };
-  await getDb(env.DB).update(organizations).set({ compliance, notifications }).where(eq(organizations.id, orgId));
-  // Policy is part of every key's context.
+  const rate = {
+    requestsPerMinute: body.rateLimits?.requestsPerMinute === undefined ? current.requestsPerMinute : body.rateLimits.requestsPerMinute,
+    tokensPerMinute: body.rateLimits?.tokensPerMinute === undefined ? current.tokensPerMinute : body.rateLimits.tokensPerMinute,
+  };
+  await getDb(env.DB).update(organizations).set({ compliance, notifications, ...rate }).where(eq(organizations.id, orgId));
+  // Policy and rate limits are part of every key's context.
   await bumpKeyVersions(env, { organizationId: orgId });
-  return publicOrganization({ ...current, compliance, notifications });
+  return publicOrganization({ ...current, compliance, notifications, ...rate });
 }

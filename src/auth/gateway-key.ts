@@ -21,6 +21,7 @@ import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
 import { leaseVouches, viaLease } from "./leases";
+import { awaitRate, hasPendingRate, recheckRate, startRate } from "../rate-limits/admission";
 
 export function extractBearer(c: Context): string | null {
   const auth = c.req.header("authorization");
@@ -113,10 +114,22 @@ async function applyGate(env: Env, ctx: KeyContext, gate: GateResult): Promise<K
  * reached a limit is refused too (what a spending route answers before judging the body).
  */
 export async function checkKey(env: Env, ctx: KeyContext, opts: { spending?: boolean } = {}): Promise<KeyContext> {
+  // The request's rate-limit answer (if counted: src/rate-limits/admission.ts) comes in beside the key's.
+  const rate = awaitRate(ctx);
   // A live lease of this isolate vouches for the key's liveness (version and secret) until it expires.
-  if (!opts.spending && leaseVouches(leaseName(ctx), ctx.key.version, ctx.key.fingerprint)) return ctx;
-  const gate = await keyStateStub(env, ctx.key.id).check(ctx.key.fingerprint, snapshotOf(ctx.key), undefined, opts);
-  return applyGate(env, ctx, gate);
+  if (!opts.spending && leaseVouches(leaseName(ctx), ctx.key.version, ctx.key.fingerprint)) {
+    await rate;
+    return ctx;
+  }
+  const [gate, rated] = await Promise.allSettled([keyStateStub(env, ctx.key.id).check(ctx.key.fingerprint, snapshotOf(ctx.key), undefined, opts), rate]);
+  if (gate.status === "rejected") throw gate.reason;
+  const live = await applyGate(env, ctx, gate.value);
+  // A refusal counted under a stale context is decided again with the fresh one (a raised limit).
+  if (rated.status === "rejected") {
+    if (live === ctx) throw rated.reason;
+    await recheckRate(env, ctx, live);
+  }
+  return live;
 }
 
 export interface Admission {
@@ -141,6 +154,34 @@ export function admissionWaitMs(env: Env): number {
  * `budget_busy` past the wait bound (docs/admission.md).
  */
 export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
+  if (!hasPendingRate(ctx)) return admitSpend(env, ctx, estimate);
+  // The request's rate-limit answer comes in beside the key's own (no round trip added).
+  const [spend, rate] = await Promise.allSettled([admitSpend(env, ctx, estimate), awaitRate(ctx)]);
+  // The key's own refusal (401) comes first.
+  if (spend.status === "rejected") throw spend.reason;
+  // The key's object found the context stale (an admin change): a rate refusal is decided again with the fresh one.
+  const recheck =
+    rate.status === "rejected" && spend.value.context !== ctx
+      ? await recheckRate(env, ctx, spend.value.context).then(
+          () => null,
+          (err: unknown) => err,
+        )
+      : rate.status === "rejected"
+        ? (rate.reason as unknown)
+        : null;
+  if (recheck !== null) {
+    // Refused by a rate limit: an admission made meanwhile gives its reservation back.
+    if (spend.value.reservationId) {
+      await keyStateStub(env, ctx.key.id)
+        .cancel(spend.value.reservationId)
+        .catch((err: unknown) => console.error("reservation release failed", err instanceof Error ? err.message : String(err)));
+    }
+    throw recheck;
+  }
+  return spend.value;
+}
+
+async function admitSpend(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
   const amount = estimate > 0n ? estimate : 0n;
   const r = await viaLease<GateResult>(
     leaseName(ctx),
@@ -168,7 +209,8 @@ const leaseName = (ctx: KeyContext): string => `key:${ctx.key.id}`;
  */
 export function requireGatewayKey(opts: { spend: boolean }): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    let ctx = await resolveGatewayKey(c.env, extractBearer(c));
+    // Counted against the rate limits from here; the answer is awaited with the key's own check.
+    let ctx = startRate(c, await resolveGatewayKey(c.env, extractBearer(c)));
     if (!opts.spend) ctx = await checkKey(c.env, ctx);
     c.set("keyAuth", ctx);
     await next();

@@ -47,6 +47,9 @@ export interface KeyRecord {
   periodUsageDurationValue: number | null;
   periodUsageDurationUnit: PeriodUnit | null;
   version: number;
+  /** The key's own rate limits (null: none); src/rate-limits/. */
+  requestsPerMinute?: number | null;
+  tokensPerMinute?: number | null;
 }
 
 export interface IamRuleRecord {
@@ -90,6 +93,9 @@ export interface KeyContext {
     plan: Plan;
     compliance: CompliancePolicy;
     notifications: NotificationSettings;
+    /** The organization's own rate limits (null: its plan's); src/rate-limits/. */
+    requestsPerMinute?: number | null;
+    tokensPerMinute?: number | null;
   };
   project: { id: string; name: string; mode: ProjectMode; cachingEnabled: boolean; cacheDurationSeconds: number };
   /** The member who created the key (member and team rules apply through them). */
@@ -195,6 +201,8 @@ async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
       periodUsageDurationValue: k.periodUsageDurationValue,
       periodUsageDurationUnit: k.periodUsageDurationUnit,
       version: k.version,
+      requestsPerMinute: k.requestsPerMinute,
+      tokensPerMinute: k.tokensPerMinute,
     },
     organization: {
       id: h.organization.id,
@@ -202,6 +210,8 @@ async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
       plan: h.organization.plan,
       compliance: h.organization.compliance,
       notifications: h.organization.notifications,
+      requestsPerMinute: h.organization.requestsPerMinute,
+      tokensPerMinute: h.organization.tokensPerMinute,
     },
     project: {
       id: h.project.id,

@@ -13,6 +13,7 @@ import { orgCreditsStub, type CreditSettlement } from "../durable-objects/org-cr
 import { requestLogJson, type RequestLogInput } from "../usage/request-log";
 import type { Pico } from "./money";
 import { processBudgetAlerts } from "./budget-alerts";
+import { countTokens } from "../rate-limits/admission";
 
 export interface RequestCost {
   /** Everything the key spent (credits + BYOK): counts against the key's limits. */
@@ -88,6 +89,20 @@ export function queueSettlement(
   cost: RequestCost,
   log: RequestLogInput,
   creditsReservationId: string | null = null,
+): Promise<void> {
+  // Tokens per minute (src/rate-limits/) count settled tokens; their report rides the same waitUntil.
+  const tokens = countTokens(env, auth, (log.usage?.promptTokens ?? 0) + (log.usage?.completionTokens ?? 0));
+  const settled = queueKeySettlement(env, auth, reservationId, cost, log, creditsReservationId);
+  return tokens ? Promise.all([settled, tokens]).then(() => undefined) : settled;
+}
+
+function queueKeySettlement(
+  env: Env,
+  auth: KeyContext,
+  reservationId: string | null,
+  cost: RequestCost,
+  log: RequestLogInput,
+  creditsReservationId: string | null,
 ): Promise<void> {
   const keyId = auth.key.id;
   const entry: Queued = {

@@ -68,6 +68,9 @@ export const organizations = sqliteTable("organizations", {
   creditsPico: integer("credits_pico", { mode: "number" }).notNull().default(0),
   compliance: text("compliance", { mode: "json" }).$type<CompliancePolicy>().notNull().default({}),
   notifications: text("notifications", { mode: "json" }).$type<NotificationSettings>().notNull().default({}),
+  /** Rate limits of the whole organization (docs/admission.md); null: the plan's default. */
+  requestsPerMinute: integer("requests_per_minute", { mode: "number" }),
+  tokensPerMinute: integer("tokens_per_minute", { mode: "number" }),
   createdAt: createdAt(),
 });
 
@@ -160,6 +163,9 @@ export const apiKeys = sqliteTable("api_keys", {
   lastRolledAt: integer("last_rolled_at", { mode: "number" }),
   /** Budget alert threshold of this key (percent, 50..100); null: the organization's threshold. */
   alertThresholdPercent: integer("alert_threshold_percent", { mode: "number" }),
+  /** Rate limits of this key on top of the organization's (docs/admission.md); null: none of its own. */
+  requestsPerMinute: integer("requests_per_minute", { mode: "number" }),
+  tokensPerMinute: integer("tokens_per_minute", { mode: "number" }),
   deletedAt: integer("deleted_at", { mode: "number" }),
   createdAt: createdAt(),
   updatedAt: integer("updated_at", { mode: "number" }).notNull().default(sql`(unixepoch() * 1000)`),

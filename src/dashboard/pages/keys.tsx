@@ -137,6 +137,14 @@ const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
           </select>
         </div>
         <div class="field">
+          <label for="new-rpm">Requests / min</label>
+          <input id="new-rpm" name="requestsPerMinute" type="number" min={1} data-type="int" placeholder="organization's" />
+        </div>
+        <div class="field">
+          <label for="new-tpm">Tokens / min</label>
+          <input id="new-tpm" name="tokensPerMinute" type="number" min={1} data-type="int" placeholder="organization's" />
+        </div>
+        <div class="field">
           <label for="new-threshold">Alert threshold (%)</label>
           <input id="new-threshold" name="alertThresholdPercent" type="number" min={50} max={100} data-type="int" placeholder="organization's" />
         </div>
@@ -279,6 +287,20 @@ const KeyEditor: FC<{ k: KeyView }> = ({ k }) => {
               <p class="hint" id={`thr-hint-${k.id}`}>50 to 100 percent of this key's limits; empty uses the organization's threshold.</p>
             </div>
             <Submit class="sm" label="Save threshold" />
+          </form>
+          <form data-api={api} data-method="PATCH">
+            <div class="row">
+              <div class="field">
+                <label for={`rpm-${k.id}`}>Requests per minute</label>
+                <input id={`rpm-${k.id}`} name="requestsPerMinute" type="number" min={1} data-type="int" data-empty="null" value={k.requestsPerMinute?.toString() ?? ""} placeholder="organization's" />
+              </div>
+              <div class="field">
+                <label for={`tpm-${k.id}`}>Tokens per minute</label>
+                <input id={`tpm-${k.id}`} name="tokensPerMinute" type="number" min={1} data-type="int" data-empty="null" value={k.tokensPerMinute?.toString() ?? ""} placeholder="organization's" />
+              </div>
+            </div>
+            <p class="hint">This key's own rate limits, on top of the organization's; empty: only the organization's apply.</p>
+            <Submit class="sm" label="Save rate limits" />
           </form>
           <a class="small" href={`/dashboard/access?project=${encodeURIComponent(k.projectId)}&key=${encodeURIComponent(k.id)}`}>
             Access rules of this key

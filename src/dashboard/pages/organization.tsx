@@ -96,7 +96,34 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
         </fieldset>
         {admin ? <Submit class="primary" label="Save notifications" /> : null}
       </form>
+      <RateLimitsForm data={data} admin={admin} />
     </div>
+  );
+};
+
+/** The organization's requests / tokens per minute (empty: the plan's default). */
+const RateLimitsForm: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
+  const r = data.org.rateLimits;
+  const own = (v: number, d: number) => (v === d ? "" : String(v));
+  return (
+    <form class="card" data-api="/api/organization" data-method="PATCH" aria-labelledby="rate-title">
+      <h2 id="rate-title">Rate limits</h2>
+      <fieldset disabled={!admin}>
+        <legend>Whole organization, every key and /mcp together</legend>
+        <div class="field">
+          <label for="org-rpm">Requests per minute</label>
+          <input id="org-rpm" name="rateLimits.requestsPerMinute" type="number" min={1} data-type="int" data-empty="null" value={own(r.requestsPerMinute, r.planDefaults.requestsPerMinute)} placeholder={`plan: ${r.planDefaults.requestsPerMinute}`} />
+        </div>
+        <div class="field">
+          <label for="org-tpm">Tokens per minute</label>
+          <input id="org-tpm" name="rateLimits.tokensPerMinute" type="number" min={1} data-type="int" data-empty="null" value={own(r.tokensPerMinute, r.planDefaults.tokensPerMinute)} placeholder={`plan: ${r.planDefaults.tokensPerMinute}`} />
+          <p class="hint">
+            In force: {r.requestsPerMinute} requests and {r.tokensPerMinute} tokens per minute. Empty uses the plan's default; over a limit, requests answer 429 with Retry-After.
+          </p>
+        </div>
+      </fieldset>
+      {admin ? <Submit class="primary" label="Save rate limits" /> : null}
+    </form>
   );
 };
 
