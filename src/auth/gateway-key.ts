@@ -22,6 +22,7 @@ import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/ke
 import type { Pico } from "../billing/money";
 import { leaseVouches, viaLease } from "./leases";
 import { awaitRate, hasPendingRate, recheckRate, startRate } from "../rate-limits/admission";
+import { admitMember, cancelMember, joinReservations } from "../members/budget";
 
 export function extractBearer(c: Context): string | null {
   const auth = c.req.header("authorization");
@@ -154,11 +155,42 @@ export function admissionWaitMs(env: Env): number {
  * `budget_busy` past the wait bound (docs/admission.md).
  */
 export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
-  if (!hasPendingRate(ctx)) return admitSpend(env, ctx, estimate);
-  // The request's rate-limit answer comes in beside the key's own (no round trip added).
-  const [spend, rate] = await Promise.allSettled([admitSpend(env, ctx, estimate), awaitRate(ctx)]);
+  const amount = estimate > 0n ? estimate : 0n;
+  if (!hasPendingRate(ctx) && !ctx.member.limits) {
+    const a = await admitSpend(env, ctx, amount);
+    // A stale context (the key's object reported a newer version): the owner may have a limit now.
+    if (a.context === ctx || !a.context.member.limits) return a;
+    try {
+      return { context: a.context, reservationId: joinReservations(a.reservationId, await admitMember(env, a.context, amount)) };
+    } catch (err) {
+      if (a.reservationId) await cancelKeyReservation(env, ctx, a.reservationId);
+      throw err;
+    }
+  }
+  // The request's rate-limit answer and its owner's budget (src/members/budget.ts) come in beside
+  // the key's own admission (no round trip added).
+  const [spend, rate, owner] = await Promise.allSettled([admitSpend(env, ctx, amount), awaitRate(ctx), admitMember(env, ctx, amount)]);
   // The key's own refusal (401) comes first.
-  if (spend.status === "rejected") throw spend.reason;
+  if (spend.status === "rejected") {
+    if (owner.status === "fulfilled" && owner.value) await cancelMember(env, ctx, owner.value);
+    throw spend.reason;
+  }
+  let memberReservation = owner.status === "fulfilled" ? owner.value : null;
+  let memberRefusal: unknown = owner.status === "rejected" ? owner.reason : null;
+  // A stale context (the key's object reported a newer version): the owner's limits may be new.
+  const fresh = spend.value.context;
+  if (memberRefusal === null && memberReservation === null && fresh !== ctx && fresh.member.limits) {
+    memberReservation = await admitMember(env, fresh, amount).catch((err: unknown) => {
+      memberRefusal = err;
+      return null;
+    });
+  }
+  if (memberRefusal !== null) {
+    if (spend.value.reservationId) await cancelKeyReservation(env, ctx, spend.value.reservationId);
+    throw memberRefusal;
+  }
+  const joined = { context: fresh, reservationId: joinReservations(spend.value.reservationId, memberReservation) };
+  if (!hasPendingRate(ctx)) return joined;
   // The key's object found the context stale (an admin change): a rate refusal is decided again with the fresh one.
   const recheck =
     rate.status === "rejected" && spend.value.context !== ctx
@@ -170,15 +202,18 @@ export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promi
         ? (rate.reason as unknown)
         : null;
   if (recheck !== null) {
-    // Refused by a rate limit: an admission made meanwhile gives its reservation back.
-    if (spend.value.reservationId) {
-      await keyStateStub(env, ctx.key.id)
-        .cancel(spend.value.reservationId)
-        .catch((err: unknown) => console.error("reservation release failed", err instanceof Error ? err.message : String(err)));
-    }
+    // Refused by a rate limit: the admissions made meanwhile give their reservations back.
+    if (spend.value.reservationId) await cancelKeyReservation(env, ctx, spend.value.reservationId);
+    if (memberReservation) await cancelMember(env, ctx, memberReservation);
     throw recheck;
   }
-  return spend.value;
+  return joined;
+}
+
+async function cancelKeyReservation(env: Env, ctx: KeyContext, reservationId: string): Promise<void> {
+  await keyStateStub(env, ctx.key.id)
+    .cancel(reservationId)
+    .catch((err: unknown) => console.error("reservation release failed", err instanceof Error ? err.message : String(err)));
 }
 
 async function admitSpend(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {

@@ -17,6 +17,7 @@ import {
   providerKeys,
   retiredKeyFingerprints,
   teamMembers,
+  teams,
   users,
   type CompliancePolicy,
   type CustomModelCapabilities,
@@ -31,6 +32,7 @@ import {
   type RuleType,
   type RuleValue,
 } from "../db/schema";
+import { effectiveMemberLimits, type MemberLimits } from "../members/limits";
 
 export interface KeyRecord {
   id: string;
@@ -99,7 +101,16 @@ export interface KeyContext {
   };
   project: { id: string; name: string; mode: ProjectMode; cachingEnabled: boolean; cacheDurationSeconds: number };
   /** The member who created the key (member and team rules apply through them). */
-  member: { id: string; role: Role; userId: string; email: string; name: string; teamIds: string[] };
+  member: {
+    id: string;
+    role: Role;
+    userId: string;
+    email: string;
+    name: string;
+    teamIds: string[];
+    /** Spending limits over every key the member owns (theirs and their teams'; src/members/); null: none. */
+    limits?: MemberLimits | null;
+  };
   /** Active IAM rules by level. */
   rules: { team: IamRuleRecord[]; member: IamRuleRecord[]; key: IamRuleRecord[] };
   customProviders: CustomProviderRecord[];
@@ -156,7 +167,17 @@ type HeadRow = {
 async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
   const orgId = h.organization.id;
   const [teamRows, ruleRows, cps, cms, pks] = await db.batch([
-    db.select({ teamId: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.memberId, h.member.id)),
+    db
+      .select({
+        teamId: teamMembers.teamId,
+        usageLimit: teams.usageLimit,
+        periodUsageLimit: teams.periodUsageLimit,
+        periodUsageDurationValue: teams.periodUsageDurationValue,
+        periodUsageDurationUnit: teams.periodUsageDurationUnit,
+      })
+      .from(teamMembers)
+      .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+      .where(eq(teamMembers.memberId, h.member.id)),
     db
       .select()
       .from(iamRules)
@@ -228,6 +249,7 @@ async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
       // The name the organization gave the member, not the account's own (contract section 5).
       name: h.member.name ?? "",
       teamIds: teamRows.map((t) => t.teamId),
+      limits: effectiveMemberLimits(h.member, teamRows),
     },
     rules,
     customProviders: cps.map((p) => ({ id: p.id, name: p.name, baseUrl: p.baseUrl, tokenCiphertext: p.tokenCiphertext })),

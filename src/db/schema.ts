@@ -98,6 +98,11 @@ export const members = sqliteTable("members", {
   name: text("name"),
   /** When the person accepted the membership (e-mailed token); null while pending. */
   acceptedAt: integer("accepted_at", { mode: "number" }),
+  /** Spending limits of the member over every key they own (src/members/budget.ts); null: none. */
+  usageLimit: text("usage_limit"),
+  periodUsageLimit: text("period_usage_limit"),
+  periodUsageDurationValue: integer("period_usage_duration_value", { mode: "number" }),
+  periodUsageDurationUnit: text("period_usage_duration_unit", { enum: PERIOD_UNITS }),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("members_org_user_uq").on(t.organizationId, t.userId), index("members_user_idx").on(t.userId)]);
 
@@ -114,6 +119,11 @@ export const teams = sqliteTable("teams", {
   id: text("id").primaryKey(),
   organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   name: text("name").notNull(),
+  /** Spending limits applied to each member of the team (src/members/budget.ts); null: none. */
+  usageLimit: text("usage_limit"),
+  periodUsageLimit: text("period_usage_limit"),
+  periodUsageDurationValue: integer("period_usage_duration_value", { mode: "number" }),
+  periodUsageDurationUnit: text("period_usage_duration_unit", { enum: PERIOD_UNITS }),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("teams_org_name_uq").on(t.organizationId, t.name)]);
 

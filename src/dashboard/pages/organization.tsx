@@ -30,11 +30,13 @@ import {
   TeamMemberList,
 } from "./organization-forms";
 import { formatDate, formatUsd } from "../format";
+import { loadSpendingLimits, SpendingLimits } from "./spending-limits";
+import { NO_LIMITS } from "../../members/limits";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext) {
   const s = ctx.session;
   const org = s.organizationId;
-  const [row, alerts, memberRows, teamRows, byok, customs, models] = await Promise.all([
+  const [row, alerts, memberRows, teamRows, byok, customs, models, spendingLimits] = await Promise.all([
     loadOrganization(env, org),
     listNotifications(env, s, 20),
     listMembers(env, org),
@@ -42,8 +44,9 @@ export async function loadOrganizationPage(env: Env, ctx: PageContext) {
     listProviderKeys(env, org),
     listCustomProviders(env, org),
     listCustomModels(env, org),
+    loadSpendingLimits(env, org),
   ]);
-  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models };
+  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits };
 }
 
 type OrgData = Awaited<ReturnType<typeof loadOrganizationPage>>;
@@ -220,6 +223,13 @@ export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx,
         />
         {admin ? <CreateTeam /> : null}
       </div>
+      {admin ? (
+        <SpendingLimits
+        admin={admin}
+        members={data.members.map((m) => ({ id: m.id, label: m.email, limits: data.spendingLimits.members.get(m.id) ?? NO_LIMITS }))}
+        teams={data.teams.map((t) => ({ id: t.id, label: t.name, limits: data.spendingLimits.teams.get(t.id) ?? NO_LIMITS }))}
+        />
+      ) : null}
       <Table
         caption="Provider keys (BYOK)"
         head={admin ? ["Provider", "Label", "Key", "Base URL", "Actions"] : ["Provider", "Label", "Key", "Base URL"]}

@@ -14,6 +14,7 @@ import { customModelRoutes } from "./custom-models";
 import { organizationRoutes } from "./organization";
 import { masterKeyRoutes } from "./keys";
 import { masterIamRoutes } from "./iam";
+import { spendLimitRoutes } from "./spend-limits";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);
@@ -29,4 +30,5 @@ masterRoutes.route("/organization", organizationRoutes);
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)
 masterRoutes.route("/keys", masterKeyRoutes);
 masterRoutes.route("/", masterIamRoutes);
+masterRoutes.route("/", spendLimitRoutes);
 // master-routes:end
