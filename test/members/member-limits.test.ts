@@ -78,6 +78,25 @@ describe("member spending limits", () => {
     expect(view.limits.usage).toBe("0.00001");
     expect(view.limits.limitState.reached).toBe(true);
 
+    // The key APIs and the Keys page show the owner's limit as the key's state.
+    const detail = (await (await master(org, "GET", `/keys/${b.row.id}`)).json()) as { apiKey: { status: string; limitState: { reached: boolean; member: { reached: boolean; memberId: string } } } };
+    expect(detail.apiKey.status).toBe("active");
+    expect(detail.apiKey.limitState).toMatchObject({ reached: true, member: { reached: true, memberId: org.ownerMemberId } });
+    const deadline = Date.now() + 5_000;
+    let listedB: { limitState: { reached: boolean; member?: { reached: boolean } } } | undefined;
+    while (Date.now() < deadline) {
+      const list = (await (await master(org, "GET", `/keys?projectId=${org.projectId}`)).json()) as { apiKeys: Array<{ id: string; limitState: { reached: boolean; member?: { reached: boolean } } }> };
+      listedB = list.apiKeys.find((k) => k.id === b.row.id);
+      if (listedB?.limitState.member?.reached) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(listedB?.limitState).toMatchObject({ reached: true, member: { reached: true } });
+    const owner = await signIn(org.ownerEmail, org.ownerPassword);
+    const page = await (await call("/dashboard/keys", { headers: { cookie: owner.cookie, accept: "text/html" } })).text();
+    const rowB = page.split("<tr data-key-id=").find((r) => r.startsWith(`"${b.row.id}"`))!;
+    expect(rowB).toContain("limit reached");
+    expect(rowB).toContain("owner&#39;s spending limit");
+
     // Analytics stay available at the limit (MCP analytics tool with the same key).
     const usage = await rpc(
       { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get-usage", arguments: {} } },

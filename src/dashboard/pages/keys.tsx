@@ -333,6 +333,13 @@ const KeyRowView: FC<{ k: KeyView; thresholdPercent: number; alertsOn: boolean }
     </td>
     <td data-label="Status">
       <StatusBadge k={k} />
+      {k.limitState?.member?.reached ? (
+        <div class="muted small">
+          owner's spending limit: {formatUsd(k.limitState.member.allTime?.reached ? k.limitState.member.allTime.spent : (k.limitState.member.recurring?.spent ?? null))} /{" "}
+          {formatUsd(k.limitState.member.allTime?.reached ? k.limitState.member.allTime.limit : (k.limitState.member.recurring?.limit ?? null))}
+          {!k.limitState.member.allTime?.reached && k.limitState.member.recurring?.resetsAt ? ` · resets ${formatDate(k.limitState.member.recurring.resetsAt)}` : ""}
+        </div>
+      ) : null}
     </td>
     <td data-label="Expires">{formatDate(k.expiresAt, "never")}</td>
     <td data-label="All-time" class="num">
