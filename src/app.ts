@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "./app-types";
 import { onError, notFoundHandler } from "./errors/on-error";
 import { requestContext } from "./routes/middleware/request-context";
+import { rateLimitHeaders } from "./rate-limits/admission";
 import { dashboardRoutes } from "./routes/dashboard";
 import { moderationRoutes } from "./routes/moderations";
 import { masterRoutes } from "./routes/master";
@@ -29,6 +30,7 @@ export function createApp(): Hono<AppEnv> {
   app.use("*", requestContext);
   app.use("*", htmlSecurityHeaders);
   app.use("*", videoContentOriginOnly);
+  app.use("/v1/*", rateLimitHeaders);
 
   // routes:begin (one line per concept; helpers add their own line)
   app.route("/v1/master", masterRoutes);

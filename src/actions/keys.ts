@@ -12,6 +12,7 @@ import { notFound } from "../errors/api-error";
 import type { KeyRow } from "../keys/create";
 import { readUnreported, spendOfRow } from "../keys/spend";
 import { keyListItem, type KeyListItem } from "../keys/view";
+import { memberLimitStates, withOwner } from "../members/limit-view";
 
 export interface KeyListFilter {
   projectId?: string | undefined;
@@ -64,7 +65,10 @@ export async function listKeysWithSpend(env: Env, organizationId: string, filter
     .leftJoin(keySpend, eq(keySpend.apiKeyId, apiKeys.id))
     .where(where)
     .orderBy(desc(apiKeys.createdAt), apiKeys.id);
-  const unreported = await readUnreported(env, rows.filter((r) => r.spend === null).map((r) => r.key));
+  const [unreported, owners] = await Promise.all([readUnreported(env, rows.filter((r) => r.spend === null).map((r) => r.key)), memberLimitStates(env, organizationId)]);
   const now = Date.now();
-  return rows.map(({ key, spend }) => ({ row: key, apiKey: keyListItem(key, spend ? spendOfRow(spend) : (unreported.get(key.id) ?? null), now) }));
+  return rows.map(({ key, spend }) => ({
+    row: key,
+    apiKey: withOwner(keyListItem(key, spend ? spendOfRow(spend) : (unreported.get(key.id) ?? null), now), owners.get(key.createdBy)),
+  }));
 }

@@ -12,6 +12,7 @@ import { PROVIDER_IDS } from "../catalog/types";
 import { notFound } from "../errors/api-error";
 import { bumpKeyVersions } from "../keys/sync";
 import { publicOrganization } from "../organizations/view";
+import { organizationRateFields } from "../rate-limits/plans";
 
 export const organizationPatchBody = z.object({
   compliance: z
@@ -32,7 +33,11 @@ export const organizationPatchBody = z.object({
         .optional(),
     })
     .optional(),
-}).refine((b) => b.compliance !== undefined || b.notifications !== undefined, { message: "nothing to update: send compliance or notifications" });
+  /** Requests / tokens per minute of the whole organization; null returns to the plan's default. */
+  rateLimits: organizationRateFields.optional(),
+}).refine((b) => b.compliance !== undefined || b.notifications !== undefined || b.rateLimits !== undefined, {
+  message: "nothing to update: send compliance, notifications or rateLimits",
+});
 
 export type OrganizationPatch = z.infer<typeof organizationPatchBody>;
 
@@ -46,6 +51,8 @@ export async function loadOrganization(env: Env, id: string) {
       creditsPico: sql<string>`CAST(${organizations.creditsPico} AS TEXT)`,
       compliance: organizations.compliance,
       notifications: organizations.notifications,
+      requestsPerMinute: organizations.requestsPerMinute,
+      tokensPerMinute: organizations.tokensPerMinute,
       createdAt: organizations.createdAt,
     })
     .from(organizations)
@@ -63,8 +70,12 @@ export async function updateOrganization(env: Env, orgId: string, body: Organiza
   const notifications: NotificationSettings = { ...current.notifications, ...notificationPatch };
   if (lowCreditsThreshold === null) delete notifications.lowCreditsThreshold;
   else if (lowCreditsThreshold !== undefined) notifications.lowCreditsThreshold = lowCreditsThreshold;
-  await getDb(env.DB).update(organizations).set({ compliance, notifications }).where(eq(organizations.id, orgId));
-  // Policy is part of every key's context.
+  const rate = {
+    requestsPerMinute: body.rateLimits?.requestsPerMinute === undefined ? current.requestsPerMinute : body.rateLimits.requestsPerMinute,
+    tokensPerMinute: body.rateLimits?.tokensPerMinute === undefined ? current.tokensPerMinute : body.rateLimits.tokensPerMinute,
+  };
+  await getDb(env.DB).update(organizations).set({ compliance, notifications, ...rate }).where(eq(organizations.id, orgId));
+  // Policy and rate limits are part of every key's context.
   await bumpKeyVersions(env, { organizationId: orgId });
-  return publicOrganization({ ...current, compliance, notifications });
+  return publicOrganization({ ...current, compliance, notifications, ...rate });
 }

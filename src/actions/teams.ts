@@ -11,6 +11,7 @@ import { ApiError, notFound } from "../errors/api-error";
 import { newId } from "../lib/ids";
 import { bumpKeyVersions } from "../keys/sync";
 import { resolveMember } from "./members";
+import { syncMemberBudget } from "../members/budget";
 
 type TeamRow = typeof teams.$inferSelect;
 
@@ -82,7 +83,8 @@ export async function addTeamMember(env: Env, organizationId: string, teamId: st
   const team = await loadTeam(env, organizationId, teamId);
   const member = await resolveMember(env, organizationId, memberRef);
   await getDb(env.DB).insert(teamMembers).values({ teamId: team.id, memberId: member.id, createdAt: Date.now() }).onConflictDoNothing();
-  // The team's rules now apply to every key this member created.
+  // The team's rules and spending limits now apply to every key this member created.
+  await syncMemberBudget(env, organizationId, member.id);
   await bumpKeyVersions(env, { createdBy: member.id });
   const [withIds] = await withMembers(env, [team], { teamId: team.id });
   return withIds;
@@ -101,6 +103,7 @@ export async function removeTeamMember(env: Env, organizationId: string, teamId:
     .returning({ memberId: teamMembers.memberId })
     .get();
   if (!removed) throw notFound(`Member '${memberRef}' is not in team '${team.name}'.`, "not_team_member");
+  await syncMemberBudget(env, organizationId, member.id);
   await bumpKeyVersions(env, { createdBy: member.id });
   return { team, member };
 }

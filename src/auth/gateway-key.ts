@@ -26,6 +26,8 @@ import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
 import { leaseVouches, viaLease } from "./leases";
+import { awaitRate, hasPendingRate, recheckRate, startRate } from "../rate-limits/admission";
+import { admitMember, cancelMember, joinReservations } from "../members/budget";
 
 export function extractBearer(c: Context): string | null {
   return bearerOf(c.req.raw.headers);
@@ -151,10 +153,22 @@ async function applyGate(env: Env, ctx: KeyContext, gate: GateResult): Promise<K
  * reached a limit is refused too (what a spending route answers before judging the body).
  */
 export async function checkKey(env: Env, ctx: KeyContext, opts: { spending?: boolean } = {}): Promise<KeyContext> {
+  // The request's rate-limit answer (if counted: src/rate-limits/admission.ts) comes in beside the key's.
+  const rate = awaitRate(ctx);
   // A live lease of this isolate vouches for the key's liveness (version and secret) until it expires.
-  if (!opts.spending && leaseVouches(leaseName(ctx), ctx.key.version, ctx.key.fingerprint)) return ctx;
-  const gate = await keyStateStub(env, ctx.key.id).check(ctx.key.fingerprint, snapshotOf(ctx.key), undefined, opts);
-  return applyGate(env, ctx, gate);
+  if (!opts.spending && leaseVouches(leaseName(ctx), ctx.key.version, ctx.key.fingerprint)) {
+    await rate;
+    return ctx;
+  }
+  const [gate, rated] = await Promise.allSettled([keyStateStub(env, ctx.key.id).check(ctx.key.fingerprint, snapshotOf(ctx.key), undefined, opts), rate]);
+  if (gate.status === "rejected") throw gate.reason;
+  const live = await applyGate(env, ctx, gate.value);
+  // A refusal counted under a stale context is decided again with the fresh one (a raised limit).
+  if (rated.status === "rejected") {
+    if (live === ctx) throw rated.reason;
+    await recheckRate(env, ctx, live);
+  }
+  return live;
 }
 
 export interface Admission {
@@ -179,6 +193,68 @@ export function admissionWaitMs(env: Env): number {
  * `budget_busy` past the wait bound (docs/admission.md).
  */
 export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
+  const amount = estimate > 0n ? estimate : 0n;
+  if (!hasPendingRate(ctx) && !ctx.member.limits) {
+    const a = await admitSpend(env, ctx, amount);
+    // A stale context (the key's object reported a newer version): the owner may have a limit now.
+    if (a.context === ctx || !a.context.member.limits) return a;
+    try {
+      return { context: a.context, reservationId: joinReservations(a.reservationId, await admitMember(env, a.context, amount)) };
+    } catch (err) {
+      if (a.reservationId) await cancelKeyReservation(env, ctx, a.reservationId);
+      throw err;
+    }
+  }
+  // The request's rate-limit answer and its owner's budget (src/members/budget.ts) come in beside
+  // the key's own admission (no round trip added).
+  const [spend, rate, owner] = await Promise.allSettled([admitSpend(env, ctx, amount), awaitRate(ctx), admitMember(env, ctx, amount)]);
+  // The key's own refusal (401) comes first.
+  if (spend.status === "rejected") {
+    if (owner.status === "fulfilled" && owner.value) await cancelMember(env, ctx, owner.value);
+    throw spend.reason;
+  }
+  let memberReservation = owner.status === "fulfilled" ? owner.value : null;
+  let memberRefusal: unknown = owner.status === "rejected" ? owner.reason : null;
+  // A stale context (the key's object reported a newer version): the owner's limits may be new.
+  const fresh = spend.value.context;
+  if (memberRefusal === null && memberReservation === null && fresh !== ctx && fresh.member.limits) {
+    memberReservation = await admitMember(env, fresh, amount).catch((err: unknown) => {
+      memberRefusal = err;
+      return null;
+    });
+  }
+  if (memberRefusal !== null) {
+    if (spend.value.reservationId) await cancelKeyReservation(env, ctx, spend.value.reservationId);
+    throw memberRefusal;
+  }
+  const joined = { context: fresh, reservationId: joinReservations(spend.value.reservationId, memberReservation) };
+  if (!hasPendingRate(ctx)) return joined;
+  // The key's object found the context stale (an admin change): a rate refusal is decided again with the fresh one.
+  const recheck =
+    rate.status === "rejected" && spend.value.context !== ctx
+      ? await recheckRate(env, ctx, spend.value.context).then(
+          () => null,
+          (err: unknown) => err,
+        )
+      : rate.status === "rejected"
+        ? (rate.reason as unknown)
+        : null;
+  if (recheck !== null) {
+    // Refused by a rate limit: the admissions made meanwhile give their reservations back.
+    if (spend.value.reservationId) await cancelKeyReservation(env, ctx, spend.value.reservationId);
+    if (memberReservation) await cancelMember(env, ctx, memberReservation);
+    throw recheck;
+  }
+  return joined;
+}
+
+async function cancelKeyReservation(env: Env, ctx: KeyContext, reservationId: string): Promise<void> {
+  await keyStateStub(env, ctx.key.id)
+    .cancel(reservationId)
+    .catch((err: unknown) => console.error("reservation release failed", err instanceof Error ? err.message : String(err)));
+}
+
+async function admitSpend(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
   const amount = estimate > 0n ? estimate : 0n;
   const r = await viaLease<GateResult>(
     leaseName(ctx),
@@ -206,7 +282,8 @@ const leaseName = (ctx: KeyContext): string => `key:${ctx.key.id}`;
  */
 export function requireGatewayKey(opts: { spend: boolean }): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    let ctx = await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers));
+    // Counted against the rate limits from here; the answer is awaited with the key's own check.
+    let ctx = startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers)));
     if (!opts.spend) ctx = await checkKey(c.env, ctx);
     c.set("keyAuth", ctx);
     await next();

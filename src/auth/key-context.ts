@@ -17,6 +17,7 @@ import {
   providerKeys,
   retiredKeyFingerprints,
   teamMembers,
+  teams,
   users,
   type CompliancePolicy,
   type CustomModelCapabilities,
@@ -31,6 +32,7 @@ import {
   type RuleType,
   type RuleValue,
 } from "../db/schema";
+import { effectiveMemberLimits, type MemberLimits } from "../members/limits";
 
 export interface KeyRecord {
   id: string;
@@ -47,6 +49,9 @@ export interface KeyRecord {
   periodUsageDurationValue: number | null;
   periodUsageDurationUnit: PeriodUnit | null;
   version: number;
+  /** The key's own rate limits (null: none); src/rate-limits/. */
+  requestsPerMinute?: number | null;
+  tokensPerMinute?: number | null;
 }
 
 export interface IamRuleRecord {
@@ -90,10 +95,22 @@ export interface KeyContext {
     plan: Plan;
     compliance: CompliancePolicy;
     notifications: NotificationSettings;
+    /** The organization's own rate limits (null: its plan's); src/rate-limits/. */
+    requestsPerMinute?: number | null;
+    tokensPerMinute?: number | null;
   };
   project: { id: string; name: string; mode: ProjectMode; cachingEnabled: boolean; cacheDurationSeconds: number };
   /** The member who created the key (member and team rules apply through them). */
-  member: { id: string; role: Role; userId: string; email: string; name: string; teamIds: string[] };
+  member: {
+    id: string;
+    role: Role;
+    userId: string;
+    email: string;
+    name: string;
+    teamIds: string[];
+    /** Spending limits over every key the member owns (theirs and their teams'; src/members/); null: none. */
+    limits?: MemberLimits | null;
+  };
   /** Active IAM rules by level. */
   rules: { team: IamRuleRecord[]; member: IamRuleRecord[]; key: IamRuleRecord[] };
   customProviders: CustomProviderRecord[];
@@ -150,7 +167,17 @@ type HeadRow = {
 async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
   const orgId = h.organization.id;
   const [teamRows, ruleRows, cps, cms, pks] = await db.batch([
-    db.select({ teamId: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.memberId, h.member.id)),
+    db
+      .select({
+        teamId: teamMembers.teamId,
+        usageLimit: teams.usageLimit,
+        periodUsageLimit: teams.periodUsageLimit,
+        periodUsageDurationValue: teams.periodUsageDurationValue,
+        periodUsageDurationUnit: teams.periodUsageDurationUnit,
+      })
+      .from(teamMembers)
+      .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+      .where(eq(teamMembers.memberId, h.member.id)),
     db
       .select()
       .from(iamRules)
@@ -195,6 +222,8 @@ async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
       periodUsageDurationValue: k.periodUsageDurationValue,
       periodUsageDurationUnit: k.periodUsageDurationUnit,
       version: k.version,
+      requestsPerMinute: k.requestsPerMinute,
+      tokensPerMinute: k.tokensPerMinute,
     },
     organization: {
       id: h.organization.id,
@@ -202,6 +231,8 @@ async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
       plan: h.organization.plan,
       compliance: h.organization.compliance,
       notifications: h.organization.notifications,
+      requestsPerMinute: h.organization.requestsPerMinute,
+      tokensPerMinute: h.organization.tokensPerMinute,
     },
     project: {
       id: h.project.id,
@@ -218,6 +249,7 @@ async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
       // The name the organization gave the member, not the account's own (contract section 5).
       name: h.member.name ?? "",
       teamIds: teamRows.map((t) => t.teamId),
+      limits: effectiveMemberLimits(h.member, teamRows),
     },
     rules,
     customProviders: cps.map((p) => ({ id: p.id, name: p.name, baseUrl: p.baseUrl, tokenCiphertext: p.tokenCiphertext })),

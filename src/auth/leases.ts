@@ -62,6 +62,12 @@ function admitUnderLease(name: string, estimate: Pico, version = 0, fingerprint 
   return leaseReservationId(l.leaseId, estimate);
 }
 
+/** This isolate's live lease of `name`: its slice (null: unlimited), what it admitted, its end; null: none. */
+export function leaseRoom(name: string, now = Date.now()): { slice: Pico | null; used: Pico; expiresAt: number } | null {
+  const l = current.get(name);
+  return l && now < l.expiresAt ? { slice: l.slice, used: l.used, expiresAt: l.expiresAt } : null;
+}
+
 /** Whether a live lease vouches for this key version and secret (liveness without a round trip). */
 export const leaseVouches = (name: string, version: number, fingerprint: string, now = Date.now()): boolean =>
   valid(current.get(name), version, fingerprint, now);

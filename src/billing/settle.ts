@@ -13,6 +13,8 @@ import { orgCreditsStub, type CreditSettlement } from "../durable-objects/org-cr
 import { requestLogJson, type RequestLogInput } from "../usage/request-log";
 import type { Pico } from "./money";
 import { processBudgetAlerts } from "./budget-alerts";
+import { countTokens } from "../rate-limits/admission";
+import { queueMemberSettlement, renewMemberEarly, settleMemberNow, splitReservation } from "../members/budget";
 
 export interface RequestCost {
   /** Everything the key spent (credits + BYOK): counts against the key's limits. */
@@ -34,7 +36,10 @@ async function settleCredits(env: Env, orgId: string, items: CreditSettlement[])
  */
 export async function settleRequest(env: Env, auth: KeyContext, reservationId: string | null, cost: RequestCost, creditsReservationId: string | null = null): Promise<void> {
   const credits = settleCredits(env, auth.organization.id, [{ reservationId: creditsReservationId, credits: cost.creditsPico, logId: null }]);
-  const [result] = await Promise.all([keyStateStub(env, auth.key.id).settle(reservationId, cost.totalPico), credits]);
+  // The key's and its owner's parts (src/members/budget.ts).
+  const { key, member } = splitReservation(reservationId);
+  const owner = member === null ? null : settleMemberNow(env, auth, member, cost.totalPico);
+  const [result] = await Promise.all([keyStateStub(env, auth.key.id).settle(key, cost.totalPico), credits, owner]);
   await alertOn(env, auth, result);
 }
 
@@ -88,6 +93,23 @@ export function queueSettlement(
   cost: RequestCost,
   log: RequestLogInput,
   creditsReservationId: string | null = null,
+): Promise<void> {
+  // Tokens per minute (src/rate-limits/) count settled tokens; their report rides the same waitUntil.
+  const tokens = countTokens(env, auth, (log.usage?.promptTokens ?? 0) + (log.usage?.completionTokens ?? 0));
+  // The key's and its owner's parts of the reservation (src/members/budget.ts).
+  const { key, member } = splitReservation(reservationId);
+  const settled = queueKeySettlement(env, auth, key, cost, log, creditsReservationId);
+  const owner = member === null ? null : queueMemberSettlement(env, auth, member, cost.totalPico);
+  return tokens || owner ? Promise.all([settled, tokens, owner]).then(() => undefined) : settled;
+}
+
+function queueKeySettlement(
+  env: Env,
+  auth: KeyContext,
+  reservationId: string | null,
+  cost: RequestCost,
+  log: RequestLogInput,
+  creditsReservationId: string | null,
 ): Promise<void> {
   const keyId = auth.key.id;
   const entry: Queued = {
@@ -144,6 +166,7 @@ const orgLease = (orgId: string): string => `org:${orgId}`;
  * Called by spending routes right after admission; does nothing unless a lease is near its end.
  */
 export function renewLeasesEarly(env: Env, auth: KeyContext, waitUntil: (p: Promise<unknown>) => void): void {
+  renewMemberEarly(env, auth, waitUntil);
   if (renewalDue(keyLease(auth.key.id)) || renewalDue(orgLease(auth.organization.id))) {
     waitUntil(flushBudgets(env, auth.key.id, auth).catch(logFlushError));
   }

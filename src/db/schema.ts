@@ -70,6 +70,9 @@ export const organizations = sqliteTable("organizations", {
   creditsPico: integer("credits_pico", { mode: "number" }).notNull().default(0),
   compliance: text("compliance", { mode: "json" }).$type<CompliancePolicy>().notNull().default({}),
   notifications: text("notifications", { mode: "json" }).$type<NotificationSettings>().notNull().default({}),
+  /** Rate limits of the whole organization (docs/admission.md); null: the plan's default. */
+  requestsPerMinute: integer("requests_per_minute", { mode: "number" }),
+  tokensPerMinute: integer("tokens_per_minute", { mode: "number" }),
   createdAt: createdAt(),
 });
 
@@ -97,6 +100,11 @@ export const members = sqliteTable("members", {
   name: text("name"),
   /** When the person accepted the membership (e-mailed token); null while pending. */
   acceptedAt: integer("accepted_at", { mode: "number" }),
+  /** Spending limits of the member over every key they own (src/members/budget.ts); null: none. */
+  usageLimit: text("usage_limit"),
+  periodUsageLimit: text("period_usage_limit"),
+  periodUsageDurationValue: integer("period_usage_duration_value", { mode: "number" }),
+  periodUsageDurationUnit: text("period_usage_duration_unit", { enum: PERIOD_UNITS }),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("members_org_user_uq").on(t.organizationId, t.userId), index("members_user_idx").on(t.userId)]);
 
@@ -113,6 +121,11 @@ export const teams = sqliteTable("teams", {
   id: text("id").primaryKey(),
   organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   name: text("name").notNull(),
+  /** Spending limits applied to each member of the team (src/members/budget.ts); null: none. */
+  usageLimit: text("usage_limit"),
+  periodUsageLimit: text("period_usage_limit"),
+  periodUsageDurationValue: integer("period_usage_duration_value", { mode: "number" }),
+  periodUsageDurationUnit: text("period_usage_duration_unit", { enum: PERIOD_UNITS }),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("teams_org_name_uq").on(t.organizationId, t.name)]);
 
@@ -164,6 +177,9 @@ export const apiKeys = sqliteTable("api_keys", {
   lastRolledAt: integer("last_rolled_at", { mode: "number" }),
   /** Budget alert threshold of this key (percent, 50..100); null: the organization's threshold. */
   alertThresholdPercent: integer("alert_threshold_percent", { mode: "number" }),
+  /** Rate limits of this key on top of the organization's (docs/admission.md); null: none of its own. */
+  requestsPerMinute: integer("requests_per_minute", { mode: "number" }),
+  tokensPerMinute: integer("tokens_per_minute", { mode: "number" }),
   deletedAt: integer("deleted_at", { mode: "number" }),
   createdAt: createdAt(),
   updatedAt: integer("updated_at", { mode: "number" }).notNull().default(sql`(unixepoch() * 1000)`),

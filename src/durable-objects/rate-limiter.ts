@@ -1,5 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { applyRate, emptyWindow, type RateAnswer, type RateAsk, type WindowState } from "./rate-window";
+import { countDoCall, simulatedLatency } from "./debug-latency";
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -51,6 +53,19 @@ export class RateLimiter extends DurableObject<Env> {
     return until;
   }
 
+  /**
+   * Request and token rate limits of one key or organization, with leases (rate-window.ts,
+   * docs/admission.md#rate-limits). The window is kept in storage, so an evicted object keeps it.
+   */
+  async admitRate(ask: RateAsk, now = Date.now()): Promise<RateAnswer> {
+    const lag = simulatedLatency(this.env);
+    if (lag) await lag;
+    const stored = this.ctx.storage.kv.get<WindowState>("rate") ?? emptyWindow(0);
+    const { window, answer } = applyRate(stored, ask, now);
+    this.ctx.storage.kv.put("rate", window);
+    return answer;
+  }
+
   /** Health check (GET /): a real round trip that also touches this object's storage. */
   async ping(): Promise<"pong"> {
     await this.ctx.storage.get("w");
@@ -64,6 +79,12 @@ export function rateLimit(env: Env, subject: string, limit: number, windowMs: nu
 }
 
 const limiter = (env: Env, subject: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
+
+/** The rate counters of `subject` (`rate:key:<id>`, `rate:org:<id>`); counted like the budget objects' calls. */
+export function rateCounterStub(env: Env, subject: string) {
+  countDoCall();
+  return limiter(env, subject);
+}
 
 /** Epoch ms until which `subject` is backing off (0 when it may try now). */
 export const backoffUntil = (env: Env, subject: string): Promise<number> => limiter(env, subject).blockedUntil();

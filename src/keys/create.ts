@@ -19,6 +19,9 @@ export interface NewKeyInput {
   periodUsageDurationUnit?: PeriodUnit | null;
   /** Budget alert threshold (percent); null: the organization's. */
   alertThresholdPercent?: number | null;
+  /** The key's own rate limits (null: only the organization's). */
+  requestsPerMinute?: number | null;
+  tokensPerMinute?: number | null;
   iamRules?: Array<{ ruleType: RuleType; ruleValue: RuleValue; status?: "active" | "inactive" }>;
   /** Who sets the limits (default `manager`: owner, admin or master API); see src/keys/update.ts. */
   actor?: KeyActor;
@@ -58,6 +61,8 @@ export async function createGatewayKey(env: Env, input: NewKeyInput): Promise<{ 
       periodUsageDurationValue: input.periodUsageDurationValue ?? null,
       periodUsageDurationUnit: input.periodUsageDurationUnit ?? null,
       alertThresholdPercent: input.alertThresholdPercent ?? null,
+      requestsPerMinute: input.requestsPerMinute ?? null,
+      tokensPerMinute: input.tokensPerMinute ?? null,
       limitsSetByManager: (input.actor ?? "manager") === "manager" && (input.usageLimit != null || input.periodUsageLimit != null),
       expirySetByManager: (input.actor ?? "manager") === "manager" && input.expiresAt != null,
       createdAt: now,
@@ -104,6 +109,9 @@ export function publicKey(row: KeyRow) {
     periodUsageLimit: row.periodUsageLimit,
     periodUsageDurationValue: row.periodUsageDurationValue,
     periodUsageDurationUnit: row.periodUsageDurationUnit,
+    /** The key's own rate limits (null: only the organization's apply). */
+    requestsPerMinute: row.requestsPerMinute,
+    tokensPerMinute: row.tokensPerMinute,
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),
   };

@@ -22,6 +22,9 @@ export interface IssueKeyInput extends LimitPatch {
   kind?: Exclude<KeyKind, "playground"> | undefined;
   expiresAt?: number | null | undefined;
   alertThresholdPercent?: number | null | undefined;
+  /** The key's own rate limits (null / absent: only the organization's). */
+  requestsPerMinute?: number | null | undefined;
+  tokensPerMinute?: number | null | undefined;
   iamRules?: RuleBody[] | undefined;
   /** Default `manager` (master API, owners and admins). */
   actor?: KeyActor | undefined;
@@ -61,6 +64,8 @@ export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now())
     kind: input.kind ?? "standard",
     expiresAt: input.expiresAt ?? null,
     alertThresholdPercent: input.alertThresholdPercent ?? null,
+    requestsPerMinute: input.requestsPerMinute ?? null,
+    tokensPerMinute: input.tokensPerMinute ?? null,
     ...limits,
     actor: input.actor ?? "manager",
     iamRules: rules.map((r, i) => ({ ruleType: r.ruleType, ruleValue: stored[i]!, status: r.status ?? "active" })),

@@ -24,6 +24,8 @@ export interface KeyLimitState {
   allTime: LimitFigures | null;
   /** The recurring limit, null without one; `resetsAt`: end of the running window (null: none runs, nothing spent). */
   recurring: (LimitFigures & { resetsAt: string | null }) | null;
+  /** The key owner's member / team spending limit, when one applies (src/members/limit-view.ts). */
+  member?: KeyLimitState & { memberId: string };
 }
 
 function figures(limit: string, spent: Pico): LimitFigures {

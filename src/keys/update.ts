@@ -29,6 +29,9 @@ export interface KeyPatch extends LimitPatch {
   expiresAt?: number | null | undefined;
   /** Budget alert threshold (percent, 50..100); null returns to the organization's. */
   alertThresholdPercent?: number | null | undefined;
+  /** The key's own rate limits; null clears (only the organization's apply). */
+  requestsPerMinute?: number | null | undefined;
+  tokensPerMinute?: number | null | undefined;
 }
 
 const LIMIT_FIELDS = ["usageLimit", "periodUsageLimit", "periodUsageDurationValue", "periodUsageDurationUnit"] as const;
@@ -67,6 +70,8 @@ export async function updateKey(env: Env, row: KeyRow, patch: KeyPatch, actor: K
       status,
       expiresAt,
       alertThresholdPercent: patch.alertThresholdPercent === undefined ? row.alertThresholdPercent : patch.alertThresholdPercent,
+      requestsPerMinute: patch.requestsPerMinute === undefined ? row.requestsPerMinute : patch.requestsPerMinute,
+      tokensPerMinute: patch.tokensPerMinute === undefined ? row.tokensPerMinute : patch.tokensPerMinute,
       ...limits,
       disabledByManager: patch.status === undefined ? row.disabledByManager : patch.status === "inactive" && actor === "manager",
       limitsSetByManager: touchesLimits ? actor === "manager" && (limits.usageLimit !== null || limits.periodUsageLimit !== null) : row.limitsSetByManager,

@@ -6,6 +6,7 @@ import { settleQueuedFor } from "../billing/settle";
 import { publicKey, type KeyRow } from "./create";
 import { currentWindow, type SettledSpend } from "./spend";
 import { limitStateOf } from "./limit-state";
+import { memberLimitStateLive, withOwner } from "../members/limit-view";
 
 /** Spend as decimal strings, and the current window's start and end. */
 function spendFields(row: KeyRow, spend: SettledSpend) {
@@ -29,8 +30,8 @@ function spendFields(row: KeyRow, spend: SettledSpend) {
  */
 export async function keyDetail(env: Env, row: KeyRow) {
   await settleQueuedFor(env, row.id);
-  const spend = await keyStateStub(env, row.id).getSpend();
-  return { ...publicKey(row), ...spendFields(row, spend) };
+  const [spend, owner] = await Promise.all([keyStateStub(env, row.id).getSpend(), memberLimitStateLive(env, row.createdBy)]);
+  return withOwner({ ...publicKey(row), ...spendFields(row, spend) }, owner);
 }
 
 /** Spend fields of a key whose figures have not reached D1 yet (src/keys/spend.ts). */

@@ -9,7 +9,7 @@
  * call is a tool error with the IAM message (`refusal`, applied by src/mcp/server.ts).
  *
  * Failures become 401 with a JSON-RPC error body and the RFC 9728 `WWW-Authenticate` challenge.
- * The account's rate limit (RateLimiter DO) is applied per key.
+ * The account's rate limits (src/rate-limits/: the organization's and the key's) count every call.
  */
 import type { Env } from "../env";
 import { ApiError } from "../errors/api-error";
@@ -21,11 +21,7 @@ import { getDb } from "../db/client";
 import { looksLikeGatewayKey } from "../lib/crypto";
 import { resolveAccessToken } from "../oauth/tokens";
 import { allowsMcp, DEFAULT_SCOPE, issuerOrigin, resourceMetadataUrl } from "../oauth/metadata";
-import { rateLimit } from "../durable-objects/rate-limiter";
-
-/** Calls per key per window on the MCP endpoints. */
-export const MCP_RATE_LIMIT = 600;
-export const MCP_RATE_WINDOW_MS = 60_000;
+import { admitRate } from "../rate-limits/admission";
 
 /** JSON-RPC error codes used by the transport (server-defined range). */
 export const JSONRPC_UNAUTHORIZED = -32001;
@@ -102,17 +98,13 @@ export async function authenticateMcp(env: Env, headers: Headers): Promise<McpAu
 
 const refusalOf = (ctx: KeyContext, headers: Headers): string | null => ipRefusal(ctx, clientIpOf(headers))?.message ?? null;
 
-/** Counts `messages` calls (each message of a JSON-RPC batch) against the key's MCP rate limit; 429 when over. */
-export async function enforceMcpRateLimit(env: Env, keyId: string, messages = 1): Promise<void> {
-  const r = await rateLimit(env, `mcp:${keyId}`, MCP_RATE_LIMIT, MCP_RATE_WINDOW_MS, messages);
-  if (!r.allowed) {
-    const retryAfter = Math.max(1, Math.ceil((r.resetAt - Date.now()) / 1000));
-    throw new ApiError(429, `Rate limit exceeded: at most ${MCP_RATE_LIMIT} MCP calls per minute per key. Retry in ${retryAfter}s.`, {
-      type: "rate_limit_error",
-      code: "rate_limit_exceeded",
-      headers: { "retry-after": String(retryAfter) },
-    });
-  }
+/**
+ * Counts `messages` calls (each message of a JSON-RPC batch) against the account's rate limits,
+ * the same windows as `/v1/*` (src/rate-limits/admission.ts); 429 when over.
+ */
+export async function enforceMcpRateLimit(env: Env, ctx: KeyContext, messages = 1, waitUntil?: (p: Promise<unknown>) => void): Promise<void> {
+  const verdict = await admitRate(env, ctx, Math.max(1, Math.floor(messages)), waitUntil);
+  if (verdict.error) throw verdict.error;
 }
 
 /**

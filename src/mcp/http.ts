@@ -79,7 +79,7 @@ export async function admitMcpRequest(c: Context<AppEnv>, messages = 1): Promise
   const auth = await authenticate(c);
   if (auth instanceof Response) return auth;
   try {
-    await enforceMcpRateLimit(c.env, auth.context.key.id, messages);
+    await enforceMcpRateLimit(c.env, auth.context, messages, (p) => c.executionCtx.waitUntil(p));
     return auth;
   } catch (err) {
     return refusal(c, err);
@@ -205,7 +205,7 @@ export async function handleMcpPost(c: Context<AppEnv>): Promise<Response> {
   }
   // Every message of a batch is a call against the key's rate limit.
   try {
-    await enforceMcpRateLimit(c.env, auth.context.key.id, Array.isArray(parsed) ? Math.max(1, parsed.length) : 1);
+    await enforceMcpRateLimit(c.env, auth.context, Array.isArray(parsed) ? Math.max(1, parsed.length) : 1, (p) => c.executionCtx.waitUntil(p));
   } catch (err) {
     return refusal(c, err);
   }

@@ -5,6 +5,7 @@
 import { formatUsd, picoFromDb } from "../billing/money";
 import type { organizations, projects } from "../db/schema";
 import { effectiveNotifications } from "./notification-settings";
+import { publicRateLimits } from "../rate-limits/plans";
 
 type OrganizationRow = typeof organizations.$inferSelect;
 type ProjectRow = typeof projects.$inferSelect;
@@ -19,6 +20,8 @@ export function publicOrganization(row: Omit<OrganizationRow, "creditsPico"> & {
     credits: formatUsd(picoFromDb(row.creditsPico)),
     compliance: row.compliance,
     notifications: effectiveNotifications(row.notifications),
+    /** In force (its own, else the plan's), and the plan's defaults. */
+    rateLimits: publicRateLimits(row.plan, { requestsPerMinute: row.requestsPerMinute, tokensPerMinute: row.tokensPerMinute }),
     createdAt: new Date(row.createdAt).toISOString(),
   };
 }

@@ -8,6 +8,7 @@ import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import { gatewayOrigin, publicOrigin } from "../env";
 import { checkKey, presentedKey, requireGatewayKey, authenticateGatewayKey } from "../auth/gateway-key";
+import { startRate } from "../rate-limits/admission";
 import { badRequest, unauthorized } from "../errors/api-error";
 import { parseOrThrow, validate } from "../errors/validation";
 import { gatewayRequest } from "./middleware/gateway-request";
@@ -101,7 +102,7 @@ videoRoutes.get("/logs/:log_id/content", validate("param", contentParams), valid
     if (!(await verifyPlaybackToken(c.env, logId, token))) throw unauthorized("Invalid or expired playback token.", "invalid_token");
     return streamVideoContent(c.env, logId, null, headers);
   }
-  const ctx = await checkKey(c.env, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers)));
+  const ctx = await checkKey(c.env, startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers))));
   return streamVideoContent(c.env, logId, ctx.organization.id, headers);
 });
 

@@ -8,9 +8,6 @@ import { apiKeys, oauthClients } from "../../src/db/schema";
 import { syncKeys } from "../../src/keys/sync";
 import { newId } from "../../src/lib/ids";
 import { issueTokens } from "../../src/oauth/tokens";
-import { rateLimit } from "../../src/durable-objects/rate-limiter";
-import { MCP_RATE_LIMIT, MCP_RATE_WINDOW_MS } from "../../src/mcp/auth";
-import { runInDurableObject } from "cloudflare:test";
 import { BASE, connectClient, initializeMessage, rpc, workerFetch } from "./helpers";
 
 let org: SeededOrg;
@@ -159,43 +156,38 @@ describe("OAuth access tokens", () => {
   });
 });
 
-describe("rate limit", () => {
-  it("every message of a JSON-RPC batch counts against the limit", async () => {
-    const key = await addKey(org, { description: "batcher" });
+describe("rate limit (the account's limits, src/rate-limits/)", () => {
+  it("every message of a JSON-RPC batch counts against the key's requests per minute; a batch larger than what is left is refused as a whole", async () => {
+    await freshWindow();
+    const key = await addKey(org, { description: "batcher", requestsPerMinute: 8 });
     const batch = Array.from({ length: 5 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" }));
     const res = await rpc(batch, { key: key.token, headers: { "mcp-protocol-version": "2024-11-05" } });
     expect(res.status).toBe(200);
     await res.arrayBuffer();
-    // 5 messages counted, so the next unit is the 6th.
-    const next = await rateLimit(env, `mcp:${key.row.id}`, MCP_RATE_LIMIT, MCP_RATE_WINDOW_MS);
-    expect(next.remaining).toBe(MCP_RATE_LIMIT - 6);
-    // A batch larger than what is left is refused as a whole.
-    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`mcp:${key.row.id}`));
-    await runInDurableObject(stub, async (_obj, state) => {
-      const w = (await state.storage.get<{ windowStart: number; count: number }>("w"))!;
-      await state.storage.put("w", { windowStart: w.windowStart, count: MCP_RATE_LIMIT - 3 });
-    });
+    // 5 of 8 counted: another batch of 5 does not fit, three single calls do.
     const limited = await rpc(batch, { key: key.token, headers: { "mcp-protocol-version": "2024-11-05" } });
     expect(limited.status).toBe(429);
+    for (let i = 0; i < 3; i++) expect((await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { key: key.token })).status).toBe(200);
+    expect((await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { key: key.token })).status).toBe(429);
   });
 
-  it("over the per-key limit: 429 with a JSON-RPC error", async () => {
-    const key = await addKey(org, { description: "busy" });
+  it("over the key's limit: 429 with a JSON-RPC error and Retry-After", async () => {
+    await freshWindow();
+    const key = await addKey(org, { description: "busy", requestsPerMinute: 1 });
     const ok = await rpc({ jsonrpc: "2.0", id: 1, method: "ping" }, { key: key.token });
     expect(ok.status).toBe(200);
-    // Jump the key's counter to the limit inside the current window (instead of 600 requests).
-    const first = await rateLimit(env, `mcp:${key.row.id}`, MCP_RATE_LIMIT, MCP_RATE_WINDOW_MS);
-    expect(first.remaining).toBe(MCP_RATE_LIMIT - 2);
-    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`mcp:${key.row.id}`));
-    await runInDurableObject(stub, async (_obj, state) => {
-      const w = (await state.storage.get<{ windowStart: number; count: number }>("w"))!;
-      await state.storage.put("w", { windowStart: w.windowStart, count: MCP_RATE_LIMIT });
-    });
     const limited = await rpc({ jsonrpc: "2.0", id: 2, method: "ping" }, { key: key.token });
     expect(limited.status).toBe(429);
-    const body = (await limited.json()) as { jsonrpc: string; error: { code: number; message: string } };
+    const body = (await limited.json()) as { jsonrpc: string; error: { code: number; message: string; data: { code: string } } };
     expect(body.jsonrpc).toBe("2.0");
-    expect(body.error.message).toMatch(/Rate limit/);
-    expect(limited.headers.get("retry-after")).toBeTruthy();
+    expect(body.error.message).toMatch(/Rate limit reached: this API key allows 1 requests per minute/);
+    expect(body.error.data.code).toBe("rate_limit_exceeded");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 });
+
+/** Tests that count within one window start at least 5 s before it ends. */
+async function freshWindow(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 5_000) await new Promise((r) => setTimeout(r, left + 20));
+}

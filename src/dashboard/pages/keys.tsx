@@ -137,6 +137,14 @@ const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
           </select>
         </div>
         <div class="field">
+          <label for="new-rpm">Requests / min</label>
+          <input id="new-rpm" name="requestsPerMinute" type="number" min={1} data-type="int" placeholder="organization's" />
+        </div>
+        <div class="field">
+          <label for="new-tpm">Tokens / min</label>
+          <input id="new-tpm" name="tokensPerMinute" type="number" min={1} data-type="int" placeholder="organization's" />
+        </div>
+        <div class="field">
           <label for="new-threshold">Alert threshold (%)</label>
           <input id="new-threshold" name="alertThresholdPercent" type="number" min={50} max={100} data-type="int" placeholder="organization's" />
         </div>
@@ -282,6 +290,20 @@ const KeyEditor: FC<{ k: KeyView }> = ({ k }) => {
             </div>
             <Submit class="sm" label="Save threshold" />
           </form>
+          <form data-api={api} data-method="PATCH">
+            <div class="row">
+              <div class="field">
+                <label for={`rpm-${k.id}`}>Requests per minute</label>
+                <input id={`rpm-${k.id}`} name="requestsPerMinute" type="number" min={1} data-type="int" data-empty="null" value={k.requestsPerMinute?.toString() ?? ""} placeholder="organization's" />
+              </div>
+              <div class="field">
+                <label for={`tpm-${k.id}`}>Tokens per minute</label>
+                <input id={`tpm-${k.id}`} name="tokensPerMinute" type="number" min={1} data-type="int" data-empty="null" value={k.tokensPerMinute?.toString() ?? ""} placeholder="organization's" />
+              </div>
+            </div>
+            <p class="hint">This key's own rate limits, on top of the organization's; empty: only the organization's apply.</p>
+            <Submit class="sm" label="Save rate limits" />
+          </form>
           <a class="small" href={`/dashboard/access?project=${encodeURIComponent(k.projectId)}&key=${encodeURIComponent(k.id)}`}>
             Access rules of this key
           </a>
@@ -313,6 +335,13 @@ const KeyRowView: FC<{ k: KeyView; thresholdPercent: number; alertsOn: boolean }
     </td>
     <td data-label="Status">
       <StatusBadge k={k} />
+      {k.limitState?.member?.reached ? (
+        <div class="muted small">
+          owner's spending limit: {formatUsd(k.limitState.member.allTime?.reached ? k.limitState.member.allTime.spent : (k.limitState.member.recurring?.spent ?? null))} /{" "}
+          {formatUsd(k.limitState.member.allTime?.reached ? k.limitState.member.allTime.limit : (k.limitState.member.recurring?.limit ?? null))}
+          {!k.limitState.member.allTime?.reached && k.limitState.member.recurring?.resetsAt ? ` · resets ${formatDate(k.limitState.member.recurring.resetsAt)}` : ""}
+        </div>
+      ) : null}
     </td>
     <td data-label="Expires">{formatDate(k.expiresAt, "never")}</td>
     <td data-label="All-time" class="num">

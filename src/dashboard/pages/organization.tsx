@@ -30,11 +30,13 @@ import {
   TeamMemberList,
 } from "./organization-forms";
 import { formatDate, formatUsd } from "../format";
+import { loadSpendingLimits, SpendingLimits } from "./spending-limits";
+import { NO_LIMITS } from "../../members/limits";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext) {
   const s = ctx.session;
   const org = s.organizationId;
-  const [row, alerts, memberRows, teamRows, byok, customs, models] = await Promise.all([
+  const [row, alerts, memberRows, teamRows, byok, customs, models, spendingLimits] = await Promise.all([
     loadOrganization(env, org),
     listNotifications(env, s, 20),
     listMembers(env, org),
@@ -42,8 +44,9 @@ export async function loadOrganizationPage(env: Env, ctx: PageContext) {
     listProviderKeys(env, org),
     listCustomProviders(env, org),
     listCustomModels(env, org),
+    loadSpendingLimits(env, org),
   ]);
-  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models };
+  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits };
 }
 
 type OrgData = Awaited<ReturnType<typeof loadOrganizationPage>>;
@@ -96,7 +99,34 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
         </fieldset>
         {admin ? <Submit class="primary" label="Save notifications" /> : null}
       </form>
+      <RateLimitsForm data={data} admin={admin} />
     </div>
+  );
+};
+
+/** The organization's requests / tokens per minute (empty: the plan's default). */
+const RateLimitsForm: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
+  const r = data.org.rateLimits;
+  const own = (v: number, d: number) => (v === d ? "" : String(v));
+  return (
+    <form class="card" data-api="/api/organization" data-method="PATCH" aria-labelledby="rate-title">
+      <h2 id="rate-title">Rate limits</h2>
+      <fieldset disabled={!admin}>
+        <legend>Whole organization, every key and /mcp together</legend>
+        <div class="field">
+          <label for="org-rpm">Requests per minute</label>
+          <input id="org-rpm" name="rateLimits.requestsPerMinute" type="number" min={1} data-type="int" data-empty="null" value={own(r.requestsPerMinute, r.planDefaults.requestsPerMinute)} placeholder={`plan: ${r.planDefaults.requestsPerMinute}`} />
+        </div>
+        <div class="field">
+          <label for="org-tpm">Tokens per minute</label>
+          <input id="org-tpm" name="rateLimits.tokensPerMinute" type="number" min={1} data-type="int" data-empty="null" value={own(r.tokensPerMinute, r.planDefaults.tokensPerMinute)} placeholder={`plan: ${r.planDefaults.tokensPerMinute}`} />
+          <p class="hint">
+            In force: {r.requestsPerMinute} requests and {r.tokensPerMinute} tokens per minute. Empty uses the plan's default; over a limit, requests answer 429 with Retry-After.
+          </p>
+        </div>
+      </fieldset>
+      {admin ? <Submit class="primary" label="Save rate limits" /> : null}
+    </form>
   );
 };
 
@@ -195,6 +225,13 @@ export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx,
         />
         {admin ? <CreateTeam /> : null}
       </div>
+      {admin ? (
+        <SpendingLimits
+        admin={admin}
+        members={data.members.map((m) => ({ id: m.id, label: m.email, limits: data.spendingLimits.members.get(m.id) ?? NO_LIMITS }))}
+        teams={data.teams.map((t) => ({ id: t.id, label: t.name, limits: data.spendingLimits.teams.get(t.id) ?? NO_LIMITS }))}
+        />
+      ) : null}
       <Table
         caption="Provider keys (BYOK)"
         head={admin ? ["Provider", "Label", "Key", "Base URL", "Actions"] : ["Provider", "Label", "Key", "Base URL"]}

@@ -12,6 +12,7 @@ import { validate, validateBody } from "../../errors/validation";
 import { publicKey, type KeyActor, type KeyRow } from "../../keys/create";
 import { issueKey } from "../../keys/issue";
 import { limitFields } from "../../keys/limits";
+import { keyRateFields } from "../../rate-limits/plans";
 import { getKeyRow } from "../../keys/lookup";
 import { updateKey } from "../../keys/update";
 import { rollKey } from "../../keys/roll";
@@ -42,6 +43,7 @@ const createBody = z
     expiresAt: isoDate.nullable().optional(),
     alertThresholdPercent,
     ...limitFields,
+    ...keyRateFields,
     iamRules: z.array(ruleBodySchema).max(50).optional(),
   })
   .refine((b) => !(b.expiresIn && b.expiresAt != null), { message: "give either expiresIn or expiresAt", path: ["expiresAt"] });
@@ -53,6 +55,7 @@ const patchBody = z
     expiresAt: isoDate.nullable().optional(),
     alertThresholdPercent,
     ...limitFields,
+    ...keyRateFields,
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
 

@@ -5,6 +5,7 @@
  *
  *   POST /api/members {email, name, role}        PATCH /api/members/{member} {role}    DELETE /api/members/{member}
  *   POST /api/teams {name}                       POST /api/teams/{id}/members {member}  DELETE /api/teams/{id}/members/{member}
+ *   PATCH /api/members/{member}/limits, PATCH /api/teams/{id}/limits {usageLimit?, periodUsageLimit?, ...} (spending limits)
  *   POST /api/provider-keys {provider, token, baseUrl?, label?}   PATCH /api/provider-keys/{id} {token?, baseUrl?, label?}   DELETE /api/provider-keys/{id}
  *   POST /api/custom-providers {name, baseUrl, token}                                  DELETE /api/custom-providers/{id}
  *   POST /api/custom-models {providerName, modelId, name?, ...}                        DELETE /api/custom-models/{id}
@@ -14,6 +15,7 @@ import type { DashboardEnv } from "./types";
 import { validateBody } from "../../errors/validation";
 import { changeMemberRole, inviteMember, memberCreateBody, memberRoleBody, removeMember, type MemberActor } from "../../actions/members";
 import { addTeamMember, createTeam, removeTeamMember, teamAddMemberBody, teamCreateBody } from "../../actions/teams";
+import { setMemberLimits, setTeamLimits, spendLimitsBody } from "../../actions/member-limits";
 import {
   createProviderKey,
   deleteProviderKey,
@@ -32,6 +34,8 @@ export const ORGANIZATION_ADMIN_PATHS = [
   "/teams",
   "/teams/:id/members",
   "/teams/:id/members/:ref",
+  "/members/:ref/limits",
+  "/teams/:id/limits",
   "/provider-keys",
   "/provider-keys/:id",
   "/custom-providers",
@@ -63,6 +67,13 @@ r.delete("/teams/:id/members/:ref", async (c) => {
   const { team, member } = await removeTeamMember(c.env, orgOf(c), c.req.param("id"), c.req.param("ref"));
   return c.json({ message: `Member '${member.email}' removed from team '${team.name}'.` });
 });
+
+r.patch("/members/:ref/limits", validateBody(spendLimitsBody), async (c) =>
+  c.json({ limits: await setMemberLimits(c.env, orgOf(c), c.req.param("ref"), c.req.valid("json"), actorOf(c)) }),
+);
+r.patch("/teams/:id/limits", validateBody(spendLimitsBody), async (c) =>
+  c.json({ limits: await setTeamLimits(c.env, orgOf(c), c.req.param("id"), c.req.valid("json"), actorOf(c)) }),
+);
 
 r.post("/provider-keys", validateBody(providerKeyCreateBody), async (c) => c.json({ providerKey: await createProviderKey(c.env, orgOf(c), c.req.valid("json")) }, 201));
 r.patch("/provider-keys/:id", validateBody(providerKeyPatchBody, PROVIDER_KEY_PATCH_HINTS), async (c) =>

@@ -17,6 +17,7 @@ import { masterIamRoutes } from "./iam";
 import { masterMasterKeyRoutes } from "./master-keys";
 import { masterCreditRoutes } from "./credits";
 import { masterLogRoutes } from "./logs";
+import { spendLimitRoutes } from "./spend-limits";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);
@@ -35,4 +36,5 @@ masterRoutes.route("/logs", masterLogRoutes);
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)
 masterRoutes.route("/keys", masterKeyRoutes);
 masterRoutes.route("/", masterIamRoutes);
+masterRoutes.route("/", spendLimitRoutes);
 // master-routes:end

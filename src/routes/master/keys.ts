@@ -12,6 +12,7 @@ import { ruleBodySchema } from "../../iam/rule-body";
 import { publicKey } from "../../keys/create";
 import { issueKey } from "../../keys/issue";
 import { limitFields } from "../../keys/limits";
+import { keyRateFields } from "../../rate-limits/plans";
 import { getKeyRow } from "../../keys/lookup";
 import { updateKey } from "../../keys/update";
 import { deleteKey } from "../../keys/delete";
@@ -24,6 +25,7 @@ const createBody = z.object({
   memberId: z.string().min(1).max(64).optional(),
   kind: z.enum(["standard", "coding-plan"]).optional(),
   ...limitFields,
+  ...keyRateFields,
   iamRules: z.array(ruleBodySchema).max(50).optional(),
 });
 
@@ -32,6 +34,7 @@ const patchBody = z
     description: z.string().trim().max(256).optional(),
     status: z.enum(["active", "inactive"]).optional(),
     ...limitFields,
+    ...keyRateFields,
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
 
