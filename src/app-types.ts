@@ -1,6 +1,7 @@
 import type { Env } from "./env";
 import type { KeyContext } from "./auth/key-context";
 import type { MasterContext } from "./auth/master-auth";
+import type { PlatformContext } from "./platform/platform-keys";
 
 /** Variables middleware puts on the Hono context. */
 export interface AppVariables {
@@ -9,6 +10,8 @@ export interface AppVariables {
   keyAuth: KeyContext;
   /** Set by `requireMasterKey`. */
   master: MasterContext;
+  /** Set by `requirePlatformKey` (src/platform/platform-keys.ts). */
+  platform: PlatformContext;
 }
 
 export interface AppEnv {

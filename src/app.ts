@@ -16,6 +16,8 @@ import { oauthRoutes } from "./oauth/routes";
 import { videoRoutes } from "./routes/videos";
 import { dashboardPages, loginRedirect } from "./dashboard/routes";
 import { htmlSecurityHeaders } from "./dashboard/security";
+import { gatewayCors } from "./routes/middleware/cors";
+import { platformSessionRoutes } from "./routes/platform-sessions";
 import { openApiRoutes } from "./openapi/routes";
 import { messagesRoutes } from "./dialects/anthropic-messages/route";
 import { embeddingRoutes } from "./routes/embeddings";
@@ -28,6 +30,7 @@ export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestContext);
   app.use("*", htmlSecurityHeaders);
+  app.use("/v1/*", gatewayCors);
 
   // routes:begin (one line per concept; helpers add their own line)
   app.route("/v1/master", masterRoutes);
@@ -48,6 +51,7 @@ export function createApp(): Hono<AppEnv> {
   app.route("/v1/messages", messagesRoutes);
   app.route("/v1/embeddings", embeddingRoutes);
   app.route("/v1/responses", responsesRoutes);
+  app.route("/v1/sessions", platformSessionRoutes);
   // routes:end
 
   app.notFound(notFoundHandler);

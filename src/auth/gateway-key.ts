@@ -14,7 +14,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import { ApiError, unauthorized } from "../errors/api-error";
-import { fingerprint, looksLikeGatewayKey } from "../lib/crypto";
+import { fingerprint, looksLikeGatewayKey, looksLikeSessionToken } from "../lib/crypto";
 import { getDb } from "../db/client";
 import { loadKeyContext, type KeyContext } from "./key-context";
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
@@ -41,10 +41,12 @@ export function requireHashSecret(env: Env): string {
 }
 
 /** Resolve a presented secret to its context, or throw the precise 401. */
-export async function resolveGatewayKey(env: Env, secret: string | null, now = Date.now()): Promise<KeyContext> {
+export async function resolveGatewayKey(env: Env, secret: string | null, now = Date.now(), opts: { sessions?: boolean } = {}): Promise<KeyContext> {
   if (!secret) throw unauthorized("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key'.", "missing_api_key");
   const hashSecret = requireHashSecret(env);
-  if (!looksLikeGatewayKey(secret)) throw unauthorized("Invalid API key.", "invalid_api_key");
+  // End-user session tokens (src/platform/) are gateway keys of kind `session`, accepted on the
+  // `/v1/*` HTTP API only (`sessions`), never on MCP or for OAuth clients.
+  if (!looksLikeGatewayKey(secret) && !(opts.sessions === true && looksLikeSessionToken(secret))) throw unauthorized("Invalid API key.", "invalid_api_key");
   const fp = await fingerprint(hashSecret, secret);
   let ctx = getCachedContext(fp, now);
   // A cached context may only prove a key live: refusals are decided on fresh data, since the key
@@ -73,7 +75,7 @@ const isLocallyLive = (ctx: KeyContext, now: number): boolean =>
 function assertLocallyLive(ctx: KeyContext, now: number): void {
   const k = ctx.key;
   if (k.status === "deleted") throw unauthorized("This API key has been deleted.", "key_deleted");
-  if (k.expiresAt !== null && k.expiresAt <= now) throw unauthorized("This API key has expired.", "key_expired");
+  if (k.expiresAt !== null && k.expiresAt <= now) throw unauthorized(k.kind === "session" ? "This session has expired; ask the app for a new one." : "This API key has expired.", "key_expired");
   if (k.status !== "active") throw unauthorized("This API key is disabled.", "key_disabled");
 }
 
@@ -168,7 +170,7 @@ const leaseName = (ctx: KeyContext): string => `key:${ctx.key.id}`;
  */
 export function requireGatewayKey(opts: { spend: boolean }): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    let ctx = await resolveGatewayKey(c.env, extractBearer(c));
+    let ctx = await resolveGatewayKey(c.env, extractBearer(c), Date.now(), { sessions: true });
     if (!opts.spend) ctx = await checkKey(c.env, ctx);
     c.set("keyAuth", ctx);
     await next();

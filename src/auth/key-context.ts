@@ -47,6 +47,8 @@ export interface KeyRecord {
   periodUsageDurationValue: number | null;
   periodUsageDurationUnit: PeriodUnit | null;
   version: number;
+  /** End-user sessions (`kind: "session"`): the app's end user; null for other keys. */
+  endUserId?: string | null;
 }
 
 export interface IamRuleRecord {
@@ -195,6 +197,7 @@ async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
       periodUsageDurationValue: k.periodUsageDurationValue,
       periodUsageDurationUnit: k.periodUsageDurationUnit,
       version: k.version,
+      endUserId: k.endUserId,
     },
     organization: {
       id: h.organization.id,

@@ -71,7 +71,7 @@ videoRoutes.get("/logs/:log_id/content", validate("param", contentParams), valid
     if (!(await verifyPlaybackToken(c.env, logId, token))) throw unauthorized("Invalid or expired playback token.", "invalid_token");
     return streamVideoContent(c.env, logId, null, headers);
   }
-  const ctx = await checkKey(c.env, await resolveGatewayKey(c.env, extractBearer(c)));
+  const ctx = await checkKey(c.env, await resolveGatewayKey(c.env, extractBearer(c), Date.now(), { sessions: true }));
   return streamVideoContent(c.env, logId, ctx.organization.id, headers);
 });
 

@@ -16,6 +16,7 @@ import { masterKeyRoutes } from "./keys";
 import { masterIamRoutes } from "./iam";
 import { masterMasterKeyRoutes } from "./master-keys";
 import { masterCreditRoutes } from "./credits";
+import { masterPlatformRoutes } from "./platform";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);
@@ -29,6 +30,7 @@ masterRoutes.route("/custom-models", customModelRoutes);
 masterRoutes.route("/organization", organizationRoutes);
 masterRoutes.route("/master-keys", masterMasterKeyRoutes);
 masterRoutes.route("/credits", masterCreditRoutes);
+masterRoutes.route("/", masterPlatformRoutes);
 
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)
 masterRoutes.route("/keys", masterKeyRoutes);
