@@ -213,3 +213,41 @@ describe("end-user sessions", () => {
     expect(filtered.endUsers.map((u: Json) => u.endUserId)).toEqual(["ivan"]);
   });
 });
+
+describe("platform keys and sessions in the dashboard", () => {
+  it("owners create and revoke sk_ keys and sessions; the Platform page lists keys, sessions and usage by end user; developers get 403", async () => {
+    const { signIn } = await import("../dashboard/session");
+    const org = await seedOrg();
+    const owner = await signIn(org.ownerEmail, org.ownerPassword);
+    const api = (path: string, method = "GET", body?: Json) =>
+      call(`/api${path}`, {
+        method,
+        headers: { cookie: owner.cookie, "x-csrf-token": owner.csrf, ...(body ? { "content-type": "application/json" } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    const created = await api("/platform-keys", "POST", { projectId: org.projectId, description: "dashboard sk" });
+    expect(created.status).toBe(201);
+    const sk = ((await created.json()) as Json).secretKey;
+    const s = await mint(sk.token, { endUserId: "judy" });
+    const r = await browserChat(s.token, "from judy");
+    expect(r.status).toBe(200);
+    await waitForLog(r.headers.get("x-request-id")!);
+    await aggregateUsage(env, Date.now());
+    const page = await (await call("/dashboard/platform", { headers: { cookie: owner.cookie } })).text();
+    expect(page).toContain("Platform secret keys");
+    expect(page).toContain(sk.prefix);
+    expect(page).toContain("judy");
+    expect(page).toContain("Usage by end user");
+    const revoked = await api(`/end-user-sessions?endUserId=judy`, "DELETE");
+    expect(revoked.status).toBe(200);
+    expect(((await revoked.json()) as Json).revoked).toBe(1);
+    expect((await browserChat(s.token, "revoked")).status).toBe(401);
+    expect((await api(`/platform-keys/${sk.id}`, "DELETE")).status).toBe(200);
+    expect((await mintRaw(sk.token, { endUserId: "judy", spendCap: "1" })).status).toBe(401);
+
+    const email = `dev-${crypto.randomUUID().slice(0, 8)}@example.test`;
+    expect((await call("/v1/master/members", { method: "POST", key: org.masterKey, ...json({ email, name: "D", role: "developer", password: "another long password" }) })).status).toBe(201);
+    const dev = await signIn(email, "another long password");
+    expect((await call("/api/platform-keys", { headers: { cookie: dev.cookie } })).status).toBe(403);
+  });
+});
