@@ -251,3 +251,16 @@ describe("platform keys and sessions in the dashboard", () => {
     expect((await call("/api/platform-keys", { headers: { cookie: dev.cookie } })).status).toBe(403);
   });
 });
+
+describe("members and platform keys", () => {
+  it("a member a platform key acts for cannot be removed (409 member_has_keys, not a 500)", async () => {
+    const org = await seedOrg();
+    const email = `admin-${crypto.randomUUID().slice(0, 8)}@example.test`;
+    const added = await call("/v1/master/members", { method: "POST", key: org.masterKey, ...json({ email, name: "A", role: "admin", password: "another long password" }) });
+    const memberId = ((await added.json()) as Json).member.id as string;
+    await createSk(org, { memberId });
+    const res = await call(`/v1/master/members/${memberId}`, { method: "DELETE", key: org.masterKey });
+    expect(res.status).toBe(409);
+    expect(await errorCode(res)).toBe("member_has_keys");
+  });
+});
