@@ -197,7 +197,9 @@ describe("end-user sessions", () => {
       }
     }
     // a normal key's traffic is not an end user's
-    expect((await chat(org.key, { model: "gpt-4o-mini", messages: user("server"), max_tokens: 16 })).status).toBe(200);
+    const server = await chat(org.key, { model: "gpt-4o-mini", messages: user("server"), max_tokens: 16 });
+    expect(server.status).toBe(200);
+    ids.push(server.headers.get("x-request-id")!);
     for (const id of ids) await waitForLog(id);
     await aggregateUsage(env, Date.now());
     const res = await call(`/v1/master/end-users/usage?projectId=${org.projectId}`, { key: org.masterKey });
@@ -211,6 +213,16 @@ describe("end-user sessions", () => {
     expect(Number(byUser.heidi.cost) * 1e12).toBeCloseTo(Number(sum!.c), -1);
     const filtered = (await (await call(`/v1/master/end-users/usage?endUserId=ivan`, { key: org.masterKey })).json()) as Json;
     expect(filtered.endUsers.map((u: Json) => u.endUserId)).toEqual(["ivan"]);
+    // the MCP analytics tool groups by end user too (an owner's gateway key, the whole project)
+    const { connectClient } = await import("../mcp/helpers");
+    const client = await connectClient(org.key);
+    const r = (await client.callTool({ name: "get-usage-breakdown", arguments: { group_by: "end_user" } })) as { structuredContent?: Json };
+    const rows = Object.fromEntries(((r.structuredContent?.rows ?? []) as Json[]).map((row) => [row.id, row]));
+    expect(r.structuredContent, JSON.stringify(r)).toBeDefined();
+    expect(rows.heidi, JSON.stringify(r.structuredContent)).toMatchObject({ name: "heidi", requests: 3 });
+    expect(rows.ivan).toMatchObject({ requests: 1 });
+    expect(rows.unknown).toMatchObject({ name: "No end user (API keys)", requests: 1 });
+    await client.close();
   });
 });
 
