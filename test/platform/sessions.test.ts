@@ -103,6 +103,10 @@ describe("end-user sessions", () => {
     expect(log.endUserId).toBe("alice");
     expect(log.apiKeyId).toBe(s.id);
     expect(log.projectId).toBe(org.projectId);
+    // errors are readable by the browser too
+    const bad = await call("/v1/chat/completions", { method: "POST", key: "swbs_" + "x".repeat(40), headers: { origin: ORIGIN, "content-type": "application/json" }, body: "{}" });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("access-control-allow-origin")).toBe("*");
     // server-only APIs stay without CORS
     const master = await call("/v1/master/organization", { method: "OPTIONS", headers: { origin: ORIGIN, "access-control-request-method": "GET" } });
     expect(master.headers.get("access-control-allow-origin")).toBeNull();
