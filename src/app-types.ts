@@ -2,6 +2,7 @@ import type { Env } from "./env";
 import type { KeyContext } from "./auth/key-context";
 import type { MasterContext } from "./auth/master-auth";
 import type { RateVerdict } from "./rate-limits/admission";
+import type { PlatformContext } from "./platform/platform-keys";
 
 /** Variables middleware puts on the Hono context. */
 export interface AppVariables {
@@ -12,6 +13,8 @@ export interface AppVariables {
   rate?: Promise<RateVerdict>;
   /** Set by `requireMasterKey`. */
   master: MasterContext;
+  /** Set by `requirePlatformKey` (src/platform/platform-keys.ts). */
+  platform: PlatformContext;
 }
 
 export interface AppEnv {

@@ -17,6 +17,8 @@ import { oauthRoutes } from "./oauth/routes";
 import { videoContentOriginOnly, videoRoutes } from "./routes/videos";
 import { dashboardNotFound, dashboardPages, loginRedirect } from "./dashboard/routes";
 import { htmlSecurityHeaders } from "./dashboard/security";
+import { gatewayCors } from "./routes/middleware/cors";
+import { platformSessionRoutes } from "./routes/platform-sessions";
 import { openApiRoutes } from "./openapi/routes";
 import { messagesRoutes } from "./dialects/anthropic-messages/route";
 import { embeddingRoutes } from "./routes/embeddings";
@@ -31,6 +33,7 @@ export function createApp(): Hono<AppEnv> {
   app.use("*", htmlSecurityHeaders);
   app.use("*", videoContentOriginOnly);
   app.use("/v1/*", rateLimitHeaders);
+  app.use("/v1/*", gatewayCors);
 
   // routes:begin (one line per concept; helpers add their own line)
   app.route("/v1/master", masterRoutes);
@@ -51,6 +54,7 @@ export function createApp(): Hono<AppEnv> {
   app.route("/v1/messages", messagesRoutes);
   app.route("/v1/embeddings", embeddingRoutes);
   app.route("/v1/responses", responsesRoutes);
+  app.route("/v1/sessions", platformSessionRoutes);
   // routes:end
 
   app.notFound((c) => (c.req.path.startsWith("/dashboard/") ? dashboardNotFound(c) : notFoundHandler(c)));

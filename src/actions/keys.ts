@@ -38,7 +38,8 @@ async function listCondition(env: Env, organizationId: string, filter: KeyListFi
  * their ids one by one (D1 binds at most 100 parameters per statement, src/db/client.ts).
  */
 export function keyListWhere(organizationId: string, filter: KeyListFilter): SQL | undefined {
-  const conds = [eq(apiKeys.organizationId, organizationId), ne(apiKeys.status, "deleted")];
+  // End-user sessions are listed with their platform key (src/platform/), not as API keys.
+  const conds = [eq(apiKeys.organizationId, organizationId), ne(apiKeys.status, "deleted"), ne(apiKeys.kind, "session")];
   if (filter.projectId) conds.push(eq(apiKeys.projectId, filter.projectId));
   if (filter.createdBy) conds.push(eq(apiKeys.createdBy, filter.createdBy));
   return and(...conds);

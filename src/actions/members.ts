@@ -10,7 +10,7 @@ import * as z from "zod";
 import type { Env } from "../env";
 import type { Role } from "../db/schema";
 import { getDb } from "../db/client";
-import { apiKeys, members, ROLES, users } from "../db/schema";
+import { apiKeys, members, platformKeys, ROLES, users } from "../db/schema";
 import { ApiError, forbidden, notFound } from "../errors/api-error";
 import { addMember } from "../organizations/memberships";
 import { bumpKeyVersions } from "../keys/sync";
@@ -131,7 +131,9 @@ export async function removeMember(env: Env, organizationId: string, ref: string
   await assertNotLastOwner(env, organizationId, target);
   const db = getDb(env.DB);
   const keys = await db.select({ n: count() }).from(apiKeys).where(eq(apiKeys.createdBy, target.id)).get();
-  if ((keys?.n ?? 0) > 0) {
+  // Platform secret keys act for their member too (src/platform/platform-keys.ts).
+  const platform = await db.select({ n: count() }).from(platformKeys).where(eq(platformKeys.createdBy, target.id)).get();
+  if ((keys?.n ?? 0) + (platform?.n ?? 0) > 0) {
     throw new ApiError(409, "This member created API keys, which keep their creator; change the member's role instead of removing them.", {
       type: "invalid_request_error",
       code: "member_has_keys",

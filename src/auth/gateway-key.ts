@@ -17,7 +17,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import { ApiError, permissionDenied, unauthorized } from "../errors/api-error";
-import { fingerprint, looksLikeGatewayKey } from "../lib/crypto";
+import { fingerprint, looksLikeGatewayKey, looksLikeSessionToken } from "../lib/crypto";
 import { clientIpOf } from "../iam/cidr";
 import { evaluateClientIp } from "../iam/evaluate";
 import { getDb } from "../db/client";
@@ -62,8 +62,8 @@ export function ipRefusal(ctx: KeyContext, clientIp: string | null): ApiError | 
  * The authentication step of every door that takes a gateway key: the key's context (precise
  * 401s, `resolveGatewayKey`) and its IP rules applied to the client (403).
  */
-export async function authenticateGatewayKey(env: Env, presented: PresentedKey, now = Date.now()): Promise<KeyContext> {
-  const ctx = await resolveGatewayKey(env, presented.secret, now);
+export async function authenticateGatewayKey(env: Env, presented: PresentedKey, now = Date.now(), opts: { sessions?: boolean } = {}): Promise<KeyContext> {
+  const ctx = await resolveGatewayKey(env, presented.secret, now, opts);
   const refused = ipRefusal(ctx, presented.clientIp);
   if (refused) throw refused;
   return ctx;
@@ -81,10 +81,12 @@ export function requireHashSecret(env: Env): string {
  * Resolve a presented secret to its context, or throw the precise 401. IP rules are not applied:
  * doors use `authenticateGatewayKey`; MCP applies `ipRefusal` itself (as tool errors).
  */
-export async function resolveGatewayKey(env: Env, secret: string | null, now = Date.now()): Promise<KeyContext> {
+export async function resolveGatewayKey(env: Env, secret: string | null, now = Date.now(), opts: { sessions?: boolean } = {}): Promise<KeyContext> {
   if (!secret) throw unauthorized("Missing API key: send 'Authorization: Bearer <key>' or 'x-api-key'.", "missing_api_key");
   const hashSecret = requireHashSecret(env);
-  if (!looksLikeGatewayKey(secret)) throw unauthorized("Invalid API key.", "invalid_api_key");
+  // End-user session tokens (src/platform/) are gateway keys of kind `session`, accepted on the
+  // `/v1/*` HTTP API only (`sessions`), never on MCP or for OAuth clients.
+  if (!looksLikeGatewayKey(secret) && !(opts.sessions === true && looksLikeSessionToken(secret))) throw unauthorized("Invalid API key.", "invalid_api_key");
   const fp = await fingerprint(hashSecret, secret);
   let ctx = getCachedContext(fp, now);
   // A cached context may only prove a key live: refusals are decided on fresh data, since the key
@@ -113,7 +115,7 @@ const isLocallyLive = (ctx: KeyContext, now: number): boolean =>
 function assertLocallyLive(ctx: KeyContext, now: number): void {
   const k = ctx.key;
   if (k.status === "deleted") throw unauthorized("This API key has been deleted.", "key_deleted");
-  if (k.expiresAt !== null && k.expiresAt <= now) throw unauthorized("This API key has expired.", "key_expired");
+  if (k.expiresAt !== null && k.expiresAt <= now) throw unauthorized(k.kind === "session" ? "This session has expired; ask the app for a new one." : "This API key has expired.", "key_expired");
   if (k.status !== "active") throw unauthorized("This API key is disabled.", "key_disabled");
 }
 
@@ -283,7 +285,7 @@ const leaseName = (ctx: KeyContext): string => `key:${ctx.key.id}`;
 export function requireGatewayKey(opts: { spend: boolean }): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     // Counted against the rate limits from here; the answer is awaited with the key's own check.
-    let ctx = startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers)));
+    let ctx = startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers), Date.now(), { sessions: true }));
     if (!opts.spend) ctx = await checkKey(c.env, ctx);
     c.set("keyAuth", ctx);
     await next();

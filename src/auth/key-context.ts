@@ -52,6 +52,8 @@ export interface KeyRecord {
   /** The key's own rate limits (null: none); src/rate-limits/. */
   requestsPerMinute?: number | null;
   tokensPerMinute?: number | null;
+  /** End-user sessions (`kind: "session"`): the app's end user; null for other keys. */
+  endUserId?: string | null;
 }
 
 export interface IamRuleRecord {
@@ -224,6 +226,7 @@ async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
       version: k.version,
       requestsPerMinute: k.requestsPerMinute,
       tokensPerMinute: k.tokensPerMinute,
+      endUserId: k.endUserId,
     },
     organization: {
       id: h.organization.id,

@@ -26,6 +26,8 @@ export const crossingsOf = (crossed: readonly Crossing[], threshold: number): Cr
   crossed.filter((c) => c.percentBefore < threshold && c.percent >= threshold);
 
 export async function processBudgetAlerts(env: Env, auth: KeyContext, crossed: readonly Crossing[], now = Date.now()): Promise<void> {
+  // An end-user session's cap is the app's business (src/platform/): no alert to the organization.
+  if (auth.key.kind === "session") return;
   // Nothing below the lowest possible threshold can cross one: skip the D1 read.
   if (!crossed.some((c) => c.percent >= MIN_THRESHOLD && c.percentBefore < 100)) return;
   const db = getDb(env.DB);

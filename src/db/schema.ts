@@ -12,7 +12,8 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 export const PLANS = ["free", "pro", "enterprise"] as const;
 export const ROLES = ["owner", "admin", "developer"] as const;
 export const PROJECT_MODES = ["credits", "api-keys", "hybrid"] as const;
-export const KEY_KINDS = ["standard", "coding-plan", "playground"] as const;
+/** `session`: a short-lived end-user session minted with a platform secret key (src/platform/). */
+export const KEY_KINDS = ["standard", "coding-plan", "playground", "session"] as const;
 export const KEY_STATUSES = ["active", "inactive", "deleted"] as const;
 export const PERIOD_UNITS = ["hour", "day", "week", "month"] as const;
 export const RULE_LEVELS = ["key", "member", "team"] as const;
@@ -181,10 +182,15 @@ export const apiKeys = sqliteTable("api_keys", {
   requestsPerMinute: integer("requests_per_minute", { mode: "number" }),
   tokensPerMinute: integer("tokens_per_minute", { mode: "number" }),
   deletedAt: integer("deleted_at", { mode: "number" }),
+  /** Sessions (`kind: "session"`): the app's end user and the platform secret key that minted it. */
+  endUserId: text("end_user_id"),
+  platformKeyId: text("platform_key_id"),
   createdAt: createdAt(),
   updatedAt: integer("updated_at", { mode: "number" }).notNull().default(sql`(unixepoch() * 1000)`),
 }, (t) => [
   uniqueIndex("api_keys_fingerprint_uq").on(t.fingerprint),
+  index("api_keys_end_user_idx").on(t.projectId, t.endUserId),
+  index("api_keys_platform_key_idx").on(t.platformKeyId),
   index("api_keys_project_idx").on(t.projectId),
   index("api_keys_org_idx").on(t.organizationId),
   index("api_keys_created_by_idx").on(t.createdBy),
@@ -234,6 +240,25 @@ export const masterKeys = sqliteTable("master_keys", {
   revokedAt: integer("revoked_at", { mode: "number" }),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("master_keys_fingerprint_uq").on(t.fingerprint), index("master_keys_org_idx").on(t.organizationId)]);
+
+/**
+ * Platform secret keys (`sk_...`, issue 26 item 9): held by an app's backend to mint end-user
+ * sessions for one project. Only the HMAC fingerprint is stored.
+ */
+export const platformKeys = sqliteTable("platform_keys", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+  /** The member the sessions act for (their member and team rules apply to every session). */
+  createdBy: text("created_by").notNull().references(() => members.id),
+  description: text("description").notNull().default(""),
+  fingerprint: text("fingerprint").notNull(),
+  prefixHint: text("prefix_hint").notNull(),
+  lastUsedAt: integer("last_used_at", { mode: "number" }),
+  lastRolledAt: integer("last_rolled_at", { mode: "number" }),
+  revokedAt: integer("revoked_at", { mode: "number" }),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("platform_keys_fingerprint_uq").on(t.fingerprint), index("platform_keys_org_idx").on(t.organizationId)]);
 
 export const CREDIT_SOURCES = ["bootstrap", "admin"] as const;
 export type CreditSource = (typeof CREDIT_SOURCES)[number];
@@ -377,6 +402,8 @@ export const requestLogs = sqliteTable("request_logs", {
   /** Kind-specific extras, e.g. the stored object key of a generated video. */
   extra: text("extra", { mode: "json" }).$type<Record<string, unknown>>(),
   createdAt: integer("created_at", { mode: "number" }).notNull(),
+  /** The app's end user of a session key (src/platform/); null for other keys. */
+  endUserId: text("end_user_id"),
 }, (t) => [
   index("request_logs_created_idx").on(t.createdAt),
   index("request_logs_project_created_idx").on(t.projectId, t.createdAt),

@@ -1,7 +1,7 @@
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys, iamRules, keySpend, type KeyKind, type PeriodUnit, type RuleType, type RuleValue } from "../db/schema";
-import { fingerprint, newGatewaySecret, prefixHint } from "../lib/crypto";
+import { fingerprint, newGatewaySecret, newSessionSecret, prefixHint } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { requireHashSecret } from "../auth/gateway-key";
 import { syncKeys } from "./sync";
@@ -25,6 +25,8 @@ export interface NewKeyInput {
   iamRules?: Array<{ ruleType: RuleType; ruleValue: RuleValue; status?: "active" | "inactive" }>;
   /** Who sets the limits (default `manager`: owner, admin or master API); see src/keys/update.ts. */
   actor?: KeyActor;
+  /** An end-user session (`kind: "session"`, src/platform/sessions.ts): a `swbs_` token. */
+  session?: { endUserId: string; platformKeyId: string } | undefined;
 }
 
 export type KeyRow = typeof apiKeys.$inferSelect;
@@ -38,7 +40,7 @@ export type KeyActor = "manager" | "developer";
  * Input is assumed validated by the route.
  */
 export async function createGatewayKey(env: Env, input: NewKeyInput): Promise<{ row: KeyRow; token: string }> {
-  const token = newGatewaySecret();
+  const token = input.session ? newSessionSecret() : newGatewaySecret();
   const fp = await fingerprint(requireHashSecret(env), token);
   const db = getDb(env.DB);
   const id = newId("key");
@@ -63,6 +65,8 @@ export async function createGatewayKey(env: Env, input: NewKeyInput): Promise<{ 
       alertThresholdPercent: input.alertThresholdPercent ?? null,
       requestsPerMinute: input.requestsPerMinute ?? null,
       tokensPerMinute: input.tokensPerMinute ?? null,
+      endUserId: input.session?.endUserId ?? null,
+      platformKeyId: input.session?.platformKeyId ?? null,
       limitsSetByManager: (input.actor ?? "manager") === "manager" && (input.usageLimit != null || input.periodUsageLimit != null),
       expirySetByManager: (input.actor ?? "manager") === "manager" && input.expiresAt != null,
       createdAt: now,

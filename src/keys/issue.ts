@@ -10,7 +10,7 @@ import { members, projects, type KeyKind } from "../db/schema";
 import { badRequest, notFound } from "../errors/api-error";
 import { assertRulesAllowedForPlan, storedRuleValue } from "../iam/rules";
 import type { RuleBody } from "../iam/rule-body";
-import { createGatewayKey, type KeyActor, type KeyRow } from "./create";
+import { createGatewayKey, type KeyActor, type KeyRow, type NewKeyInput } from "./create";
 import { mergeLimits, type LimitPatch } from "./limits";
 
 export interface IssueKeyInput extends LimitPatch {
@@ -28,6 +28,7 @@ export interface IssueKeyInput extends LimitPatch {
   iamRules?: RuleBody[] | undefined;
   /** Default `manager` (master API, owners and admins). */
   actor?: KeyActor | undefined;
+  session?: NewKeyInput["session"];
 }
 
 export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now()): Promise<{ row: KeyRow; token: string }> {
@@ -68,6 +69,7 @@ export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now())
     tokensPerMinute: input.tokensPerMinute ?? null,
     ...limits,
     actor: input.actor ?? "manager",
+    session: input.session,
     iamRules: rules.map((r, i) => ({ ruleType: r.ruleType, ruleValue: stored[i]!, status: r.status ?? "active" })),
   });
 }

@@ -13,10 +13,20 @@ const SECRET_BODY_LENGTH = 40;
 export const newGatewaySecret = (): string => GATEWAY_KEY_PREFIX + randomAlphanumeric(SECRET_BODY_LENGTH);
 export const newMasterSecret = (): string => MASTER_KEY_PREFIX + randomAlphanumeric(SECRET_BODY_LENGTH);
 
+/** Platform secret keys (backends mint end-user sessions with them) and the session tokens. */
+export const PLATFORM_KEY_PREFIX = "sk_";
+export const SESSION_TOKEN_PREFIX = "swbs_";
+export const newPlatformSecret = (): string => PLATFORM_KEY_PREFIX + randomAlphanumeric(SECRET_BODY_LENGTH);
+export const newSessionSecret = (): string => SESSION_TOKEN_PREFIX + randomAlphanumeric(SECRET_BODY_LENGTH);
+
 const GATEWAY_KEY_RE = /^swb_[A-Za-z0-9]{40}$/;
 const MASTER_KEY_RE = /^swbm_[A-Za-z0-9]{40}$/;
+const PLATFORM_KEY_RE = /^sk_[A-Za-z0-9]{40}$/;
+const SESSION_TOKEN_RE = /^swbs_[A-Za-z0-9]{40}$/;
 export const looksLikeGatewayKey = (s: string): boolean => GATEWAY_KEY_RE.test(s);
 export const looksLikeMasterKey = (s: string): boolean => MASTER_KEY_RE.test(s);
+export const looksLikePlatformKey = (s: string): boolean => PLATFORM_KEY_RE.test(s);
+export const looksLikeSessionToken = (s: string): boolean => SESSION_TOKEN_RE.test(s);
 
 /** `swb_AbCd…wxYz`: shown in listings instead of the secret. */
 export function prefixHint(secret: string): string {

@@ -16,7 +16,7 @@ export const getUsageInput = {
 };
 
 export const getUsageBreakdownInput = {
-  group_by: z.enum(["provider", "model", "app", "api_key"]).describe("What to rank."),
+  group_by: z.enum(["provider", "model", "app", "api_key", "end_user"]).describe("What to rank (`end_user`: the app end users of platform sessions; other keys rank as `unknown`)."),
   sort_by: z.enum(["requests", "cost", "tokens"]).optional().describe("Ranking order, descending (ties by id). Default `requests`."),
   from: getUsageInput.from,
   to: getUsageInput.to,
@@ -113,7 +113,7 @@ export const usageOutput = {
 export const breakdownOutput = {
   scope,
   period: z.object({ from: z.string(), to: z.string(), timezone: z.literal("UTC") }),
-  groupBy: z.enum(["provider", "model", "app", "api_key"]),
+  groupBy: z.enum(["provider", "model", "app", "api_key", "end_user"]),
   sortBy: z.enum(["requests", "cost", "tokens"]),
   updatedAt: z.string().nullable(),
   rows: z.array(z.object({ id: z.string(), name: z.string(), rank: z.number(), ...totals })),

@@ -32,6 +32,7 @@ const SECURITY: ReadonlyArray<readonly [prefix: string, security: ReadonlyArray<
   ["/mcp", [{ gatewayKey: [] }, { oauth: [] }]],
   ["/sse", [{ gatewayKey: [] }, { oauth: [] }]],
   ["/messages", [{ gatewayKey: [] }, { oauth: [] }]],
+  ["/v1/sessions", [{ platformKey: [] }]],
   ["/v1/models", [{}, { gatewayKey: [] }]],
   ["/v1/providers/metrics", [{}, { gatewayKey: [] }]],
   ["/v1/videos/logs", [{}, { gatewayKey: [] }]],
@@ -39,8 +40,9 @@ const SECURITY: ReadonlyArray<readonly [prefix: string, security: ReadonlyArray<
 ];
 
 const SECURITY_SCHEMES: Json = {
-  gatewayKey: { type: "http", scheme: "bearer", description: "Gateway key `swb_...` (also accepted as `x-api-key`)" },
+  gatewayKey: { type: "http", scheme: "bearer", description: "Gateway key `swb_...` (also accepted as `x-api-key`), or an end-user session token `swbs_...` on `/v1/*`" },
   masterKey: { type: "http", scheme: "bearer", description: "Master key `swbm_...` of an organization" },
+  platformKey: { type: "http", scheme: "bearer", description: "Platform secret key `sk_...` of an app's backend (mints end-user sessions)" },
   adminToken: { type: "http", scheme: "bearer", description: "The operator's `ADMIN_TOKEN` secret" },
   session: { type: "apiKey", in: "cookie", name: "swb_session", description: "Dashboard session cookie from `POST /api/auth/sign-in`; state-changing requests also send `x-csrf-token`" },
   oauth: {

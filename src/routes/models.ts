@@ -100,7 +100,7 @@ modelsRoutes.get("/", validate("query", querySchema), async (c) => {
   if (!presented) return json(q.mapped ? catalogue.body.mapped : catalogue.body.aggregated, "public, max-age=60");
 
   // A key was sent: it must be valid (401 otherwise), even for include_restricted.
-  const ctx = await checkKey(c.env, startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers))));
+  const ctx = await checkKey(c.env, startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers), Date.now(), { sessions: true })));
   if (q.includeRestricted) return json(q.mapped ? catalogue.body.mapped : catalogue.body.aggregated, "private, max-age=60");
 
   const clientIp = clientIpOf(c.req.raw.headers);
@@ -131,7 +131,7 @@ modelsRoutes.get("/:id{.+}", validate("param", idParam), async (c) => {
   const id = c.req.valid("param").id;
   const unknown = () => notFound(`The model '${id}' does not exist. See GET /v1/models for available ids.`, "model_not_found");
   const presented = c.req.header("authorization") !== undefined || c.req.header("x-api-key") !== undefined;
-  const ctx = presented ? await checkKey(c.env, startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers)))) : null;
+  const ctx = presented ? await checkKey(c.env, startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers), Date.now(), { sessions: true }))) : null;
   const clientIp = clientIpOf(c.req.raw.headers);
   const now = Date.now();
   const ref = parseModelRef(id);

@@ -102,7 +102,7 @@ videoRoutes.get("/logs/:log_id/content", validate("param", contentParams), valid
     if (!(await verifyPlaybackToken(c.env, logId, token))) throw unauthorized("Invalid or expired playback token.", "invalid_token");
     return streamVideoContent(c.env, logId, null, headers);
   }
-  const ctx = await checkKey(c.env, startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers))));
+  const ctx = await checkKey(c.env, startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers), Date.now(), { sessions: true })));
   return streamVideoContent(c.env, logId, ctx.organization.id, headers);
 });
 

@@ -274,7 +274,8 @@ function toTotals(s: Sums): UsageTotals {
 
 // ---------- grouping ----------
 
-export type GroupBy = "provider" | "model" | "app" | "api_key";
+/** `end_user`: the app's end user of session keys (src/platform/); other keys rank as `unknown`. */
+export type GroupBy = "provider" | "model" | "app" | "api_key" | "end_user";
 export type SortBy = "requests" | "cost" | "tokens";
 
 const GROUP_COLUMN: Record<GroupBy, string> = {
@@ -282,6 +283,8 @@ const GROUP_COLUMN: Record<GroupBy, string> = {
   model: "model",
   app: "source_app",
   api_key: "api_key_id",
+  // The session key's end user, looked up per aggregate row (no join: the scope filter names usage_hourly's columns).
+  end_user: "(SELECT k.end_user_id FROM api_keys AS k WHERE k.id = usage_hourly.api_key_id)",
 };
 
 /** Grouped sums, with app aliases merged and `unknown` for empty values. */
@@ -325,6 +328,10 @@ async function displayNames(db: Db, scope: AnalyticsScope, groupBy: GroupBy, ids
     );
     for (const r of rows) names.set(r.id, r.description || r.prefixHint);
     for (const id of ids) if (!names.has(id)) names.set(id, "Deleted key");
+    return names;
+  }
+  if (groupBy === "end_user") {
+    for (const id of ids) names.set(id, id === UNKNOWN_APP ? "No end user (API keys)" : id);
     return names;
   }
   for (const id of ids) {

@@ -82,6 +82,7 @@ export function toLogRow(i: RequestLogInput): typeof requestLogs.$inferInsert {
     routing: i.routing ?? [],
     extra: i.extra ?? null,
     createdAt: i.createdAt,
+    endUserId: i.auth.key.endUserId ?? null,
   };
 }
 
@@ -98,7 +99,7 @@ const COLUMNS: ReadonlyArray<readonly [keyof LogRow, string]> = [
   ["cachedTokens", "cached_tokens"], ["cacheWriteTokens", "cache_write_tokens"], ["totalTokens", "total_tokens"],
   ["costPico", "cost_pico"], ["creditsCostPico", "credits_cost_pico"], ["byokCostPico", "byok_cost_pico"],
   ["dataStorageCostPico", "data_storage_cost_pico"], ["latencyMs", "latency_ms"], ["ttftMs", "ttft_ms"],
-  ["routing", "routing"], ["extra", "extra"], ["createdAt", "created_at"],
+  ["routing", "routing"], ["extra", "extra"], ["createdAt", "created_at"], ["endUserId", "end_user_id"],
 ];
 
 /** SQL column names in the order of a serialized row (`requestLogJson`, the queue's records). */

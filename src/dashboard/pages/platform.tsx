@@ -1,7 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
- * Platform page (issue 26): the organization's master keys (owners only) and credits (balance,
- * ledger of top-ups and corrections, low-balance alert threshold; owners and admins). Every change
+ * Platform page (issue 26): the organization's master keys (owners only), credits (balance,
+ * ledger of top-ups and corrections, low-balance alert threshold), platform secret keys, end-user
+ * sessions and usage by end user (owners and admins). Every change
  * is a `<form data-api>` call to the session API; a new secret appears once in the secret dialog.
  */
 import type { FC } from "hono/jsx";
@@ -9,6 +10,8 @@ import type { Env } from "../../env";
 import { listMasterKeys, type PublicMasterKey } from "../../organizations/master-keys";
 import { listMembers } from "../../actions/members";
 import { creditLedgerView } from "../../billing/credit-ledger";
+import { listPlatformKeys } from "../../platform/platform-keys";
+import { endUserUsage, listSessions } from "../../platform/sessions";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead, Submit } from "../layout";
 import { RemoveButton } from "./organization-forms";
@@ -23,8 +26,11 @@ export async function loadPlatformPage(env: Env, ctx: PageContext) {
     owner ? listMembers(env, org) : Promise.resolve([]),
     admin ? creditLedgerView(env, org, 50) : Promise.resolve(null),
   ]);
+  const [platformKeys, sessions, usage] = admin
+    ? await Promise.all([listPlatformKeys(env, org), listSessions(env, { organizationId: org }, { limit: 50 }), endUserUsage(env, org, { limit: 50 })])
+    : [[], [], null];
   const emails = new Map(memberRows.map((m) => [m.id, m.email]));
-  return { owner, masterKeys, emails, credits };
+  return { owner, admin, masterKeys, emails, credits, platformKeys, sessions, usage };
 }
 
 type PlatformData = Awaited<ReturnType<typeof loadPlatformPage>>;
@@ -142,10 +148,131 @@ const Credits: FC<{ credits: NonNullable<PlatformData["credits"]> }> = ({ credit
   </section>
 );
 
+function Rows<T>({ head, rows, cells, empty, caption }: { head: string[]; rows: T[]; cells: (r: T) => unknown[]; empty: string; caption: string }) {
+  if (!rows.length) return <p class="empty">{empty}</p>;
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption class="sr-only">{caption}</caption>
+        <thead>
+          <tr>
+            {head.map((h) => (
+              <th scope="col">{h}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr>
+              {cells(r).map((c) => (
+                <td>{c}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+const PlatformKeys: FC<{ ctx: PageContext; data: PlatformData }> = ({ ctx, data }) => {
+  const projectName = new Map(ctx.projects.map((p) => [p.id, p.name]));
+  return (
+    <section class="card" aria-labelledby="sk-title">
+      <h2 id="sk-title">Platform secret keys (sk_)</h2>
+      <p class="hint">
+        An app's backend uses a platform secret key to mint short-lived end-user sessions (see <code>docs/platform-keys.md</code>). Revoking a key also revokes every session it minted.
+      </p>
+      <Rows
+        caption="Platform secret keys"
+        head={["Key", "Description", "Project", "Status", "Active sessions", "Last used", "Actions"]}
+        rows={data.platformKeys}
+        empty="No platform secret keys."
+        cells={(k) => [
+          <code>{k.prefix}</code>,
+          k.description || "—",
+          projectName.get(k.projectId) ?? k.projectId,
+          <span class={`badge ${k.status === "active" ? "ok" : "warn"}`}>{k.status}</span>,
+          String(k.activeSessions),
+          formatDate(k.lastUsedAt, "never"),
+          k.status === "active" ? (
+            <>
+              <form class="actions" data-api={`/api/platform-keys/${k.id}/roll`} data-confirm={`Roll ${k.prefix}? Its current secret stops working at once.`}>
+                <button class="sm" type="submit">
+                  Roll<span class="sr-only">{` ${k.prefix}`}</span>
+                </button>
+              </form>
+              <RemoveButton api={`/api/platform-keys/${k.id}`} label="Revoke" context={k.prefix} confirm={`Revoke ${k.prefix} and every session it minted?`} />
+            </>
+          ) : null,
+        ]}
+      />
+      <form data-api="/api/platform-keys">
+        <div class="row">
+          <div class="field">
+            <label for="sk-project">Project</label>
+            <select id="sk-project" name="projectId">
+              {ctx.projects.map((p) => (
+                <option value={p.id} selected={p.id === ctx.project?.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="sk-description">Description</label>
+            <input id="sk-description" name="description" maxlength={256} placeholder="e.g. web app backend" />
+          </div>
+        </div>
+        <Submit class="primary" label="Create platform secret key" />
+      </form>
+    </section>
+  );
+};
+
+const Sessions: FC<{ data: PlatformData }> = ({ data }) => (
+  <section class="card" aria-labelledby="eus-title">
+    <h2 id="eus-title">End-user sessions</h2>
+    <Rows
+      caption="End-user sessions, newest first"
+      head={["End user", "Status", "Spent / cap", "Expires", "Actions"]}
+      rows={data.sessions}
+      empty="No end-user sessions yet."
+      cells={(s) => [
+        <code>{s.endUserId}</code>,
+        <span class={`badge ${s.status === "active" ? "ok" : "warn"}`}>{s.status}</span>,
+        `${formatUsd(s.spent ?? "0")} / ${formatUsd(s.spendCap)}`,
+        formatDate(s.expiresAt),
+        s.status === "active" ? (
+          <>
+            <RemoveButton api={`/api/end-user-sessions/${s.id}`} label="Revoke" context={`session of ${s.endUserId ?? ""}`} confirm={`Revoke this session of ${s.endUserId ?? ""}?`} />
+            <RemoveButton
+              api={`/api/end-user-sessions?endUserId=${encodeURIComponent(s.endUserId ?? "")}`}
+              label="Revoke all of this user"
+              context={s.endUserId ?? ""}
+              confirm={`Revoke every session of ${s.endUserId ?? ""}?`}
+            />
+          </>
+        ) : null,
+      ]}
+    />
+    <h3>Usage by end user (last 30 days)</h3>
+    <Rows
+      caption="Usage by end user"
+      head={["End user", "Requests", "Tokens", "Cost", "Sessions"]}
+      rows={data.usage?.endUsers ?? []}
+      empty="No end-user usage in the analytics yet (it follows the hourly aggregation)."
+      cells={(u) => [<code>{u.endUserId}</code>, String(u.requests), String(u.totalTokens), formatUsd(u.cost), String(u.sessions)]}
+    />
+  </section>
+);
+
 export const PlatformPage: FC<{ ctx: PageContext; data: PlatformData }> = ({ ctx, data }) => (
   <Layout title="Platform" ctx={ctx}>
-    <PageHead title="Platform" sub="Master keys and credits of the organization" />
+    <PageHead title="Platform" sub="Credits, master keys, platform secret keys and end-user sessions of the organization" />
     {data.credits ? <Credits credits={data.credits} /> : null}
     {data.owner ? <MasterKeys data={data} /> : <p class="muted">Only owners manage master keys.</p>}
+    {data.admin ? <PlatformKeys ctx={ctx} data={data} /> : null}
+    {data.admin ? <Sessions data={data} /> : <p class="muted">Only owners and admins manage platform secret keys and end-user sessions.</p>}
   </Layout>
 );

@@ -39,6 +39,7 @@ const RANKINGS: Array<{ by: GroupBy; title: string }> = [
   { by: "model", title: "Models" },
   { by: "app", title: "Apps" },
   { by: "api_key", title: "API keys" },
+  { by: "end_user", title: "End users" },
 ];
 
 const RANKING_ROWS = 1000;

@@ -16,6 +16,7 @@ import { dashboardRuleRoutes, requireManager } from "./rules";
 import { dashboardOrganizationRoutes } from "./organization";
 import { dashboardOrganizationAdminRoutes, ORGANIZATION_ADMIN_PATHS } from "./organization-admin";
 import { dashboardMasterKeyRoutes } from "./master-keys";
+import { dashboardPlatformRoutes, PLATFORM_PATHS, requireOrgAdmin } from "./platform";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   const session = await readSession(c.env, c.req.header("cookie"));
@@ -47,6 +48,8 @@ dashboardRoutes.use("/notifications", requireSession);
 dashboardRoutes.use("/master-keys", requireSession);
 dashboardRoutes.use("/master-keys/*", requireSession);
 dashboardRoutes.route("/master-keys", dashboardMasterKeyRoutes);
+for (const path of PLATFORM_PATHS) dashboardRoutes.use(path, requireSession, requireOrgAdmin);
+dashboardRoutes.route("/", dashboardPlatformRoutes);
 dashboardRoutes.route("/keys", dashboardKeyRoutes);
 for (const path of ["/members/:ref/iam", "/members/:ref/iam/*", "/teams/:ref/iam", "/teams/:ref/iam/*"]) {
   dashboardRoutes.use(path, requireSession, requireManager);

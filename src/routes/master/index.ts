@@ -18,6 +18,7 @@ import { masterMasterKeyRoutes } from "./master-keys";
 import { masterCreditRoutes } from "./credits";
 import { masterLogRoutes } from "./logs";
 import { spendLimitRoutes } from "./spend-limits";
+import { masterPlatformRoutes } from "./platform";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);
@@ -32,6 +33,7 @@ masterRoutes.route("/organization", organizationRoutes);
 masterRoutes.route("/master-keys", masterMasterKeyRoutes);
 masterRoutes.route("/credits", masterCreditRoutes);
 masterRoutes.route("/logs", masterLogRoutes);
+masterRoutes.route("/", masterPlatformRoutes);
 
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)
 masterRoutes.route("/keys", masterKeyRoutes);
