@@ -148,8 +148,9 @@ export async function loadKeyContext(db: Db, fp: string): Promise<KeyLookup> {
  * object decides liveness (secret, status, expiry, version) on every request.
  */
 export async function readKeyContext(d1: D1Database, fp: string, accept: (ctx: KeyContext) => boolean): Promise<KeyLookup> {
-  const near = await loadKeyContext(replicaReads(d1), fp);
-  if (near.found && accept(near.context)) return near;
+  // A replica that cannot answer (its region unreachable) costs latency, not the request.
+  const near = await loadKeyContext(replicaReads(d1), fp).catch(() => null);
+  if (near?.found && accept(near.context)) return near;
   return loadKeyContext(primaryReads(d1), fp);
 }
 
@@ -260,5 +261,6 @@ export async function loadKeyContextById(db: Db, keyId: string): Promise<KeyCont
 
 /** `loadKeyContextById` near the caller: a replica, and the primary when the replica has no such key. */
 export async function readKeyContextById(d1: D1Database, keyId: string): Promise<KeyContext | null> {
-  return (await loadKeyContextById(replicaReads(d1), keyId)) ?? loadKeyContextById(primaryReads(d1), keyId);
+  const near = await loadKeyContextById(replicaReads(d1), keyId).catch(() => null);
+  return near ?? loadKeyContextById(primaryReads(d1), keyId);
 }

@@ -7,7 +7,8 @@
  * The replica is a stand-in around the real D1 binding: until `freeze()` it reads the primary and
  * remembers every answer; from then on it has stopped replicating: a statement it served before
  * gets the same answer (the rows as they were), any other gets no rows (rows written after the
- * freeze, e.g. a key created a moment ago elsewhere). Every round trip is counted per site.
+ * freeze, e.g. a key created a moment ago elsewhere). `down` makes every replica round trip
+ * fail (its region unreachable). Every round trip is counted per site.
  */
 import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
@@ -28,6 +29,8 @@ const NO_ROWS = { results: [], success: true, meta: {} } as unknown as D1Result;
 class LaggingReplica {
   /** Round trips (a statement or a batch) that reached each site. */
   calls = { replica: 0, primary: 0 };
+  /** The replica's region is unreachable: every replica round trip fails. */
+  down = false;
   private frozen = false;
   private readonly seen = new Map<string, unknown>();
 
@@ -75,6 +78,7 @@ class LaggingReplica {
   private replicaSite(real: D1DatabaseSession) {
     const served = async <T>(key: string, read: () => Promise<T>, none: T): Promise<T> => {
       this.calls.replica++;
+      if (this.down) throw new Error("D1_ERROR: replica unreachable");
       if (this.frozen) return this.seen.has(key) ? (this.seen.get(key) as T) : none;
       const out = await read();
       this.seen.set(key, out);
@@ -148,6 +152,17 @@ describe("D1 read replicas on the request path", () => {
     const replica = new LaggingReplica(env.DB);
     replica.freeze();
     expect(await rejection(resolveGatewayKey(replica.env(), `swb_${"b".repeat(40)}`))).toMatchObject({ status: 401, code: "invalid_api_key" });
+    expect(replica.calls.primary).toBeGreaterThan(0);
+  });
+
+  it("a replica that cannot answer costs a primary read, not the request", async () => {
+    const org = await seedOrg();
+    const replica = new LaggingReplica(env.DB);
+    replica.down = true;
+    const near = replica.env();
+    const ctx = await resolveGatewayKey(near, org.key);
+    expect((await admitKey(near, ctx, 0n)).context.key.id).toBe(org.keyId);
+    expect(replica.calls.replica).toBeGreaterThan(0);
     expect(replica.calls.primary).toBeGreaterThan(0);
   });
 
