@@ -21,7 +21,7 @@ import { ApiError, permissionDenied, unauthorized } from "../errors/api-error";
 import { fingerprint, looksLikeGatewayKey } from "../lib/crypto";
 import { clientIpOf } from "../iam/cidr";
 import { evaluateClientIp } from "../iam/evaluate";
-import { readKeyContext, type KeyContext } from "./key-context";
+import { readKeyContext, readKeyContextOnPrimary, type KeyContext } from "./key-context";
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
@@ -63,8 +63,17 @@ export function ipRefusal(ctx: KeyContext, clientIp: string | null): ApiError | 
 export async function authenticateGatewayKey(env: Env, presented: PresentedKey, now = Date.now()): Promise<KeyContext> {
   const ctx = await resolveGatewayKey(env, presented.secret, now);
   const refused = ipRefusal(ctx, presented.clientIp);
-  if (refused) throw refused;
-  return ctx;
+  if (!refused) return ctx;
+  // The rules came from the isolate cache or a read replica, either of which may predate a rule
+  // change: a refusal is decided on the primary's rules (docs/architecture.md, D1 read replicas).
+  evictContext(ctx.key.fingerprint);
+  const fresh = await readKeyContextOnPrimary(env.DB, ctx.key.fingerprint);
+  if (!fresh.found) throw refused;
+  assertLocallyLive(fresh.context, now);
+  const still = ipRefusal(fresh.context, presented.clientIp);
+  if (still) throw still;
+  cacheContext(ctx.key.fingerprint, fresh.context);
+  return fresh.context;
 }
 
 export function requireHashSecret(env: Env): string {

@@ -154,6 +154,9 @@ export async function readKeyContext(d1: D1Database, fp: string, accept: (ctx: K
   return loadKeyContext(primaryReads(d1), fp);
 }
 
+/** The key's context as the primary has it (a refusal that replica or cached data would decide). */
+export const readKeyContextOnPrimary = (d1: D1Database, fp: string): Promise<KeyLookup> => loadKeyContext(primaryReads(d1), fp);
+
 type HeadRow = {
   key: typeof apiKeys.$inferSelect;
   organization: typeof organizations.$inferSelect;

@@ -14,7 +14,9 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { addKey, rejection, seedOrg } from "../helpers/fixtures";
-import { admitKey, checkKey, resolveGatewayKey } from "../../src/auth/gateway-key";
+import { admitKey, authenticateGatewayKey, checkKey, resolveGatewayKey } from "../../src/auth/gateway-key";
+import { createRule, deleteRule } from "../../src/iam/rules";
+import { pathCallsHeader, worldEnv } from "../../src/lib/debug-world";
 import { clearKeyCache } from "../../src/auth/key-cache";
 import { rollKey } from "../../src/keys/roll";
 import { updateKey } from "../../src/keys/update";
@@ -230,5 +232,28 @@ describe("D1 read replicas on the request path", () => {
     const reloaded = await checkKey(near, ctx, { spending: true });
     expect(reloaded.key.version).toBe(ctx.key.version + 1);
     expect(replica.calls.primary).toBeGreaterThan(0);
+  });
+
+  it("a deny rule removed a moment ago no longer refuses, although the replica (or the cache) still has it", async () => {
+    const org = await seedOrg();
+    const target = { organizationId: org.orgId, level: "key" as const, targetId: org.keyId };
+    const rule = await createRule(env, target, { ruleType: "deny_ip_cidrs", ruleValue: { ipCidrs: ["10.66.0.0/16"] } });
+    const replica = new LaggingReplica(env.DB);
+    const near = replica.env();
+    const from = { secret: org.key, clientIp: "10.66.1.2" };
+    expect(await rejection(authenticateGatewayKey(near, from))).toMatchObject({ status: 403, code: "permission_denied" });
+    replica.freeze(); // the replica keeps the deny rule
+    await deleteRule(env, target, rule.id);
+
+    const ctx = await authenticateGatewayKey(near, from);
+    expect(ctx.rules.key).toHaveLength(0);
+    expect((await admitKey(near, ctx, 0n)).context.key.id).toBe(org.keyId);
+  });
+
+  it("the world-latency bench counts a cold key load as replica reads (near), none on the primary (far)", async () => {
+    const org = await seedOrg();
+    const traced = worldEnv(Object.create(env, { DEBUG_PATH_CALLS: { value: "1", enumerable: true } }) as Env);
+    await resolveGatewayKey(traced, org.key);
+    expect(pathCallsHeader(traced)).toMatch(/^far=0;near=2;/);
   });
 });
