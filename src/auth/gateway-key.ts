@@ -1,7 +1,8 @@
 /**
  * Gateway key authentication (`Authorization: Bearer swb_...` or `x-api-key`).
  *
- * `requireGatewayKey` resolves the KeyContext (isolate cache, else D1) and rejects keys that are
+ * `requireGatewayKey` resolves the KeyContext (isolate cache, else D1: a nearby read replica, the
+ * primary when the replica's answer would refuse; `readKeyContext`) and rejects keys that are
  * unknown, deleted, disabled or expired by the cached data, then applies the key's IP rules to the
  * client (403 `permission_denied`): every door that takes a key authenticates through
  * `authenticateGatewayKey(env, presentedKey(headers))`, so none answers an outside client (issue 22;
@@ -20,8 +21,7 @@ import { ApiError, permissionDenied, unauthorized } from "../errors/api-error";
 import { fingerprint, looksLikeGatewayKey, looksLikeSessionToken } from "../lib/crypto";
 import { clientIpOf } from "../iam/cidr";
 import { evaluateClientIp } from "../iam/evaluate";
-import { getDb } from "../db/client";
-import { loadKeyContext, type KeyContext } from "./key-context";
+import { readKeyContext, readKeyContextOnPrimary, type KeyContext } from "./key-context";
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
@@ -65,8 +65,17 @@ export function ipRefusal(ctx: KeyContext, clientIp: string | null): ApiError | 
 export async function authenticateGatewayKey(env: Env, presented: PresentedKey, now = Date.now(), opts: { sessions?: boolean } = {}): Promise<KeyContext> {
   const ctx = await resolveGatewayKey(env, presented.secret, now, opts);
   const refused = ipRefusal(ctx, presented.clientIp);
-  if (refused) throw refused;
-  return ctx;
+  if (!refused) return ctx;
+  // The rules came from the isolate cache or a read replica, either of which may predate a rule
+  // change: a refusal is decided on the primary's rules (docs/architecture.md, D1 read replicas).
+  evictContext(ctx.key.fingerprint);
+  const fresh = await readKeyContextOnPrimary(env.DB, ctx.key.fingerprint);
+  if (!fresh.found) throw refused;
+  assertLocallyLive(fresh.context, now);
+  const still = ipRefusal(fresh.context, presented.clientIp);
+  if (still) throw still;
+  cacheContext(ctx.key.fingerprint, fresh.context);
+  return fresh.context;
 }
 
 export function requireHashSecret(env: Env): string {
@@ -96,7 +105,8 @@ export async function resolveGatewayKey(env: Env, secret: string | null, now = D
     ctx = undefined;
   }
   if (!ctx) {
-    const found = await loadKeyContext(getDb(env.DB), fp);
+    // Near the caller (a read replica); anything that would refuse is re-read on the primary.
+    const found = await readKeyContext(env.DB, fp, (c) => isLocallyLive(c, now));
     if (!found.found) {
       throw found.rolled
         ? unauthorized("This API key secret was rolled; use the new secret.", "key_rolled")
@@ -143,7 +153,8 @@ async function applyGate(env: Env, ctx: KeyContext, gate: GateResult): Promise<K
   }
   if (gate.version === ctx.key.version) return ctx;
   evictContext(ctx.key.fingerprint);
-  const fresh = await loadKeyContext(getDb(env.DB), ctx.key.fingerprint);
+  // The object's version is the floor: a replica that has not caught up on it is skipped.
+  const fresh = await readKeyContext(env.DB, ctx.key.fingerprint, (c) => c.key.version >= gate.version);
   if (!fresh.found) throw unauthorized("This API key has been deleted.", "key_deleted");
   cacheContext(ctx.key.fingerprint, fresh.context);
   assertLocallyLive(fresh.context, Date.now());

@@ -5,7 +5,7 @@
  * reports the key's `version`; a newer version makes the isolate reload this context.
  */
 import { and, eq, inArray, or } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { primaryReads, replicaReads, type Db } from "../db/client";
 import {
   apiKeys,
   customModels,
@@ -158,6 +158,24 @@ export async function loadKeyContext(db: Db, fp: string): Promise<KeyLookup> {
   return { found: true, context: await loadDetails(db, { key, organization, project, member, user }) };
 }
 
+/**
+ * The request path's read of a key (docs/architecture.md, "D1 read replicas on the request path"):
+ * through a nearby read replica, then, only when the replica's answer is not one `accept`s (no
+ * row: a key created a moment ago elsewhere; a dead or older row the replica has not caught up
+ * on), once more on the primary, whose answer stands. A replica answer can therefore only ever
+ * admit, never refuse; and it admits no more than the key's KeyState object allows, since that
+ * object decides liveness (secret, status, expiry, version) on every request.
+ */
+export async function readKeyContext(d1: D1Database, fp: string, accept: (ctx: KeyContext) => boolean): Promise<KeyLookup> {
+  // A replica that cannot answer (its region unreachable) costs latency, not the request.
+  const near = await loadKeyContext(replicaReads(d1), fp).catch(() => null);
+  if (near?.found && accept(near.context)) return near;
+  return loadKeyContext(primaryReads(d1), fp);
+}
+
+/** The key's context as the primary has it (a refusal that replica or cached data would decide). */
+export const readKeyContextOnPrimary = (d1: D1Database, fp: string): Promise<KeyLookup> => loadKeyContext(primaryReads(d1), fp);
+
 type HeadRow = {
   key: typeof apiKeys.$inferSelect;
   organization: typeof organizations.$inferSelect;
@@ -277,4 +295,10 @@ export async function loadKeyContextById(db: Db, keyId: string): Promise<KeyCont
   if (!fp) return null;
   const found = await loadKeyContext(db, fp);
   return found.found ? found.context : null;
+}
+
+/** `loadKeyContextById` near the caller: a replica, and the primary when the replica has no such key. */
+export async function readKeyContextById(d1: D1Database, keyId: string): Promise<KeyContext | null> {
+  const near = await loadKeyContextById(replicaReads(d1), keyId).catch(() => null);
+  return near ?? loadKeyContextById(primaryReads(d1), keyId);
 }

@@ -16,6 +16,26 @@ export function getDb(d1: D1Database): Db {
 }
 
 /**
+ * Reads on the request path (docs/architecture.md, "D1 read replicas on the request path"): a new
+ * D1 session whose reads may go to the nearest read replica (`first-unconstrained`). Its answers
+ * can lag the primary, so they may only ever admit: whoever reads through it confirms anything
+ * that would refuse (no row, a dead key, an older version) with `primaryReads` before answering.
+ * Without read replication enabled, both sessions read the primary. One session per lookup, so
+ * the lookup's statements see one consistent snapshot (the Sessions API's sequential consistency).
+ */
+export function replicaReads(d1: D1Database): Db {
+  return drizzle(sessionAsDatabase(d1.withSession("first-unconstrained")), { schema });
+}
+
+/** Reads that must see the latest writes: a session whose first statement goes to the primary. */
+export function primaryReads(d1: D1Database): Db {
+  return drizzle(sessionAsDatabase(d1.withSession("first-primary")), { schema });
+}
+
+// drizzle's D1 driver uses only `prepare` and `batch`, which a session has like the binding.
+const sessionAsDatabase = (session: D1DatabaseSession): D1Database => session as unknown as D1Database;
+
+/**
  * Most parameters one D1 statement may bind (developers.cloudflare.com/d1/platform/limits/,
  * "Maximum bound parameters per query"); beyond it D1 fails with "too many SQL variables". Local
  * D1 (workerd) enforces the same limit. `inArray(column, list)` binds one parameter per element,
