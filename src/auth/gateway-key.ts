@@ -15,7 +15,7 @@ import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import { ApiError, unauthorized } from "../errors/api-error";
 import { fingerprint, looksLikeGatewayKey } from "../lib/crypto";
-import { getDb } from "../db/client";
+import { primaryDb, replicaDb } from "../db/client";
 import { loadKeyContext, type KeyContext } from "./key-context";
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
@@ -54,7 +54,10 @@ export async function resolveGatewayKey(env: Env, secret: string | null, now = D
     ctx = undefined;
   }
   if (!ctx) {
-    const found = await loadKeyContext(getDb(env.DB), fp);
+    // Near the caller first (a read replica); a replica that lags behind a key created, re-enabled
+    // or extended a moment ago must not refuse it, so the primary answers before any 401.
+    let found = await loadKeyContext(replicaDb(env.DB), fp);
+    if (!found.found || !isLocallyLive(found.context, now)) found = await loadKeyContext(primaryDb(env.DB), fp);
     if (!found.found) {
       throw found.rolled
         ? unauthorized("This API key secret was rolled; use the new secret.", "key_rolled")
@@ -101,7 +104,9 @@ async function applyGate(env: Env, ctx: KeyContext, gate: GateResult): Promise<K
   }
   if (gate.version === ctx.key.version) return ctx;
   evictContext(ctx.key.fingerprint);
-  const fresh = await loadKeyContext(getDb(env.DB), ctx.key.fingerprint);
+  // The object has the newer version: a replica that does not show it yet is bypassed.
+  let fresh = await loadKeyContext(replicaDb(env.DB), ctx.key.fingerprint);
+  if (!fresh.found || fresh.context.key.version < gate.version) fresh = await loadKeyContext(primaryDb(env.DB), ctx.key.fingerprint);
   if (!fresh.found) throw unauthorized("This API key has been deleted.", "key_deleted");
   cacheContext(ctx.key.fingerprint, fresh.context);
   assertLocallyLive(fresh.context, Date.now());

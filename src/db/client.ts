@@ -16,6 +16,18 @@ export function getDb(d1: D1Database): Db {
 }
 
 /**
+ * Request-path reads near the caller: a D1 session that may answer from the nearest read replica
+ * (Sessions API, `first-unconstrained`). A replica may lag behind the primary, so a read that
+ * would refuse a request (a key not found, a key not live, an older version than its object
+ * reports) is asked again with `primaryDb` before it refuses (src/auth/gateway-key.ts). Writes,
+ * and reads that must see them, use the binding itself (the primary).
+ */
+export const replicaDb = (d1: D1Database): Db => drizzle(d1.withSession("first-unconstrained") as unknown as D1Database, { schema });
+
+/** A D1 session whose first read goes to the primary: the answer of record before refusing. */
+export const primaryDb = (d1: D1Database): Db => drizzle(d1.withSession("first-primary") as unknown as D1Database, { schema });
+
+/**
  * Most parameters one D1 statement may bind (developers.cloudflare.com/d1/platform/limits/,
  * "Maximum bound parameters per query"); beyond it D1 fails with "too many SQL variables". Local
  * D1 (workerd) enforces the same limit. `inArray(column, list)` binds one parameter per element,
