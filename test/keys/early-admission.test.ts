@@ -168,7 +168,8 @@ describe("admin changes under load with early calls in flight", () => {
       }
     };
     const load = Promise.all(Array.from({ length: 6 }, (_, w) => hammer(w)));
-    await sleep(400);
+    // Change the key once the load is served (admitted requests, a lease in this isolate).
+    for (let i = 0; i < 100 && earlyOk < 3; i++) await sleep(50);
     const current = await getDb(env.DB).select().from(apiKeys).where(eq(apiKeys.id, row.id)).get();
     if (change === "disable") await updateKey(env, current!, { status: "inactive" });
     else await rollKey(env, current!);

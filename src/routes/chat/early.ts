@@ -15,8 +15,13 @@
  * per state change.
  */
 import type { Env } from "../../env";
+import type { KeyContext } from "../../auth/key-context";
 import type { ChatRequest } from "../../providers/types";
-import type { Candidate } from "../../routing/candidates";
+import type { Candidate, RequestNeeds, Selection } from "../../routing/candidates";
+import { orderCandidates } from "../../routing/order";
+import { explorationRate, pinnedProbeRate } from "../../routing/score";
+import { routeStats } from "../../routing/live-metrics";
+import { cacheKey, isCacheable, readCache, type CachedAnswer } from "../../cache/response-cache";
 import { countCancelledEarly } from "../../lib/debug-world";
 import { runAttempt, type AttemptResult } from "./attempt";
 
@@ -104,4 +109,45 @@ export function startEarly(env: Env, req: ChatRequest, cand: Candidate, stream: 
         .catch(() => undefined);
     },
   };
+}
+
+/** The request's ranked plan of candidates. */
+export const planFor = (env: Env, headers: Headers, candidates: Candidate[], needs: RequestNeeds): Candidate[] =>
+  orderCandidates(candidates, needs, {
+    noFallback: (headers.get("x-no-fallback") ?? "").trim().toLowerCase() === "true",
+    explorationRate: explorationRate(env),
+    pinnedProbeRate: pinnedProbeRate(env),
+    stats: (c) => routeStats(c.providerId, c.modelId),
+  });
+
+/** What ran while admission is asked: the cache read, then (no hit) the plan and its first attempt. */
+export interface BeforeAdmission {
+  key: string | null;
+  hit: CachedAnswer | null;
+  plan: Candidate[] | null;
+  call: EarlyCall | null;
+}
+
+/**
+ * Runs while admission is asked: the response cache read (a hit is served only once admitted),
+ * else the plan and, when `earlyAllowed`, its first attempt.
+ */
+export async function startBeforeAdmission(
+  input: { env: Env; headers: Headers; signal?: AbortSignal },
+  auth: KeyContext,
+  req: ChatRequest,
+  selection: Extract<Selection, { ok: true }>,
+  stream: boolean,
+): Promise<BeforeAdmission> {
+  const { env, headers } = input;
+  let key: string | null = null;
+  if (isCacheable(auth, req, headers)) {
+    key = await cacheKey(auth, req);
+    const hit = await readCache(env, key);
+    if (hit && (hit.kind === "stream") === stream) return { key, hit, plan: null, call: null };
+  }
+  const plan = planFor(env, headers, selection.candidates, selection.needs);
+  const first = plan[0];
+  if (!first || !earlyAllowed(auth.key.id, auth.organization.id, first.credential.source === "credits")) return { key, hit: null, plan, call: null };
+  return { key, hit: null, plan, call: startEarly(env, req, first, stream, auth.key.id, input.signal) };
 }

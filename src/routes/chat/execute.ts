@@ -3,8 +3,9 @@
  *
  * validate -> model id -> candidates (capabilities, compliance, credentials, IAM) -> admitKey and,
  * for credit-paid candidates, admitCredits (the key's and the organization's budget objects, asked
- * at the same time; docs/admission.md) -> response cache -> ranked attempts with failover ->
- * OpenAI JSON or SSE. Everything after the answer (request log, settlement, live metrics, cache
+ * at the same time; docs/admission.md), and while they answer: the response cache read and the
+ * first attempt (an early call, early.ts; nothing released before admission answered, cancelled if
+ * it refuses) -> ranked attempts with failover -> OpenAI JSON or SSE. Everything after the answer (request log, settlement, live metrics, cache
  * write) runs in waitUntil. A client that goes away (request signal) aborts the upstream and is
  * settled like any other outcome.
  */
@@ -20,9 +21,7 @@ import { newId } from "../../lib/ids";
 import { parseChatRequest } from "./schema";
 import { parseModelId, type ResolvedModel } from "../../routing/parse-model-id";
 import { selectCandidates, type Candidate, type RequestNeeds, type Selection } from "../../routing/candidates";
-import { orderCandidates } from "../../routing/order";
-import { explorationRate, pinnedProbeRate } from "../../routing/score";
-import { maybeRefreshMetrics, reportAttempts, routeStats } from "../../routing/live-metrics";
+import { maybeRefreshMetrics, reportAttempts } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { sharesProviderMetrics } from "../../routing/credentials";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
@@ -32,7 +31,7 @@ import { pathCallsHeader } from "../../lib/debug-world";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
-import { earlyAllowed, noteCreditAnswer, noteKeyAnswer, startEarly, type EarlyCall } from "./early";
+import { noteCreditAnswer, noteKeyAnswer, planFor, startBeforeAdmission, type BeforeAdmission, type EarlyCall } from "./early";
 import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
 import { replayIterator, startSseStream, type StreamOutcome } from "./stream";
 
@@ -43,8 +42,6 @@ export interface ChatExecutionInput extends GatewayRequest {
   /** Raw JSON; validated inside. */
   body: unknown;
 }
-
-const headerTrue = (h: Headers, name: string): boolean => (h.get(name) ?? "").trim().toLowerCase() === "true";
 
 const requestedModelOf = (body: unknown): string =>
   typeof body === "object" && body !== null && typeof (body as Record<string, unknown>).model === "string"
@@ -178,36 +175,6 @@ async function parseOrGate(run: Run): Promise<{ req: ChatRequest; resolved: Reso
   }
 }
 
-const planFor = (run: Run, candidates: Candidate[], needs: RequestNeeds): Candidate[] =>
-  orderCandidates(candidates, needs, {
-    noFallback: headerTrue(run.input.headers, "x-no-fallback"),
-    explorationRate: explorationRate(run.input.env),
-    pinnedProbeRate: pinnedProbeRate(run.input.env),
-    stats: (c) => routeStats(c.providerId, c.modelId),
-  });
-
-/** What runs while admission is asked: the cache read, then the first attempt (early.ts). */
-interface BeforeAdmission {
-  key: string | null;
-  hit: CachedAnswer | null;
-  plan: Candidate[] | null;
-  call: EarlyCall | null;
-}
-
-async function startBeforeAdmission(run: Run, req: ChatRequest, selection: Extract<Selection, { ok: true }>, stream: boolean): Promise<BeforeAdmission> {
-  const { env, headers } = run.input;
-  let key: string | null = null;
-  if (isCacheable(run.auth, req, headers)) {
-    key = await cacheKey(run.auth, req);
-    const hit = await readCache(env, key);
-    if (hit && (hit.kind === "stream") === stream) return { key, hit, plan: null, call: null };
-  }
-  const plan = planFor(run, selection.candidates, selection.needs);
-  const first = plan[0];
-  if (!first || !earlyAllowed(run.auth.key.id, run.auth.organization.id, isCreditPaid(first))) return { key, hit: null, plan, call: null };
-  return { key, hit: null, plan, call: startEarly(env, req, first, stream, run.auth.key.id, run.input.signal) };
-}
-
 /** Cancels an early call admission did not let through: recorded with the request (cost 0), never released. */
 function cancelEarly(run: Run, call: EarlyCall, routing: RoutingAttempt[]): void {
   call.cancel();
@@ -239,7 +206,7 @@ async function execute(run: Run): Promise<Response> {
 
   // While admission is asked (early.ts): the cache read and the first upstream call. Nothing of
   // either is released before admission answered.
-  const early = selection.ok ? await startBeforeAdmission(run, req, selection, stream) : { key: null, hit: null, plan: null, call: null };
+  const early: BeforeAdmission = selection.ok ? await startBeforeAdmission(run.input, run.auth, req, selection, stream) : { key: null, hit: null, plan: null, call: null };
   const routing: RoutingAttempt[] = [];
   let admission: Awaited<ReturnType<typeof admitKey>>;
   try {
@@ -297,7 +264,7 @@ async function execute(run: Run): Promise<Response> {
     if (hit && (hit.kind === "stream") === stream) return serveCached(run, hit, responseModel);
   } else if (early.hit && (early.hit.kind === "stream") === stream) return serveCached(run, early.hit, responseModel);
 
-  const plan = early.plan?.filter((c) => candidates.includes(c)) ?? planFor(run, candidates, selection.needs);
+  const plan = early.plan?.filter((c) => candidates.includes(c)) ?? planFor(env, headers, candidates, selection.needs);
 
   const samples: AttemptSample[] = [];
   let last: { failure: AttemptFailure; cand: Candidate } | null = null;
