@@ -3,8 +3,9 @@
  *
  * validate -> model id -> candidates (capabilities, compliance, credentials, IAM) -> admitKey and,
  * for credit-paid candidates, admitCredits (the key's and the organization's budget objects, asked
- * at the same time; docs/admission.md) -> response cache -> ranked attempts with failover ->
- * OpenAI JSON or SSE. Everything after the answer (request log, settlement, live metrics, cache
+ * at the same time; docs/admission.md), and while they answer: the response cache read and the
+ * first attempt (an early call, early.ts; nothing released before admission answered, cancelled if
+ * it refuses) -> ranked attempts with failover -> OpenAI JSON or SSE. Everything after the answer (request log, settlement, live metrics, cache
  * write) runs in waitUntil. A client that goes away (request signal) aborts the upstream and is
  * settled like any other outcome.
  */
@@ -21,9 +22,7 @@ import { newId } from "../../lib/ids";
 import { parseChatRequest } from "./schema";
 import { parseModelId, type ResolvedModel } from "../../routing/parse-model-id";
 import { selectCandidates, type Candidate, type RequestNeeds, type Selection } from "../../routing/candidates";
-import { orderCandidates } from "../../routing/order";
-import { explorationRate, pinnedProbeRate } from "../../routing/score";
-import { maybeRefreshMetrics, reportAttempts, routeStats } from "../../routing/live-metrics";
+import { maybeRefreshMetrics, reportAttempts } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { sharesProviderMetrics } from "../../routing/credentials";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
@@ -33,6 +32,7 @@ import { pathCallsHeader } from "../../lib/debug-world";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
+import { noteCreditAnswer, noteKeyAnswer, planFor, startBeforeAdmission, type BeforeAdmission, type EarlyCall } from "./early";
 import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
 import { replayIterator, startSseStream, writeStallMs, type StreamOutcome } from "./stream";
 
@@ -43,8 +43,6 @@ export interface ChatExecutionInput extends GatewayRequest {
   /** Raw JSON; validated inside. */
   body: unknown;
 }
-
-const headerTrue = (h: Headers, name: string): boolean => (h.get(name) ?? "").trim().toLowerCase() === "true";
 
 const requestedModelOf = (body: unknown): string =>
   typeof body === "object" && body !== null && typeof (body as Record<string, unknown>).model === "string"
@@ -68,6 +66,8 @@ interface Run {
   upstreamMs: number;
   /** The log row of this request is already queued. */
   logged: boolean;
+  /** An early upstream call cancelled after admission answered (logged with the request, not billed). */
+  cancelledEarly: RoutingAttempt | null;
 }
 
 export async function executeChatCompletion(input: ChatExecutionInput): Promise<Response> {
@@ -84,15 +84,16 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     canonicalModel: null,
     upstreamMs: 0,
     logged: false,
+    cancelledEarly: null,
   };
   try {
     return await execute(run);
   } catch (err) {
     if (err instanceof ApiError) {
-      if (!run.logged) recordRejection(run, err);
+      if (!run.logged) recordRejection(run, err, run.cancelledEarly ? [run.cancelledEarly] : []);
     } else if (!run.logged) {
       // A bug: still log the request (as the generic 500 onError renders) and release the reservation.
-      recordRejection(run, new ApiError(500, "Internal server error", { type: "api_error", code: "internal_error" }));
+      recordRejection(run, new ApiError(500, "Internal server error", { type: "api_error", code: "internal_error" }), run.cancelledEarly ? [run.cancelledEarly] : []);
     }
     throw err;
   }
@@ -190,6 +191,14 @@ function parseOnce(run: Run): { req: ChatRequest; resolved: ResolvedModel } {
   return { req, resolved };
 }
 
+/** Cancels an early call admission did not let through: recorded with the request (cost 0), never released. */
+function cancelEarly(run: Run, call: EarlyCall, routing: RoutingAttempt[]): void {
+  call.cancel();
+  const rec = attemptRecord(run, call.cand, 499, false, Date.now() - call.startedAt, undefined, "early_cancelled");
+  run.cancelledEarly = rec;
+  routing.push(rec);
+}
+
 async function execute(run: Run): Promise<Response> {
   const { env, waitUntil, headers } = run.input;
   const parsed = await parseOrGate(run);
@@ -197,6 +206,8 @@ async function execute(run: Run): Promise<Response> {
   let resolved = parsed.resolved;
   let selection: Selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
   maybeRefreshMetrics(env, waitUntil);
+  const stream = req.stream === true;
+  const keyId = run.auth.key.id;
 
   // Admission: the key's spend reservation (a true upper bound) and, for credit-paid candidates,
   // the organization's credit reservation; two objects, asked at the same time.
@@ -206,25 +217,45 @@ async function execute(run: Run): Promise<Response> {
   let credit = selection.ok && selection.candidates.some(isCreditPaid) ? admitCredits(env, orgId, creditBound(selection.candidates)) : null;
   // Awaited below; a failure must not surface as an unhandled rejection meanwhile.
   credit?.catch(() => undefined);
+  const keyAdmission = admitKey(env, run.auth, estimate);
+  keyAdmission.catch(() => undefined);
+
+  // While admission is asked (early.ts): the cache read and the first upstream call. Nothing of
+  // either is released before admission answered.
+  const early: BeforeAdmission = selection.ok ? await startBeforeAdmission(run.input, run.auth, req, selection, stream) : { key: null, hit: null, plan: null, call: null };
+  const routing: RoutingAttempt[] = [];
   let admission: Awaited<ReturnType<typeof admitKey>>;
   try {
-    admission = await admitKey(env, run.auth, estimate);
+    admission = await keyAdmission;
   } catch (err) {
+    noteKeyAnswer(keyId, true);
+    if (early.call) cancelEarly(run, early.call, routing);
     if (credit) waitUntil(releaseCredits(env, orgId, credit));
     throw err;
   }
+  noteKeyAnswer(keyId, false);
+  early.call?.settle();
   run.admitted = true;
   run.reservationId = admission.reservationId;
   renewLeasesEarly(env, run.auth, waitUntil);
+  let fresh = false;
   if (admission.context !== run.auth) {
     // Newer key version (rules, project, keys changed): decide again with the fresh context.
+    fresh = true;
     run.auth = admission.context;
     resolved = resolve(run.auth, req);
     selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
   }
   // Settled with the request, whatever happens next (released when nothing was credit-paid).
   const credits = credit ? await credit : null;
+  if (credits) noteCreditAnswer(orgId, !credits.ok);
   if (credits?.ok) run.creditsReservationId = credits.reservationId;
+  // The early call was made under the old context, or is credit-paid and credits were refused.
+  if (early.call && (fresh || !selection.ok || (isCreditPaid(early.call.cand) && !credits?.ok))) {
+    cancelEarly(run, early.call, routing);
+    early.call = null;
+    early.plan = null;
+  }
   if (!selection.ok) throw selection.error;
   let candidates = selection.candidates;
 
@@ -240,24 +271,17 @@ async function execute(run: Run): Promise<Response> {
   }
 
   const responseModel = responseModelOf(resolved);
-  const stream = req.stream === true;
 
-  // Response cache: only now, after auth, limits and access rules.
-  let key: string | null = null;
-  if (isCacheable(run.auth, req, headers)) {
+  // Response cache: served only now, after auth, limits and access rules.
+  let key: string | null = fresh ? null : early.key;
+  if (fresh && isCacheable(run.auth, req, headers)) {
     key = await cacheKey(run.auth, req);
     const hit = await readCache(env, key);
     if (hit && (hit.kind === "stream") === stream) return serveCached(run, hit, responseModel);
-  }
+  } else if (early.hit && (early.hit.kind === "stream") === stream) return serveCached(run, early.hit, responseModel);
 
-  const plan = orderCandidates(candidates, selection.needs, {
-    noFallback: headerTrue(headers, "x-no-fallback"),
-    explorationRate: explorationRate(env),
-    pinnedProbeRate: pinnedProbeRate(env),
-    stats: (c) => routeStats(c.providerId, c.modelId),
-  });
+  const plan = early.plan?.filter((c) => candidates.includes(c)) ?? planFor(env, headers, candidates, selection.needs);
 
-  const routing: RoutingAttempt[] = [];
   const samples: AttemptSample[] = [];
   let last: { failure: AttemptFailure; cand: Candidate } | null = null;
   const signal = run.input.signal;
@@ -266,8 +290,9 @@ async function execute(run: Run): Promise<Response> {
   // provider that lists the model but refuses it) only rules that fallback out.
   const pinnedPlan = plan.some((c) => c.pinned);
   for (const [i, cand] of plan.entries()) {
-    if (signal?.aborted) return clientGone(run, cand, req, routing, stream, false);
-    const result = await runAttempt(env, req, cand, stream, signal);
+    const earlyResult = i === 0 && early.call?.cand === cand ? early.call.result : null;
+    if (!earlyResult && signal?.aborted) return clientGone(run, cand, req, routing, stream, false);
+    const result = await (earlyResult ?? runAttempt(env, req, cand, stream, signal));
     run.upstreamMs += result.upstreamMs;
     if (!result.ok && signal?.aborted) {
       routing.push(attemptRecord(run, cand, 499, false, result.upstreamMs, result.apiKeyHash, "client_aborted"));
