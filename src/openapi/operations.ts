@@ -145,5 +145,11 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "POST /v1/admin/usage/rebuild": { summary: "Rebuild one closed hour's usage aggregates from its raw records in R2 (`?hour=`)" },
   "GET /dashboard/requests/:id": { summary: "Dashboard page: one request's detail (ids, tokens, cost, routing attempts, metadata)", mediaType: "text/html" },
   "GET /dashboard/usage/download": { summary: "Download a period's request records (NDJSON, or `format=csv`) from the dashboard", mediaType: "application/x-ndjson" },
+  "GET /v1/master/members/:member/limits": { summary: "A member's spending limits (all-time and recurring), applied to every key the member owns" },
+  "PATCH /v1/master/members/:member/limits": { summary: "Set or clear a member's spending limits (`null` clears one)" },
+  "GET /v1/master/teams/:id/limits": { summary: "A team's spending limits, applied to each of its members on their own spend" },
+  "PATCH /v1/master/teams/:id/limits": { summary: "Set or clear a team's spending limits (`null` clears one)" },
+  "PATCH /api/members/:ref/limits": { summary: "Set or clear a member's spending limits (dashboard session)" },
+  "PATCH /api/teams/:id/limits": { summary: "Set or clear a team's spending limits (dashboard session)" },
   // operations:end
 };

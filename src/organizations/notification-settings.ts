@@ -12,6 +12,8 @@ export const MIN_THRESHOLD_PERCENT = 50;
 export interface EffectiveNotificationSettings {
   apiKeyBudgets: boolean;
   thresholdPercent: number;
+  /** The low-credit e-mail threshold (decimal USD), present only when set (src/billing/low-credits.ts). */
+  lowCreditsThreshold?: string;
 }
 
 /** A stored threshold clamped to 50..100; the default when unset. */
@@ -21,5 +23,9 @@ export const thresholdOf = (configured: number | undefined | null): number =>
     : Math.min(100, Math.max(MIN_THRESHOLD_PERCENT, configured));
 
 export function effectiveNotifications(stored: NotificationSettings | null | undefined): EffectiveNotificationSettings {
-  return { apiKeyBudgets: stored?.apiKeyBudgets !== false, thresholdPercent: thresholdOf(stored?.thresholdPercent) };
+  return {
+    apiKeyBudgets: stored?.apiKeyBudgets !== false,
+    thresholdPercent: thresholdOf(stored?.thresholdPercent),
+    ...(stored?.lowCreditsThreshold === undefined ? {} : { lowCreditsThreshold: stored.lowCreditsThreshold }),
+  };
 }

@@ -256,6 +256,9 @@ async function execute(run: Run): Promise<Response> {
     early.call = null;
     early.plan = null;
   }
+  // A fresh context selected new candidates: a plan made under the old one does not apply (with or
+  // without an early call: none is started right after a refusal).
+  if (fresh) early.plan = null;
   if (!selection.ok) throw selection.error;
   let candidates = selection.candidates;
 
