@@ -4,8 +4,9 @@
  * `npm run test:browser` — the dashboard in a real browser (Debian's `chromium`, driven by
  * playwright-core; no browser is ever downloaded). Starts its own gateway: the fake upstream
  * (test/fake-upstream) and `wrangler dev --test-scheduled` on a fresh local database, bootstraps an
- * organization, then runs the scenarios of issues 16, 22 and 25 (the later ones in
- * scripts/lib/browser-security.mjs, browser-auth.mjs, browser-issue25.mjs) and saves screenshots under
+ * organization, then runs the scenarios of issues 16, 22, 25 and 26 (the later ones in
+ * scripts/lib/browser-security.mjs, browser-auth.mjs, browser-issue25.mjs,
+ * browser-issue26.mjs) and saves screenshots under
  * test-results/browser/ (gitignored). Exit code 0 when every scenario passed.
  *
  * Env: CHROMIUM (default /usr/bin/chromium), BROWSER_TEST_PORT (default 8760; the fake upstream
@@ -22,6 +23,7 @@ import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { ROOT, providerEnvPrefix, providerIds } from "./lib/local.mjs";
 import * as issue25 from "./lib/browser-issue25.mjs";
 import * as security from "./lib/browser-security.mjs";
+import * as issue26 from "./lib/browser-issue26.mjs";
 import * as auth from "./lib/browser-auth.mjs";
 
 const PORT = Number(process.env.BROWSER_TEST_PORT ?? 8760);
@@ -347,6 +349,8 @@ try {
 
   await scenario("usage rankings: refused requests under their own label, sortable, searchable, CSV; a reversed range keeps the form", () => issue25.rankings(ctx));
 
+  await scenario("requests page: from the top nav, rows with their columns, status filter, detail with routing; phone and dark", () => issue26.requestsPage(ctx));
+
   await scenario("change a setting (budget alert threshold)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Organization" }).click();
     await page.getByLabel("Alert threshold (%)").fill("90");
@@ -458,6 +462,12 @@ try {
     assert.equal((await api(`/v1/master/teams/${team.json.team.id}`, { token: masterKey })).json.team.memberIds.length, 1);
   });
 
+  await scenario("organization: rate limits and a member's spending limits save", () => issue26.organizationLimits(ctx));
+
+  await scenario("platform: a master key's secret once (Copy), revoked; the ledger shows the starting credits", () => issue26.platformPage(ctx));
+
+  await scenario("keys: a key over its usage limit shows \"limit reached\", not active", () => issue26.keyLimitReached(ctx));
+
   await scenario("delete a key (confirm)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Keys" }).click();
     page.once("dialog", (d) => void d.accept());
@@ -467,7 +477,7 @@ try {
   });
 
   await scenario("every field has a label; keyboard-only key creation", async () => {
-    for (const path of ["/dashboard/keys", "/dashboard/usage", "/dashboard/access", "/dashboard/organization", `/dashboard/keys?edit=${encodeURIComponent(await page.locator("tr[data-key-id]").first().getAttribute("data-key-id") ?? "")}`]) {
+    for (const path of ["/dashboard/keys", "/dashboard/usage", "/dashboard/requests", "/dashboard/access", "/dashboard/organization", "/dashboard/platform", `/dashboard/keys?edit=${encodeURIComponent(await page.locator("tr[data-key-id]").first().getAttribute("data-key-id") ?? "")}`]) {
       await page.goto(`${BASE}${path}`);
       const unlabelled = await page.evaluate(() =>
         [...document.querySelectorAll("input:not([type=hidden]), select, textarea")]
@@ -496,10 +506,10 @@ try {
 
   await scenario("phone width", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const [name, path] of [["keys", "/dashboard/keys"], ["usage", "/dashboard/usage"], ["access", "/dashboard/access"], ["organization", "/dashboard/organization"], ["accept", "/dashboard/accept"]]) {
+    for (const [name, path] of [["keys", "/dashboard/keys"], ["usage", "/dashboard/usage"], ["access", "/dashboard/access"], ["organization", "/dashboard/organization"], ["platform", "/dashboard/platform"], ["accept", "/dashboard/accept"]]) {
       await page.goto(`${BASE}${path}`);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      assert.ok(overflow <= 1, `${path} scrolls sideways by ${overflow}px`);
+      assert.ok(overflow <= 1, `${path} scrolls sideways by ${overflow}px: ${await issue26.sticking(page)}`);
       await shot(`11-phone-${name}`);
     }
     await issue25.phoneNothingCut(ctx);
