@@ -185,6 +185,10 @@ export async function platformPage(ctx) {
   await dialog.getByRole("button", { name: "Copy", exact: true }).click();
   await dialog.getByRole("button", { name: "Copied", exact: true }).waitFor({ timeout: 3000 });
   assert.equal((await api("/v1/master/organization", { token: secret })).status, 200, "the new master key does not work");
+  // named for what it is, and no chat-completions snippets (a master key is refused there)
+  await dialog.getByRole("heading", { name: "Copy your new master key" }).waitFor();
+  assert.equal(await page.locator("#secret-curl").isVisible(), false, "a curl command for /v1/chat/completions shown for a master key");
+  assert.equal((await api("/v1/chat/completions", { method: "POST", token: secret, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } })).status, 401);
   await shot("20a-platform-master-secret");
   await Promise.all([page.waitForEvent("load"), dialog.getByRole("button", { name: "Done" }).click()]);
   const row = keys.locator("tr", { hasText: "Browser master key" });
