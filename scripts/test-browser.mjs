@@ -4,8 +4,9 @@
  * `npm run test:browser` — the dashboard in a real browser (Debian's `chromium`, driven by
  * playwright-core; no browser is ever downloaded). Starts its own gateway: the fake upstream
  * (test/fake-upstream) and `wrangler dev --test-scheduled` on a fresh local database, bootstraps an
- * organization, then runs the scenarios of issues 16 and 25 (the latter in
- * scripts/lib/browser-issue25.mjs) and saves screenshots under
+ * organization, then runs the scenarios of issues 16, 22, 25 and 26 (the later ones in
+ * scripts/lib/browser-security.mjs, browser-auth.mjs, browser-issue25.mjs,
+ * browser-issue26.mjs) and saves screenshots under
  * test-results/browser/ (gitignored). Exit code 0 when every scenario passed.
  *
  * Env: CHROMIUM (default /usr/bin/chromium), BROWSER_TEST_PORT (default 8760; the fake upstream
@@ -21,6 +22,9 @@ import { chromium } from "playwright-core";
 import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { ROOT, providerEnvPrefix, providerIds } from "./lib/local.mjs";
 import * as issue25 from "./lib/browser-issue25.mjs";
+import * as security from "./lib/browser-security.mjs";
+import * as issue26 from "./lib/browser-issue26.mjs";
+import * as auth from "./lib/browser-auth.mjs";
 
 const PORT = Number(process.env.BROWSER_TEST_PORT ?? 8760);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -180,8 +184,10 @@ try {
   };
   const keyRow = (/** @type {string} */ description) => page.locator("tr", { has: page.getByText(description, { exact: true }) });
 
-  /** What the scenarios kept in scripts/lib/browser-issue25.mjs use. */
+  /** What the scenarios kept in scripts/lib/browser-issue2x.mjs use ... */
   const ctx = { page, BASE, SHOTS, OWNER, masterKey, playgroundKey, consoleErrors, shot, reloads, keyRow, api, chat };
+  /** ... and those in browser-security.mjs and browser-auth.mjs. */
+  const authCtx = { ...ctx, ADMIN_TOKEN, upstream, browserContext, mailsTo };
 
   let secret = "";
   let rolled = "";
@@ -343,6 +349,8 @@ try {
 
   await scenario("usage rankings: refused requests under their own label, sortable, searchable, CSV; a reversed range keeps the form", () => issue25.rankings(ctx));
 
+  await scenario("requests page: from the top nav, rows with their columns, status filter, detail with routing; phone and dark", () => issue26.requestsPage(ctx));
+
   await scenario("change a setting (budget alert threshold)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Organization" }).click();
     await page.getByLabel("Alert threshold (%)").fill("90");
@@ -454,6 +462,12 @@ try {
     assert.equal((await api(`/v1/master/teams/${team.json.team.id}`, { token: masterKey })).json.team.memberIds.length, 1);
   });
 
+  await scenario("organization: rate limits and a member's spending limits save", () => issue26.organizationLimits(ctx));
+
+  await scenario("platform: a master key's secret once (Copy), revoked; the ledger shows the starting credits", () => issue26.platformPage(ctx));
+
+  await scenario("keys: a key over its usage limit shows \"limit reached\", not active", () => issue26.keyLimitReached(ctx));
+
   await scenario("delete a key (confirm)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Keys" }).click();
     page.once("dialog", (d) => void d.accept());
@@ -463,7 +477,7 @@ try {
   });
 
   await scenario("every field has a label; keyboard-only key creation", async () => {
-    for (const path of ["/dashboard/keys", "/dashboard/usage", "/dashboard/access", "/dashboard/organization", `/dashboard/keys?edit=${encodeURIComponent(await page.locator("tr[data-key-id]").first().getAttribute("data-key-id") ?? "")}`]) {
+    for (const path of ["/dashboard/keys", "/dashboard/usage", "/dashboard/requests", "/dashboard/access", "/dashboard/organization", "/dashboard/platform", `/dashboard/keys?edit=${encodeURIComponent(await page.locator("tr[data-key-id]").first().getAttribute("data-key-id") ?? "")}`]) {
       await page.goto(`${BASE}${path}`);
       const unlabelled = await page.evaluate(() =>
         [...document.querySelectorAll("input:not([type=hidden]), select, textarea")]
@@ -492,10 +506,10 @@ try {
 
   await scenario("phone width", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const [name, path] of [["keys", "/dashboard/keys"], ["usage", "/dashboard/usage"], ["access", "/dashboard/access"], ["organization", "/dashboard/organization"], ["accept", "/dashboard/accept"]]) {
+    for (const [name, path] of [["keys", "/dashboard/keys"], ["usage", "/dashboard/usage"], ["access", "/dashboard/access"], ["organization", "/dashboard/organization"], ["platform", "/dashboard/platform"], ["accept", "/dashboard/accept"]]) {
       await page.goto(`${BASE}${path}`);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      assert.ok(overflow <= 1, `${path} scrolls sideways by ${overflow}px`);
+      assert.ok(overflow <= 1, `${path} scrolls sideways by ${overflow}px: ${await issue26.sticking(page)}`);
       await shot(`11-phone-${name}`);
     }
     await issue25.phoneNothingCut(ctx);
@@ -506,76 +520,7 @@ try {
 
   await scenario("/docs: styled by its own stylesheet, section links apart, no sideways scroll on a phone", () => issue25.docsPage(ctx));
 
-  await scenario("a signed-in owner opens another organization's hostile video link: no page, no script, no key", async () => {
-    // Issue 22: an admin of another organization points a BYOK key at a server it controls (the
-    // fake upstream) and makes one job's content an HTML page whose <script> loads the other job's
-    // content, served as text/javascript (`alert(document.domain)`), under the dashboard's origin.
-    const evil = await api("/v1/admin/organizations", {
-      method: "POST",
-      token: ADMIN_TOKEN,
-      body: { name: "Evil Co", plan: "enterprise", owner: { email: "mallory@evil.test", name: "Mallory", password: "mallory long password 1" } },
-    });
-    assert.equal(evil.status, 201, JSON.stringify(evil.json));
-    const evilMaster = evil.json.masterKey.token;
-    const pk = await api("/v1/master/provider-keys", { method: "POST", token: evilMaster, body: { provider: "openai", token: "byok-evil-0123456789", baseUrl: `${upstream}/openai` } });
-    assert.equal(pk.status, 201, JSON.stringify(pk.json));
-    const evilKey = await api("/v1/master/keys", { method: "POST", token: evilMaster, body: { projectId: evil.json.project.id, description: "evil" } });
-    assert.equal(evilKey.status, 201, JSON.stringify(evilKey.json));
-    const video = async (/** @type {string} */ prompt) => {
-      const r = await api("/v1/videos", { method: "POST", token: evilKey.json.apiKey.token, body: { model: "sora-2", prompt, seconds: "4" } });
-      assert.equal(r.status, 200, JSON.stringify(r.json));
-      return /** @type {string} */ (r.json.content_url);
-    };
-    const scriptUrl = await video("payload [[fake:video_type=text/javascript]]");
-    const lure = await video(`lure [[fake:video_type=text/html; charset=utf-8,video_script=${new URL(scriptUrl).pathname}${new URL(scriptUrl).search}]]`);
-    const keysBefore = (await api("/v1/master/keys", { token: masterKey })).json.apiKeys.length;
-    const membersBefore = (await api("/v1/master/members", { token: masterKey })).json;
-
-    // The owner is signed in (the session cookie goes along); a separate tab keeps the suite's
-    // console checks to the dashboard's own pages.
-    await page.goto(`${BASE}/dashboard/keys`);
-    await page.getByRole("heading", { name: "Keys", level: 1 }).waitFor();
-    const tab = await browserContext.newPage();
-    /** @type {string[]} */
-    const dialogs = [];
-    tab.on("dialog", (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
-    try {
-      /** @type {Array<{ url: string, status: number, headers: Record<string, string>, rendered: number }>} */
-      const seen = [];
-      for (const url of [lure, scriptUrl]) {
-        const res = await tab.goto(url);
-        assert.ok(res, url);
-        await tab.waitForTimeout(300);
-        seen.push({ url, status: res.status(), headers: res.headers(), rendered: await tab.locator("h1", { hasText: "pwned" }).count() });
-      }
-      // Even embedded from a page of the dashboard's own origin, the script URL does not run.
-      await tab.goto(`${BASE}/dashboard/keys`);
-      await tab.evaluate((src) => new Promise((resolve) => {
-        const s = document.createElement("script");
-        s.src = src;
-        s.onload = () => resolve("loaded");
-        s.onerror = () => resolve("blocked");
-        document.head.append(s);
-      }), scriptUrl);
-      await tab.waitForTimeout(300);
-      assert.deepEqual(dialogs, [], "the upstream's script ran");
-      for (const { url, status, headers, rendered } of seen) {
-        assert.equal(rendered, 0, `the upstream's HTML was rendered: ${url}`);
-        assert.equal(status, 502, url);
-        assert.match(headers["content-type"] ?? "", /^application\/json/);
-        assert.equal(headers["x-content-type-options"], "nosniff");
-        assert.equal(headers["content-security-policy"], "default-src 'none'; sandbox");
-      }
-      await tab.screenshot({ path: join(SHOTS, "13-hostile-video-link.png"), fullPage: true });
-    } finally {
-      await tab.close();
-    }
-    assert.equal((await api("/v1/master/keys", { token: masterKey })).json.apiKeys.length, keysBefore, "a key was created");
-    assert.deepEqual((await api("/v1/master/members", { token: masterKey })).json, membersBefore, "members changed");
-  });
+  await scenario("a signed-in owner opens another organization's hostile video link: no page, no script, no key", () => security.hostileVideoLink(authCtx));
 
   await scenario("sign out", async () => {
     await page.goto(`${BASE}/dashboard/keys`);
@@ -585,83 +530,9 @@ try {
     assert.match(page.url(), /\/dashboard\/sign-in$/);
   });
 
-  await scenario("OAuth sign-in and consent pages use the dashboard stylesheet", async () => {
-    const reg = await api("/oauth/register", {
-      method: "POST",
-      body: { client_name: "Browser MCP client", redirect_uris: ["http://127.0.0.1:9/callback"], token_endpoint_auth_method: "none" },
-    });
-    assert.equal(reg.status, 201, JSON.stringify(reg.json));
-    const q = new URLSearchParams({
-      response_type: "code",
-      client_id: reg.json.client_id,
-      redirect_uri: "http://127.0.0.1:9/callback",
-      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
-      code_challenge_method: "S256",
-      state: "s1",
-    });
-    const fresh = page;
-    await fresh.goto(`${BASE}/oauth/authorize?${q}`);
-    await fresh.getByRole("heading", { name: /Sign in to connect/ }).waitFor();
-    const styled = await fresh.evaluate(() => getComputedStyle(document.querySelector("main")).borderRadius);
-    assert.notEqual(styled, "0px", "stylesheet not applied");
-    await fresh.screenshot({ path: join(SHOTS, "13-oauth-sign-in.png"), fullPage: true });
-    await fresh.getByLabel("Email").fill(OWNER.email);
-    await fresh.getByLabel("Password").fill(OWNER.password);
-    await fresh.getByRole("button", { name: "Sign in" }).click();
-    await fresh.getByRole("heading", { name: /Authorize/ }).waitFor({ timeout: 10_000 }).catch(async (err) => {
-      await fresh.screenshot({ path: join(SHOTS, "14-oauth-consent-failed.png"), fullPage: true });
-      throw new Error(`${err}\n${(await fresh.locator("main").textContent()) ?? ""}`);
-    });
-    await fresh.screenshot({ path: join(SHOTS, "14-oauth-consent.png"), fullPage: true });
-  });
+  await scenario("OAuth sign-in and consent pages use the dashboard stylesheet", () => auth.oauthPages(authCtx));
 
-  await scenario("accept a membership from the e-mailed link, then sign in", async () => {
-    const email = "vera@browser.test";
-    const added = await api("/v1/master/members", { method: "POST", token: masterKey, body: { email, name: "Vera Invited", role: "admin" } });
-    assert.equal(added.status, 201, JSON.stringify(added.json));
-    assert.equal(added.json.member.status, "pending");
-    let link = "";
-    for (let i = 0; i < 40 && !link; i++) {
-      link = mailsTo(email).join("\n").match(/http\S+\/dashboard\/accept#token=\S+/)?.[0] ?? "";
-      if (!link) await sleep(250);
-    }
-    assert.ok(link.startsWith(`${BASE}/dashboard/accept#token=`), `no invitation link in the e-mail: ${link}`);
-    await browserContext?.clearCookies(); // the invited person, in a browser of their own
-    /** @type {string[]} */
-    const sent = [];
-    page.on("request", (r) => sent.push(r.url()));
-    await page.goto(link);
-    await page.getByText("You are invited to").waitFor();
-    assert.equal(await page.locator("#accept-org").textContent(), "Browser Co");
-    assert.equal(await page.locator("#accept-role").textContent(), "admin");
-    assert.equal(new URL(page.url()).hash, "", "token left in the address bar");
-    const token = link.split("#token=")[1] ?? "";
-    assert.ok(sent.every((u) => !u.includes(token)), "token sent in a URL");
-    await shot("15-accept-membership");
-    await page.getByLabel("Choose a password").fill("short");
-    await page.getByRole("button", { name: "Accept membership" }).click();
-    assert.equal(await page.getByLabel("Choose a password").evaluate((el) => /** @type {HTMLInputElement} */ (el).validity.valid), false);
-    await page.getByLabel("Choose a password").fill("vera's own long password");
-    await page.getByRole("button", { name: "Accept membership" }).click();
-    await page.getByText("You are now a member of").waitFor();
-    await shot("16-accept-done");
-    await page.getByRole("link", { name: "Sign in" }).click();
-    await page.waitForURL(/\/dashboard\/sign-in/);
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill("vera's own long password");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL(/\/dashboard\/keys/);
-    await page.getByText(`${email} · admin`).waitFor();
-    const list = await api("/v1/master/members", { token: masterKey });
-    assert.equal(list.json.members.find((/** @type {{email: string}} */ m) => m.email === email)?.status, "active");
-    // The link works once.
-    await page.goto(link);
-    await page.getByRole("alert").filter({ hasText: /invitation/i }).waitFor();
-    await page.getByLabel("Invitation token").waitFor();
-    await page.goto(`${BASE}/dashboard/keys`);
-    await page.getByRole("button", { name: "Sign out" }).click();
-    await page.waitForURL(/\/dashboard\/sign-in$/);
-  });
+  await scenario("accept a membership from the e-mailed link, then sign in", () => auth.acceptMembership(authCtx));
 
   await scenario("no console errors (CSP violations, script errors)", async () => {
     assert.deepEqual(consoleErrors.filter((e) => !/status of (400|401|403|409)/.test(e)), []);

@@ -87,7 +87,7 @@
       }
       // A new secret (gateway, master or platform secret key, or a session token) is shown once.
       const created = data?.apiKey ?? data?.masterKey ?? data?.secretKey;
-      if (typeof created?.token === "string") return showSecret(created.token, created.description);
+      if (typeof created?.token === "string") return showSecret(created.token, created.description, data.apiKey ? "" : data.masterKey ? "master key" : "platform secret key");
       const to = form.dataset.redirect;
       if (to) return window.location.assign(to);
       flashNext(submitter?.dataset.success ?? form.dataset.success ?? (method === "DELETE" ? "Deleted." : "Saved."));
@@ -132,11 +132,15 @@
       sdk: `from openai import OpenAI\n\nclient = OpenAI(base_url="${base}", api_key="${token}")\nreply = client.chat.completions.create(model="${model}", messages=[{"role": "user", "content": "Hello"}])\nprint(reply.choices[0].message.content)`,
     };
   }
-  function showSecret(token, description) {
+  // `other`: a master or platform secret key (not for /v1/chat/completions): no usage snippets.
+  function showSecret(token, description, other) {
     const dialog = $("#secret-dialog");
     const input = $("#secret-value");
     if (!dialog || !input) return window.location.reload();
     input.value = token;
+    const title = $("#secret-title");
+    if (title) title.textContent = `Copy your new ${other || "API key"}`;
+    for (const el of dialog.querySelectorAll("h3, .secret:has(#secret-base), #secret-base-hint, .snippet")) el.style.display = other ? "none" : "";
     const label = $("#secret-for");
     if (label) label.textContent = description ? `Key “${description}”.` : "";
     const s = snippets(token, dialog.dataset.model || "gpt-4o-mini");
