@@ -14,17 +14,15 @@ import type { KeyContext } from "../../auth/key-context";
 import { admitKey, checkKey } from "../../auth/gateway-key";
 import { ApiError } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
-import { emptyUsage, type ChatRequest, type NormalizedUsage, type StreamEvent } from "../../providers/types";
+import type { ChatRequest, NormalizedUsage, StreamEvent } from "../../providers/types";
 import { queueSettlement, renewLeasesEarly, type RequestCost } from "../../billing/settle";
-import { estimateTextTokens, estimateUpperBound, type BoundTarget } from "../../billing/estimate";
-import { adapterFor } from "../../providers/registry";
+import { estimateUpperBound } from "../../billing/estimate";
 import { newId } from "../../lib/ids";
 import { parseChatRequest } from "./schema";
-import { parseModelId, type ResolvedModel } from "../../routing/parse-model-id";
+import type { ResolvedModel } from "../../routing/parse-model-id";
 import { selectCandidates, type Candidate, type RequestNeeds, type Selection } from "../../routing/candidates";
 import { maybeRefreshMetrics, reportAttempts } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
-import { sharesProviderMetrics } from "../../routing/credentials";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
 import { admitCredits, releaseCredits } from "../../billing/credits";
 import { doCallsHeader } from "../../durable-objects/debug-latency";
@@ -32,6 +30,7 @@ import { pathCallsHeader } from "../../lib/debug-world";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
+import { boundTarget, estimatedUsage, isCreditPaid, recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
 import { noteCreditAnswer, noteKeyAnswer, planFor, startBeforeAdmission, type BeforeAdmission, type EarlyCall } from "./early";
 import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
 import { replayIterator, startSseStream, writeStallMs, type StreamOutcome } from "./stream";
@@ -43,11 +42,6 @@ export interface ChatExecutionInput extends GatewayRequest {
   /** Raw JSON; validated inside. */
   body: unknown;
 }
-
-const requestedModelOf = (body: unknown): string =>
-  typeof body === "object" && body !== null && typeof (body as Record<string, unknown>).model === "string"
-    ? ((body as Record<string, unknown>).model as string)
-    : "";
 
 /** State shared by the steps of one request. */
 interface Run {
@@ -147,21 +141,6 @@ function baseLog(run: Run): Pick<RequestLogInput, "logId" | "requestId" | "auth"
     latencyMs: Date.now() - run.startedAt,
   };
 }
-
-const resolve = (auth: KeyContext, req: ChatRequest): ResolvedModel =>
-  parseModelId(req.model, { keyKind: auth.key.kind, customProviders: auth.customProviders, customModels: auth.customModels });
-
-const isCreditPaid = (c: Candidate): boolean => c.credential.source === "credits";
-
-/** A candidate for admission's bound, with the output cap its adapter really sends upstream. */
-function boundTarget(req: ChatRequest, c: Candidate): BoundTarget {
-  const outputTokens = adapterFor(c.provider.wireFormat).outputTokensBound?.(req, c.mapping);
-  return outputTokens === undefined ? c.mapping : { ...c.mapping, outputTokens };
-}
-
-const responseModelOf = (r: ResolvedModel): string => (r.kind === "custom" ? `${r.provider.name}/${r.model.modelId}` : r.model.id);
-const requestedProviderOf = (r: ResolvedModel): string | null =>
-  r.kind === "custom" ? `custom:${r.provider.name}` : r.pinned ? r.pinned.providerId : null;
 
 /**
  * Body and model checks that come before admission. A request they refuse still asks the key's
@@ -386,23 +365,6 @@ function attemptRecord(run: Run, cand: Candidate, status: number, succeeded: boo
   return rec;
 }
 
-/**
- * Adds an attempt to the shared provider metrics that route everyone's traffic, unless an
- * organization's own upstream served it (custom provider, BYOK key with its own base URL): one
- * tenant's endpoint must not move the shared provider's uptime.
- */
-function recordSample(
-  samples: AttemptSample[],
-  cand: Candidate,
-  outcome: AttemptSample["outcome"],
-  ttftMs: number | null,
-  outputTokens: number,
-  generationMs: number | null,
-): void {
-  if (!sharesProviderMetrics(cand.credential)) return;
-  samples.push({ provider: cand.providerId, model: cand.modelId, at: Date.now(), outcome, ttftMs, outputTokens, generationMs });
-}
-
 function metadata(s: Pick<Served, "run" | "cand" | "routing">, underlying: string, cached: boolean): ChatMetadata {
   const { run, cand } = s;
   return {
@@ -574,10 +536,6 @@ function serveStream(
     finish,
   });
   return new Response(body, { status: 200, headers: responseHeaders(run, "text/event-stream; charset=utf-8") });
-}
-
-function estimatedUsage(promptTokens: number, text: string): NormalizedUsage {
-  return { ...emptyUsage(), promptTokens, completionTokens: estimateTextTokens(text) };
 }
 
 /** A cache hit: the stored answer, cost 0, `metadata.cached = true`, a log row with cached = 1. */
