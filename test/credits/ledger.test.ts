@@ -4,7 +4,7 @@
  * organization is served on its next request), the low-balance e-mail, and free models at a zero
  * balance.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { and, eq } from "drizzle-orm";
 import { call, json, seedOrg, TEST_SECRETS, type SeededOrg } from "../helpers/fixtures";
@@ -13,19 +13,10 @@ import { signIn } from "../dashboard/session";
 import { orgCreditsStub } from "../../src/durable-objects/org-credits";
 import { getDb } from "../../src/db/client";
 import { notifications } from "../../src/db/schema";
+import { captureMail, sent } from "../helpers/mail";
 
 type Json = Record<string, any>;
-const sent: Array<{ to: string; raw: string }> = [];
-
-beforeEach(() => {
-  sent.length = 0;
-  const capture = async (m: EmailMessage): Promise<void> => {
-    const raw = (m as unknown as Record<string, unknown>)["EmailMessage::raw"];
-    sent.push({ to: m.to, raw: typeof raw === "string" ? raw : await new Response(raw as ReadableStream).text() });
-  };
-  vi.spyOn(env.EMAIL, "send").mockImplementation(capture as unknown as typeof env.EMAIL.send);
-});
-afterEach(() => vi.restoreAllMocks());
+captureMail();
 
 const topUp = (orgId: string, body: Json, token: string = TEST_SECRETS.ADMIN_TOKEN) =>
   call(`/v1/admin/organizations/${orgId}/credits`, { method: "POST", key: token, ...json(body) });

@@ -2,26 +2,15 @@
  * Issue 12, critical: one organization must not take over another organization's member
  * (contract section 5). Every variant of the report, plus the acceptance flow.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { budgetAlertRecipients } from "../../src/billing/budget-alerts";
+import { accept, captureMail, email, sent, tokenFor } from "../helpers/mail";
 
 type Json = Record<string, unknown>;
-const sent: Array<{ to: string; raw: string }> = [];
+captureMail();
 
-beforeEach(() => {
-  sent.length = 0;
-  const capture = async (m: EmailMessage): Promise<void> => {
-    // workerd keeps the raw message under this own property of EmailMessage.
-    const raw = (m as unknown as Record<string, unknown>)["EmailMessage::raw"];
-    sent.push({ to: m.to, raw: typeof raw === "string" ? raw : await new Response(raw as ReadableStream).text() });
-  };
-  vi.spyOn(env.EMAIL, "send").mockImplementation(capture as unknown as typeof env.EMAIL.send);
-});
-afterEach(() => vi.restoreAllMocks());
-
-const email = (tag: string) => `${tag}-${crypto.randomUUID().slice(0, 8)}@example.test`;
 const PW_B = "attacker chosen password";
 const PW_A = "password chosen by org A";
 
@@ -32,21 +21,6 @@ function addMember(org: SeededOrg, body: Json): Promise<Response> {
 function signIn(addr: string, password: string, organizationId?: string): Promise<Response> {
   return call("/api/auth/sign-in", { method: "POST", ...json({ email: addr, password, ...(organizationId ? { organizationId } : {}) }) });
 }
-
-/** The acceptance token of the last invitation e-mailed to `to`. */
-function tokenFor(to: string): string {
-  const mail = sent.filter((m) => m.to === to).at(-1);
-  expect(mail, `an invitation e-mail to ${to}`).toBeDefined();
-  const [head, body] = mail!.raw.split("\r\n\r\n");
-  expect(head).toMatch(/^Subject: Invitation to join /m);
-  const text = atob(body!.replace(/\s+/g, ""));
-  const token = /token[=:] ?([A-Za-z0-9]{20,})/.exec(text)?.[1];
-  expect(token).toBeDefined();
-  return token!;
-}
-
-const accept = (token: string, password?: string) =>
-  call("/api/memberships/accept", { method: "POST", ...json({ token, ...(password ? { password } : {}) }) });
 
 describe("members across organizations (contract section 5)", () => {
   it("A adds v without a password, B adds v with its password: B cannot sign in to A", async () => {

@@ -12,7 +12,7 @@ import { call, json, seedOrg, TEST_SECRETS } from "../helpers/fixtures";
 import { chat } from "../chat/helpers";
 import { connectClient } from "../mcp/helpers";
 import { INVITATIONS_PER_WINDOW } from "../../src/organizations/memberships";
-import { accept, captureMail, email, sent, tokenFor } from "./mail-capture";
+import { accept, captureMail, email, sent, tokenFor } from "../helpers/mail";
 
 captureMail();
 

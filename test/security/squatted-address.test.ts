@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { budgetAlertRecipients } from "../../src/billing/budget-alerts";
-import { accept, captureMail, email, tokenFor } from "./mail-capture";
+import { accept, captureMail, email, tokenFor } from "../helpers/mail";
 
 captureMail();
 

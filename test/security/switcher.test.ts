@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { call, json, seedOrg } from "../helpers/fixtures";
 import { signIn, type Session } from "../dashboard/session";
-import { accept, captureMail, email, tokenFor } from "./mail-capture";
+import { accept, captureMail, email, tokenFor } from "../helpers/mail";
 
 captureMail();
 

@@ -1,7 +1,7 @@
-/** E-mail capture for the security tests: every message the Worker sends through `EMAIL`. */
+/** E-mail capture for tests: every message the Worker sends through `EMAIL`. */
 import { afterEach, beforeEach, expect, vi } from "vitest";
 import { env } from "cloudflare:workers";
-import { call, json } from "../helpers/fixtures";
+import { call, json } from "./fixtures";
 
 export const sent: Array<{ to: string; raw: string }> = [];
 
