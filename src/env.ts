@@ -51,9 +51,9 @@ export const providerEnvPrefix = (providerId: string): string => providerId.toUp
  */
 export const gatewayOrigin = (env: Env, request: Request): string => publicOrigin(env) ?? new URL(request.url).origin;
 
-/** `PUBLIC_URL` as an origin (no trailing slash), or null when unset or not an http(s) URL. */
-export function publicOrigin(env: Env): string | null {
-  const raw = env.PUBLIC_URL?.trim();
+/** A configured URL setting as an origin (no trailing slash), or null when unset or not an http(s) URL. */
+export function httpOriginOf(setting: string | undefined): string | null {
+  const raw = setting?.trim();
   if (!raw) return null;
   try {
     const u = new URL(raw);
@@ -62,3 +62,6 @@ export function publicOrigin(env: Env): string | null {
     return null;
   }
 }
+
+/** `PUBLIC_URL` as an origin (no trailing slash), or null when unset or not an http(s) URL. */
+export const publicOrigin = (env: Env): string | null => httpOriginOf(env.PUBLIC_URL);

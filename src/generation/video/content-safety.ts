@@ -5,7 +5,7 @@
  * `Content-Type` as given, and always with headers that stop a browser from rendering or running
  * it (`nosniff`, a sandboxing CSP, a download-safe `Content-Disposition`).
  */
-import type { Env } from "../../env";
+import { httpOriginOf, type Env } from "../../env";
 import { ApiError } from "../../errors/api-error";
 
 /** The only media types the content route serves, with the file extension of each. */
@@ -50,16 +50,7 @@ export function contentSafetyHeaders(headers: Headers, logId: string, type: stri
  * URL: a separate host (e.g. `https://media.gateway.example.com`, routed to the same Worker)
  * that video `content_url`s point at, so a video is never opened on the dashboard's origin.
  */
-export function videoContentOrigin(env: Env): string | null {
-  const raw = env.VIDEO_CONTENT_ORIGIN?.trim();
-  if (!raw) return null;
-  try {
-    const u = new URL(raw);
-    return u.protocol === "https:" || u.protocol === "http:" ? u.origin : null;
-  } catch {
-    return null;
-  }
-}
+export const videoContentOrigin = (env: Env): string | null => httpOriginOf(env.VIDEO_CONTENT_ORIGIN);
 
 /** The content route, the only path the video content origin serves. */
 export const VIDEO_CONTENT_PATH = /^\/v1\/videos\/logs\/[^/]+\/content$/;
