@@ -207,19 +207,8 @@ export function admissionWaitMs(env: Env): number {
  */
 export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
   const amount = estimate > 0n ? estimate : 0n;
-  if (!hasPendingRate(ctx) && !ctx.member.limits) {
-    const a = await admitSpend(env, ctx, amount);
-    // A stale context (the key's object reported a newer version): the owner may have a limit now.
-    if (a.context === ctx || !a.context.member.limits) return a;
-    try {
-      return { context: a.context, reservationId: joinReservations(a.reservationId, await admitMember(env, a.context, amount)) };
-    } catch (err) {
-      if (a.reservationId) await cancelKeyReservation(env, ctx, a.reservationId);
-      throw err;
-    }
-  }
   // The request's rate-limit answer and its owner's budget (src/members/budget.ts) come in beside
-  // the key's own admission (no round trip added).
+  // the key's own admission (no round trip added; both answer at once when there is nothing to count).
   const [spend, rate, owner] = await Promise.allSettled([admitSpend(env, ctx, amount), awaitRate(ctx), admitMember(env, ctx, amount)]);
   // The key's own refusal (401) comes first.
   if (spend.status === "rejected") {
