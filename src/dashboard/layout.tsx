@@ -44,6 +44,19 @@ export const Document: FC<{ title: string; csrf?: string | undefined; script?: b
 
 const withProject = (href: string, ctx: PageContext): string => (ctx.project ? `${href}?project=${encodeURIComponent(ctx.project.id)}` : href);
 
+/** A copyable code block of the new-secret dialog (filled in by app.js). */
+const Snippet: FC<{ id: string; title: string; copyLabel: string }> = ({ id, title, copyLabel }) => (
+  <div class="snippet">
+    <div class="snippet-head">
+      <span>{title}</span>
+      <button class="sm" type="button" data-copy={id} aria-label={copyLabel}>
+        Copy
+      </button>
+    </div>
+    <pre id={id}></pre>
+  </div>
+);
+
 export const Layout: FC<{ title: string; ctx: PageContext; children?: Child }> = ({ title, ctx, children }) => (
   <Document title={title} csrf={ctx.session.csrfToken}>
     <a class="skip" href="#main">
@@ -141,24 +154,8 @@ export const Layout: FC<{ title: string; ctx: PageContext; children?: Child }> =
       <p class="hint" id="secret-base-hint">
         Base URL for any OpenAI-compatible client or SDK.
       </p>
-      <div class="snippet">
-        <div class="snippet-head">
-          <span>curl</span>
-          <button class="sm" type="button" data-copy="secret-curl" aria-label="Copy the curl command">
-            Copy
-          </button>
-        </div>
-        <pre id="secret-curl"></pre>
-      </div>
-      <div class="snippet">
-        <div class="snippet-head">
-          <span>Python (OpenAI SDK)</span>
-          <button class="sm" type="button" data-copy="secret-sdk" aria-label="Copy the Python snippet">
-            Copy
-          </button>
-        </div>
-        <pre id="secret-sdk"></pre>
-      </div>
+      <Snippet id="secret-curl" title="curl" copyLabel="Copy the curl command" />
+      <Snippet id="secret-sdk" title="Python (OpenAI SDK)" copyLabel="Copy the Python snippet" />
       <p class="actions">
         <button type="button" data-close="secret-dialog">
           Done

@@ -14,6 +14,7 @@ import { formatUsd as picoUsd } from "../../billing/money";
 import type { LogRecord } from "../../usage/log-record";
 import type { LogScope } from "../../usage/log-export";
 import { findRequest, listRequests, type Cursor, type RequestPage } from "../../usage/request-list";
+import { PeriodFields } from "./usage";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead } from "../layout";
 import { compactNumber, formatUsd } from "../format";
@@ -103,14 +104,7 @@ const Field: FC<{ id: string; label: string; value: string | undefined }> = ({ i
 const Filters: FC<{ ctx: PageContext; q: RequestsQuery; from: string; to: string; keys: Map<string, string> }> = ({ ctx, q, from, to, keys }) => (
   <form method="get" action="/dashboard/requests" class="card inline" aria-label="Filters">
     {ctx.project ? <input type="hidden" name="project" value={ctx.project.id} /> : null}
-    <div class="field">
-      <label for="r-from">From (UTC)</label>
-      <input id="r-from" type="date" name="from" value={from} />
-    </div>
-    <div class="field">
-      <label for="r-to">To (UTC)</label>
-      <input id="r-to" type="date" name="to" value={to} />
-    </div>
+    <PeriodFields idPrefix="r" from={from} to={to} />
     <div class="field">
       <label for="r-key">Key</label>
       <select id="r-key" name="key">

@@ -75,17 +75,24 @@ const Stat: FC<{ label: string; value: string; sub?: string }> = ({ label, value
   </div>
 );
 
+/** The From / To (UTC days) fields of a period form (Usage, Requests). */
+export const PeriodFields: FC<{ idPrefix: string; from: string; to: string }> = ({ idPrefix, from, to }) => (
+  <>
+    <div class="field">
+      <label for={`${idPrefix}-from`}>From (UTC)</label>
+      <input id={`${idPrefix}-from`} type="date" name="from" value={from} />
+    </div>
+    <div class="field">
+      <label for={`${idPrefix}-to`}>To (UTC)</label>
+      <input id={`${idPrefix}-to`} type="date" name="to" value={to} />
+    </div>
+  </>
+);
+
 const Filters: FC<{ ctx: PageContext; q: UsageQuery; from: string; to: string }> = ({ ctx, q, from, to }) => (
   <form method="get" action="/dashboard/usage" class="card inline" aria-label="Period">
     {ctx.project ? <input type="hidden" name="project" value={ctx.project.id} /> : null}
-    <div class="field">
-      <label for="u-from">From (UTC)</label>
-      <input id="u-from" type="date" name="from" value={from} />
-    </div>
-    <div class="field">
-      <label for="u-to">To (UTC)</label>
-      <input id="u-to" type="date" name="to" value={to} />
-    </div>
+    <PeriodFields idPrefix="u" from={from} to={to} />
     <div class="field">
       <label for="u-gran">Granularity</label>
       <select id="u-gran" name="granularity">
