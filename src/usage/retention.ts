@@ -11,6 +11,7 @@ import type { Env } from "../env";
 import { HOUR_MS } from "./aggregate";
 import { dedupHorizon, retentionDays, windowHours } from "./log-consumer";
 import { dayPrefix } from "./log-record";
+import { OLD_ROWS_COPIED } from "./upgrade";
 
 const DAY_MS = 86_400_000;
 /** Rows per DELETE statement and statements per run, to stay within D1 limits. */
@@ -43,7 +44,12 @@ export interface RetentionRun {
 /** The D1 side: window rows and applied ids past their time. */
 export async function trimWindow(env: Env, now: number): Promise<RetentionRun> {
   const cutoff = now - windowHours(env) * HOUR_MS;
-  const deleted = await deleteChunks(env, "DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at < ?1 AND kind <> 'video' LIMIT ?2)", cutoff);
+  // Not before the upgrade's copy step has the old path's rows in R2 (src/usage/upgrade.ts).
+  const deleted = await deleteChunks(
+    env,
+    `DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at < ?1 AND kind <> 'video' AND ${OLD_ROWS_COPIED} LIMIT ?2)`,
+    cutoff,
+  );
   const forgotten = await deleteChunks(
     env,
     "DELETE FROM log_applied WHERE (hour_start, id) IN (SELECT hour_start, id FROM log_applied WHERE hour_start < ?1 ORDER BY hour_start LIMIT ?2)",
