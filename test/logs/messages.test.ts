@@ -1,15 +1,16 @@
 /**
  * Queue messages of several records (docs/scale.md): packing on the producer side, both message
- * shapes and malformed records on the consumer side, and the organization's pending debits cleared
- * by the record's hour and id.
+ * shapes and malformed records on the consumer side, the organization's pending debits cleared
+ * by the record's hour and id, and records older than the dedup horizon.
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { seedOrg } from "../helpers/fixtures";
 import { aggregates, directSum, incoming, sampleRows, waitForApplied } from "../helpers/logs";
-import { consumeLogBatch } from "../../src/usage/log-consumer";
+import { applyLogRecords, consumeLogBatch } from "../../src/usage/log-consumer";
+import { trimWindow } from "../../src/usage/retention";
 import { packMessages, sendLogMessages } from "../../src/usage/log-queue";
-import { hourStartOf } from "../../src/usage/aggregate";
+import { HOUR_MS, hourStartOf } from "../../src/usage/aggregate";
 import { orgCreditsStub } from "../../src/durable-objects/org-credits";
 
 /** A MessageBatch of these bodies, recording acks. */
@@ -72,5 +73,28 @@ describe("pending debits", () => {
     const after = await credits.view(org.orgId);
     expect(after.pending).toBe(0n);
     expect(before - after.balance!).toBe(7_000_000n);
+  });
+});
+
+describe("records older than the dedup horizon", () => {
+  it("a late replay rebuilds its hour from R2: aggregates exact, never-applied debits applied once, a redelivery changes nothing", async () => {
+    const org = await seedOrg({ creditsUsd: 1 });
+    const now = Date.now();
+    const L = hourStartOf(now) - 30 * HOUR_MS; // before LOG_DEDUP_HOURS (24), within R2's 30 days
+    const list = sampleRows(org, [org.keyId, "key_late_b"], 60, L, 50 * 60_000).map((r, i) => incoming(r, i >= 50 ? "1000" : "0"));
+    const balance = async () => BigInt((await env.DB.prepare("SELECT CAST(credits_pico AS TEXT) AS c FROM organizations WHERE id = ?").bind(org.orgId).first<{ c: string }>())!.c);
+    // Applied in time, then their ids forgotten by the retention cron.
+    await applyLogRecords(env, list.slice(0, 50), L + 55 * 60_000);
+    expect((await trimWindow(env, now)).forgotten).toBeGreaterThanOrEqual(50);
+    const before = await balance();
+    // A dead-letter queue replayed a day later: the same 50 records and 10 that never got through.
+    expect(await applyLogRecords(env, list, now)).toBe(60);
+    const expected = directSum(list.map((r) => r.record));
+    expect(await aggregates(org.projectId)).toEqual(expected);
+    expect(before - (await balance())).toBe(10_000n);
+    // The late batch delivered again: skipped (its ids are kept under the hour it arrived in).
+    expect(await applyLogRecords(env, list, now + 60_000)).toBe(0);
+    expect(await aggregates(org.projectId)).toEqual(expected);
+    expect(before - (await balance())).toBe(10_000n);
   });
 });
