@@ -1,5 +1,5 @@
 import type { Env } from "./env";
-import { aggregateUsageJob } from "./usage/aggregate";
+import { aggregateUsageJob } from "./usage/upgrade";
 import { retentionJob } from "./usage/retention";
 import { expireKeysJob } from "./keys/expire";
 import { oauthCleanupJob } from "./oauth/cleanup";

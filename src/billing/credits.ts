@@ -59,7 +59,7 @@ export async function admitCredits(env: Env, orgId: string, estimate: Pico): Pro
 export async function releaseCredits(env: Env, orgId: string, admission: Promise<CreditAdmission>): Promise<void> {
   try {
     const a = await admission;
-    if (a.ok) await orgCreditsStub(env, orgId).settleMany(orgId, [{ reservationId: a.reservationId, credits: 0n, logId: null }]);
+    if (a.ok) await orgCreditsStub(env, orgId).settleMany(orgId, [{ reservationId: a.reservationId, credits: 0n, log: null }]);
   } catch (err) {
     console.error("credit release failed", err instanceof Error ? err.message : String(err));
   }

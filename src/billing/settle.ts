@@ -11,6 +11,7 @@ import { keyStateStub, snapshotOf, type SettleResult, type Settlement } from "..
 import { keepCloses, renewalDue, startRenewal, takeEndedCloses } from "../auth/leases";
 import { orgCreditsStub, type CreditSettlement } from "../durable-objects/org-credits";
 import { requestLogJson, type RequestLogInput } from "../usage/request-log";
+import { hourStartOf } from "../usage/aggregate";
 import type { Pico } from "./money";
 import { processBudgetAlerts } from "./budget-alerts";
 import { countTokens } from "../rate-limits/admission";
@@ -35,7 +36,7 @@ async function settleCredits(env: Env, orgId: string, items: CreditSettlement[])
  * which also releases the credit reservation), side by side.
  */
 export async function settleRequest(env: Env, auth: KeyContext, reservationId: string | null, cost: RequestCost, creditsReservationId: string | null = null): Promise<void> {
-  const credits = settleCredits(env, auth.organization.id, [{ reservationId: creditsReservationId, credits: cost.creditsPico, logId: null }]);
+  const credits = settleCredits(env, auth.organization.id, [{ reservationId: creditsReservationId, credits: cost.creditsPico, log: null }]);
   // The key's and its owner's parts (src/members/budget.ts).
   const { key, member } = splitReservation(reservationId);
   const owner = member === null ? null : settleMemberNow(env, auth, member, cost.totalPico);
@@ -120,7 +121,7 @@ function queueKeySettlement(
       outbox: { row: requestLogJson(log), logId: log.logId, organizationId: auth.organization.id, creditsPico: cost.creditsPico },
     },
     // The key's outbox debits D1 with the log row; the organization's object tracks it until then.
-    credits: { reservationId: creditsReservationId, credits: cost.creditsPico, logId: log.logId },
+    credits: { reservationId: creditsReservationId, credits: cost.creditsPico, log: { id: log.logId, hour: hourStartOf(log.createdAt) } },
   };
   const now = Date.now();
   const batch = batches.get(keyId);

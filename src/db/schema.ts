@@ -413,12 +413,15 @@ export const requestLogs = sqliteTable("request_logs", {
 
 /**
  * Log ids the queue consumer has applied (aggregates, debit, window), written in the same D1 batch:
- * a redelivered record is skipped. Kept for LOG_DEDUP_HOURS after it was applied (docs/scale.md).
+ * a redelivered record is skipped. Keyed by the hour of the record's `created_at` (known to every
+ * copy of the record, so a redelivery finds it) and kept while that hour is within LOG_DEDUP_HOURS
+ * (docs/scale.md). The table is WITHOUT ROWID (migration 0012, hand-written: drizzle cannot say
+ * so): one written row per record, no index of its own; expiry deletes a primary-key prefix.
  */
 export const logApplied = sqliteTable("log_applied", {
-  id: text("id").primaryKey(),
-  appliedAt: integer("applied_at", { mode: "number" }).notNull(),
-}, (t) => [index("log_applied_at_idx").on(t.appliedAt)]);
+  hourStart: integer("hour_start", { mode: "number" }).notNull(),
+  id: text("id").notNull(),
+}, (t) => [primaryKey({ columns: [t.hourStart, t.id] })]);
 
 /** A key's last use (newest request start), kept by the log consumer; never ages out. */
 export const keyLastUse = sqliteTable("key_last_use", {

@@ -5,7 +5,7 @@
  */
 import type { Env } from "../env";
 import type { Pico } from "../billing/money";
-import type { LogMessage } from "../usage/log-queue";
+import type { LogEntry } from "../usage/log-queue";
 
 /** What a settled request still has to send: its log row and the credit-paid part of its cost. */
 export interface OutboxEntry {
@@ -68,8 +68,8 @@ export interface OutboxSpendRow extends Record<string, SqlStorageValue> {
   period_started_at: number | null;
 }
 
-/** The outbox rows as LOGS queue messages: each record with the credit debit that rides with it. */
-export const outboxMessages = (rows: readonly OutboxRow[]): LogMessage[] => rows.map((r) => ({ row: r.row, debit: r.credits }));
+/** The outbox rows as LOGS queue records: each with the credit debit that rides with it. */
+export const outboxMessages = (rows: readonly OutboxRow[]): LogEntry[] => rows.map((r) => ({ row: r.row, debit: r.credits }));
 
 /** After a failed send, the next try waits 1 s, 2 s, 4 s ... at most a minute. */
 export const sendRetryMs = (failures: number): number => Math.min(60_000, 1000 * 2 ** Math.min(6, Math.max(0, failures - 1)));

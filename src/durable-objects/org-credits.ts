@@ -5,8 +5,9 @@
  *  - reservations: the credit-paid upper bound of every request in flight;
  *  - pending debits: credits of settled requests whose record (and with it the debit, applied by
  *    the LOGS queue consumer in the same D1 batch that marks the record applied) is still in a
- *    key's outbox or in the queue. A pending entry is dropped once its id is in `log_applied`,
- *    which is checked in the same D1 read as the balance (one consistent snapshot).
+ *    key's outbox or in the queue. A pending entry is dropped once its record is in `log_applied`
+ *    (by the hour of the record's start and its id, as the consumer writes it), which is checked in
+ *    the same D1 read as the balance (one consistent snapshot).
  *
  * available = balance read from D1 - pending debits - reservations. A request is admitted while
  * that is above 0, so the balance never ends below minus one request; refused when the settled
@@ -50,13 +51,20 @@ export interface CreditSettlement {
   reservationId: string | null;
   /** The credit-paid part of the request's cost. */
   credits: Pico;
-  /** The log row that debits it in D1 (key outbox); null: this object debits D1 itself. */
-  logId: string | null;
+  /**
+   * The record that debits it in D1 (key outbox, LOGS queue): its id and the hour of its
+   * `createdAt` (its key in `log_applied`). null: this object debits D1 itself.
+   */
+  log: { id: string; hour: number } | null;
 }
 
 interface Held {
   amount: Pico;
   at: number;
+}
+
+interface PendingDebit extends Held {
+  hour: number;
 }
 
 export class OrgCredits extends DurableObject<Env> {
@@ -65,7 +73,7 @@ export class OrgCredits extends DurableObject<Env> {
   private readAt = 0;
   private reserved = 0n;
   private reservations = new Map<string, Held>();
-  private pending = new Map<string, Held>();
+  private pending = new Map<string, PendingDebit>();
   private pendingSum = 0n;
   /** Direct debits (no log row) not yet written to D1. */
   private unwritten = 0n;
@@ -131,8 +139,8 @@ export class OrgCredits extends DurableObject<Env> {
     for (const i of items) {
       if (i.reservationId) this.release(i.reservationId);
       if (i.credits <= 0n) continue;
-      if (i.logId) {
-        this.pending.set(i.logId, { amount: i.credits, at: now });
+      if (i.log) {
+        this.pending.set(i.log.id, { amount: i.credits, at: now, hour: i.log.hour });
         this.pendingSum += i.credits;
       } else {
         this.unwritten += i.credits;
@@ -220,7 +228,8 @@ export class OrgCredits extends DurableObject<Env> {
     const orgId = this.orgId;
     if (!orgId) return;
     const debit = this.unwritten;
-    const ids = [...this.pending.keys()];
+    // (hour, id) pairs as one bound JSON value (never a bind list that grows).
+    const pairs = JSON.stringify([...this.pending].map(([id, p]) => [p.hour, id]));
     const db = this.env.DB;
     const statements: D1PreparedStatement[] = [];
     if (debit > 0n) statements.push(db.prepare("UPDATE organizations SET credits_pico = credits_pico - CAST(? AS INTEGER) WHERE id = ?").bind(debit.toString(), orgId));
@@ -229,7 +238,9 @@ export class OrgCredits extends DurableObject<Env> {
         .prepare("SELECT CAST(credits_pico AS TEXT) AS c, notifications AS n, (SELECT MAX(created_at) FROM credit_ledger WHERE organization_id = ?1 AND amount_pico > 0) AS w FROM organizations WHERE id = ?1")
         .bind(orgId),
     );
-    statements.push(db.prepare("SELECT id FROM log_applied WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(ids)));
+    statements.push(
+      db.prepare("SELECT a.id FROM json_each(?) j JOIN log_applied a ON a.hour_start = json_extract(j.value, '$[0]') AND a.id = json_extract(j.value, '$[1]')").bind(pairs),
+    );
     const results = await db.batch(statements);
     this.unwritten -= debit;
     const balanceRow = results[statements.length - 2]?.results[0] as { c?: string; n?: string | null; w?: number | null } | undefined;

@@ -64,10 +64,7 @@ export async function closeHours(env: Env, now: number): Promise<AggregationStat
   return { aggregatedUntil: until, updatedAt: now };
 }
 
-/** Cron job (src/scheduled.ts). */
-export async function aggregateUsageJob(env: Env, now: number): Promise<void> {
-  await closeHours(env, now);
-}
+// The cron job (aggregateUsageJob) is in src/usage/upgrade.ts: closing hours waits for the upgrade's copy step.
 
 // ---------- rebuild from R2 ----------
 

@@ -1,25 +1,36 @@
 /**
- * The LOGS queue consumer (`queue()` in src/index.ts). For each batch of request records:
- *  1. finds the records not applied yet (`log_applied`), and writes them to R2 as one gzip NDJSON
- *     object per organization and hour, keyed by a hash of the record ids it holds
- *     (`logs/{org}/{yyyy}/{mm}/{dd}/{hh}/{batch}.ndjson.gz`): the same records again rewrite the
- *     same object;
- *  2. applies them to D1 in ONE batch (a transaction; one per ~1 MB of records): the credit debits, the hourly aggregates
- *     (`usage_hourly`, added to), the recent window (`request_logs`, REQUEST_LOG_WINDOW_HOURS), each
- *     key's last use (`key_last_use`), and the applied ids themselves. Every statement skips the
- *     ids already in `log_applied`, so a batch delivered twice, or a record sent twice by an
- *     outbox, is counted once.
+ * The LOGS queue consumer (`queue()` in src/index.ts). A message holds several records
+ * (`{ records: [{ row, debit }, ...] }`; a bare `{ row, debit }` from before is one record). For
+ * each batch of messages:
+ *  1. finds the records not applied yet (`log_applied`, by the hour of the record's start and its
+ *     id), and writes them to R2 as one gzip NDJSON object per organization and hour, keyed by a
+ *     hash of the record ids it holds (`logs/{org}/{yyyy}/{mm}/{dd}/{hh}/{batch}.ndjson.gz`): the
+ *     same records again rewrite the same object;
+ *  2. applies them to D1 in ONE batch (a transaction; one per ~1 MB of records): the credit debits,
+ *     the hourly aggregates (`usage_hourly`, added to), the recent window (`request_logs`,
+ *     REQUEST_LOG_WINDOW_HOURS), each key's last use (`key_last_use`), and the applied ids
+ *     themselves. Every statement skips the ids already in `log_applied`, so a batch delivered
+ *     twice, or a record sent twice by an outbox, is counted once.
  * A failure before the D1 batch commits retries the whole batch (at least once delivery). A record
  * can end up in two objects only when a retry groups it with other records than the first attempt
  * did and the first attempt's D1 batch never committed; readers skip repeated ids (docs/scale.md).
+ *
+ * Late records (their hour before the dedup horizon, LOG_DEDUP_HOURS, whose applied ids are
+ * forgotten) cannot be checked against earlier copies by id and hour. They are deduplicated under
+ * the hour they arrive in instead, and their hours' aggregates are rebuilt from R2 (which skips
+ * repeated ids) rather than added to: exact whether or not a copy was applied before
+ * (docs/scale.md, "Redelivery horizon").
  */
 import type { Env } from "../env";
 import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
-import type { LogMessage } from "./log-queue";
-import { HOUR_MS, hourStartOf, REFUSED } from "./aggregate";
+import type { LogEntry } from "./log-queue";
+import { HOUR_MS, hourStartOf, rebuildHour, REFUSED } from "./aggregate";
 
 export const DEFAULT_WINDOW_HOURS = 720;
+export const DEFAULT_DEDUP_HOURS = 24;
+export const DEFAULT_RETENTION_DAYS = 30;
+const DAY_MS = 86_400_000;
 /** Records per D1 batch are cut at about this many characters of JSON. */
 const D1_CHUNK_CHARS = 1_000_000;
 
@@ -31,15 +42,35 @@ export function windowHours(env: Env): number {
   return Number.isFinite(n) && n >= 0 ? Math.floor(n) : DEFAULT_WINDOW_HOURS;
 }
 
-/** A record as the consumer handles it: the serialized row, its debit, and the parsed record. */
+/**
+ * Hours an applied log id is remembered, counted from the hour of the record's start: records of
+ * older hours are late (see the module comment).
+ */
+export function dedupHours(env: Env): number {
+  const n = Number((env as unknown as Record<string, unknown>).LOG_DEDUP_HOURS);
+  return Number.isFinite(n) && n >= 1 ? Math.floor(n) : DEFAULT_DEDUP_HOURS;
+}
+
+/** The oldest hour whose applied ids are still known at `now`: records of earlier hours are late. */
+export const dedupHorizon = (env: Env, now: number): number => hourStartOf(now) - dedupHours(env) * HOUR_MS;
+
+/** Days raw records are kept in R2. */
+export function retentionDays(env: Env): number {
+  const n = Number(env.REQUEST_LOG_RETENTION_DAYS);
+  return Number.isFinite(n) && n >= 1 ? Math.floor(n) : DEFAULT_RETENTION_DAYS;
+}
+
+/** A record as the consumer handles it: the serialized row, its debit, the parsed record and its hour. */
 export interface IncomingRecord {
   row: string;
   debit: string;
   record: LogRecord;
+  /** The hour of `record.createdAt` (epoch ms). */
+  hour: number;
 }
 
-/** A message as a record; null when it is not one (garbage can never become valid: dropped, not retried). */
-export function incomingOf(m: LogMessage): IncomingRecord | null {
+/** An entry as a record; null when it is not one (garbage can never become valid: dropped, not retried). */
+export function incomingOf(m: LogEntry): IncomingRecord | null {
   let values: unknown;
   try {
     values = JSON.parse(m.row);
@@ -50,11 +81,17 @@ export function incomingOf(m: LogMessage): IncomingRecord | null {
   const record = recordFromRow(values);
   const ids = [record.id, record.requestId, record.organizationId, record.projectId, record.apiKeyId];
   if (ids.some((v) => typeof v !== "string" || v === "") || !Number.isSafeInteger(record.createdAt)) return null;
-  return { row: m.row, debit: m.debit, record };
+  return { row: m.row, debit: m.debit, record, hour: hourStartOf(record.createdAt) };
+}
+
+/** Where a record's applied id is (or will be) in `log_applied`: its own hour, or for a late record the hour it arrives in and the one before. */
+function dedupKeys(r: IncomingRecord, horizon: number, now: number): [number, number] {
+  return r.hour >= horizon ? [r.hour, r.hour] : [hourStartOf(now), hourStartOf(now) - HOUR_MS];
 }
 
 const at = (f: Parameters<typeof fieldIndex>[0]) => `json_extract(value, '$.r[${fieldIndex(f)}]')`;
-const NOT_APPLIED = `NOT EXISTS (SELECT 1 FROM log_applied WHERE log_applied.id = ${at("id")})`;
+/** `$.k` and `$.k2`: the record's dedup hours (`dedupKeys`); a primary-key lookup each. */
+const NOT_APPLIED = `NOT EXISTS (SELECT 1 FROM log_applied WHERE log_applied.hour_start IN (json_extract(value, '$.k'), json_extract(value, '$.k2')) AND log_applied.id = ${at("id")})`;
 
 const DEBIT_SQL = `UPDATE organizations SET credits_pico = credits_pico - (
   SELECT COALESCE(SUM(CAST(json_extract(value, '$.d') AS INTEGER)), 0) FROM json_each(?1)
@@ -63,7 +100,10 @@ const DEBIT_SQL = `UPDATE organizations SET credits_pico = credits_pico - (
 
 const SUMMED = ["requests", "errors", "cache_hits", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "total_tokens", "cost_pico", "credits_cost_pico", "byok_cost_pico", "data_storage_cost_pico"];
 
-/** The hourly grouping and labels (provider/model/app 'unknown'; refused requests under REFUSED), as `groupRecords`. */
+/**
+ * The hourly grouping and labels (provider/model/app 'unknown'; refused requests under REFUSED), as
+ * `groupRecords`. Late records (`$.a` = 0) are left out: their hours are rebuilt from R2.
+ */
 const AGGREGATE_SQL = `INSERT INTO usage_hourly (
   hour_start, organization_id, project_id, api_key_id, provider, model, source_app, ${SUMMED.join(", ")}, updated_at
 )
@@ -77,7 +117,7 @@ FROM (
     ${at("kind")} AS kd, ${at("statusCode")} AS st, ${at("cached")} AS ca, ${at("promptTokens")} AS pt, ${at("completionTokens")} AS ct,
     ${at("reasoningTokens")} AS rt, ${at("cachedTokens")} AS cdt, ${at("totalTokens")} AS tt, ${at("costPico")} AS cost,
     ${at("creditsCostPico")} AS cr, ${at("byokCostPico")} AS byk, ${at("dataStorageCostPico")} AS ds
-  FROM json_each(?1) WHERE ${NOT_APPLIED}
+  FROM json_each(?1) WHERE json_extract(value, '$.a') = 1 AND ${NOT_APPLIED}
 ) WHERE 1
 GROUP BY h, pj, k, p, m, s
 ON CONFLICT (hour_start, project_id, api_key_id, provider, model, source_app) DO UPDATE SET
@@ -92,22 +132,42 @@ const LAST_USE_SQL = `INSERT INTO key_last_use (api_key_id, organization_id, las
 SELECT ${at("apiKeyId")} AS k, ${at("organizationId")} AS o, MAX(${at("createdAt")}) FROM json_each(?1) WHERE 1 GROUP BY k, o
 ON CONFLICT (api_key_id, organization_id) DO UPDATE SET last_used_at = MAX(last_used_at, excluded.last_used_at)`;
 
-const APPLIED_SQL = `INSERT OR IGNORE INTO log_applied (id, applied_at) SELECT ${at("id")}, ?2 FROM json_each(?1)`;
+const APPLIED_SQL = `INSERT OR IGNORE INTO log_applied (hour_start, id) SELECT json_extract(value, '$.k'), ${at("id")} FROM json_each(?1)`;
 
 /** Statements of one application, in order (the applied ids last). One bound JSON value for all records. */
 export function applyStatements(env: Env, records: readonly IncomingRecord[], now: number): D1PreparedStatement[] {
-  const param = `[${records.map((r) => `{"r":${r.row},"d":${JSON.stringify(r.debit)}}`).join(",")}]`;
+  const horizon = dedupHorizon(env, now);
+  const param = `[${records
+    .map((r) => {
+      const [k, k2] = dedupKeys(r, horizon, now);
+      return `{"r":${r.row},"d":${JSON.stringify(r.debit)},"h":${r.hour},"k":${k},"k2":${k2},"a":${rebuilt(env, r, horizon, now) ? 0 : 1}}`;
+    })
+    .join(",")}]`;
   const db = env.DB;
   const out = [db.prepare(DEBIT_SQL).bind(param), db.prepare(AGGREGATE_SQL).bind(param, now)];
   const hours = windowHours(env);
   if (hours > 0) out.push(db.prepare(WINDOW_SQL).bind(param, now - hours * HOUR_MS));
-  out.push(db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param, now));
+  out.push(db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param));
   return out;
 }
 
-/** The ids among `ids` already applied. */
-async function appliedIds(env: Env, ids: readonly string[]): Promise<Set<string>> {
-  const res = await env.DB.prepare("SELECT id FROM log_applied WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(ids)).all<{ id: string }>();
+/**
+ * A late record whose hour is rebuilt from R2 instead of added to. An hour past R2's retention
+ * has lost its other records (a rebuild would drop them): its late record is added like any other.
+ */
+function rebuilt(env: Env, r: IncomingRecord, horizon: number, now: number): boolean {
+  return r.hour < horizon && r.hour >= hourStartOf(now - retentionDays(env) * DAY_MS);
+}
+
+/** The records already applied, by their dedup keys (one bound JSON value). */
+async function appliedIds(env: Env, records: readonly IncomingRecord[], horizon: number, now: number): Promise<Set<string>> {
+  const pairs = records.flatMap((r) => {
+    const [k, k2] = dedupKeys(r, horizon, now);
+    return k === k2 ? [[k, r.record.id]] : [[k, r.record.id], [k2, r.record.id]];
+  });
+  const res = await env.DB.prepare(
+    `SELECT a.id FROM json_each(?1) j JOIN log_applied a ON a.hour_start = json_extract(j.value, '$[0]') AND a.id = json_extract(j.value, '$[1]')`,
+  ).bind(JSON.stringify(pairs)).all<{ id: string }>();
   return new Set(res.results.map((r) => r.id));
 }
 
@@ -141,11 +201,21 @@ export async function applyLogRecords(env: Env, incoming: readonly IncomingRecor
   const unique = new Map<string, IncomingRecord>();
   for (const r of incoming) if (!unique.has(r.record.id)) unique.set(r.record.id, r);
   if (unique.size === 0) return 0;
-  const done = await appliedIds(env, [...unique.keys()]);
+  const horizon = dedupHorizon(env, now);
+  const done = await appliedIds(env, [...unique.values()], horizon, now);
   const fresh = [...unique.values()].filter((r) => !done.has(r.record.id));
-  if (fresh.length === 0) return 0;
-  await writeObjects(env, fresh.map((r) => r.record));
-  // One D1 batch per ~1 MB of records (D1 caps a bound value at 2 MB); each is idempotent alone.
+  // Late records' hours are rebuilt from R2 after the D1 batch, also when they were applied by an
+  // earlier delivery whose rebuild failed (a rebuild is idempotent).
+  const rebuilds = new Set([...unique.values()].filter((r) => rebuilt(env, r, horizon, now)).map((r) => r.hour));
+  if (rebuilds.size > 0) console.warn("log records older than the dedup horizon; their hours are rebuilt from R2", [...rebuilds].map((h) => new Date(h).toISOString()).join(", "));
+  if (fresh.length > 0) await writeObjects(env, fresh.map((r) => r.record));
+  if (fresh.length > 0) await applyFresh(env, fresh, now);
+  for (const hour of [...rebuilds].sort((a, b) => a - b)) await rebuildHour(env, hour, now);
+  return fresh.length;
+}
+
+/** D1 batches of ~1 MB of records (D1 caps a bound value at 2 MB); each is idempotent alone. */
+async function applyFresh(env: Env, fresh: readonly IncomingRecord[], now: number): Promise<void> {
   let chunk: IncomingRecord[] = [];
   let size = 0;
   for (const r of fresh) {
@@ -158,22 +228,39 @@ export async function applyLogRecords(env: Env, incoming: readonly IncomingRecor
     size += r.row.length;
   }
   await env.DB.batch(applyStatements(env, chunk, now));
-  return fresh.length;
+}
+
+/** The records of a message body (several, or one bare record from before messages held several); null when it is neither. */
+function entriesOf(body: unknown): unknown[] | null {
+  if (body === null || typeof body !== "object") return null;
+  const records = (body as { records?: unknown }).records;
+  if (Array.isArray(records)) return records;
+  return "row" in body ? [body] : null;
+}
+
+/** One record of a message, or null when it is not one. */
+function parseEntry(e: unknown): IncomingRecord | null {
+  const entry = e as Partial<LogEntry> | null;
+  return entry && typeof entry === "object" && typeof entry.row === "string" && typeof entry.debit === "string" ? incomingOf({ row: entry.row, debit: entry.debit }) : null;
 }
 
 /** The Worker's queue() handler: one application per batch; a failure retries the batch. */
 export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const incoming: IncomingRecord[] = [];
   for (const m of batch.messages) {
-    const body = m.body as Partial<LogMessage> | null;
-    const parsed = body && typeof body.row === "string" && typeof body.debit === "string" ? incomingOf({ row: body.row, debit: body.debit }) : null;
-    if (!parsed) {
+    const entries = entriesOf(m.body);
+    if (!entries) {
       // Not a record (nothing else sends here): dropped loudly rather than retried forever.
       console.error("log queue: malformed message dropped", m.id);
       m.ack();
       continue;
     }
-    incoming.push(parsed);
+    entries.forEach((e, i) => {
+      const parsed = parseEntry(e);
+      // Garbage never becomes valid: dropped loudly; the message's other records are applied.
+      if (parsed) incoming.push(parsed);
+      else console.error("log queue: malformed record dropped", m.id, i);
+    });
   }
   try {
     await applyLogRecords(env, incoming);

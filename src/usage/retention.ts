@@ -1,19 +1,19 @@
 /**
  * Retention of request records (cron):
  *  - every run: trims the D1 window (`request_logs` older than REQUEST_LOG_WINDOW_HOURS; video jobs
- *    stay, the content proxy reads them) and forgets applied log ids older than LOG_DEDUP_HOURS;
+ *    stay, the content proxy reads them) and forgets applied log ids of hours before the dedup
+ *    horizon (LOG_DEDUP_HOURS; a primary-key prefix of `log_applied`);
  *  - daily: deletes R2 record objects of days older than REQUEST_LOG_RETENTION_DAYS (a bucket
  *    lifecycle rule does the same in production; `npm run setup:cloudflare` creates it).
  * Analytics read only the hourly aggregates, so none of this changes them. Deletes in bounded chunks.
  */
 import type { Env } from "../env";
 import { HOUR_MS } from "./aggregate";
-import { windowHours } from "./log-consumer";
+import { dedupHorizon, retentionDays, windowHours } from "./log-consumer";
 import { dayPrefix } from "./log-record";
+import { OLD_ROWS_COPIED } from "./upgrade";
 
 const DAY_MS = 86_400_000;
-export const DEFAULT_RETENTION_DAYS = 30;
-export const DEFAULT_DEDUP_HOURS = 24;
 /** Rows per DELETE statement and statements per run, to stay within D1 limits. */
 const CHUNK = 5_000;
 const MAX_CHUNKS_PER_RUN = 20;
@@ -22,17 +22,7 @@ export const RETENTION_CRON = "17 3 * * *";
 /** Days looked back for R2 objects to delete (a missed daily run is caught up). */
 const R2_LOOKBACK_DAYS = 7;
 
-/** Days raw records are kept in R2. */
-export function retentionDays(env: Env): number {
-  const n = Number(env.REQUEST_LOG_RETENTION_DAYS);
-  return Number.isFinite(n) && n >= 1 ? Math.floor(n) : DEFAULT_RETENTION_DAYS;
-}
-
-/** Hours an applied log id is remembered (a redelivery later than this would count again). */
-export function dedupHours(env: Env): number {
-  const n = Number((env as unknown as Record<string, unknown>).LOG_DEDUP_HOURS);
-  return Number.isFinite(n) && n >= 1 ? Math.floor(n) : DEFAULT_DEDUP_HOURS;
-}
+export { dedupHours, retentionDays } from "./log-consumer";
 
 async function deleteChunks(env: Env, query: string, ...params: number[]): Promise<number> {
   let deleted = 0;
@@ -54,8 +44,17 @@ export interface RetentionRun {
 /** The D1 side: window rows and applied ids past their time. */
 export async function trimWindow(env: Env, now: number): Promise<RetentionRun> {
   const cutoff = now - windowHours(env) * HOUR_MS;
-  const deleted = await deleteChunks(env, "DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at < ?1 AND kind <> 'video' LIMIT ?2)", cutoff);
-  const forgotten = await deleteChunks(env, "DELETE FROM log_applied WHERE id IN (SELECT id FROM log_applied WHERE applied_at < ?1 LIMIT ?2)", now - dedupHours(env) * HOUR_MS);
+  // Not before the upgrade's copy step has the old path's rows in R2 (src/usage/upgrade.ts).
+  const deleted = await deleteChunks(
+    env,
+    `DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at < ?1 AND kind <> 'video' AND ${OLD_ROWS_COPIED} LIMIT ?2)`,
+    cutoff,
+  );
+  const forgotten = await deleteChunks(
+    env,
+    "DELETE FROM log_applied WHERE (hour_start, id) IN (SELECT hour_start, id FROM log_applied WHERE hour_start < ?1 ORDER BY hour_start LIMIT ?2)",
+    dedupHorizon(env, now),
+  );
   return { cutoff, deleted, forgotten };
 }
 

@@ -7,51 +7,15 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { incoming, waitForApplied, type LogRowInsert } from "../helpers/logs";
-import { newId } from "../../src/lib/ids";
+import { aggregates, directSum, incoming, sampleRows as rows, waitForApplied } from "../helpers/logs";
 import { applyLogRecords, consumeLogBatch, type IncomingRecord } from "../../src/usage/log-consumer";
 import { readNdjsonGz, type LogRecord } from "../../src/usage/log-record";
-import { groupRecords, HOUR_MS, hourRecords, hourStartOf } from "../../src/usage/aggregate";
+import { HOUR_MS, hourRecords } from "../../src/usage/aggregate";
 import { sendLogRow } from "../../src/usage/log-queue";
 import { KeyState, keyStateStub } from "../../src/durable-objects/key-state";
 import type { Env } from "../../src/env";
 
 const T0 = Date.UTC(2026, 2, 2, 0, 0, 0);
-const MODELS = ["gpt-4o-mini", "claude-sonnet-4", "gemini-2.5-flash"] as const;
-const PROVIDERS = ["openai", "anthropic", "google-ai-studio"] as const;
-const APPS = ["cursor", "cline", ""] as const;
-
-function rows(org: { orgId: string; projectId: string }, keys: readonly string[], n: number, start: number, spanMs: number): LogRowInsert[] {
-  return Array.from({ length: n }, (_, i) => {
-    const prompt = (i * 7) % 1000;
-    const completion = (i * 13) % 500;
-    return {
-      id: newId("log"),
-      requestId: newId("req"),
-      organizationId: org.orgId,
-      projectId: org.projectId,
-      apiKeyId: keys[i % keys.length]!,
-      sourceApp: APPS[i % APPS.length]!,
-      requestedModel: MODELS[i % MODELS.length]!,
-      usedModel: i % 11 === 0 ? null : MODELS[i % MODELS.length]!,
-      usedProvider: i % 11 === 0 ? null : PROVIDERS[i % PROVIDERS.length]!,
-      statusCode: i % 17 === 0 ? 502 : 200,
-      cached: i % 5 === 0,
-      promptTokens: prompt,
-      completionTokens: completion,
-      reasoningTokens: i % 3,
-      cachedTokens: i % 7,
-      totalTokens: prompt + completion,
-      costPico: 1_000_003 * (i + 1),
-      creditsCostPico: i % 2 ? 1_000_003 * (i + 1) : 0,
-      byokCostPico: i % 2 ? 0 : 1_000_003 * (i + 1),
-      dataStorageCostPico: i % 4,
-      latencyMs: 100 + (i % 50),
-      createdAt: start + Math.floor((i * spanMs) / n),
-    };
-  });
-}
-
 /** Every record of the organization in R2, counting copies (no deduplication). */
 async function allObjects(orgId: string): Promise<LogRecord[]> {
   const out: LogRecord[] = [];
@@ -62,28 +26,6 @@ async function allObjects(orgId: string): Promise<LogRecord[]> {
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor);
   return out;
-}
-
-/** usage_hourly of a project as comparable group rows. */
-async function aggregates(projectId: string) {
-  const res = await env.DB.prepare(
-    `SELECT hour_start AS h, api_key_id AS k, provider AS p, model AS m, source_app AS s, requests AS n, errors AS e, cache_hits AS ch,
-      prompt_tokens AS pt, completion_tokens AS ct, reasoning_tokens AS rt, cached_tokens AS cdt, total_tokens AS tt,
-      CAST(cost_pico AS TEXT) AS cost, CAST(credits_cost_pico AS TEXT) AS cr, CAST(byok_cost_pico AS TEXT) AS byk, CAST(data_storage_cost_pico AS TEXT) AS ds
-     FROM usage_hourly WHERE project_id = ? ORDER BY h, k, p, m, s`,
-  ).bind(projectId).all<Record<string, unknown>>();
-  return res.results;
-}
-
-/** The same rows computed directly from the records. */
-function directSum(records: readonly LogRecord[]) {
-  const byHour = new Map<number, LogRecord[]>();
-  for (const r of records) byHour.set(hourStartOf(r.createdAt), [...(byHour.get(hourStartOf(r.createdAt)) ?? []), r]);
-  const out = [...byHour].flatMap(([h, list]) =>
-    groupRecords(list).map((g) => ({ h, k: g.k, p: g.p, m: g.m, s: g.s, n: g.n, e: g.e, ch: g.ch, pt: g.pt, ct: g.ct, rt: g.rt, cdt: g.cdt, tt: g.tt, cost: g.cost.toString(), cr: g.cr.toString(), byk: g.byk.toString(), ds: g.ds.toString() })),
-  );
-  const key = (x: (typeof out)[number]) => [x.h, x.k, x.p, x.m, x.s].join("\u0000");
-  return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
 /** A MessageBatch as the queue hands it to queue(), recording acks and retries. */

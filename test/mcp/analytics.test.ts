@@ -168,7 +168,7 @@ describe("aggregation", () => {
     const rows = await getDb(env.DB).all<{ r: number; c: string }>(sql`SELECT SUM(requests) AS r, CAST(SUM(cost_pico) AS TEXT) AS c FROM usage_hourly`);
     expect(rows[0]!.r).toBe(LOGS.length);
     expect(BigInt(rows[0]!.c)).toBe(LOGS.reduce((a, l) => a + BigInt(l.cost ?? 0), 0n));
-    const state = await getDb(env.DB).all<{ a: number; u: number }>(sql`SELECT aggregated_until AS a, updated_at AS u FROM aggregation_state`);
+    const state = await getDb(env.DB).all<{ a: number; u: number }>(sql`SELECT aggregated_until AS a, updated_at AS u FROM aggregation_state WHERE id = 'usage_hourly'`);
     expect(state[0]!.u).toBe(NOW);
     // Hours that ended more than the grace period ago are final; the current one is not.
     expect(state[0]!.a).toBeGreaterThanOrEqual(hourStartOf(NOW) - HOUR_MS);
