@@ -29,6 +29,7 @@ interface Endpoint {
 }
 
 const endpoints: Endpoint[] = [
+  { name: "images", path: "/v1/images/generations", body: (text) => ({ model: "gpt-image-1", prompt: text }) },
   { name: "embeddings", path: "/v1/embeddings", body: (text) => ({ model: "text-embedding-3-small", input: text }) },
 ];
 
