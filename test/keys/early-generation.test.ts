@@ -31,6 +31,8 @@ interface Endpoint {
 const endpoints: Endpoint[] = [
   { name: "images", path: "/v1/images/generations", body: (text) => ({ model: "gpt-image-1", prompt: text }) },
   { name: "embeddings", path: "/v1/embeddings", body: (text) => ({ model: "text-embedding-3-small", input: text }) },
+  // Mistral's moderation model is priced by the token; `usage` makes the fake report tokens.
+  { name: "moderations", path: "/v1/moderations", body: (text) => ({ model: "mistral-moderation-latest", input: `${text} [[fake:usage]]` }) },
 ];
 
 /** A request through the app under `e`; its waitUntil work is awaited by `done`. */
