@@ -156,3 +156,44 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
     expect((await keyStateStub(env, row.id).getSpend()).reserved).toBe(0n);
   });
 });
+
+describe("video job submissions wait for admission (a job cannot be recalled)", () => {
+  const videos: Endpoint = { name: "videos", path: "/v1/videos", body: (text) => ({ model: "sora-2", prompt: text, seconds: "4" }) };
+
+  it("an admitted submission reaches the provider once admission answered, after one round trip", async () => {
+    const org = await seedOrg();
+    const { token } = await addKey(org);
+    const tag = `video-${crypto.randomUUID().slice(0, 8)}`;
+    const started = Date.now();
+    const { res, done } = via(far, token, videos, `a slow boat [[tag:${tag}]]`);
+    const r = await res;
+    expect(r.status, await r.clone().text()).toBe(200);
+    await done;
+    const sent = await recorded(tag);
+    expect(sent).toHaveLength(1);
+    const upstreamAfter = sent[0]!.receivedAt - started;
+    console.log(`videos: upstream started ${upstreamAfter} ms after the request, objects ${FAR_MS} ms away`);
+    expect(upstreamAfter).toBeGreaterThanOrEqual(FAR_MS);
+    // One round trip, not two: the organization's credits are asked beside the key (before: after it).
+    expect(upstreamAfter).toBeLessThan(2 * FAR_MS);
+  });
+
+  it("a refused key creates no job upstream, and no early call is made for it", async () => {
+    const org = await seedOrg();
+    const { token, row } = await addKey(org);
+    const warm = via(far, token, videos, "warm");
+    expect((await warm.res).status).toBe(200);
+    await warm.done;
+    const patch = await call(`/v1/master/keys/${row.id}`, { method: "PATCH", key: org.masterKey, ...json({ status: "inactive" }) });
+    expect(patch.status).toBe(200);
+    const before = cancelledEarlyCalls();
+    const tag = `video-refused-${crypto.randomUUID().slice(0, 8)}`;
+    for (let i = 0; i < 3; i++) {
+      const { res, done } = via(far, token, videos, `after ${i} [[tag:${tag}]]`);
+      expect((await res).status).toBe(401);
+      await done;
+    }
+    expect(await recorded(tag)).toHaveLength(0);
+    expect(cancelledEarlyCalls() - before).toBe(0);
+  });
+});
