@@ -4,7 +4,8 @@
  * test runs the app with the key's and the organization's objects far away (each call waits
  * first) and checks, per endpoint: the upstream call starts before admission could have answered;
  * a refusal is answered exactly as without early calls, its cancelled call logged at cost 0 and
- * counted once; spend stays within one request of a limit under concurrency.
+ * counted once; spend stays within one request of a limit, and credits above minus one request,
+ * under concurrency. Video job submissions keep admission first (a job cannot be recalled).
  */
 import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
@@ -154,6 +155,31 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
     expect(usage).toBe(logged);
     expect(usage).toBeLessThanOrEqual(limit + cost);
     expect((await keyStateStub(env, row.id).getSpend()).reserved).toBe(0n);
+  });
+  it("30 simultaneous requests over two keys never take the organization's credits below minus one request", async () => {
+    const probeOrg = await seedOrg();
+    const probe = via(env, probeOrg.key, ep, "burst 0");
+    expect((await probe.res).status).toBe(200);
+    await probe.done;
+    const cost = (await settledSpend(probeOrg.keyId, 10_000)).usage;
+    expect(cost).toBeGreaterThan(0n);
+    // Credits for two requests, set before the organization's object first reads them.
+    const org = await seedOrg();
+    await env.DB.prepare("UPDATE organizations SET credits_pico = ? WHERE id = ?").bind(String(2n * cost), org.orgId).run();
+    const a = await addKey(org);
+    const b = await addKey(org);
+    const runs = Array.from({ length: 30 }, (_, i) => via(far, i % 2 ? a.token : b.token, ep, `burst ${i}`));
+    const statuses = await Promise.all(runs.map(async (r) => (await (await r.res).text(), (await r.res).status)));
+    await Promise.all(runs.map((r) => r.done));
+    expect(statuses.every((s) => s === 200 || s === 402 || s === 429), statuses.join(",")).toBe(true);
+    expect(statuses).toContain(200);
+    expect(statuses).toContain(402);
+    // Every admitted request is paid from the credits at `cost`: at most the balance plus one request.
+    expect(BigInt(statuses.filter((s) => s === 200).length) * cost).toBeLessThanOrEqual(3n * cost);
+    for (const k of [a, b]) {
+      const { usage, logged } = await settledSpend(k.row.id, 10_000);
+      expect(usage).toBe(logged);
+    }
   });
 });
 
