@@ -241,15 +241,22 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
     );
   };
   try {
-    // A newer context (rules changed a moment ago): the providers are chosen again under it.
-    let candidates = early.fresh ? selectCandidates(c.env, ctx, modelRef, clientIp) : selected;
-    if (early.credit && !early.credit.ok) {
-      candidates = candidates.filter((cand) => !creditPaid(cand));
-      if (candidates.length === 0) throw early.credit.error;
-    } else if (!early.credit) {
-      const credit = await admitCreditCandidates(c.env, ctx.organization.id, candidates, creditPaid, (cand) => bound([cand]));
-      candidates = credit.candidates;
-      creditsReservationId = credit.reservationId;
+    let candidates: Candidate[];
+    try {
+      // A newer context (rules changed a moment ago): the providers are chosen again under it.
+      candidates = early.fresh ? selectCandidates(c.env, ctx, modelRef, clientIp) : selected;
+      if (early.credit && !early.credit.ok) {
+        candidates = candidates.filter((cand) => !creditPaid(cand));
+        if (candidates.length === 0) throw early.credit.error;
+      } else if (!early.credit) {
+        const credit = await admitCreditCandidates(c.env, ctx.organization.id, candidates, creditPaid, (cand) => bound([cand]));
+        candidates = credit.candidates;
+        creditsReservationId = credit.reservationId;
+      }
+    } catch (err) {
+      // Refused after admission (new rules, credits): logged like the refusals above, with a cancelled early call if any.
+      if (err instanceof ApiError) log(ctx, err.status, { error: err.message, errorType: err.code, ...(first ? { usedModel: first.model.id } : {}) });
+      throw err;
     }
     const take = (cand: Candidate) => (earlyCand && cand === earlyCand.cand ? early.take() : null);
     return await moderate(c, { req, candidates, logId, routing, log: (status, extra) => log(ctx, status, extra), take, settle });

@@ -136,6 +136,40 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
     expect(spend.usage).toBe((await settledSpend(row.id)).logged);
   });
 
+  it("a rule added a moment ago: the early call made under the old rules is cancelled and logged, the request judged under the new ones", async () => {
+    const org = await seedOrg();
+    const { token, row } = await addKey(org);
+    const warm = via(far, token, ep, "warm");
+    expect((await warm.res).status).toBe(200);
+    await warm.done;
+    // No provider of these models: every candidate is denied under the new rules.
+    const rule = await call(`/v1/master/keys/${row.id}/iam`, { method: "POST", key: org.masterKey, ...json({ ruleType: "allow_providers", ruleValue: { providers: ["groq"] } }) });
+    expect(rule.status).toBe(201);
+    const before = cancelledEarlyCalls();
+    const tag = `fresh-${ep.name}-${crypto.randomUUID().slice(0, 8)}`;
+    const { res, done } = via(far, token, ep, `after the rule [[tag:${tag}]]`);
+    const r = await res;
+    await done;
+    expect(cancelledEarlyCalls() - before).toBe(1);
+    const answer = { status: r.status, body: (await r.json()) as unknown };
+    // The same answer as a request that started under the new rules (a cold isolate, no early call).
+    clearKeyCache();
+    const plain = await call(ep.path, { method: "POST", key: token, ...json(ep.body("after the rule")) });
+    expect(answer).toEqual({ status: plain.status, body: await plain.json() });
+    expect(answer.status).toBe(403);
+    let logs = await keyLogs(row.id);
+    for (let i = 0; i < 100 && !logs.some((l) => l.routing.some((a) => a.error_type === "early_cancelled")); i++) {
+      await sleep(50);
+      logs = await keyLogs(row.id);
+    }
+    const cancelled = logs.filter((l) => l.routing.some((a) => a.error_type === "early_cancelled"));
+    expect(cancelled).toHaveLength(1);
+    expect(cancelled[0]!).toMatchObject({ statusCode: 403, costPico: 0 });
+    const spend = await settledSpend(row.id, 10_000);
+    expect(spend.usage).toBe(spend.logged);
+    expect((await keyStateStub(env, row.id).getSpend()).reserved).toBe(0n);
+  });
+
   it("30 simultaneous requests against a limit covering 6: spend <= limit + one request", async () => {
     const org = await seedOrg();
     // One request's cost (every request below has the same size).
