@@ -1,12 +1,13 @@
 /**
  * `POST /v1/embeddings` end to end, the same steps as chat (src/routes/chat/execute.ts) for a
  * request that has no conversation: model id -> candidates (deactivation, compliance policy,
- * credential for the project's mode, IAM) -> admitKey (spend reservation) -> credits > 0 for
- * credit-paid candidates -> attempts in catalogue order with failover (src/routing/failover.ts)
+ * credential for the project's mode, IAM) -> admitKey (spend reservation) and, for credit-paid
+ * candidates, the credit reservation, asked at the same time while the first attempt already runs
+ * (an early call, src/billing/early-call.ts: nothing released before admission answered,
+ * cancelled if it refuses) -> attempts in catalogue order with failover (src/routing/failover.ts)
  * -> cost from the prompt tokens -> settlement + request log (kind `embedding`) in waitUntil.
  */
 import type { KeyContext } from "../auth/key-context";
-import { admitKey } from "../auth/gateway-key";
 import { embeddingTokensUpperBound, tokenCost } from "../billing/estimate";
 import { computeCost } from "../billing/cost";
 import { queueSettlement, renewLeasesEarly, type RequestCost } from "../billing/settle";
@@ -21,6 +22,7 @@ import { MalformedUpstreamError } from "../providers/errors";
 import { emptyUsage } from "../providers/types";
 import { planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
 import { admitCreditCandidates } from "../billing/credits";
+import { admitWithEarlyCall, type EarlyAdmitted } from "../billing/early-call";
 import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailure, timeoutFailure, type AttemptFailure } from "../routing/failover";
 import { redactCredential, upstreamTimeoutMs } from "../routes/chat/attempt";
 import type { GatewayRequest } from "../routes/middleware/gateway-request";
@@ -73,11 +75,13 @@ function resolveModel(auth: KeyContext, id: string): { model: ModelDefinition; p
 
 type Attempt = { ok: true; vectors: number[][]; promptTokens: number; ms: number } | { ok: false; failure: AttemptFailure; ms: number };
 
-async function attempt(input: GatewayRequest, req: EmbeddingInput, model: ModelDefinition, cand: Candidate): Promise<Attempt> {
+/** One upstream attempt; `cancel` aborts it (an early call that admission refused). */
+async function attempt(input: GatewayRequest, req: EmbeddingInput, model: ModelDefinition, cand: Candidate, cancel?: AbortSignal): Promise<Attempt> {
   const started = Date.now();
   const adapter = embeddingAdapterFor(cand.provider.wireFormat)!;
   const timeoutMs = upstreamTimeoutMs(input.env);
-  const signal = AbortSignal.timeout(timeoutMs);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
   const ms = () => Date.now() - started;
   let apiKey: string | undefined;
   try {
@@ -100,7 +104,7 @@ async function attempt(input: GatewayRequest, req: EmbeddingInput, model: ModelD
     return { ok: true, ...parsed, ms: ms() };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    if (signal.aborted) return { ok: false, failure: timeoutFailure(timeoutMs), ms: ms() };
+    if (timeout.aborted) return { ok: false, failure: timeoutFailure(timeoutMs), ms: ms() };
     if (err instanceof MalformedUpstreamError || err instanceof SyntaxError) return { ok: false, failure: malformedFailure(message), ms: ms() };
     return { ok: false, failure: networkFailure(redactCredential(`network error: ${message}`, apiKey)), ms: ms() };
   }
@@ -128,6 +132,9 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
     input.waitUntil(queueSettlement(input.env, auth, reservationId, cost, log, creditsReservationId).catch((e: unknown) => console.error("settlement failed", e instanceof Error ? e.message : String(e))));
   };
 
+  const creditPaid = (c: Candidate) => c.credential.source === "credits";
+  const carries = (c: Candidate) => !(texts.some((x) => typeof x !== "string") && c.provider.wireFormat !== "openai");
+  let early: EarlyAdmitted<Attempt> | null = null;
   try {
     let { model, pinned } = resolveModel(auth, body.model);
     let candidates = selectCandidates(input, auth, model, pinned);
@@ -137,27 +144,47 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
       const v = tokenCost(c.mapping.pricing, boundTokens, 0);
       return v > max ? v : max;
     }, 0n);
-    const admission = await admitKey(input.env, auth, estimate);
+    // The key's and (credit-paid candidates) the organization's reservations, asked at the same
+    // time, while the first candidate's attempt already runs (nothing of it released before both answered).
+    const first = candidates[0];
+    const earlyCand = first && carries(first) ? first : null;
+    const earlyModel = model;
+    early = await admitWithEarlyCall<Attempt>(input.env, auth, {
+      estimate,
+      creditEstimate: candidates.some(creditPaid) ? estimate : null,
+      early: earlyCand ? { creditPaid: creditPaid(earlyCand), run: (signal) => attempt(input, req, earlyModel, earlyCand, signal) } : null,
+      onCancelled: (ms) => {
+        if (earlyCand) routing.push({ provider: earlyCand.provider.id, model: earlyModel.id, status_code: 499, succeeded: false, credentialSource: earlyCand.credential.source, latency_ms: ms, error_type: "early_cancelled" });
+      },
+      waitUntil: input.waitUntil,
+    });
     admitted = true;
-    reservationId = admission.reservationId;
-    if (admission.context !== auth) {
-      auth = admission.context;
+    reservationId = early.admission.reservationId;
+    if (early.fresh) {
+      auth = early.admission.context;
       ({ model, pinned } = resolveModel(auth, body.model));
       candidates = selectCandidates(input, auth, model, pinned);
     }
-    // Credit-paid candidates reserve their bound in the organization's credits object.
-    const credit = await admitCreditCandidates(input.env, auth.organization.id, candidates, (c) => c.credential.source === "credits", () => estimate);
-    candidates = credit.candidates;
-    creditsReservationId = credit.reservationId;
+    // Credit-paid candidates reserve their bound in the organization's credits object (asked above,
+    // unless a newer context brought them).
+    if (early.credit?.ok) creditsReservationId = early.credit.reservationId;
+    else if (early.credit) {
+      candidates = candidates.filter((c) => !creditPaid(c));
+      if (candidates.length === 0) throw early.credit.error;
+    } else {
+      const credit = await admitCreditCandidates(input.env, auth.organization.id, candidates, creditPaid, () => estimate);
+      candidates = credit.candidates;
+      creditsReservationId = credit.reservationId;
+    }
     renewLeasesEarly(input.env, auth, input.waitUntil);
 
     let last: { failure: AttemptFailure; cand: Candidate } | null = null;
     for (const cand of candidates) {
-      if (texts.some((x) => typeof x !== "string") && cand.provider.wireFormat !== "openai") {
+      if (!carries(cand)) {
         routing.push({ provider: cand.provider.id, model: model.id, status_code: 400, succeeded: false, credentialSource: cand.credential.source, error_type: "unsupported_input" });
         continue;
       }
-      const r = await attempt(input, req, model, cand);
+      const r = await ((cand === earlyCand ? early.take() : null) ?? attempt(input, req, model, cand));
       const rec: RoutingAttempt = { provider: cand.provider.id, model: model.id, status_code: r.ok ? 200 : attemptStatus(r.failure), succeeded: r.ok, credentialSource: cand.credential.source, latency_ms: r.ms };
       if (!r.ok) rec.error_type = r.failure.errorType;
       routing.push(rec);
@@ -184,6 +211,7 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
     if (!last) throw badRequest("Token-array input is only accepted by OpenAI-compatible providers; send text.", "input", "unsupported_input");
     throw finalError(last.failure, routing.length, last.cand.provider.id);
   } catch (err) {
+    early?.drop();
     const e = err instanceof ApiError ? err : new ApiError(500, "Internal server error", { type: "api_error", code: "internal_error" });
     finish({ ...base(), statusCode: e.status, errorType: e.code, errorMessage: e.message });
     throw err;

@@ -1,10 +1,13 @@
 /**
  * Image generation (`POST /v1/images/generations`, MCP `generate-image`, `generate-nano-banana`).
- * Same gateway path as chat: one KeyState admission with an upper-bound estimate, IAM, provider
- * credentials by project mode, failover across the model's providers on retryable upstream
- * errors, then request log + settlement with the exact catalogue price in waitUntil.
+ * Same gateway path as chat: one KeyState admission with an upper-bound estimate (and the
+ * organization's credits for credit-paid providers, asked at the same time) while the first
+ * provider's attempt already runs (an early call, src/billing/early-call.ts: nothing released
+ * before admission answered, cancelled if it refuses), IAM, provider credentials by project mode,
+ * failover across the model's providers on retryable upstream errors, then request log +
+ * settlement with the exact catalogue price in waitUntil.
  */
-import { admitKey } from "../auth/gateway-key";
+import type { KeyContext } from "../auth/key-context";
 import type { GatewayRequest } from "../routes/middleware/gateway-request";
 import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderMapping } from "../catalog/types";
@@ -12,6 +15,7 @@ import { evaluateAccess } from "../iam/evaluate";
 import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { admitCreditCandidates } from "../billing/credits";
+import { admitWithEarlyCall, type EarlyAdmitted } from "../billing/early-call";
 import { formatUsd, maxPico, parseUsd, toUsdNumber, type Pico } from "../billing/money";
 import type { RoutingAttempt } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -164,13 +168,13 @@ export function resolveImageRequest(body: ImageGenerationBody, now = Date.now())
 
 // ---------- upstream ----------
 
-async function runUpstream(c: Candidate, cred: UpstreamCredential, prompt: string, size: string, n: number, aspectRatio: string | undefined): Promise<ImageUpstreamResult> {
+async function runUpstream(c: Candidate, cred: UpstreamCredential, prompt: string, size: string, n: number, aspectRatio: string | undefined, cancel?: AbortSignal): Promise<ImageUpstreamResult> {
   const calls = c.adapter.supportsN ? 1 : n;
   const perCall = c.adapter.supportsN ? n : 1;
   const results = await Promise.all(
     Array.from({ length: calls }, async () => {
       const req = c.adapter.request({ prompt, externalModel: c.mapping.externalId, size, n: perCall, ...(aspectRatio ? { aspectRatio } : {}) }, cred);
-      return c.adapter.parse(await fetchJson(req.url, req.init));
+      return c.adapter.parse(await fetchJson(req.url, req.init, undefined, cancel));
     }),
   );
   const images = results.flatMap((r) => r.images).slice(0, n);
@@ -188,12 +192,13 @@ async function runUpstream(c: Candidate, cred: UpstreamCredential, prompt: strin
  * named URLs (`checkNamedUrl`: public https, or the origin of `baseUrl` the request went to) and
  * redirects are never followed (docs/security.md).
  */
-async function download(url: string, baseUrl: string): Promise<{ b64: string; mimeType: string }> {
+async function download(url: string, baseUrl: string, cancel?: AbortSignal): Promise<{ b64: string; mimeType: string }> {
   const check = checkNamedUrl(url, baseUrl);
   if (!check.ok) throw new UpstreamFailure(502, `the provider named an image URL that is not fetched (${check.reason})`, "upstream_error");
   let res: Response;
   try {
-    res = await fetch(check.url, { redirect: "manual", signal: AbortSignal.timeout(60_000) });
+    const timeout = AbortSignal.timeout(60_000);
+    res = await fetch(check.url, { redirect: "manual", signal: cancel ? AbortSignal.any([timeout, cancel]) : timeout });
   } catch {
     throw new UpstreamFailure(0, "could not download the generated image", "network_error");
   }
@@ -210,11 +215,11 @@ async function download(url: string, baseUrl: string): Promise<{ b64: string; mi
   return { b64: toBase64(bytes), mimeType: type && type.startsWith("image/") ? type : "image/png" };
 }
 
-async function shape(img: GeneratedImage, format: "b64_json" | "url" | undefined, baseUrl: string): Promise<{ data: ImageData; mimeType: string }> {
+async function shape(img: GeneratedImage, format: "b64_json" | "url" | undefined, baseUrl: string, cancel?: AbortSignal): Promise<{ data: ImageData; mimeType: string }> {
   const data: ImageData = {};
   let mimeType = img.mimeType;
   if (format === "b64_json" && !img.b64 && img.url) {
-    const d = await download(img.url, baseUrl);
+    const d = await download(img.url, baseUrl, cancel);
     data.b64_json = d.b64;
     mimeType = d.mimeType;
   } else if (format === "url" && !img.url && img.b64) {
@@ -229,6 +234,51 @@ async function shape(img: GeneratedImage, format: "b64_json" | "url" | undefined
   }
   if (img.revisedPrompt) data.revised_prompt = img.revisedPrompt;
   return { data, mimeType };
+}
+
+type Usable = Candidate & { cred: UpstreamCredential };
+type Shaped = Awaited<ReturnType<typeof shape>>;
+/** One provider's attempt: the images generated and shaped for the answer, or what went wrong. */
+type ImageAttempt = { ok: true; result: ImageUpstreamResult; shaped: Shaped[] } | { ok: false; error: unknown };
+
+async function attemptImages(c: Usable, prompt: string, size: string, n: number, body: ImageGenerationBody, cancel?: AbortSignal): Promise<ImageAttempt> {
+  try {
+    const result = await runUpstream(c, c.cred, prompt, size, n, body.aspect_ratio, cancel);
+    if (!result.images.length) throw malformed("no images");
+    const shaped = await Promise.all(result.images.map((img) => shape(img, body.response_format, c.cred.baseUrl, cancel)));
+    return { ok: true, result, shaped };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** The candidates a key may use (IAM) and has credentials for, in order; the first IAM denial. */
+async function usableCandidates(input: GenerationDeps, ctx: KeyContext, resolved: ResolvedRequest): Promise<{ allowed: number; denial: string | null; usable: Usable[] }> {
+  const { model } = resolved;
+  let denial: string | null = null;
+  const allowed = resolved.candidates.filter((c) => {
+    const d = evaluateAccess(ctx, { model: model.id, provider: c.mapping.providerId, free: isFreeMapping(model, c.mapping), clientIp: input.clientIp, kind: "image" });
+    if (!d.allowed) denial ??= d.message;
+    return d.allowed;
+  });
+  const usable: Usable[] = [];
+  for (const c of allowed) {
+    const provider = getProvider(c.mapping.providerId);
+    const cred = provider ? await resolveCredential(input.env, ctx, provider) : null;
+    if (cred) usable.push({ ...c, cred });
+  }
+  return { allowed: allowed.length, denial, usable };
+}
+
+const regionOf = (c: Candidate): string | null => c.mapping.region ?? getProvider(c.mapping.providerId)?.region ?? null;
+
+/** The routing record of an early call that admission did not let through (logged, not billed). */
+function cancelledAttempt(c: Usable, logId: string, ms: number): RoutingAttempt {
+  const rec: RoutingAttempt = { provider: c.mapping.providerId, model: c.mapping.externalId, status_code: 499, succeeded: false, credentialSource: c.cred.source, logId, latency_ms: ms, error_type: "early_cancelled" };
+  if (c.cred.providerKeyId) rec.providerKeyId = c.cred.providerKeyId;
+  const region = regionOf(c);
+  if (region) rec.region = region;
+  return rec;
 }
 
 // ---------- the request ----------
@@ -254,22 +304,39 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
     requestedModel: body.model ?? DEFAULT_IMAGE_MODEL,
     requestedProvider: resolved.requestedProvider,
   };
-  let admission: Awaited<ReturnType<typeof admitKey>>;
+  // Under the cached context: the providers the key may use, so the first one can start while
+  // admission is asked (the errors are thrown after admission, as before: a dead key is a 401 first).
+  // A credential that cannot be read is answered after admission, as before (no early call then).
+  const pre = await usableCandidates(input, input.auth, resolved).catch(() => null);
+  const creditPaid = (c: Usable) => c.cred.source === "credits";
+  const creditBound = (c: Usable) => estimateImageCost(c.mapping, size, n, prompt.length);
+  const routing: RoutingAttempt[] = [];
+  const earlyCand = pre?.usable[0] ?? null;
+  const earlyStarted = Date.now();
+  let early: EarlyAdmitted<ImageAttempt>;
   try {
-    admission = await admitKey(env, input.auth, estimate);
+    early = await admitWithEarlyCall<ImageAttempt>(env, input.auth, {
+      estimate,
+      creditEstimate: pre?.usable.some(creditPaid) ? pre.usable.filter(creditPaid).map(creditBound).reduce(maxPico, 0n) : null,
+      early: earlyCand ? { creditPaid: creditPaid(earlyCand), run: (signal) => attemptImages(earlyCand, prompt, size, n, body, signal) } : null,
+      onCancelled: (ms) => {
+        if (earlyCand) routing.push(cancelledAttempt(earlyCand, logId, ms));
+      },
+      waitUntil: input.waitUntil,
+    });
   } catch (err) {
     // Refused at admission (spend limit, dead key): logged like chat's refusals, nothing reserved.
     if (err instanceof ApiError) {
-      const refusal = { ...baseLog, usedModel: model.id, statusCode: err.status, errorType: err.type, errorMessage: err.message, latencyMs: Date.now() - started, createdAt: started };
+      const refusal = { ...baseLog, usedModel: model.id, statusCode: err.status, errorType: err.type, errorMessage: err.message, latencyMs: Date.now() - started, createdAt: started, ...(routing.length ? { routing } : {}) };
       input.waitUntil(safely("image request log", writeGenerationLog(env, input.auth, refusal)));
     }
     throw err;
   }
+  const admission = early.admission;
   const ctx = admission.context;
   renewLeasesEarly(env, ctx, input.waitUntil);
-  const routing: RoutingAttempt[] = [];
   let settled = false;
-  let creditsReservationId: string | null = null;
+  let creditsReservationId: string | null = early.credit?.ok ? early.credit.reservationId : null;
   const finish = (cost: Pico, source: "credits" | "byok", log: GenerationLog | null) => {
     settled = true;
     const creditsPico = source === "credits" ? cost : 0n;
@@ -279,20 +346,9 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
 
   try {
     // IAM (after admission so that a dead key is a 401 before any 403).
-    let denial: string | null = null;
-    const allowed = resolved.candidates.filter((c) => {
-      const d = evaluateAccess(ctx, { model: model.id, provider: c.mapping.providerId, free: isFreeMapping(model, c.mapping), clientIp: input.clientIp, kind: "image" });
-      if (!d.allowed) denial ??= d.message;
-      return d.allowed;
-    });
-    if (!allowed.length) throw permissionDenied(denial ?? `Access to ${model.id} is denied.`);
-
-    let usable: Array<Candidate & { cred: UpstreamCredential }> = [];
-    for (const c of allowed) {
-      const provider = getProvider(c.mapping.providerId);
-      const cred = provider ? await resolveCredential(env, ctx, provider) : null;
-      if (cred) usable.push({ ...c, cred });
-    }
+    const checked = early.fresh || !pre ? await usableCandidates(input, ctx, resolved) : pre;
+    if (!checked.allowed) throw permissionDenied(checked.denial ?? `Access to ${model.id} is denied.`);
+    let usable = checked.usable;
     if (!usable.length) {
       throw badRequest(
         `No credentials are available for ${model.id} in this project (mode '${ctx.project.mode}'); add a provider key or use credits.`,
@@ -301,14 +357,21 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
       );
     }
 
-    // Credit-paid candidates reserve their bound in the organization's credits object.
-    const credit = await admitCreditCandidates(env, ctx.organization.id, usable, (c) => c.cred.source === "credits", (c) => estimateImageCost(c.mapping, size, n, prompt.length));
-    usable = credit.candidates;
-    creditsReservationId = credit.reservationId;
+    // Credit-paid candidates reserve their bound in the organization's credits object (asked
+    // beside the key, unless a newer context brought them).
+    if (early.credit && !early.credit.ok) {
+      usable = usable.filter((c) => !creditPaid(c));
+      if (!usable.length) throw early.credit.error;
+    } else if (!early.credit) {
+      const credit = await admitCreditCandidates(env, ctx.organization.id, usable, creditPaid, creditBound);
+      usable = credit.candidates;
+      creditsReservationId = credit.reservationId;
+    }
 
     let lastFailure: UpstreamFailure | null = null;
     for (const [i, c] of usable.entries()) {
-      const attemptStart = Date.now();
+      const earlyResult = c === earlyCand ? early.take() : null;
+      const attemptStart = earlyResult ? earlyStarted : Date.now();
       const attempt: RoutingAttempt = {
         provider: c.mapping.providerId,
         model: c.mapping.externalId,
@@ -320,12 +383,12 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
         ...(c.cred.providerKeyId ? { providerKeyId: c.cred.providerKeyId } : {}),
         ...(c.cred.providerKeyLabel ? { providerKeyLabel: c.cred.providerKeyLabel } : {}),
       };
-      const region = c.mapping.region ?? getProvider(c.mapping.providerId)?.region ?? null;
+      const region = regionOf(c);
       if (region) attempt.region = region;
       try {
-        const result = await runUpstream(c, c.cred, prompt, size, n, body.aspect_ratio);
-        if (!result.images.length) throw malformed("no images");
-        const shaped = await Promise.all(result.images.map((img) => shape(img, body.response_format, c.cred.baseUrl)));
+        const tried = await (earlyResult ?? attemptImages(c, prompt, size, n, body));
+        if (!tried.ok) throw tried.error;
+        const { result, shaped } = tried;
         attempt.status_code = 200;
         attempt.succeeded = true;
         attempt.latency_ms = Date.now() - attemptStart;
@@ -425,6 +488,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
     });
     throw apiError;
   } catch (err) {
+    early.drop();
     // Anything that ended the request before settling releases the reservation; requests refused
     // after authentication (IAM, credentials) are logged like chat's.
     if (!settled) {

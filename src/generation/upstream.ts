@@ -34,11 +34,13 @@ export class UpstreamFailure extends Error {
   }
 }
 
-export async function fetchJson(url: string, init: RequestInit, timeoutMs = UPSTREAM_TIMEOUT_MS): Promise<unknown> {
+/** `cancel` aborts the call (an early call that admission refused, src/billing/early-call.ts). */
+export async function fetchJson(url: string, init: RequestInit, timeoutMs = UPSTREAM_TIMEOUT_MS, cancel?: AbortSignal): Promise<unknown> {
   let res: Response;
+  const timeout = AbortSignal.timeout(timeoutMs);
   try {
     // Never follow redirects (SSRF guard, docs/security.md): a 3xx is an upstream error below.
-    res = await fetch(url, { ...init, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetch(url, { ...init, redirect: "manual", signal: cancel ? AbortSignal.any([timeout, cancel]) : timeout });
   } catch (err) {
     const timeout = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
     throw new UpstreamFailure(0, timeout ? "timed out" : "could not reach the provider", timeout ? "timeout_error" : "network_error");

@@ -9,7 +9,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Env } from "../env";
 import { envVar, providerEnvPrefix } from "../env";
-import { admitKey, requireHashSecret } from "../auth/gateway-key";
+import { requireHashSecret } from "../auth/gateway-key";
 import type { KeyContext } from "../auth/key-context";
 import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
 import type { ProviderMapping } from "../catalog/types";
@@ -17,6 +17,7 @@ import { evaluateAccess } from "../iam/evaluate";
 import { ApiError, badRequest, notFound, permissionDenied } from "../errors/api-error";
 import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { admitCredits } from "../billing/credits";
+import { admitWithEarlyCall } from "../billing/early-call";
 import { formatUsd, parseUsd, toUsdNumber, type Pico } from "../billing/money";
 import { getDb } from "../db/client";
 import { providerKeys, requestLogs, type RoutingAttempt } from "../db/schema";
@@ -155,11 +156,22 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
   const cost = videoCost(mapping, size, seconds);
   if (cost === null) throw badRequest(`${model.id} has no price for size '${size}'.`, "size", "unsupported_size");
 
-  const admission = await admitKey(env, input.auth, cost);
+  // Admission comes before the job: a submitted job is billed upstream and cannot be recalled, so
+  // it never starts as an early call (docs/admission.md). The organization's credits are asked
+  // beside the key (one round trip, not two) when the cached context pays this provider with them.
+  const provider = getProvider(mapping.providerId);
+  const preCred = provider ? await resolveCredential(env, input.auth, provider).catch(() => null) : null;
+  const { admission, fresh, credit } = await admitWithEarlyCall<never>(env, input.auth, {
+    estimate: cost,
+    creditEstimate: preCred?.source === "credits" ? cost : null,
+    early: null,
+    onCancelled: () => undefined,
+    waitUntil: input.waitUntil,
+  });
   const ctx = admission.context;
   renewLeasesEarly(env, ctx, input.waitUntil);
   let settled = false;
-  let creditsReservationId: string | null = null;
+  let creditsReservationId: string | null = credit?.ok ? credit.reservationId : null;
   const settle = (total: Pico, source: "credits" | "byok") => {
     settled = true;
     input.waitUntil(
@@ -183,13 +195,12 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
   try {
     const decision = evaluateAccess(ctx, { model: model.id, provider: mapping.providerId, free: isFreeMapping(model, mapping), clientIp: input.clientIp, kind: "video" });
     if (!decision.allowed) throw permissionDenied(decision.message);
-    const provider = getProvider(mapping.providerId);
-    const cred = provider ? await resolveCredential(env, ctx, provider) : null;
+    const cred = fresh || !preCred ? (provider ? await resolveCredential(env, ctx, provider) : null) : preCred;
     if (!cred) throw badRequest(`No credentials are available for ${model.id} in this project (mode '${ctx.project.mode}').`, "model", "no_provider_available");
     if (cred.source === "credits") {
-      const credit = await admitCredits(env, ctx.organization.id, cost);
-      if (!credit.ok) throw credit.error;
-      creditsReservationId = credit.reservationId;
+      const c = credit ?? (await admitCredits(env, ctx.organization.id, cost));
+      if (!c.ok) throw c.error;
+      creditsReservationId = c.reservationId;
     }
     const attempt: RoutingAttempt = { provider: mapping.providerId, model: mapping.externalId, status_code: 0, succeeded: false, credentialSource: cred.source, logId };
     if (cred.providerKeyId) attempt.providerKeyId = cred.providerKeyId;

@@ -6,15 +6,18 @@
  * in mapping order with failover on 5xx/network errors. Only provider and IP rules apply (spec
  * 5.4): `evaluateAccess` with kind `moderation`. Admitted like every spending route
  * (docs/admission.md): the key's spend limits and, for credit-paid providers, the organization's
- * credits, with reservations released in the settlement of every outcome.
+ * credits, asked at the same time while the first provider's call already runs (an early call,
+ * src/billing/early-call.ts: nothing released before admission answered, cancelled if it
+ * refuses), with reservations released in the settlement of every outcome.
  */
 import { Hono, type Context } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import type { KeyContext } from "../auth/key-context";
-import { admitKey, checkKey, requireGatewayKey } from "../auth/gateway-key";
+import { checkKey, requireGatewayKey } from "../auth/gateway-key";
 import { admitCreditCandidates } from "../billing/credits";
+import { admitWithEarlyCall, type EarlyAdmitted } from "../billing/early-call";
 import { describeZodError } from "../errors/validation";
 import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { upstreamRejection } from "../routing/failover";
@@ -139,53 +142,50 @@ async function parseOrGate(c: Context<AppEnv>, ctx: KeyContext, clientIp: string
   }
 }
 
+/** One provider's answer (status and JSON body, null when not JSON), or unreachable (`status` 0). */
+interface ModerationAttempt {
+  status: number;
+  json: Record<string, unknown> | null;
+  ms: number;
+  apiKeyHash?: string;
+}
+
+/** Calls one provider's `/moderations`; `cancel` aborts it (an early call that admission refused). */
+async function callModeration(env: Env, cand: Candidate, baseUrl: string, input: z.infer<typeof body>["input"], cancel?: AbortSignal): Promise<ModerationAttempt> {
+  const started = Date.now();
+  let apiKeyHash: string | undefined;
+  try {
+    const cred = await resolveCredential(env, cand.plan, baseUrl);
+    apiKeyHash = await credentialHash(env, cred.apiKey);
+    const timeout = AbortSignal.timeout(UPSTREAM_TIMEOUT_MS);
+    const res = await fetch(`${cred.baseUrl}/moderations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${cred.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: cand.mapping.externalId, input }),
+      redirect: "manual", // never followed (SSRF guard): a 3xx is an upstream error
+      signal: cancel ? AbortSignal.any([timeout, cancel]) : timeout,
+    });
+    const ms = Date.now() - started;
+    const json = (await res.json().catch(() => null)) as Record<string, unknown> | null;
+    return { status: res.status, json, ms, apiKeyHash };
+  } catch {
+    return { status: 0, json: null, ms: Date.now() - started, ...(apiKeyHash ? { apiKeyHash } : {}) };
+  }
+}
+
+type LogExtra = { usedProvider?: string; error?: string; errorType?: string; costPico?: Pico; credits?: boolean; usedModel?: string };
+
 moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const started = Date.now();
   const clientIp = clientIpOf(c.req.raw.headers);
-  const { req, modelRef, candidates: selected } = await parseOrGate(c, c.get("keyAuth"), clientIp);
+  const auth = c.get("keyAuth");
+  const { req, modelRef, candidates: selected } = await parseOrGate(c, auth, clientIp);
   const tokens = BigInt(inputTokensUpperBound(req.input));
   const bound = (list: Candidate[]) => list.reduce<Pico>((m, cand) => maxPico(m, parseUsd(cand.mapping.pricing.prompt) * tokens), 0n);
-  const admission = await admitKey(c.env, c.get("keyAuth"), bound(selected));
-  const ctx = admission.context;
-  renewLeasesEarly(c.env, ctx, (p) => c.executionCtx.waitUntil(p));
-  let credit: Awaited<ReturnType<typeof admitCreditCandidates<Candidate>>>;
-  try {
-    credit = await admitCreditCandidates(c.env, ctx.organization.id, selected, (cand) => cand.plan.source === "credits" && bound([cand]) > 0n, (cand) => bound([cand]));
-  } catch (err) {
-    c.executionCtx.waitUntil(settleRequest(c.env, ctx, admission.reservationId, { totalPico: 0n, creditsPico: 0n }).catch(logSettleError));
-    throw err;
-  }
-  const { candidates, reservationId: creditsReservationId } = credit;
-  let settled = false;
-  const settle = (cost: Pico, credits: boolean) => {
-    settled = true;
-    c.executionCtx.waitUntil(
-      settleRequest(c.env, ctx, admission.reservationId, { totalPico: cost, creditsPico: credits ? cost : 0n }, creditsReservationId).catch(logSettleError),
-    );
-  };
-  try {
-    return await moderate(c, { ctx, req, modelRef, candidates, started, settle });
-  } finally {
-    if (!settled) settle(0n, false);
-  }
-});
-
-const logSettleError = (err: unknown) => console.error("moderation settlement failed", err instanceof Error ? err.message : String(err));
-
-interface ModerationRun {
-  ctx: KeyContext;
-  req: z.infer<typeof body>;
-  modelRef: string;
-  candidates: Candidate[];
-  started: number;
-  settle: (cost: Pico, credits: boolean) => void;
-}
-
-async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Response> {
-  const { ctx, req, modelRef, candidates, started } = run;
+  const creditPaid = (cand: Candidate) => cand.plan.source === "credits" && bound([cand]) > 0n;
   const routing: RoutingAttempt[] = [];
   const logId = newId("log");
-  const log = (statusCode: number, extra: { usedProvider?: string; error?: string; costPico?: Pico; credits?: boolean; usedModel?: string }) =>
+  const log = (ctx: KeyContext, statusCode: number, extra: LogExtra) =>
     c.executionCtx.waitUntil(
       writeRequestLog(c.env, {
         logId,
@@ -198,7 +198,7 @@ async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Respons
         usedModel: extra.usedModel ?? null,
         usedProvider: extra.usedProvider ?? null,
         statusCode,
-        errorType: extra.error ? "upstream_error" : null,
+        errorType: extra.error ? (extra.errorType ?? "upstream_error") : null,
         errorMessage: extra.error ?? null,
         costPico: extra.costPico ?? 0n,
         creditsCostPico: extra.credits ? (extra.costPico ?? 0n) : 0n,
@@ -209,49 +209,117 @@ async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Respons
       }),
     );
 
+  // The key's and (credit-paid providers) the organization's reservations, asked at the same time
+  // while the first provider's call already runs; nothing of it is released before both answered.
+  const first = selected[0];
+  const firstProvider = first ? getProvider(first.mapping.providerId) : undefined;
+  const earlyCand = first && firstProvider ? { cand: first, provider: firstProvider } : null;
+  let early: EarlyAdmitted<ModerationAttempt>;
+  try {
+    early = await admitWithEarlyCall<ModerationAttempt>(c.env, auth, {
+      estimate: bound(selected),
+      creditEstimate: selected.some(creditPaid) ? bound(selected.filter(creditPaid)) : null,
+      early: earlyCand ? { creditPaid: creditPaid(earlyCand.cand), run: (signal) => callModeration(c.env, earlyCand.cand, earlyCand.provider.baseUrl, req.input, signal) } : null,
+      onCancelled: (ms) => {
+        if (earlyCand) routing.push({ ...attemptOf(earlyCand.cand, logId), status_code: 499, latency_ms: ms, error_type: "early_cancelled" });
+      },
+      waitUntil: (p) => c.executionCtx.waitUntil(p),
+    });
+  } catch (err) {
+    // Refused (spend limit, dead key): logged like the other routes' refusals, nothing reserved.
+    if (err instanceof ApiError) log(auth, err.status, { error: err.message, errorType: err.code, ...(first ? { usedModel: first.model.id } : {}) });
+    throw err;
+  }
+  const ctx = early.admission.context;
+  renewLeasesEarly(c.env, ctx, (p) => c.executionCtx.waitUntil(p));
+  let creditsReservationId: string | null = early.credit?.ok ? early.credit.reservationId : null;
+  let settled = false;
+  const settle = (cost: Pico, credits: boolean) => {
+    settled = true;
+    c.executionCtx.waitUntil(
+      settleRequest(c.env, ctx, early.admission.reservationId, { totalPico: cost, creditsPico: credits ? cost : 0n }, creditsReservationId).catch(logSettleError),
+    );
+  };
+  try {
+    let candidates: Candidate[];
+    try {
+      // A newer context (rules changed a moment ago): the providers are chosen again under it.
+      candidates = early.fresh ? selectCandidates(c.env, ctx, modelRef, clientIp) : selected;
+      if (early.credit && !early.credit.ok) {
+        candidates = candidates.filter((cand) => !creditPaid(cand));
+        if (candidates.length === 0) throw early.credit.error;
+      } else if (!early.credit) {
+        const credit = await admitCreditCandidates(c.env, ctx.organization.id, candidates, creditPaid, (cand) => bound([cand]));
+        candidates = credit.candidates;
+        creditsReservationId = credit.reservationId;
+      }
+    } catch (err) {
+      // Refused after admission (new rules, credits): logged like the refusals above, with a cancelled early call if any.
+      if (err instanceof ApiError) log(ctx, err.status, { error: err.message, errorType: err.code, ...(first ? { usedModel: first.model.id } : {}) });
+      throw err;
+    }
+    const take = (cand: Candidate) => (earlyCand && cand === earlyCand.cand ? early.take() : null);
+    return await moderate(c, { req, candidates, logId, routing, log: (status, extra) => log(ctx, status, extra), take, settle });
+  } finally {
+    early.drop();
+    if (!settled) settle(0n, false);
+  }
+});
+
+const logSettleError = (err: unknown) => console.error("moderation settlement failed", err instanceof Error ? err.message : String(err));
+
+/** A routing record for a candidate, before its answer. */
+function attemptOf(cand: Candidate, logId: string): RoutingAttempt {
+  const attempt: RoutingAttempt = { provider: cand.mapping.providerId, model: cand.mapping.externalId, status_code: 0, succeeded: false, credentialSource: cand.plan.source, logId };
+  if ("providerKey" in cand.plan) {
+    attempt.providerKeyId = cand.plan.providerKey.id;
+    if (cand.plan.providerKey.label) attempt.providerKeyLabel = cand.plan.providerKey.label;
+  }
+  return attempt;
+}
+
+interface ModerationRun {
+  req: z.infer<typeof body>;
+  candidates: Candidate[];
+  logId: string;
+  routing: RoutingAttempt[];
+  log: (statusCode: number, extra: LogExtra) => void;
+  /** The early call's answer for this candidate, if it ran one (once). */
+  take: (cand: Candidate) => Promise<ModerationAttempt> | null;
+  settle: (cost: Pico, credits: boolean) => void;
+}
+
+async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Response> {
+  const { req, candidates, logId, routing, log } = run;
   let lastError: ApiError | null = null;
   for (const cand of candidates) {
     const provider = getProvider(cand.mapping.providerId);
     if (!provider) continue;
-    const attemptStart = Date.now();
-    const attempt: RoutingAttempt = { provider: provider.id, model: cand.mapping.externalId, status_code: 0, succeeded: false, credentialSource: cand.plan.source, logId };
-    if ("providerKey" in cand.plan) {
-      attempt.providerKeyId = cand.plan.providerKey.id;
-      if (cand.plan.providerKey.label) attempt.providerKeyLabel = cand.plan.providerKey.label;
-    }
+    const attempt = attemptOf(cand, logId);
     routing.push(attempt);
-    let res: Response;
-    try {
-      const cred = await resolveCredential(c.env, cand.plan, provider.baseUrl);
-      attempt.apiKeyHash = await credentialHash(c.env, cred.apiKey);
-      res = await fetch(`${cred.baseUrl}/moderations`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${cred.apiKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: cand.mapping.externalId, input: req.input }),
-        redirect: "manual", // never followed (SSRF guard): a 3xx is an upstream error
-        signal: AbortSignal.timeout(UPSTREAM_TIMEOUT_MS),
-      });
-    } catch {
+    const r = await (run.take(cand) ?? callModeration(c.env, cand, provider.baseUrl, req.input));
+    if (r.apiKeyHash) attempt.apiKeyHash = r.apiKeyHash;
+    attempt.latency_ms = r.ms;
+    if (r.status === 0) {
       attempt.status_code = 502;
       attempt.error_type = "network_error";
-      attempt.latency_ms = Date.now() - attemptStart;
       lastError = new ApiError(502, `Provider ${provider.id} could not be reached`, { type: "upstream_error", code: "upstream_unreachable" });
       continue;
     }
-    attempt.status_code = res.status;
-    attempt.latency_ms = Date.now() - attemptStart;
-    const json = (await res.json().catch(() => null)) as Record<string, unknown> | null;
-    if (!res.ok || !json || !Array.isArray(json.results)) {
-      attempt.error_type = res.status >= 500 || res.ok ? "upstream_error" : "client_error";
+    attempt.status_code = r.status;
+    const json = r.json;
+    const ok = r.status >= 200 && r.status < 300;
+    if (!ok || !json || !Array.isArray(json.results)) {
+      attempt.error_type = r.status >= 500 || ok ? "upstream_error" : "client_error";
       const upstreamMsg = (json?.error as { message?: unknown } | undefined)?.message;
-      const message = `Provider ${provider.id} answered ${res.status}${typeof upstreamMsg === "string" ? `: ${upstreamMsg.slice(0, 300)}` : ""}`;
-      if (res.ok || res.status >= 500 || res.status === 429) {
+      const message = `Provider ${provider.id} answered ${r.status}${typeof upstreamMsg === "string" ? `: ${upstreamMsg.slice(0, 300)}` : ""}`;
+      if (ok || r.status >= 500 || r.status === 429) {
         lastError = new ApiError(502, message, { type: "upstream_error", code: "upstream_error" });
         continue;
       }
-      log(res.status, { usedProvider: provider.id, error: message, usedModel: cand.model.id });
-      if (res.status === 401 || res.status === 403) throw new ApiError(502, message, { type: "upstream_error", code: "upstream_rejected" });
-      throw upstreamRejection(res.status, message);
+      log(r.status, { usedProvider: provider.id, error: message, usedModel: cand.model.id });
+      if (r.status === 401 || r.status === 403) throw new ApiError(502, message, { type: "upstream_error", code: "upstream_rejected" });
+      throw upstreamRejection(r.status, message);
     }
     attempt.succeeded = true;
     const tokens = promptTokensOf(json);

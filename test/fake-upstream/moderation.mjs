@@ -3,9 +3,11 @@
  * Fake moderation upstream (`POST <base>/moderations`, OpenAI's Moderations API shape):
  * `{ id, model, results: [{ flagged, categories, category_scores, category_applied_input_types }] }`.
  * One result per input. An input flags when it contains `[[fake:flag=<category>]]` (e.g.
- * `violence`); `[[fake:status=503]]` etc. inject failures as in the other modules.
+ * `violence`); `[[fake:status=503]]` etc. inject failures as in the other modules. With
+ * `[[fake:usage]]` the answer reports `usage.prompt_tokens` (words of the inputs), as an upstream
+ * that bills moderation by the token does (the gateway prices it).
  */
-import { failEarly, parseDirectives } from "./fake-common.mjs";
+import { failEarly, parseDirectives, words } from "./fake-common.mjs";
 
 const CATEGORIES = [
   "harassment", "harassment/threatening", "hate", "hate/threatening", "illicit", "illicit/violent",
@@ -64,9 +66,18 @@ export const moderationRoutes = [
         res.end(JSON.stringify({ error: { message: "'input' is a required property", type: "invalid_request_error", param: "input", code: null } }));
         return;
       }
-      if (failEarly(parseDirectives(texts.join(" "), req.provider), res, errorBody)) return;
+      const d = parseDirectives(texts.join(" "), req.provider);
+      if (failEarly(d, res, errorBody)) return;
+      const tokens = texts.reduce((n, t) => n + words(t), 0);
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: `modr-fake-${++seq}`, model: String(body.model ?? "omni-moderation-latest"), results: texts.map((t) => resultFor(t, req.provider)) }));
+      res.end(
+        JSON.stringify({
+          id: `modr-fake-${++seq}`,
+          model: String(body.model ?? "omni-moderation-latest"),
+          results: texts.map((t) => resultFor(t, req.provider)),
+          ...(d.has("usage") ? { usage: { prompt_tokens: tokens, total_tokens: tokens } } : {}),
+        }),
+      );
     },
   },
 ];

@@ -18,6 +18,7 @@ import { routes } from "./routes.mjs";
  * @property {http.IncomingHttpHeaders} headers
  * @property {Buffer} rawBody
  * @property {any} body           parsed JSON body, or undefined
+ * @property {number} receivedAt  when the server had the whole request (ms since the epoch)
  */
 
 /**
@@ -54,7 +55,7 @@ export async function startFakeUpstream(opts = {}) {
         try { body = JSON.parse(rawBody.toString("utf8")); } catch { body = undefined; }
       }
       /** @type {FakeRequest} */
-      const fake = { provider, path: "/" + rest.join("/"), query: url.searchParams, method: req.method ?? "GET", headers: req.headers, rawBody, body };
+      const fake = { provider, path: "/" + rest.join("/"), query: url.searchParams, method: req.method ?? "GET", headers: req.headers, rawBody, body, receivedAt: Date.now() };
       const tag = recordTag(rawBody.toString("utf8"));
       if (tag) recorded.set(tag, [...(recorded.get(tag) ?? []), fake]);
       const route = routes.find((r) => r.match(fake));

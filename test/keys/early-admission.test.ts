@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import type { Env } from "../../src/env";
 import { addKey, call, json, seedOrg } from "../helpers/fixtures";
+import { farObjects } from "../helpers/far-objects";
 import { keyStateStub } from "../../src/durable-objects/key-state";
 import { parseUsd } from "../../src/billing/money";
 import { cancelledEarlyCalls } from "../../src/routes/chat/early";
@@ -26,39 +27,6 @@ import { apiKeys } from "../../src/db/schema";
 import { eq } from "drizzle-orm";
 
 const MODEL = "gpt-4o-mini";
-
-/** A namespace whose every stub call waits `ms` before it is sent. */
-function slowNamespace<T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>, ms: number): DurableObjectNamespace<T> {
-  const stubOf = (stub: DurableObjectStub<T>): DurableObjectStub<T> =>
-    new Proxy(stub, {
-      get(target, prop) {
-        const value: unknown = Reflect.get(target, prop, target);
-        if (typeof value !== "function" || typeof prop !== "string") return value;
-        const methods = target as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-        return async (...args: unknown[]) => {
-          await sleep(ms);
-          return methods[prop]!(...args);
-        };
-      },
-    });
-  return new Proxy(ns, {
-    get(target, prop) {
-      const value: unknown = Reflect.get(target, prop, target);
-      if (typeof value !== "function") return value;
-      const fn = value as (...args: unknown[]) => unknown;
-      if (prop === "get" || prop === "getByName") return (...args: unknown[]) => stubOf(fn.apply(target, args) as DurableObjectStub<T>);
-      return (...args: unknown[]) => fn.apply(target, args);
-    },
-  });
-}
-
-/** The suite's env with both budget objects `ms` away. */
-const farObjects = (ms: number, extra: PropertyDescriptorMap = {}): Env =>
-  Object.create(env, {
-    KEY_STATE: { value: slowNamespace(env.KEY_STATE, ms) },
-    ORG_CREDITS: { value: slowNamespace(env.ORG_CREDITS, ms) },
-    ...extra,
-  }) as Env;
 
 const far = farObjects(150);
 
