@@ -42,7 +42,7 @@ import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { cpuProfile } from "./cpu-profile.mjs";
 import { startLeanBounds } from "./lean-bound.mjs";
 import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
-import { renderWorld, runWorld, worldBindings } from "./world.mjs";
+import { renderWorld, runWorld, worldBindings, worldProfileTarget } from "./world.mjs";
 
 function statSafe(p) {
   try {
@@ -352,7 +352,12 @@ async function main() {
   const pt = await startPassThrough(upstream.url);
   if (WORLD) {
     try {
-      const world = await runWorld({ sb, pt, adminToken: ADMIN_TOKEN, o: WORLD_OPTS });
+      if (flag("cpu-profile")) {
+        // The hot key of the world mode under c=32 (streamed, the upstream's first token delayed).
+        await cpuProfile(await worldProfileTarget({ sb, adminToken: ADMIN_TOKEN, o: WORLD_OPTS }), { cannon, seconds: SECONDS, resultsDir: path.join(root, "bench", "results") });
+        return;
+      }
+      const world = await runWorld({ sb, pt, adminToken: ADMIN_TOKEN, o: WORLD_OPTS, cpu: () => cpuMs(sb.pid) });
       const summary = { date: new Date().toISOString(), machine: machineInfo(), config: WORLD_OPTS, ...world };
       const md = renderWorld(summary);
       mkdirSync(path.join(root, "bench", "results"), { recursive: true });

@@ -52,15 +52,20 @@ const body = (ttft, i = 0) =>
 
 /** One streamed request: TTFB, the path-calls header, the status. */
 async function ttfb(url, headers, payload) {
+  const sentAt = Date.now();
   const t0 = performance.now();
   const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: payload });
   let first = NaN;
+  let firstAt = NaN;
   if (res.body) {
     const reader = res.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (value?.length && Number.isNaN(first)) first = performance.now() - t0;
+      if (value?.length && Number.isNaN(first)) {
+        first = performance.now() - t0;
+        firstAt = Date.now();
+      }
     }
   }
   const calls = /far=(\d+);near=(\d+);cancelled=(\d+)/.exec(res.headers.get("x-gateway-path-calls") ?? "");
@@ -71,8 +76,17 @@ async function ttfb(url, headers, payload) {
     near: calls ? Number(calls[2]) : NaN,
     cancelled: calls ? Number(calls[3]) : NaN,
     overhead: Number(res.headers.get("x-gateway-overhead-ms") ?? NaN),
+    timing: timingOf(res.headers.get("x-gateway-path-timing")),
+    sentAt,
+    firstAt,
   };
 }
+
+/** `x-gateway-path-timing` (`key=0;exec=1;up=1;...;release=402`): ms since the Worker got the request, by step. */
+const timingOf = (h) => Object.fromEntries((h ?? "").split(";").filter(Boolean).map((kv) => [kv.split("=")[0], Number(kv.split("=")[1])]));
+
+/** The steps a class's requests report, in their usual order (by p50). */
+export const STEPS = ["key", "exec", "early", "up", "admitted", "credits", "first", "release"];
 
 async function api(url, token, method, payload) {
   const res = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: payload ? JSON.stringify(payload) : undefined });
@@ -121,20 +135,43 @@ function summarize(name, floor, sb) {
     nearP50: pct(ok.map((s) => s.near), 50),
     overheadP50: pct(ok.map((s) => s.overhead), 50),
     overheadP99: pct(ok.map((s) => s.overhead), 99),
+    // Where the time goes (p50 of each step's ms since the Worker got the request), and the
+    // client's TTFB beyond the Worker's release of the headers (accept, body upload, delivery).
+    steps: Object.fromEntries(STEPS.map((n) => [n, pct(ok.map((s) => s.timing?.[n]).filter((x) => x !== undefined), 50)])),
+    outsideP50: r1(pct(ok.map((s) => s.ms - (s.timing?.release ?? NaN)), 50)),
+    // Same clock (one machine): the client's send to the Worker's start, and the Worker's release
+    // of the headers to the client's first body chunk.
+    inboundP50: pct(ok.map((s) => (s.timing?.at ?? NaN) - s.sentAt), 50),
+    inboundP99: pct(ok.map((s) => (s.timing?.at ?? NaN) - s.sentAt), 99),
+    outboundP50: pct(ok.map((s) => s.firstAt - ((s.timing?.at ?? NaN) + (s.timing?.release ?? NaN))), 50),
+    firstToReleaseP50: pct(ok.map((s) => (s.timing?.release ?? NaN) - (s.timing?.first ?? NaN)), 50),
   };
 }
 
-/** c concurrent loops for `seconds`. */
-async function closedLoop(url, headers, ttft, c, seconds) {
+/**
+ * c concurrent loops for `seconds`. `spreadMs`: loop w starts w * spreadMs / c later (its
+ * requests counted from then on), so arrivals are spread over one cycle instead of 32 at once.
+ */
+async function closedLoop(url, headers, ttft, c, seconds, spreadMs = 0) {
   const out = [];
   const end = performance.now() + seconds * 1000;
   await Promise.all(Array.from({ length: c }, async (_, w) => {
+    if (spreadMs > 0) await sleep((w * spreadMs) / c);
     for (let i = 0; performance.now() < end; i++) out.push(await ttfb(url, headers, body(ttft, w * 100000 + i)));
   }));
   return out;
 }
 
-export async function runWorld({ sb, pt, adminToken, o }) {
+/** `--world --cpu-profile`: a hot key's streamed request with the world's first-token time (autocannon target). */
+export async function worldProfileTarget({ sb, adminToken, o }) {
+  const w = await seedWorld(sb, adminToken);
+  const key = await w.newKey();
+  return { name: "switchboard world hot key", url: `${sb.url}/v1/chat/completions`, body: body(o.ttft), headers: { authorization: `Bearer ${key.token}`, "x-no-cache": "true" }, pid: sb.pid };
+}
+
+export async function runWorld({ sb, pt, adminToken, o, cpu = () => NaN }) {
+  /** The class's summary with the Switchboard workerd's CPU per request since `cpuBefore`. */
+  const withCpu = (c, cpuBefore) => ({ ...c, cpuPerRequest: Math.round((100 * (cpu() - cpuBefore)) / Math.max(1, c.requests)) / 100 });
   const floorUrl = `${pt.url}/v1/chat/completions`;
   const sbUrl = `${sb.url}/v1/chat/completions`;
   const floorAuth = { authorization: "Bearer bench-operator-key-openai" };
@@ -151,14 +188,23 @@ export async function runWorld({ sb, pt, adminToken, o }) {
   await closedLoop(sbUrl, auth(hotKey.token), o.ttft, 8, 2);
   await closedLoop(floorUrl, floorAuth, o.ttft, 8, 1);
   const hotFloor = await closedLoop(floorUrl, floorAuth, o.ttft, 32, o.hotSeconds);
+  const hotCpu = cpu();
   const hot = await closedLoop(sbUrl, auth(hotKey.token), o.ttft, 32, o.hotSeconds);
-  classes.push(summarize("hot key (c=32)", hotFloor, hot));
+  classes.push(withCpu(summarize("hot key (c=32)", hotFloor, hot), hotCpu));
+  // The same key and concurrency with the 32 loops' starts spread over one cycle (the upstream's
+  // first token): above, all 32 start together and, every response taking the same time, keep
+  // arriving as one burst of 32 that queues on workerd's one thread for the CPU of the burst.
+  const spreadFloor = await closedLoop(floorUrl, floorAuth, o.ttft, 32, o.hotSeconds, o.ttft);
+  const spreadCpu = cpu();
+  const spread = await closedLoop(sbUrl, auth(hotKey.token), o.ttft, 32, o.hotSeconds, o.ttft);
+  classes.push(withCpu(summarize("hot key (c=32, arrivals spread)", spreadFloor, spread), spreadCpu));
   console.log(`world: hot done (${hot.length} requests)`);
 
   // Long tail: each key one request every 5 s, staggered; a floor request at the same moment.
   const tailFloor = [];
   const tailSb = [];
   const period = 5000;
+  const tailCpu = cpu();
   await Promise.all(tail.map(async (k, i) => {
     await sleep((i * period) / tail.length);
     const end = performance.now() + o.tailSeconds * 1000;
@@ -172,19 +218,20 @@ export async function runWorld({ sb, pt, adminToken, o }) {
       await sleep(Math.max(0, period - (performance.now() - t0)));
     }
   }));
-  classes.push(summarize(`long tail (${o.tailKeys} keys, 1 req / 5 s each)`, tailFloor, tailSb));
+  classes.push(withCpu(summarize(`long tail (${o.tailKeys} keys, 1 req / 5 s each)`, tailFloor, tailSb), tailCpu));
   console.log(`world: long tail done (${tailSb.length} requests)`);
 
   // Cold: every request on a key this isolate has never seen, four a second.
   const coldFloor = [];
   const coldSb = [];
+  const coldCpu = cpu();
   await Promise.all(cold.map(async (k, i) => {
     await sleep(i * 250);
     const [f, s] = await Promise.all([ttfb(floorUrl, floorAuth, body(o.ttft, i)), ttfb(sbUrl, auth(k.token), body(o.ttft, i))]);
     coldFloor.push(f);
     coldSb.push(s);
   }));
-  classes.push(summarize("cold isolate (fresh key)", coldFloor, coldSb));
+  classes.push(withCpu(summarize("cold isolate (fresh key)", coldFloor, coldSb), coldCpu));
   console.log(`world: cold done (${coldSb.length} requests)`);
 
   // Refusals: a key whose limit is spent and a disabled key, at long-tail pace (one per 250 ms).
@@ -223,6 +270,12 @@ export function renderWorld(s) {
     "| class | requests | floor TTFB p50 / p99 ms | Switchboard TTFB p50 / p99 ms | added p50 | added p99 | far round trips before first byte (p50, mean, % of requests with any) | near (p50) | pipeline ms after the key lookup, x-gateway-overhead-ms (p50 / p99) | errors |",
     "|---|---|---|---|---|---|---|---|---|---|",
     ...s.classes.map((c) => `| ${c.class} | ${c.requests} | ${c.floorP50} / ${c.floorP99} | ${c.p50} / ${c.p99} | ${c.addedP50} | ${c.addedP99} | ${c.farP50}, ${c.farMean}, ${c.farShare}% | ${c.nearP50} | ${c.overheadP50} / ${c.overheadP99} | ${c.errors} |`),
+    "",
+    "Where the time goes (p50 ms since the Worker got the request; `x-gateway-path-timing`): key resolved, pipeline entered, cache read done and early call started, upstream call started, admitted, credits answered, upstream first byte, headers released; then the client's TTFB beyond the release.",
+    "",
+    `| class | ${STEPS.join(" | ")} | release - first | client TTFB - release | client send to Worker start (p50 / p99) | release to client's first chunk | workerd CPU ms / request |`,
+    `|---|${STEPS.map(() => "---|").join("")}---|---|---|---|---|`,
+    ...s.classes.map((c) => `| ${c.class} | ${STEPS.map((n) => c.steps?.[n] ?? "").join(" | ")} | ${c.firstToReleaseP50} | ${c.outsideP50} | ${c.inboundP50} / ${c.inboundP99} | ${c.outboundP50} | ${c.cpuPerRequest ?? "n/a"} |`),
     "",
     `Refusals: ${s.refused.requests} requests of a key past its limit (statuses ${s.refused.limitStatuses.join("/")}) and a disabled key (${s.refused.disabledStatuses.join("/")}); early upstream calls cancelled after a refusal: ${s.refused.cancelledEarly ?? "n/a"}.`,
     "",
