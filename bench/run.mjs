@@ -32,7 +32,7 @@
  * printed; --baseline-ref works for the default bench too.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import os from "node:os";
 import path from "node:path";
@@ -44,7 +44,8 @@ import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { cpuProfile } from "./cpu-profile.mjs";
 import { startLeanBounds } from "./lean-bound.mjs";
 import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
-import { renderWorld, runWorld, worldBindings, worldProfileTarget } from "./world.mjs";
+import { worldBindings, worldProfileTarget, worldReport } from "./world.mjs";
+import { buildRef } from "./baseline.mjs";
 
 function statSafe(p) {
   try {
@@ -112,25 +113,6 @@ function build({ minify = true } = {}) {
     gz += gzipSync(buf, { level: 9 }).length;
   }
   return { outdir, entry: path.join(outdir, "index.js"), minifiedBytes: raw, gzipBytes: gz };
-}
-
-/**
- * `--baseline-ref REF`: builds a git ref (a commit, branch or tag) the way `--baseline DIR` expects
- * its directory: the ref's tree (`git archive`) with this checkout's node_modules, bundled by
- * wrangler into node_modules/.cache/switchboard-baseline/<sha>/dist (reused when already built).
- */
-function buildRef(ref) {
-  const sha = execFileSync("git", ["rev-parse", "--short=12", `${ref}^{commit}`], { cwd: root, encoding: "utf8" }).trim();
-  const dir = path.join(root, "node_modules", ".cache", "switchboard-baseline", sha);
-  const outdir = path.join(dir, "dist");
-  if (!statSafe(outdir)) {
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    execFileSync("sh", ["-c", `git archive ${sha} | tar -x -C "${dir}"`], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
-    symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
-    execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", outdir], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
-  }
-  return { dir: outdir, label: `${ref} (${sha})` };
 }
 
 // ---------- workerd process accounting ----------
@@ -371,7 +353,7 @@ async function main() {
   // --baseline DIR: a second Switchboard from an earlier build (`wrangler deploy --dry-run --minify
   // --outdir DIR`), measured side by side, for A/B comparisons that machine noise cannot blur.
   // --baseline-ref REF: the same, built from a git ref (buildRef).
-  const baselineRef = args.includes("--baseline-ref") ? buildRef(args[args.indexOf("--baseline-ref") + 1]) : null;
+  const baselineRef = args.includes("--baseline-ref") ? buildRef(root, args[args.indexOf("--baseline-ref") + 1]) : null;
   const baselineDir = baselineRef ? baselineRef.dir : args.includes("--baseline") ? path.resolve(args[args.indexOf("--baseline") + 1]) : null;
   const baselineLabel = baselineRef ? baselineRef.label : baselineDir;
   const base = baselineDir ? await startSwitchboard({ outdir: baselineDir, entry: path.join(baselineDir, "index.js") }, upstream.url) : null;
@@ -383,23 +365,7 @@ async function main() {
         await cpuProfile(await worldProfileTarget({ sb, adminToken: ADMIN_TOKEN, o: WORLD_OPTS }), { cannon, seconds: SECONDS, resultsDir: path.join(root, "bench", "results") });
         return;
       }
-      const head = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: root, encoding: "utf8" }).trim();
-      const builds = [{ label: "this build", ref: `working tree at ${head}`, sb }, ...(base ? [{ label: "baseline", ref: baselineLabel, sb: base }] : [])];
-      const loadBefore = os.loadavg()[0].toFixed(2);
-      const world = await runWorld({ sbs: builds, pt, adminToken: ADMIN_TOKEN, o: WORLD_OPTS, cpu: (x) => cpuMs(x.pid) });
-      const summary = {
-        date: new Date().toISOString(),
-        machine: machineInfo(),
-        load: { before: loadBefore, after: os.loadavg()[0].toFixed(2) },
-        config: WORLD_OPTS,
-        builds: builds.map(({ label, ref }) => ({ label, ref })),
-        ...world,
-      };
-      const md = renderWorld(summary);
-      mkdirSync(path.join(root, "bench", "results"), { recursive: true });
-      writeFileSync(path.join(root, "bench", "results", "world.json"), JSON.stringify(summary, null, 2) + "\n");
-      writeFileSync(path.join(root, "bench", "results", "world.md"), md);
-      console.log("\n" + md);
+      await worldReport({ root, sb, base, baselineLabel, pt, adminToken: ADMIN_TOKEN, o: WORLD_OPTS, cpu: (x) => cpuMs(x.pid), machine: machineInfo() });
     } finally {
       await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), upstream.close(), ...(base ? [base.mf.dispose()] : [])]);
       if (process.env.TMPDIR?.startsWith("/dev/shm/switchboard-bench-")) rmSync(process.env.TMPDIR, { recursive: true, force: true });

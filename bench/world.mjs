@@ -20,6 +20,11 @@
  * D1 primary) and near (replica, KV) remote calls that sat on the path to its first byte.
  */
 
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs, p) => {
   const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b);
@@ -332,4 +337,25 @@ export function renderWorld(s) {
     lines.push("");
   }
   return lines.join("\n");
+}
+
+/** Runs the world classes (this build, and `base` when given), writes bench/results/world.{json,md} and prints the tables. */
+export async function worldReport({ root, sb, base, baselineLabel, pt, adminToken, o, cpu, machine }) {
+  const head = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: root, encoding: "utf8" }).trim();
+  const builds = [{ label: "this build", ref: `working tree at ${head}`, sb }, ...(base ? [{ label: "baseline", ref: baselineLabel, sb: base }] : [])];
+  const loadBefore = os.loadavg()[0].toFixed(2);
+  const world = await runWorld({ sbs: builds, pt, adminToken, o, cpu });
+  const summary = {
+    date: new Date().toISOString(),
+    machine,
+    load: { before: loadBefore, after: os.loadavg()[0].toFixed(2) },
+    config: o,
+    builds: builds.map(({ label, ref }) => ({ label, ref })),
+    ...world,
+  };
+  const md = renderWorld(summary);
+  mkdirSync(path.join(root, "bench", "results"), { recursive: true });
+  writeFileSync(path.join(root, "bench", "results", "world.json"), JSON.stringify(summary, null, 2) + "\n");
+  writeFileSync(path.join(root, "bench", "results", "world.md"), md);
+  console.log("\n" + md);
 }
