@@ -81,6 +81,7 @@ const WORLD_OPTS = {
   refusalRequests: opt("refusal-requests", 10),
   // The hot rows run in this many alternating blocks per build (floor, then each build).
   hotBlocks: opt("hot-blocks", 2),
+  noCache: flag("world-no-cache"),
 };
 const DO_LATENCY_MS = WORLD ? WORLD_OPTS.objMs : opt("do-latency", 0);
 

@@ -186,7 +186,9 @@ const tally = () => ({ samples: [], cpuMs: 0 });
 export async function runWorld({ sbs, pt, adminToken, o, cpu = () => NaN }) {
   const floorUrl = `${pt.url}/v1/chat/completions`;
   const floorAuth = { authorization: "Bearer bench-operator-key-openai" };
-  const auth = (token) => ({ authorization: `Bearer ${token}` });
+  // --world-no-cache: Switchboard requests skip the response cache (no KV read before the upstream
+  // call, no KV write after the answer), to measure what the cache costs each class.
+  const auth = (token) => ({ authorization: `Bearer ${token}`, ...(o.noCache ? { "x-no-cache": "true" } : {}) });
   const urlOf = (t) => `${t.sb.url}/v1/chat/completions`;
   const seedT0 = performance.now();
   const worlds = [];
