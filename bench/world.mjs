@@ -198,8 +198,11 @@ export async function runWorld({ sbs, pt, adminToken, o, cpu = () => NaN }) {
   }
   console.log(`world: seeded ${sbs.length} x ${2 + o.tailKeys + o.coldKeys} keys in ${r1((performance.now() - seedT0) / 1000)} s`);
   const classes = [];
-  const push = (name, floor, per) =>
-    worlds.forEach((t, i) => classes.push({ ...summarize(name, floor, per[i].samples), target: t.label, cpuPerRequest: Math.round((100 * per[i].cpuMs) / Math.max(1, per[i].samples.length)) / 100 }));
+  const perRequest = (ms, n) => Math.round((100 * ms) / Math.max(1, n)) / 100;
+  const push = (name, floor, per, floorCpuMs = NaN) =>
+    worlds.forEach((t, i) =>
+      classes.push({ ...summarize(name, floor, per[i].samples), target: t.label, cpuPerRequest: perRequest(per[i].cpuMs, per[i].samples.length), floorCpuPerRequest: perRequest(floorCpuMs, floor.length) }),
+    );
 
   // Hot key: c=32 back to back, in blocks; warm-up first.
   for (const t of worlds) await closedLoop(urlOf(t), auth(t.hotKey.token), o.ttft, 8, 2);
@@ -208,8 +211,11 @@ export async function runWorld({ sbs, pt, adminToken, o, cpu = () => NaN }) {
   const hotClass = async (name, spreadMs) => {
     const floor = [];
     const per = worlds.map(tally);
+    let floorCpuMs = 0;
     for (let b = 0; b < blocks; b++) {
+      const f0 = cpu(pt);
       floor.push(...(await closedLoop(floorUrl, floorAuth, o.ttft, 32, o.hotSeconds / blocks, spreadMs)));
+      floorCpuMs += cpu(pt) - f0;
       for (let k = 0; k < worlds.length; k++) {
         const i = (b + k) % worlds.length;
         const t = worlds[i];
@@ -218,7 +224,7 @@ export async function runWorld({ sbs, pt, adminToken, o, cpu = () => NaN }) {
         per[i].cpuMs += cpu(t.sb) - c0;
       }
     }
-    push(name, floor, per);
+    push(name, floor, per, floorCpuMs);
     return per[0].samples.length;
   };
   const hotN = await hotClass("hot key (c=32)", 0);
@@ -317,9 +323,9 @@ export function renderWorld(s) {
     "",
     "Where the time goes (p50 ms since the Worker got the request; `x-gateway-path-timing`): key resolved, pipeline entered, cache read done and early call started, upstream call started, admitted, credits answered, upstream first byte, headers released; then the client's TTFB beyond the release.",
     "",
-    `| class | ${STEPS.join(" | ")} | release - first | client TTFB - release | client send to Worker start (p50 / p99) | release to client's first chunk | workerd CPU ms / request |`,
+    `| class | ${STEPS.join(" | ")} | release - first | client TTFB - release | client send to Worker start (p50 / p99) | release to client's first chunk | workerd CPU ms / request (floor's) |`,
     `|---|${STEPS.map(() => "---|").join("")}---|---|---|---|---|`,
-    ...s.classes.map((c) => `| ${name(c)} | ${STEPS.map((n) => c.steps?.[n] ?? "").join(" | ")} | ${c.firstToReleaseP50} | ${c.outsideP50} | ${c.inboundP50} / ${c.inboundP99} | ${c.outboundP50} | ${c.cpuPerRequest ?? "n/a"} |`),
+    ...s.classes.map((c) => `| ${name(c)} | ${STEPS.map((n) => c.steps?.[n] ?? "").join(" | ")} | ${c.firstToReleaseP50} | ${c.outsideP50} | ${c.inboundP50} / ${c.inboundP99} | ${c.outboundP50} | ${c.cpuPerRequest ?? "n/a"}${Number.isFinite(c.floorCpuPerRequest) ? ` (${c.floorCpuPerRequest})` : ""} |`),
     "",
     ...s.refused.map(
       (r) =>
