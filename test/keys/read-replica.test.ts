@@ -293,5 +293,14 @@ describe("D1 read replicas on the request path", () => {
     await waitOnExecutionContext(ec);
     expect(res.status).toBe(200);
     expect(res.headers.get("x-gateway-path-calls")).toMatch(/^far=0;near=1;/);
+    // Where the time went (the world bench's breakdown): every step, in order, from the Worker's start.
+    const timing = Object.fromEntries((res.headers.get("x-gateway-path-timing") ?? "").split(";").map((kv) => [kv.split("=")[0], Number(kv.split("=")[1])]));
+    expect(Object.keys(timing)).toEqual(expect.arrayContaining(["at", "key", "exec", "early", "up", "admitted", "credits", "first", "release"]));
+    expect(Math.abs(timing.at! - Date.now())).toBeLessThan(60_000);
+    expect(timing.key).toBeLessThanOrEqual(timing.exec!);
+    expect(timing.exec).toBeLessThanOrEqual(timing.up!);
+    // The fake upstream's first token came 300 ms after the call; the headers went out with it.
+    expect(timing.first! - timing.up!).toBeGreaterThanOrEqual(290);
+    expect(timing.release).toBeGreaterThanOrEqual(timing.first!);
   });
 });
