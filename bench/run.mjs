@@ -27,7 +27,9 @@
  * --world: the world-latency mode instead (bench/world.mjs): latency on every binding of the request
  * path and the upstream's first token, TTFB added per traffic class (hot key, long-tail keys, cold
  * isolates), remote round trips before the first byte, early calls cancelled after refusals;
- * writes bench/results/world.json and world.md.
+ * writes bench/results/world.json and world.md. With --baseline DIR or --baseline-ref REF (a git
+ * ref, built here), every class also runs against that build, interleaved, and an A/B table is
+ * printed; --baseline-ref works for the default bench too.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
@@ -42,7 +44,8 @@ import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { cpuProfile } from "./cpu-profile.mjs";
 import { startLeanBounds } from "./lean-bound.mjs";
 import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
-import { renderWorld, runWorld, worldBindings } from "./world.mjs";
+import { worldBindings, worldProfileTarget, worldReport } from "./world.mjs";
+import { buildRef } from "./baseline.mjs";
 
 function statSafe(p) {
   try {
@@ -76,6 +79,9 @@ const WORLD_OPTS = {
   tailSeconds: opt("tail-seconds", QUICK ? 15 : 60),
   coldKeys: opt("cold-keys", QUICK ? 12 : 48),
   refusalRequests: opt("refusal-requests", 10),
+  // The hot rows run in this many alternating blocks per build (floor, then each build).
+  hotBlocks: opt("hot-blocks", 2),
+  noCache: flag("world-no-cache"),
 };
 const DO_LATENCY_MS = WORLD ? WORLD_OPTS.objMs : opt("do-latency", 0);
 
@@ -347,18 +353,20 @@ async function main() {
   const sb = await startSwitchboard(bundle, upstream.url);
   // --baseline DIR: a second Switchboard from an earlier build (`wrangler deploy --dry-run --minify
   // --outdir DIR`), measured side by side, for A/B comparisons that machine noise cannot blur.
-  const baselineDir = args.includes("--baseline") ? path.resolve(args[args.indexOf("--baseline") + 1]) : null;
+  // --baseline-ref REF: the same, built from a git ref (buildRef).
+  const baselineRef = args.includes("--baseline-ref") ? buildRef(root, args[args.indexOf("--baseline-ref") + 1]) : null;
+  const baselineDir = baselineRef ? baselineRef.dir : args.includes("--baseline") ? path.resolve(args[args.indexOf("--baseline") + 1]) : null;
+  const baselineLabel = baselineRef ? baselineRef.label : baselineDir;
   const base = baselineDir ? await startSwitchboard({ outdir: baselineDir, entry: path.join(baselineDir, "index.js") }, upstream.url) : null;
   const pt = await startPassThrough(upstream.url);
   if (WORLD) {
     try {
-      const world = await runWorld({ sb, pt, adminToken: ADMIN_TOKEN, o: WORLD_OPTS });
-      const summary = { date: new Date().toISOString(), machine: machineInfo(), config: WORLD_OPTS, ...world };
-      const md = renderWorld(summary);
-      mkdirSync(path.join(root, "bench", "results"), { recursive: true });
-      writeFileSync(path.join(root, "bench", "results", "world.json"), JSON.stringify(summary, null, 2) + "\n");
-      writeFileSync(path.join(root, "bench", "results", "world.md"), md);
-      console.log("\n" + md);
+      if (flag("cpu-profile")) {
+        // The hot key of the world mode under c=32 (streamed, the upstream's first token delayed).
+        await cpuProfile(await worldProfileTarget({ sb, adminToken: ADMIN_TOKEN, o: WORLD_OPTS }), { cannon, seconds: SECONDS, resultsDir: path.join(root, "bench", "results") });
+        return;
+      }
+      await worldReport({ root, sb, base, baselineLabel, pt, adminToken: ADMIN_TOKEN, o: WORLD_OPTS, cpu: (x) => cpuMs(x.pid), machine: machineInfo() });
     } finally {
       await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), upstream.close(), ...(base ? [base.mf.dispose()] : [])]);
       if (process.env.TMPDIR?.startsWith("/dev/shm/switchboard-bench-")) rmSync(process.env.TMPDIR, { recursive: true, force: true });

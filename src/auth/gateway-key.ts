@@ -26,6 +26,7 @@ import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
 import { leaseVouches, viaLease } from "./leases";
+import { traceMark } from "../lib/debug-world";
 import { awaitRate, hasPendingRate, recheckRate, startRate } from "../rate-limits/admission";
 import { admitMember, cancelMember, joinReservations } from "../members/budget";
 
@@ -286,6 +287,7 @@ export function requireGatewayKey(opts: { spend: boolean }): MiddlewareHandler<A
   return async (c, next) => {
     // Counted against the rate limits from here; the answer is awaited with the key's own check.
     let ctx = startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers), Date.now(), { sessions: true }));
+    traceMark(c.env, "key");
     if (!opts.spend) ctx = await checkKey(c.env, ctx);
     c.set("keyAuth", ctx);
     await next();

@@ -1,6 +1,6 @@
 /**
- * Everything the request path needs to know about a gateway key, loaded from D1 in two round
- * trips and then served from the isolate cache (src/auth/key-cache.ts). Liveness (status, secret,
+ * Everything the request path needs to know about a gateway key, loaded from D1 in one round
+ * trip (one batch) and then served from the isolate cache (src/auth/key-cache.ts). Liveness (status, secret,
  * expiry, spend) is re-checked on every request by the key's KeyState Durable Object, which also
  * reports the key's `version`; a newer version makes the isolate reload this context.
  */
@@ -126,36 +126,64 @@ export type KeyLookup =
   | { found: true; context: KeyContext }
   | { found: false; rolled: boolean };
 
-/** Loads the context of the key with this fingerprint, or says whether it is a rolled secret. */
+/**
+ * Loads the context of the key with this fingerprint, or says whether it is a rolled secret: one
+ * D1 batch (one round trip, one consistent snapshot: a batch runs as one transaction), every
+ * statement keyed by the fingerprint itself, so none waits for another's answer. A miss costs
+ * the same round trip (the retired-fingerprint row rides in the batch).
+ */
 export async function loadKeyContext(db: Db, fp: string): Promise<KeyLookup> {
-  // A join must not go through db.batch: D1 batches return rows as objects, so columns with the
-  // same name (id, name, created_at) in different tables would overwrite each other.
-  const head = await db
-    .select({
-      key: apiKeys,
-      organization: organizations,
-      project: projects,
-      member: members,
-      user: { email: users.email, name: users.name },
-    })
-    .from(apiKeys)
-    .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
-    .innerJoin(projects, eq(projects.id, apiKeys.projectId))
-    .innerJoin(members, eq(members.id, apiKeys.createdBy))
-    .innerJoin(users, eq(users.id, members.userId))
-    .where(eq(apiKeys.fingerprint, fp))
-    .limit(1);
-  const row = head[0];
-  if (!row) {
-    const retired = await db
-      .select({ id: retiredKeyFingerprints.apiKeyId })
-      .from(retiredKeyFingerprints)
-      .where(eq(retiredKeyFingerprints.fingerprint, fp))
-      .limit(1);
-    return { found: false, rolled: retired.length > 0 };
-  }
-  const { key, organization, project, member, user } = row;
-  return { found: true, context: await loadDetails(db, { key, organization, project, member, user }) };
+  // Each statement reads one table (or a join without repeated column names): D1 batches return
+  // rows as objects, so columns with the same name (id, name, created_at) in a join would
+  // overwrite each other. The key's own ids are subqueries on the fingerprint's unique index.
+  const byFp = eq(apiKeys.fingerprint, fp);
+  const keyIdQ = db.select({ v: apiKeys.id }).from(apiKeys).where(byFp);
+  const orgIdQ = db.select({ v: apiKeys.organizationId }).from(apiKeys).where(byFp);
+  const memberIdQ = db.select({ v: apiKeys.createdBy }).from(apiKeys).where(byFp);
+  const teamIdsQ = db.select({ v: teamMembers.teamId }).from(teamMembers).where(inArray(teamMembers.memberId, memberIdQ));
+  const [keys, orgs, projs, mems, usrs, teamRows, ruleRows, cps, cms, pks, retired] = await db.batch([
+    db.select().from(apiKeys).where(byFp).limit(1),
+    db.select().from(organizations).where(inArray(organizations.id, orgIdQ)),
+    db.select().from(projects).where(inArray(projects.id, db.select({ v: apiKeys.projectId }).from(apiKeys).where(byFp))),
+    db.select().from(members).where(inArray(members.id, memberIdQ)),
+    db
+      .select({ email: users.email, name: users.name })
+      .from(users)
+      .where(inArray(users.id, db.select({ v: members.userId }).from(members).where(inArray(members.id, memberIdQ)))),
+    db
+      .select({
+        teamId: teamMembers.teamId,
+        usageLimit: teams.usageLimit,
+        periodUsageLimit: teams.periodUsageLimit,
+        periodUsageDurationValue: teams.periodUsageDurationValue,
+        periodUsageDurationUnit: teams.periodUsageDurationUnit,
+      })
+      .from(teamMembers)
+      .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+      .where(inArray(teamMembers.memberId, memberIdQ)),
+    db
+      .select()
+      .from(iamRules)
+      .where(
+        and(
+          inArray(iamRules.organizationId, orgIdQ),
+          eq(iamRules.status, "active"),
+          or(
+            and(eq(iamRules.level, "key"), inArray(iamRules.targetId, keyIdQ)),
+            and(eq(iamRules.level, "member"), inArray(iamRules.targetId, memberIdQ)),
+            and(eq(iamRules.level, "team"), inArray(iamRules.targetId, teamIdsQ)),
+          ),
+        ),
+      ),
+    db.select().from(customProviders).where(inArray(customProviders.organizationId, orgIdQ)),
+    db.select().from(customModels).where(inArray(customModels.organizationId, orgIdQ)),
+    db.select().from(providerKeys).where(inArray(providerKeys.organizationId, orgIdQ)),
+    db.select({ id: retiredKeyFingerprints.apiKeyId }).from(retiredKeyFingerprints).where(eq(retiredKeyFingerprints.fingerprint, fp)).limit(1),
+  ]);
+  const [key, organization, project, member, user] = [keys[0], orgs[0], projs[0], mems[0], usrs[0]];
+  // As an inner join of the five: a key whose organization, project or member is gone is no key.
+  if (!key || !organization || !project || !member || !user) return { found: false, rolled: retired.length > 0 };
+  return { found: true, context: contextOf({ key, organization, project, member, user }, { teamRows, ruleRows, cps, cms, pks }) };
 }
 
 /**
@@ -184,42 +212,15 @@ type HeadRow = {
   user: { email: string; name: string };
 };
 
-async function loadDetails(db: Db, h: HeadRow): Promise<KeyContext> {
-  const orgId = h.organization.id;
-  const [teamRows, ruleRows, cps, cms, pks] = await db.batch([
-    db
-      .select({
-        teamId: teamMembers.teamId,
-        usageLimit: teams.usageLimit,
-        periodUsageLimit: teams.periodUsageLimit,
-        periodUsageDurationValue: teams.periodUsageDurationValue,
-        periodUsageDurationUnit: teams.periodUsageDurationUnit,
-      })
-      .from(teamMembers)
-      .innerJoin(teams, eq(teams.id, teamMembers.teamId))
-      .where(eq(teamMembers.memberId, h.member.id)),
-    db
-      .select()
-      .from(iamRules)
-      .where(
-        and(
-          eq(iamRules.organizationId, orgId),
-          eq(iamRules.status, "active"),
-          or(
-            and(eq(iamRules.level, "key"), eq(iamRules.targetId, h.key.id)),
-            and(eq(iamRules.level, "member"), eq(iamRules.targetId, h.member.id)),
-            and(
-              eq(iamRules.level, "team"),
-              inArray(iamRules.targetId, db.select({ id: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.memberId, h.member.id))),
-            ),
-          ),
-        ),
-      ),
-    db.select().from(customProviders).where(eq(customProviders.organizationId, orgId)),
-    db.select().from(customModels).where(eq(customModels.organizationId, orgId)),
-    db.select().from(providerKeys).where(eq(providerKeys.organizationId, orgId)),
-  ]);
+interface DetailRows {
+  teamRows: Array<Pick<typeof teams.$inferSelect, "usageLimit" | "periodUsageLimit" | "periodUsageDurationValue" | "periodUsageDurationUnit"> & { teamId: string }>;
+  ruleRows: Array<typeof iamRules.$inferSelect>;
+  cps: Array<typeof customProviders.$inferSelect>;
+  cms: Array<typeof customModels.$inferSelect>;
+  pks: Array<typeof providerKeys.$inferSelect>;
+}
 
+function contextOf(h: HeadRow, { teamRows, ruleRows, cps, cms, pks }: DetailRows): KeyContext {
   const rules: KeyContext["rules"] = { team: [], member: [], key: [] };
   for (const r of ruleRows) {
     rules[r.level].push({ id: r.id, level: r.level, targetId: r.targetId, ruleType: r.ruleType, ruleValue: r.ruleValue });

@@ -9,7 +9,8 @@
  *  - the budget objects wait DO_LATENCY_MS themselves (src/durable-objects/debug-latency.ts);
  *  - DEBUG_PATH_CALLS=1: chat responses carry `x-gateway-path-calls: far=N;near=M;cancelled=C`,
  *    the remote calls (far: Durable Object, D1 primary; near: D1 replica, KV) that sat on the path
- *    to the response, and the early upstream calls this isolate cancelled after a refusal so far.
+ *    to the response, and the early upstream calls this isolate cancelled after a refusal so far;
+ *    and `x-gateway-path-timing` (`pathTimingHeader`), when each step of the request happened.
  *
  * A call "sat on the path" when it ended before the response was released and either before the
  * upstream call started (the upstream waited for it) or after the upstream's first byte (the
@@ -22,6 +23,10 @@ import { envVar, isProduction } from "../env";
 type Kind = "do" | "d1-primary" | "d1-replica" | "kv";
 
 interface Trace {
+  /** When the request reached the Worker. */
+  t0: number;
+  /** Named moments of the request (`traceMark`), in the order they happened. */
+  marks: Array<[string, number]>;
   calls: Array<{ kind: Kind; start: number; end: number }>;
   upstreamStart: number | null;
   upstreamFirst: number | null;
@@ -180,7 +185,7 @@ function tracedNamespace<T extends Rpc.DurableObjectBranded | undefined>(ns: Dur
 export function worldEnv(env: Env): Env {
   const cfg = configOf(env);
   if (!cfg) return env;
-  const trace: Trace | null = cfg.trace ? { calls: [], upstreamStart: null, upstreamFirst: null } : null;
+  const trace: Trace | null = cfg.trace ? { t0: Date.now(), marks: [], calls: [], upstreamStart: null, upstreamFirst: null } : null;
   const props: PropertyDescriptorMap = {
     DB: { value: slowDb(env.DB, "primary", cfg, trace), enumerable: true },
     CACHE: { value: slowKv(env.CACHE, cfg, trace), enumerable: true },
@@ -188,6 +193,7 @@ export function worldEnv(env: Env): Env {
   if (trace) {
     props.KEY_STATE = { value: tracedNamespace(env.KEY_STATE, trace), enumerable: true };
     props.ORG_CREDITS = { value: tracedNamespace(env.ORG_CREDITS, trace), enumerable: true };
+    props.RATE_LIMITER = { value: tracedNamespace(env.RATE_LIMITER, trace), enumerable: true };
   }
   const out = Object.create(env, props) as Env;
   configs.set(out, cfg);
@@ -199,6 +205,32 @@ export function worldEnv(env: Env): Env {
 export function traceUpstreamStart(env: Env): void {
   const t = traces.get(env);
   if (t && t.upstreamStart === null) t.upstreamStart = Date.now();
+}
+
+/** A named moment of a traced request (`pathTimingHeader`); the first mark of a name counts. */
+export function traceMark(env: Env, name: string): void {
+  const t = traces.get(env);
+  if (t && !t.marks.some(([n]) => n === name)) t.marks.push([name, Date.now()]);
+}
+
+/**
+ * `x-gateway-path-timing` of a traced request: ms since it reached the Worker of each mark, of
+ * the upstream call's start (`up`) and first byte (`first`), and of now (`release`: the answer's
+ * headers), e.g. `at=1764030000000;key=0;exec=1;up=1;admitted=2;first=402;release=402`
+ * (`at`: the epoch ms the Worker got the request). Clock: the Worker's
+ * `Date.now()`, which advances with I/O (CPU time between two I/O events shows as none).
+ */
+export function pathTimingHeader(env: Env, now = Date.now()): string | null {
+  const t = traces.get(env);
+  if (!t) return null;
+  const out: Array<[string, number]> = [...t.marks];
+  if (t.upstreamStart !== null) out.push(["up", t.upstreamStart]);
+  if (t.upstreamFirst !== null) out.push(["first", t.upstreamFirst]);
+  out.push(["release", now]);
+  const steps = out.sort((a, b) => a[1] - b[1]).map(([n, at]) => `${n}=${at - t.t0}`);
+  // The wall clock when the Worker got the request: the bench (same machine) splits its own
+  // TTFB into before the Worker, in it, and after it.
+  return [`at=${t.t0}`, ...steps].join(";");
 }
 
 /** The upstream's first byte (first stream event, or the answer) arrived now. */

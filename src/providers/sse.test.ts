@@ -71,3 +71,56 @@ describe("SSE parser", () => {
     expect(p.push("retry: 10\n\n\nfoo: bar\ndata\n\n")).toEqual([{ data: "" }]);
   });
 });
+
+describe("an OpenAI stream that stops at [DONE]", () => {
+  const enc = new TextEncoder();
+  /** A body that sends `frames`, then closes (or, `open`, stays open); records a cancel. */
+  function body(frames: string[], open = false) {
+    const seen = { cancelled: false, closed: false };
+    const stream = new ReadableStream<Uint8Array>({
+      start(ctl) {
+        for (const f of frames) ctl.enqueue(enc.encode(f));
+        // The end of the body arrives a moment after its last frame, as over a network.
+        if (!open)
+          setTimeout(() => {
+            seen.closed = true;
+            if (!seen.cancelled) ctl.close();
+          }, 5);
+      },
+      cancel() {
+        seen.cancelled = true;
+      },
+    });
+    return { stream, seen };
+  }
+  const chunk = 'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\n';
+
+  it("reads the rest of the body instead of cancelling it (the upstream connection stays reusable)", async () => {
+    const { parseOpenAIStream } = await import("./openai/stream");
+    const { stream, seen } = body([chunk, "data: [DONE]\n\n"]);
+    const events = [];
+    for await (const e of parseOpenAIStream(stream)) events.push(e);
+    expect(events.length).toBeGreaterThan(0);
+    // Before: returning at [DONE] cancelled the body (a torn-down connection per streamed request).
+    expect(seen.cancelled).toBe(false);
+  });
+
+  it("cancels a body the upstream keeps open after [DONE], within the drain bound", async () => {
+    const { parseOpenAIStream } = await import("./openai/stream");
+    const { SSE_DRAIN_MS } = await import("./sse");
+    const { stream, seen } = body([chunk, "data: [DONE]\n\n"], true);
+    const t0 = Date.now();
+    for await (const _ of parseOpenAIStream(stream)) void _;
+    expect(seen.cancelled).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(SSE_DRAIN_MS + 1000);
+  });
+
+  it("a consumer that stops before the end (the client went away) still cancels at once", async () => {
+    const { parseOpenAIStream } = await import("./openai/stream");
+    const { stream, seen } = body([chunk, chunk], true);
+    const it = parseOpenAIStream(stream)[Symbol.asyncIterator]();
+    await it.next();
+    await it.return?.(undefined);
+    expect(seen.cancelled).toBe(true);
+  });
+});

@@ -85,7 +85,21 @@ export class SseParser {
 }
 
 /** Yields SSE frames from a byte stream as they complete. Cancels the body if the consumer stops early. */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseFrame> {
+/**
+ * How long the rest of a body is read after the consumer stopped at the stream's own end marker
+ * (`readSse`'s `ended`): an upstream closes its body right after that marker, and a body read to
+ * its end leaves the connection reusable for the next upstream request (a cancelled one is torn
+ * down). An upstream that keeps the body open longer is cancelled then.
+ */
+export const SSE_DRAIN_MS = 50;
+
+/**
+ * The frames of an SSE body. A consumer that stops early (returns) cancels the body, unless
+ * `ended()` says it stopped at the stream's own end marker (OpenAI's `[DONE]`): then the rest of
+ * the body is read for up to SSE_DRAIN_MS first (its frames discarded), so the upstream
+ * connection is not torn down by a stream that completed.
+ */
+export async function* readSse(body: ReadableStream<Uint8Array>, opts: { ended?: () => boolean } = {}): AsyncGenerator<SseFrame> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const parser = new SseParser();
@@ -100,7 +114,21 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
     for (const f of parser.push(decoder.decode())) yield f;
     for (const f of parser.end()) yield f;
   } finally {
-    if (!done) await reader.cancel().catch(() => undefined);
+    if (!done && !(opts.ended?.() === true && (await drained(reader, SSE_DRAIN_MS)))) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
+  }
+}
+
+/** Reads `reader` to its end within `ms` (true), or gives up (false; a read may still be pending). */
+async function drained(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const toEnd = (async (): Promise<boolean> => {
+    for (;;) if ((await reader.read()).done) return true;
+  })().catch(() => false);
+  try {
+    return await Promise.race([toEnd, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

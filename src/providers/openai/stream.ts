@@ -62,10 +62,15 @@ export function chunkEvents(chunk: unknown): StreamEvent[] {
 }
 
 export async function* parseOpenAIStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
-  for await (const frame of readSse(body)) {
+  // Stopping at [DONE] reads the (empty) rest of the body instead of cancelling it (readSse).
+  let sawDone = false;
+  for await (const frame of readSse(body, { ended: () => sawDone })) {
     const data = frame.data.trim();
     if (!data) continue;
-    if (data === "[DONE]") return;
+    if (data === "[DONE]") {
+      sawDone = true;
+      return;
+    }
     const chunk = tryParseJson(data);
     if (chunk === undefined) {
       yield { type: "error", message: "malformed stream chunk from upstream", errorType: "malformed_response" };

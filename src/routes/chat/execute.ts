@@ -26,7 +26,7 @@ import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
 import { admitCredits, releaseCredits } from "../../billing/credits";
 import { doCallsHeader } from "../../durable-objects/debug-latency";
-import { pathCallsHeader } from "../../lib/debug-world";
+import { pathCallsHeader, pathTimingHeader, traceMark } from "../../lib/debug-world";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
@@ -80,6 +80,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     logged: false,
     cancelledEarly: null,
   };
+  traceMark(input.env, "exec");
   try {
     return await execute(run);
   } catch (err) {
@@ -202,6 +203,7 @@ async function execute(run: Run): Promise<Response> {
   // While admission is asked (early.ts): the cache read and the first upstream call. Nothing of
   // either is released before admission answered.
   const early: BeforeAdmission = selection.ok ? await startBeforeAdmission(run.input, run.auth, req, selection, stream) : { key: null, hit: null, plan: null, call: null };
+  traceMark(env, "early");
   const routing: RoutingAttempt[] = [];
   let admission: Awaited<ReturnType<typeof admitKey>>;
   try {
@@ -213,6 +215,7 @@ async function execute(run: Run): Promise<Response> {
     throw err;
   }
   noteKeyAnswer(keyId, false);
+  traceMark(env, "admitted");
   early.call?.settle();
   run.admitted = true;
   run.reservationId = admission.reservationId;
@@ -227,6 +230,7 @@ async function execute(run: Run): Promise<Response> {
   }
   // Settled with the request, whatever happens next (released when nothing was credit-paid).
   const credits = credit ? await credit : null;
+  traceMark(env, "credits");
   if (credits) noteCreditAnswer(orgId, !credits.ok);
   if (credits?.ok) run.creditsReservationId = credits.reservationId;
   // The early call was made under the old context, or is credit-paid and credits were refused.
@@ -391,6 +395,8 @@ function responseHeaders(run: Run, contentType: string): Headers {
   if (doCalls !== null) h.set("x-gateway-do-calls", doCalls);
   const pathCalls = pathCallsHeader(run.input.env);
   if (pathCalls !== null) h.set("x-gateway-path-calls", pathCalls);
+  const pathTiming = pathTimingHeader(run.input.env);
+  if (pathTiming !== null) h.set("x-gateway-path-timing", pathTiming);
   if (contentType.startsWith("text/event-stream")) {
     h.set("cache-control", "no-cache");
     h.set("x-accel-buffering", "no");

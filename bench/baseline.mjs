@@ -1,0 +1,24 @@
+// @ts-check
+/**
+ * `--baseline-ref REF` (bench/run.mjs): builds a git ref (a commit, branch or tag) the way
+ * `--baseline DIR` expects its directory: the ref's tree (`git archive`) with this checkout's
+ * node_modules, bundled by wrangler into node_modules/.cache/switchboard-baseline/<sha>/dist
+ * (reused when already built).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, rmSync, statSync, symlinkSync } from "node:fs";
+import path from "node:path";
+
+export function buildRef(root, ref) {
+  const sha = execFileSync("git", ["rev-parse", "--short=12", `${ref}^{commit}`], { cwd: root, encoding: "utf8" }).trim();
+  const dir = path.join(root, "node_modules", ".cache", "switchboard-baseline", sha);
+  const outdir = path.join(dir, "dist");
+  if (!statSync(outdir, { throwIfNoEntry: false })?.isDirectory()) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    execFileSync("sh", ["-c", `git archive ${sha} | tar -x -C "${dir}"`], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+    symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
+    execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", outdir], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+  }
+  return { dir: outdir, label: `${ref} (${sha})` };
+}
