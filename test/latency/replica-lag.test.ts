@@ -103,7 +103,7 @@ describe("keys read through a lagging replica, the primary far away", () => {
   });
 
   it("a key disabled on the primary while the replica still shows it live is refused, and nothing of its early call reaches the client", async () => {
-    const lat = latencies();
+    latencies();
     const org = await seedOrg();
     const { token, row } = await addKey(org);
     await replicaSnapshot();
