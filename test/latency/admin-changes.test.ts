@@ -7,6 +7,7 @@
  * and at most one early call of the key reaches the upstream per isolate after the change.
  */
 import { env } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { addKey, call, seedOrg } from "../helpers/fixtures";
@@ -19,8 +20,9 @@ import { apiKeys } from "../../src/db/schema";
 import { updateKey } from "../../src/keys/update";
 import { rollKey } from "../../src/keys/roll";
 import { deleteKey } from "../../src/keys/delete";
+import { app } from "../../src/app";
 import { keyLogs, settledSpend, sleep } from "../resilience/helpers";
-import { chatVia, far, latencies, recorded, say } from "./helpers";
+import { MODEL, chatVia, far, latencies, recorded, say, send } from "./helpers";
 
 type Change = "disable" | "roll" | "delete" | "limit";
 
@@ -155,5 +157,40 @@ describe("admin changes under load, early calls in flight, objects and D1 primar
     expect(before).toBeGreaterThan(0);
     expect(late.length).toBeGreaterThan(0);
     expect(late.every((s) => s === 401)).toBe(true);
+  });
+});
+
+describe("the other routes after a disable, objects and D1 primary far away", () => {
+  it("models, embeddings, moderations and messages (served before) are refused on the first request after a disable returned", async () => {
+    latencies();
+    const org = await seedOrg();
+    const { token, row } = await addKey(org);
+    const routes: Array<{ path: string; body: Record<string, unknown> | null }> = [
+      { path: "/v1/models", body: null },
+      { path: "/v1/embeddings", body: { model: "text-embedding-3-small", input: "hello" } },
+      { path: "/v1/moderations", body: { model: "omni-moderation-latest", input: "hello" } },
+      { path: "/v1/messages", body: { model: MODEL, max_tokens: 5, messages: [{ role: "user", content: "hello" }] } },
+    ];
+    const hit = async (r: (typeof routes)[number]) => {
+      const { res, done } =
+        r.body === null
+          ? { res: Promise.resolve(app.fetch(new Request(`http://gw.test${r.path}`, { headers: { authorization: `Bearer ${token}` } }), far, createExecutionContext())), done: Promise.resolve() }
+          : send(r.path, token, r.body);
+      const answer = await res;
+      const text = await answer.text();
+      await done;
+      return { status: answer.status, text };
+    };
+    for (const r of routes) expect((await hit(r)).status, r.path).toBe(200);
+    const fingerprint = (await resolveGatewayKey(far, token)).key.fingerprint;
+    const cached = getCachedContext(fingerprint)!;
+    const current = (await getDb(env.DB).select().from(apiKeys).where(eq(apiKeys.id, row.id)).get())!;
+    await updateKey(far, current, { status: "inactive" });
+    cacheContext(fingerprint, cached);
+    for (const r of routes) {
+      const a = await hit(r);
+      expect(a.status, r.path).toBe(401);
+      expect(a.text, r.path).toMatch(/disabled/);
+    }
   });
 });
