@@ -1,5 +1,5 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { PROVIDER_IDS } from "./src/catalog/types.ts";
 import { TEST_SECRETS } from "./test/helpers/secrets.ts";
 // Hermetic: a copy of wrangler.jsonc away from the developer's .dev.vars (see the module).
@@ -68,7 +68,7 @@ export default defineConfig(async () => {
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],
       include,
-      exclude,
+      exclude: [...configDefaults.exclude, ...exclude],
       testTimeout: 20_000,
       hookTimeout: 30_000,
     },

@@ -74,7 +74,7 @@ describe("keys read through a lagging replica, the primary far away", () => {
     await replicaSnapshot();
     const { token } = await addKey(org);
     const lag = laggingEnv();
-    const fresh = await coldRequest(lag.env, token, 2 * lat.object + 100);
+    const fresh = await coldRequest(lag.env, token, 3 * lat.object + 200);
     expect(lag.replicaReads()).toBeGreaterThan(0);
     expect(fresh.status).toBe(200);
     expect(fresh.body).toContain("data: [DONE]");
@@ -83,7 +83,7 @@ describe("keys read through a lagging replica, the primary far away", () => {
 
     // Once the replica has it: no far read before the first byte (the objects hide behind the first token).
     await replicaSnapshot();
-    const caughtUp = await coldRequest(laggingEnv().env, token, 2 * lat.object + 100);
+    const caughtUp = await coldRequest(laggingEnv().env, token, 3 * lat.object + 200);
     expect(caughtUp.status).toBe(200);
     expect(farCalls(caughtUp.pathCalls)).toBe(0);
   });
