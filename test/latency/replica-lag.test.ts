@@ -3,9 +3,9 @@
  * and the primary is far (test/latency/helpers.ts). The replica here lags for real: its key table is
  * a copy taken before the change on the primary, read through the Sessions API
  * (`first-unconstrained`). A key created (or re-enabled) on the primary a moment ago is admitted
- * after one far read of the primary; a key disabled on the primary is refused though the replica
- * still shows it live; a key the replica has pays no far read at all (`x-gateway-path-calls`,
- * src/lib/debug-world.ts).
+ * after the primary's lookup (two far round trips, its join and batch); a key disabled, rolled or
+ * deleted on the primary is refused though the replica still shows it live; a key the replica has
+ * pays no far read at all (`x-gateway-path-calls`, src/lib/debug-world.ts).
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
@@ -17,6 +17,8 @@ import { worldEnv } from "../../src/lib/debug-world";
 import { getDb } from "../../src/db/client";
 import { apiKeys } from "../../src/db/schema";
 import { updateKey } from "../../src/keys/update";
+import { rollKey } from "../../src/keys/roll";
+import { deleteKey } from "../../src/keys/delete";
 import { chatVia, far, latencies, recorded, say } from "./helpers";
 
 /** Takes the replica's copy of the key table now: later writes on the primary are not in it. */
@@ -102,12 +104,18 @@ describe("keys read through a lagging replica, the primary far away", () => {
     expect(r.status).toBe(200);
   });
 
-  it("a key disabled on the primary while the replica still shows it live is refused, and nothing of its early call reaches the client", async () => {
+  it.each([
+    { change: "disabled", code: "key_disabled" },
+    { change: "rolled", code: "key_rolled" },
+    { change: "deleted", code: "key_deleted" },
+  ])("a key $change on the primary while the replica still shows it live is refused, and nothing of its early call reaches the client", async ({ change, code }) => {
     latencies();
     const org = await seedOrg();
     const { token, row } = await addKey(org);
     await replicaSnapshot();
-    await updateKey(far, row, { status: "inactive" });
+    if (change === "disabled") await updateKey(far, row, { status: "inactive" });
+    else if (change === "rolled") await rollKey(far, row);
+    else await deleteKey(far, row);
     const lag = laggingEnv();
     const tag = crypto.randomUUID();
     const r = await coldRequest(lag.env, token, 0, tag);
@@ -116,6 +124,6 @@ describe("keys read through a lagging replica, the primary far away", () => {
     expect(await recorded(tag)).toBe(1);
     expect(r.status).toBe(401);
     expect(r.body).not.toContain("data:");
-    expect((JSON.parse(r.body) as { error: { code: string } }).error.code).toBe("key_disabled");
+    expect((JSON.parse(r.body) as { error: { code: string } }).error.code).toBe(code);
   });
 });
