@@ -1,5 +1,5 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { PROVIDER_IDS } from "./src/catalog/types.ts";
 import { TEST_SECRETS } from "./test/helpers/secrets.ts";
 // Hermetic: a copy of wrangler.jsonc away from the developer's .dev.vars (see the module).
@@ -10,9 +10,26 @@ dropPoolTeardownNoise(process.stderr);
 
 const providerEnvPrefix = (id: string) => id.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 
+/**
+ * The bindings of the `latency` project (test/latency/, issue 23): the app as a caller far from the
+ * key's objects and the D1 primary sees it (src/durable-objects/debug-latency.ts,
+ * src/lib/debug-world.ts). Every budget-object call (KeyState, OrgCredits, RateLimiter) waits
+ * DO_LATENCY_MS in the object; through the Worker's fetch handler every D1 statement on the primary
+ * waits D1_PRIMARY_LATENCY_MS, a read replica's D1_REPLICA_LATENCY_MS, KV KV_LATENCY_MS.
+ */
+export const LATENCY_BINDINGS = {
+  DO_LATENCY_MS: "120",
+  D1_PRIMARY_LATENCY_MS: "60",
+  D1_REPLICA_LATENCY_MS: "5",
+  KV_LATENCY_MS: "5",
+};
+
+const LATENCY_TESTS = "test/latency/**/*.test.ts";
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
-  return {
+  /** One workerd project: the app with every provider on the fake upstream, plus `extra` bindings. */
+  const project = (name: string, include: string[], exclude: string[], extra: Record<string, string>) => ({
     plugins: [
       cloudflareTest(({ inject }) => {
         // Every provider points at the fake upstream (test/fake-upstream), one path prefix each.
@@ -35,6 +52,7 @@ export default defineConfig(async () => {
               SETTLE_BATCH_MS: "50",
               FAKE_UPSTREAM_URL: upstream,
               TEST_MIGRATIONS: migrations,
+              ...extra,
             },
             // The LOGS consumer without wrangler.jsonc's 5 s batch wait: records reach D1 within
             // a fifth of a second, as the tests' polls of request_logs expect.
@@ -46,11 +64,22 @@ export default defineConfig(async () => {
       }),
     ],
     test: {
+      name,
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],
-      include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+      include,
+      exclude: [...configDefaults.exclude, ...exclude],
       testTimeout: 20_000,
       hookTimeout: 30_000,
+    },
+  });
+  return {
+    test: {
+      projects: [
+        project("workers", ["src/**/*.test.ts", "test/**/*.test.ts"], [LATENCY_TESTS], {}),
+        // The invariants of issue 23 with the objects and the D1 primary far away (docs/admission.md).
+        project("latency", [LATENCY_TESTS], [], LATENCY_BINDINGS),
+      ],
     },
   };
 });

@@ -25,6 +25,8 @@ messagesRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const req = parseMessagesRequest(await readJsonBody(c));
   const chatReq = capToModelOutput(toChatRequest(req));
   const res = await runChat(c, chatReq);
+  // The client went away before the first byte: the pipeline's bodiless 499, nothing to translate.
+  if (!res.body) return res;
   const id = newMessageId();
   if (chatReq.stream && res.body) {
     return new Response(reencodeChatSse(res.body, new MessagesStreamEncoder(id, req.model)), { status: res.status, headers: res.headers });

@@ -19,6 +19,8 @@ responsesRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const req = parseResponsesRequest(await readJsonBody(c));
   const chatReq = toChatRequest(req);
   const res = await runChat(c, chatReq);
+  // The client went away before the first byte: the pipeline's bodiless 499, nothing to translate.
+  if (!res.body) return res;
   const id = newItemId("resp");
   const createdAt = Math.floor(Date.now() / 1000);
   if (chatReq.stream && res.body) {

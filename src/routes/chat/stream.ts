@@ -149,26 +149,30 @@ export function startSseStream(opts: SseStreamOptions): ReadableStream<Uint8Arra
   if (opts.clientSignal?.aborted) markGone();
   else opts.clientSignal?.addEventListener("abort", markGone, { once: true });
 
+  /**
+   * A client that stopped reading without closing never completes a write (nor the close): the
+   * signal, or the stall timer when no signal comes, ends the wait. Rejects when `op` does.
+   */
+  const untilTaken = async (op: Promise<unknown>): Promise<void> => {
+    let stall: ReturnType<typeof setTimeout> | undefined;
+    const stalled = new Promise<void>((resolve) => {
+      stall = setTimeout(() => {
+        markGone();
+        resolve();
+      }, opts.writeStallMs ?? WRITE_STALL_MS);
+    });
+    op.catch(() => undefined);
+    try {
+      await Promise.race([op, gone, stalled]);
+    } finally {
+      clearTimeout(stall);
+    }
+  };
   const send = async (text: string): Promise<void> => {
     if (clientGone) return;
     lastWrite = Date.now();
     try {
-      // A client that stopped reading without closing never completes the write: the signal, or
-      // the stall timer when no signal comes, ends the wait.
-      let stall: ReturnType<typeof setTimeout> | undefined;
-      const stalled = new Promise<void>((resolve) => {
-        stall = setTimeout(() => {
-          markGone();
-          resolve();
-        }, opts.writeStallMs ?? WRITE_STALL_MS);
-      });
-      const write = writer.write(encoder.encode(text));
-      write.catch(() => undefined);
-      try {
-        await Promise.race([write, gone, stalled]);
-      } finally {
-        clearTimeout(stall);
-      }
+      await untilTaken(writer.write(encoder.encode(text)));
     } catch {
       markGone();
     }
@@ -239,7 +243,9 @@ export function startSseStream(opts: SseStreamOptions): ReadableStream<Uint8Arra
       await send(sse(final));
       await send("data: [DONE]\n\n");
       try {
-        await writer.close();
+        // Not awaited past the stall bound: a client that stopped reading before the end of the
+        // body (its signal no longer watched here) would hold this waitUntil until the runtime ends it.
+        if (!clientGone) await untilTaken(writer.close());
       } catch {
         // client already gone
       }
