@@ -20,6 +20,12 @@ export const HOUR_MS = 3_600_000;
 /** Records reach the consumer after their request ended (long streams, batching): an hour closes this long after its end. */
 export const FINAL_GRACE_MS = 15 * 60_000;
 export const AGGREGATION_STATE_ID = "usage_hourly";
+/**
+ * Written once the upgrade's copy step is done (src/usage/upgrade.ts): `aggregated_until` is the
+ * first hour whose records are all in R2 (0: every hour's are), `updated_at` the time of the copy:
+ * every row the path before the queue inserted into `request_logs` was created before it.
+ */
+export const CATCH_UP_COPIED_ID = "request_logs_catch_up_copied";
 
 export const hourStartOf = (t: number): number => t - (((t % HOUR_MS) + HOUR_MS) % HOUR_MS);
 
@@ -65,6 +71,41 @@ export async function closeHours(env: Env, now: number): Promise<AggregationStat
 }
 
 // The cron job (aggregateUsageJob) is in src/usage/upgrade.ts: closing hours waits for the upgrade's copy step.
+
+/** Where the records in R2 begin, as the upgrade from the path before the queue left it (docs/scale.md). */
+export interface RecordsBoundary {
+  /**
+   * The first hour a rebuild from R2 is exact for: the hours before it were aggregated by the path
+   * before the queue from `request_logs` rows that were never copied to R2 (0: every hour; null:
+   * none yet, the upgrade's copy step has not run).
+   */
+  rebuildFrom: number | null;
+  /**
+   * Records created before this may be rows the path before the queue inserted into
+   * `request_logs` and debited itself (an outbox replaying one after the upgrade); Infinity until
+   * the copy step ran.
+   */
+  oldBefore: number;
+}
+
+/** The statement `recordsBoundary` reads (to batch it with other reads). */
+export const boundaryStatement = (db: D1Database): D1PreparedStatement =>
+  db.prepare("SELECT id, aggregated_until AS a, updated_at AS u FROM aggregation_state WHERE id IN (?1, ?2)").bind(AGGREGATION_STATE_ID, CATCH_UP_COPIED_ID);
+
+/**
+ * The boundary from the state rows. The copy step's row gives it. Without it, a state row of the
+ * hours' cron is the old path's (the new cron writes its own only after the copy step): the
+ * upgrade is pending, no hour can be rebuilt yet. Neither row: a new deployment, no boundary.
+ */
+export function boundaryOf(rows: ReadonlyArray<{ id: string; a: number; u: number }>): RecordsBoundary {
+  const copied = rows.find((r) => r.id === CATCH_UP_COPIED_ID);
+  if (copied) return { rebuildFrom: copied.a, oldBefore: copied.u };
+  return { rebuildFrom: rows.some((r) => r.id === AGGREGATION_STATE_ID) ? null : 0, oldBefore: Infinity };
+}
+
+export async function recordsBoundary(db: D1Database): Promise<RecordsBoundary> {
+  return boundaryOf((await boundaryStatement(db).all<{ id: string; a: number; u: number }>()).results);
+}
 
 // ---------- rebuild from R2 ----------
 
