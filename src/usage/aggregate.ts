@@ -7,7 +7,9 @@
  *    streams and batched; `created_at` is the request's start), and `updatedAt` says when the
  *    aggregates were last known current (analytics report it);
  *  - `rebuildHour` (POST /v1/admin/usage/rebuild?hour=) replaces one closed hour's aggregates by
- *    the sums of its records in R2, so aggregates can always be recomputed from the raw records.
+ *    the sums of its records in R2, so aggregates can always be recomputed from the raw records;
+ *    every rebuild goes through the hour's mark (compare-and-clear, below), so concurrent rebuilds
+ *    and late records of the hour never lose a record.
  */
 import { sql } from "drizzle-orm";
 import type { Env } from "../env";
@@ -190,28 +192,118 @@ export interface RebuildResult {
   rows: number;
 }
 
+// Rebuilds go through a mark per hour (docs/scale.md, "Rebuilds are exact"): an `aggregation_state`
+// row `rebuild:<hour ms>` whose `updated_at` is a token, a random number every writer replaces.
+// Whoever needs an hour rebuilt (a late record, in the same D1 batch as its applied id, after its
+// R2 write; the admin route; the upgrade's catch-up) sets the mark; a rebuild reads the token, then
+// R2, and commits only if the token is still the one it read (clearing the mark in the same batch).
+// A commit therefore holds every record whose mark came before its R2 read; a record marked after
+// it changed the token, and the rebuild reads again. A random token, not a counter: a mark cleared
+// and set again never comes back with the value a stale reader holds.
+
+/** The mark's row id. */
+const markId = (hour: number) => `rebuild:${hour}`;
+/** Marks are `rebuild:<epoch ms>`; the cron looks for these. */
+const MARK_PREFIX = "rebuild:";
+/** A new token (a safe integer; 2^53 values). */
+export const newMarkToken = (): number => {
+  const [a, b] = crypto.getRandomValues(new Uint32Array(2));
+  return (a! % 0x200000) * 0x100000000 + b!;
+};
+
+/** Sets the mark of each hour to `token` (one statement; hours as one bound JSON value). */
+export function markStatement(db: D1Database, hours: readonly number[], token: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO aggregation_state (id, aggregated_until, updated_at) SELECT '${MARK_PREFIX}' || value, value, ?2 FROM json_each(?1) WHERE 1
+       ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at`,
+    )
+    .bind(JSON.stringify(hours), token);
+}
+
+/** A rebuild's read: the mark's token as read before R2 (null: no mark) and the hour's sums. */
+export interface HourRead {
+  hour: number;
+  token: number | null;
+  groups: HourGroup[];
+  organizations: number;
+  records: number;
+}
+
+/** Reads the hour's mark, then its records in R2 (every organization; none when unmarked, unless `always`). */
+export async function readHour(env: Env, hour: number, always = false): Promise<HourRead> {
+  const mark = await env.DB.prepare("SELECT updated_at AS t FROM aggregation_state WHERE id = ?1").bind(markId(hour)).first<{ t: number }>();
+  const groups: HourGroup[] = [];
+  let records = 0;
+  let organizations = 0;
+  if (!mark && !always) return { hour, token: null, groups, organizations, records };
+  for (const org of await organizationsInBucket(env.LOGS_BUCKET)) {
+    const list = await hourRecords(env.LOGS_BUCKET, org, hour);
+    if (list.length === 0) continue;
+    organizations++;
+    records += list.length;
+    groups.push(...groupRecords(list));
+  }
+  return { hour, token: mark?.t ?? null, groups, organizations, records };
+}
+
 /**
- * Replaces the aggregates of one hour by the sums of its records in R2 (every organization), in one
- * D1 batch. Meant for closed hours: records of the hour still on their way would be counted again
- * by the consumer after the rebuild.
+ * Replaces the hour's aggregates by the sums read, in one D1 batch, if its mark still holds the
+ * token read (and clears it). False: the mark changed (or was cleared) since the read.
+ */
+export async function commitHour(env: Env, read: HourRead, now: number): Promise<boolean> {
+  if (read.token === null) return false;
+  const db = env.DB;
+  const marked = "EXISTS (SELECT 1 FROM aggregation_state WHERE id = ?4 AND updated_at = ?5)";
+  const id = markId(read.hour);
+  // Money as decimal strings in JSON (sums may pass 2^53), cast back to INTEGER in SQL.
+  const param = JSON.stringify(read.groups, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  const res = await db.batch([
+    db.prepare(`DELETE FROM usage_hourly WHERE hour_start = ?1 AND ${marked.replace("?4", "?2").replace("?5", "?3")}`).bind(read.hour, id, read.token),
+    db.prepare(`${REBUILD_INSERT_SQL} WHERE ${marked}`).bind(param, read.hour, now, id, read.token),
+    db.prepare("DELETE FROM aggregation_state WHERE id = ?1 AND updated_at = ?2").bind(id, read.token),
+  ]);
+  return (res[2]!.meta.changes ?? 0) > 0;
+}
+
+/** Reads after a lost commit before leaving the hour to the cron (`rebuildMarkedHours`). */
+const REBUILD_ATTEMPTS = 5;
+
+/**
+ * Rebuilds a marked hour until a commit holds or the mark is gone (another rebuild that read after
+ * it committed). Null when the hour had no mark.
+ */
+export async function rebuildMarkedHour(env: Env, hour: number, now: number): Promise<RebuildResult | null> {
+  let last: HourRead | null = null;
+  for (let i = 0; i < REBUILD_ATTEMPTS; i++) {
+    const read = await readHour(env, hour);
+    if (read.token === null) break;
+    last = read;
+    if (await commitHour(env, read, now)) break;
+  }
+  return last && { hour: new Date(hour).toISOString(), organizations: last.organizations, records: last.records, rows: last.groups.length };
+}
+
+/**
+ * Replaces the aggregates of one hour by the sums of its records in R2 (every organization): marks
+ * the hour, then rebuilds it. Meant for closed hours whose records are all in R2
+ * (`RecordsBoundary`): records of the hour still on their way would be counted again by the
+ * consumer after the rebuild.
  */
 export async function rebuildHour(env: Env, hourStart: number, now = Date.now()): Promise<RebuildResult> {
-  const orgs = await organizationsInBucket(env.LOGS_BUCKET);
-  const rows: HourGroup[] = [];
-  let records = 0;
-  let withRecords = 0;
-  for (const org of orgs) {
-    const list = await hourRecords(env.LOGS_BUCKET, org, hourStart);
-    if (list.length === 0) continue;
-    withRecords++;
-    records += list.length;
-    rows.push(...groupRecords(list));
-  }
-  // Money as decimal strings in JSON (sums may pass 2^53), cast back to INTEGER in SQL.
-  const param = JSON.stringify(rows, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
-  await env.DB.batch([
-    env.DB.prepare("DELETE FROM usage_hourly WHERE hour_start = ?1").bind(hourStart),
-    env.DB.prepare(REBUILD_INSERT_SQL).bind(param, hourStart, now),
-  ]);
-  return { hour: new Date(hourStart).toISOString(), organizations: withRecords, records, rows: rows.length };
+  await markStatement(env.DB, [hourStart], newMarkToken()).run();
+  const done = await rebuildMarkedHour(env, hourStart, now);
+  if (done) return done;
+  // Rebuilt by another rebuild that read after our mark: the figures as R2 has them now.
+  const read = await readHour(env, hourStart, true);
+  return { hour: new Date(hourStart).toISOString(), organizations: read.organizations, records: read.records, rows: read.groups.length };
+}
+
+/** Cron: rebuilds the hours still marked (a consumer or a rebuild that stopped after marking). */
+export async function rebuildMarkedHours(env: Env, now: number, limit = 6): Promise<number> {
+  const marks = await env.DB.prepare("SELECT aggregated_until AS h FROM aggregation_state WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT ?3")
+    .bind(MARK_PREFIX, `${MARK_PREFIX.slice(0, -1)};`, limit)
+    .all<{ h: number }>();
+  for (const m of marks.results) await rebuildMarkedHour(env, m.h, now);
+  return marks.results.length;
 }

@@ -25,7 +25,7 @@ import type { Env } from "../env";
 import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
 import type { LogEntry } from "./log-queue";
-import { boundaryOf, boundaryStatement, HOUR_MS, hourStartOf, rebuildHour, REFUSED, type RecordsBoundary } from "./aggregate";
+import { boundaryOf, boundaryStatement, HOUR_MS, hourStartOf, markStatement, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
 
 export const DEFAULT_WINDOW_HOURS = 720;
 export const DEFAULT_DEDUP_HOURS = 24;
@@ -148,6 +148,10 @@ export function applyStatements(env: Env, records: readonly IncomingRecord[], no
   const hours = windowHours(env);
   if (hours > 0) out.push(db.prepare(WINDOW_SQL).bind(param, now - hours * HOUR_MS));
   out.push(db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param));
+  // Late records' hours are marked for a rebuild in the same transaction (their R2 objects are
+  // written already): the rebuild that commits holds them (src/usage/aggregate.ts, marks).
+  const late = [...new Set(records.filter((r) => rebuilt(env, r, horizon, now, boundary)).map((r) => r.hour))];
+  if (late.length > 0) out.push(markStatement(db, late, newMarkToken()));
   return out;
 }
 
@@ -207,25 +211,31 @@ export async function writeObjects(env: Env, records: readonly LogRecord[]): Pro
 }
 
 /**
- * Applies records (R2, then D1); idempotent. Throws when either store fails: the caller retries
- * the batch. Returns how many records were new.
+ * Applies records (R2, then D1), then rebuilds the hours of late records; idempotent. Throws when
+ * a store fails: the caller retries the batch. Returns how many records were new.
  */
 export async function applyLogRecords(env: Env, incoming: readonly IncomingRecord[], now = Date.now()): Promise<number> {
+  const { fresh, rebuilds } = await storeLogRecords(env, incoming, now);
+  // Also the hours of late records an earlier delivery stored but did not rebuild (still marked).
+  for (const hour of rebuilds) await rebuildMarkedHour(env, hour, now);
+  return fresh;
+}
+
+/** The first step of `applyLogRecords`: R2, then D1 (late records' hours marked). Returns the new records' count and the late hours to rebuild. */
+export async function storeLogRecords(env: Env, incoming: readonly IncomingRecord[], now: number): Promise<{ fresh: number; rebuilds: number[] }> {
   // The same record twice in a batch (an outbox that sent it again) counts once.
   const unique = new Map<string, IncomingRecord>();
   for (const r of incoming) if (!unique.has(r.record.id)) unique.set(r.record.id, r);
-  if (unique.size === 0) return 0;
+  if (unique.size === 0) return { fresh: 0, rebuilds: [] };
   const horizon = dedupHorizon(env, now);
   const { done, boundary } = await appliedIds(env, [...unique.values()], horizon, now);
   const fresh = [...unique.values()].filter((r) => !done.has(r.record.id));
-  // Late records' hours are rebuilt from R2 after the D1 batch, also when they were applied by an
-  // earlier delivery whose rebuild failed (a rebuild is idempotent).
+  // Late records' hours are rebuilt from R2 after the D1 batch that marks them.
   const rebuilds = new Set([...unique.values()].filter((r) => rebuilt(env, r, horizon, now, boundary)).map((r) => r.hour));
   if (rebuilds.size > 0) console.warn("log records older than the dedup horizon; their hours are rebuilt from R2", [...rebuilds].map((h) => new Date(h).toISOString()).join(", "));
   if (fresh.length > 0) await writeObjects(env, fresh.map((r) => r.record));
   if (fresh.length > 0) await applyFresh(env, fresh, now, boundary);
-  for (const hour of [...rebuilds].sort((a, b) => a - b)) await rebuildHour(env, hour, now);
-  return fresh.length;
+  return { fresh: fresh.length, rebuilds: [...rebuilds].sort((a, b) => a - b) };
 }
 
 /** D1 batches of ~1 MB of records (D1 caps a bound value at 2 MB); each is idempotent alone. */

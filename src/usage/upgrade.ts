@@ -17,7 +17,7 @@
  * one) only records that the catch-up is done.
  */
 import type { Env } from "../env";
-import { AGGREGATION_STATE_ID, CATCH_UP_COPIED_ID, closedUntil, closeHours, HOUR_MS, hourStartOf, rebuildHour } from "./aggregate";
+import { AGGREGATION_STATE_ID, CATCH_UP_COPIED_ID, closedUntil, closeHours, HOUR_MS, hourStartOf, rebuildHour, rebuildMarkedHours } from "./aggregate";
 import { retentionDays, writeObjects } from "./log-consumer";
 import { recordFromDbRow } from "./log-record";
 
@@ -91,10 +91,13 @@ export async function rebuildOldHours(env: Env, now: number): Promise<number> {
 
 /**
  * Cron job (src/scheduled.ts): closes hours (src/usage/aggregate.ts), after the copy step (it reads
- * where the old cron stopped, which closing moves); the rebuilds follow.
+ * where the old cron stopped, which closing moves); the catch-up's rebuilds follow, then the hours
+ * still marked for a rebuild.
  */
 export async function aggregateUsageJob(env: Env, now: number): Promise<void> {
   await copyOldRows(env, now);
   await closeHours(env, now);
   await rebuildOldHours(env, now);
+  // Hours marked for a rebuild by a consumer or a rebuild that stopped before it committed.
+  await rebuildMarkedHours(env, now);
 }
