@@ -25,7 +25,7 @@ import type { Env } from "../env";
 import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
 import type { LogEntry } from "./log-queue";
-import { boundaryOf, boundaryStatement, HOUR_MS, hourStartOf, markStatement, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
+import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markStatement, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
 
 export const DEFAULT_WINDOW_HOURS = 720;
 export const DEFAULT_DEDUP_HOURS = 24;
@@ -174,17 +174,29 @@ function rebuilt(env: Env, r: IncomingRecord, horizon: number, now: number, boun
   return r.hour < horizon && first !== null && r.hour >= first;
 }
 
-/** The records already applied, by their dedup keys (one bound JSON value), and the records' boundary (read alongside). */
+/**
+ * The records already applied, by their dedup keys (one bound JSON value), and the records'
+ * boundary (read alongside). Applied too: a record the path before the queue inserted into
+ * `request_logs` itself (with its debit, in one D1 batch) and an outbox that crashed before
+ * deleting it sends again after the upgrade. Looked up there: records created before the
+ * upgrade's copy step (`RecordsBoundary.oldBefore`; any time until it ran), and late records (a
+ * row the window still holds was applied with its forgotten id); never video jobs or refunds:
+ * since the upgrade only the consumer inserts other rows (with their applied ids), but a video
+ * job's row is inserted before its record is sent.
+ */
 async function appliedIds(env: Env, records: readonly IncomingRecord[], horizon: number, now: number): Promise<{ done: Set<string>; boundary: RecordsBoundary }> {
   const pairs = records.flatMap((r) => {
     const [k, k2] = dedupKeys(r, horizon, now);
     return k === k2 ? [[k, r.record.id]] : [[k, r.record.id], [k2, r.record.id]];
   });
+  const maybeOld = records.filter((r) => r.record.kind !== "video" && r.record.kind !== REFUND_KIND).map((r) => [r.record.id, r.record.createdAt, r.hour < horizon ? 1 : 0]);
   const [state, res] = await Promise.all([
     boundaryStatement(env.DB).all<{ id: string; a: number; u: number }>(),
     env.DB.prepare(
-      `SELECT a.id FROM json_each(?1) j JOIN log_applied a ON a.hour_start = json_extract(j.value, '$[0]') AND a.id = json_extract(j.value, '$[1]')`,
-    ).bind(JSON.stringify(pairs)).all<{ id: string }>(),
+      `SELECT a.id FROM json_each(?1) j JOIN log_applied a ON a.hour_start = json_extract(j.value, '$[0]') AND a.id = json_extract(j.value, '$[1]')
+       UNION SELECT r.id FROM json_each(?2) j JOIN request_logs r ON r.id = json_extract(j.value, '$[0]')
+       WHERE json_extract(j.value, '$[2]') = 1 OR json_extract(j.value, '$[1]') < COALESCE((SELECT updated_at FROM aggregation_state WHERE id = ?3), ${Number.MAX_SAFE_INTEGER})`,
+    ).bind(JSON.stringify(pairs), JSON.stringify(maybeOld), CATCH_UP_COPIED_ID).all<{ id: string }>(),
   ]);
   return { done: new Set(res.results.map((r) => r.id)), boundary: boundaryOf(state.results) };
 }
