@@ -254,13 +254,13 @@ export async function readHour(env: Env, hour: number, always = false): Promise<
 export async function commitHour(env: Env, read: HourRead, now: number): Promise<boolean> {
   if (read.token === null) return false;
   const db = env.DB;
-  const marked = "EXISTS (SELECT 1 FROM aggregation_state WHERE id = ?4 AND updated_at = ?5)";
+  const marked = (id: string, token: string) => `EXISTS (SELECT 1 FROM aggregation_state WHERE id = ${id} AND updated_at = ${token})`;
   const id = markId(read.hour);
   // Money as decimal strings in JSON (sums may pass 2^53), cast back to INTEGER in SQL.
   const param = JSON.stringify(read.groups, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
   const res = await db.batch([
-    db.prepare(`DELETE FROM usage_hourly WHERE hour_start = ?1 AND ${marked.replace("?4", "?2").replace("?5", "?3")}`).bind(read.hour, id, read.token),
-    db.prepare(`${REBUILD_INSERT_SQL} WHERE ${marked}`).bind(param, read.hour, now, id, read.token),
+    db.prepare(`DELETE FROM usage_hourly WHERE hour_start = ?1 AND ${marked("?2", "?3")}`).bind(read.hour, id, read.token),
+    db.prepare(`${REBUILD_INSERT_SQL} WHERE ${marked("?4", "?5")}`).bind(param, read.hour, now, id, read.token),
     db.prepare("DELETE FROM aggregation_state WHERE id = ?1 AND updated_at = ?2").bind(id, read.token),
   ]);
   return (res[2]!.meta.changes ?? 0) > 0;
