@@ -457,7 +457,11 @@ export const usageHourly = sqliteTable("usage_hourly", {
   index("usage_hourly_project_hour_idx").on(t.projectId, t.hourStart),
 ]);
 
-/** Bookkeeping of the hourly aggregation job (which hours are final, when it last ran). */
+/**
+ * Bookkeeping of the hourly aggregates (src/usage/aggregate.ts, src/usage/upgrade.ts): the row
+ * `usage_hourly` (closed hours), the upgrade's catch-up rows, and one `rebuild:<hour ms>` row per
+ * hour marked for a rebuild (`aggregated_until` = the hour, `updated_at` = the mark's token).
+ */
 export const aggregationState = sqliteTable("aggregation_state", {
   id: text("id").primaryKey(),
   /** Hours before this start (epoch ms) are aggregated. */

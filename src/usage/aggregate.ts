@@ -7,7 +7,9 @@
  *    streams and batched; `created_at` is the request's start), and `updatedAt` says when the
  *    aggregates were last known current (analytics report it);
  *  - `rebuildHour` (POST /v1/admin/usage/rebuild?hour=) replaces one closed hour's aggregates by
- *    the sums of its records in R2, so aggregates can always be recomputed from the raw records.
+ *    the sums of its records in R2, so aggregates can always be recomputed from the raw records;
+ *    every rebuild goes through the hour's mark (compare-and-clear, below), so concurrent rebuilds
+ *    and late records of the hour never lose a record.
  */
 import { sql } from "drizzle-orm";
 import type { Env } from "../env";
@@ -20,6 +22,12 @@ export const HOUR_MS = 3_600_000;
 /** Records reach the consumer after their request ended (long streams, batching): an hour closes this long after its end. */
 export const FINAL_GRACE_MS = 15 * 60_000;
 export const AGGREGATION_STATE_ID = "usage_hourly";
+/**
+ * Written once the upgrade's copy step is done (src/usage/upgrade.ts): `aggregated_until` is the
+ * first hour whose records are all in R2 (0: every hour's are), `updated_at` the time of the copy:
+ * every row the path before the queue inserted into `request_logs` was created before it.
+ */
+export const CATCH_UP_COPIED_ID = "request_logs_catch_up_copied";
 
 export const hourStartOf = (t: number): number => t - (((t % HOUR_MS) + HOUR_MS) % HOUR_MS);
 
@@ -65,6 +73,41 @@ export async function closeHours(env: Env, now: number): Promise<AggregationStat
 }
 
 // The cron job (aggregateUsageJob) is in src/usage/upgrade.ts: closing hours waits for the upgrade's copy step.
+
+/** Where the records in R2 begin, as the upgrade from the path before the queue left it (docs/scale.md). */
+export interface RecordsBoundary {
+  /**
+   * The first hour a rebuild from R2 is exact for: the hours before it were aggregated by the path
+   * before the queue from `request_logs` rows that were never copied to R2 (0: every hour; null:
+   * none yet, the upgrade's copy step has not run).
+   */
+  rebuildFrom: number | null;
+  /**
+   * Records created before this may be rows the path before the queue inserted into
+   * `request_logs` and debited itself (an outbox replaying one after the upgrade); Infinity until
+   * the copy step ran.
+   */
+  oldBefore: number;
+}
+
+/** The statement `recordsBoundary` reads (to batch it with other reads). */
+export const boundaryStatement = (db: D1Database): D1PreparedStatement =>
+  db.prepare("SELECT id, aggregated_until AS a, updated_at AS u FROM aggregation_state WHERE id IN (?1, ?2)").bind(AGGREGATION_STATE_ID, CATCH_UP_COPIED_ID);
+
+/**
+ * The boundary from the state rows. The copy step's row gives it. Without it, a state row of the
+ * hours' cron is the old path's (the new cron writes its own only after the copy step): the
+ * upgrade is pending, no hour can be rebuilt yet. Neither row: a new deployment, no boundary.
+ */
+export function boundaryOf(rows: ReadonlyArray<{ id: string; a: number; u: number }>): RecordsBoundary {
+  const copied = rows.find((r) => r.id === CATCH_UP_COPIED_ID);
+  if (copied) return { rebuildFrom: copied.a, oldBefore: copied.u };
+  return { rebuildFrom: rows.some((r) => r.id === AGGREGATION_STATE_ID) ? null : 0, oldBefore: Infinity };
+}
+
+export async function recordsBoundary(db: D1Database): Promise<RecordsBoundary> {
+  return boundaryOf((await boundaryStatement(db).all<{ id: string; a: number; u: number }>()).results);
+}
 
 // ---------- rebuild from R2 ----------
 
@@ -149,28 +192,118 @@ export interface RebuildResult {
   rows: number;
 }
 
+// Rebuilds go through a mark per hour (docs/scale.md, "Rebuilds are exact"): an `aggregation_state`
+// row `rebuild:<hour ms>` whose `updated_at` is a token, a random number every writer replaces.
+// Whoever needs an hour rebuilt (a late record, in the same D1 batch as its applied id, after its
+// R2 write; the admin route; the upgrade's catch-up) sets the mark; a rebuild reads the token, then
+// R2, and commits only if the token is still the one it read (clearing the mark in the same batch).
+// A commit therefore holds every record whose mark came before its R2 read; a record marked after
+// it changed the token, and the rebuild reads again. A random token, not a counter: a mark cleared
+// and set again never comes back with the value a stale reader holds.
+
+/** The mark's row id. */
+const markId = (hour: number) => `rebuild:${hour}`;
+/** Marks are `rebuild:<epoch ms>`; the cron looks for these. */
+const MARK_PREFIX = "rebuild:";
+/** A new token (a safe integer; 2^53 values). */
+export const newMarkToken = (): number => {
+  const [a, b] = crypto.getRandomValues(new Uint32Array(2));
+  return (a! % 0x200000) * 0x100000000 + b!;
+};
+
+/** Sets the mark of each hour to `token` (one statement; hours as one bound JSON value). */
+export function markStatement(db: D1Database, hours: readonly number[], token: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO aggregation_state (id, aggregated_until, updated_at) SELECT '${MARK_PREFIX}' || value, value, ?2 FROM json_each(?1) WHERE 1
+       ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at`,
+    )
+    .bind(JSON.stringify(hours), token);
+}
+
+/** A rebuild's read: the mark's token as read before R2 (null: no mark) and the hour's sums. */
+export interface HourRead {
+  hour: number;
+  token: number | null;
+  groups: HourGroup[];
+  organizations: number;
+  records: number;
+}
+
+/** Reads the hour's mark, then its records in R2 (every organization; none when unmarked, unless `always`). */
+export async function readHour(env: Env, hour: number, always = false): Promise<HourRead> {
+  const mark = await env.DB.prepare("SELECT updated_at AS t FROM aggregation_state WHERE id = ?1").bind(markId(hour)).first<{ t: number }>();
+  const groups: HourGroup[] = [];
+  let records = 0;
+  let organizations = 0;
+  if (!mark && !always) return { hour, token: null, groups, organizations, records };
+  for (const org of await organizationsInBucket(env.LOGS_BUCKET)) {
+    const list = await hourRecords(env.LOGS_BUCKET, org, hour);
+    if (list.length === 0) continue;
+    organizations++;
+    records += list.length;
+    groups.push(...groupRecords(list));
+  }
+  return { hour, token: mark?.t ?? null, groups, organizations, records };
+}
+
 /**
- * Replaces the aggregates of one hour by the sums of its records in R2 (every organization), in one
- * D1 batch. Meant for closed hours: records of the hour still on their way would be counted again
- * by the consumer after the rebuild.
+ * Replaces the hour's aggregates by the sums read, in one D1 batch, if its mark still holds the
+ * token read (and clears it). False: the mark changed (or was cleared) since the read.
+ */
+export async function commitHour(env: Env, read: HourRead, now: number): Promise<boolean> {
+  if (read.token === null) return false;
+  const db = env.DB;
+  const marked = (id: string, token: string) => `EXISTS (SELECT 1 FROM aggregation_state WHERE id = ${id} AND updated_at = ${token})`;
+  const id = markId(read.hour);
+  // Money as decimal strings in JSON (sums may pass 2^53), cast back to INTEGER in SQL.
+  const param = JSON.stringify(read.groups, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  const res = await db.batch([
+    db.prepare(`DELETE FROM usage_hourly WHERE hour_start = ?1 AND ${marked("?2", "?3")}`).bind(read.hour, id, read.token),
+    db.prepare(`${REBUILD_INSERT_SQL} WHERE ${marked("?4", "?5")}`).bind(param, read.hour, now, id, read.token),
+    db.prepare("DELETE FROM aggregation_state WHERE id = ?1 AND updated_at = ?2").bind(id, read.token),
+  ]);
+  return (res[2]!.meta.changes ?? 0) > 0;
+}
+
+/** Reads after a lost commit before leaving the hour to the cron (`rebuildMarkedHours`). */
+const REBUILD_ATTEMPTS = 5;
+
+/**
+ * Rebuilds a marked hour until a commit holds or the mark is gone (another rebuild that read after
+ * it committed). Null when the hour had no mark.
+ */
+export async function rebuildMarkedHour(env: Env, hour: number, now: number): Promise<RebuildResult | null> {
+  let last: HourRead | null = null;
+  for (let i = 0; i < REBUILD_ATTEMPTS; i++) {
+    const read = await readHour(env, hour);
+    if (read.token === null) break;
+    last = read;
+    if (await commitHour(env, read, now)) break;
+  }
+  return last && { hour: new Date(hour).toISOString(), organizations: last.organizations, records: last.records, rows: last.groups.length };
+}
+
+/**
+ * Replaces the aggregates of one hour by the sums of its records in R2 (every organization): marks
+ * the hour, then rebuilds it. Meant for closed hours whose records are all in R2
+ * (`RecordsBoundary`): records of the hour still on their way would be counted again by the
+ * consumer after the rebuild.
  */
 export async function rebuildHour(env: Env, hourStart: number, now = Date.now()): Promise<RebuildResult> {
-  const orgs = await organizationsInBucket(env.LOGS_BUCKET);
-  const rows: HourGroup[] = [];
-  let records = 0;
-  let withRecords = 0;
-  for (const org of orgs) {
-    const list = await hourRecords(env.LOGS_BUCKET, org, hourStart);
-    if (list.length === 0) continue;
-    withRecords++;
-    records += list.length;
-    rows.push(...groupRecords(list));
-  }
-  // Money as decimal strings in JSON (sums may pass 2^53), cast back to INTEGER in SQL.
-  const param = JSON.stringify(rows, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
-  await env.DB.batch([
-    env.DB.prepare("DELETE FROM usage_hourly WHERE hour_start = ?1").bind(hourStart),
-    env.DB.prepare(REBUILD_INSERT_SQL).bind(param, hourStart, now),
-  ]);
-  return { hour: new Date(hourStart).toISOString(), organizations: withRecords, records, rows: rows.length };
+  await markStatement(env.DB, [hourStart], newMarkToken()).run();
+  const done = await rebuildMarkedHour(env, hourStart, now);
+  if (done) return done;
+  // Rebuilt by another rebuild that read after our mark: the figures as R2 has them now.
+  const read = await readHour(env, hourStart, true);
+  return { hour: new Date(hourStart).toISOString(), organizations: read.organizations, records: read.records, rows: read.groups.length };
+}
+
+/** Cron: rebuilds the hours still marked (a consumer or a rebuild that stopped after marking). */
+export async function rebuildMarkedHours(env: Env, now: number, limit = 6): Promise<number> {
+  const marks = await env.DB.prepare("SELECT aggregated_until AS h FROM aggregation_state WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT ?3")
+    .bind(MARK_PREFIX, `${MARK_PREFIX.slice(0, -1)};`, limit)
+    .all<{ h: number }>();
+  for (const m of marks.results) await rebuildMarkedHour(env, m.h, now);
+  return marks.results.length;
 }

@@ -25,7 +25,7 @@ import type { Env } from "../env";
 import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
 import type { LogEntry } from "./log-queue";
-import { HOUR_MS, hourStartOf, rebuildHour, REFUSED } from "./aggregate";
+import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markStatement, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
 
 export const DEFAULT_WINDOW_HOURS = 720;
 export const DEFAULT_DEDUP_HOURS = 24;
@@ -135,12 +135,12 @@ ON CONFLICT (api_key_id, organization_id) DO UPDATE SET last_used_at = MAX(last_
 const APPLIED_SQL = `INSERT OR IGNORE INTO log_applied (hour_start, id) SELECT json_extract(value, '$.k'), ${at("id")} FROM json_each(?1)`;
 
 /** Statements of one application, in order (the applied ids last). One bound JSON value for all records. */
-export function applyStatements(env: Env, records: readonly IncomingRecord[], now: number): D1PreparedStatement[] {
+export function applyStatements(env: Env, records: readonly IncomingRecord[], now: number, boundary: RecordsBoundary): D1PreparedStatement[] {
   const horizon = dedupHorizon(env, now);
   const param = `[${records
     .map((r) => {
       const [k, k2] = dedupKeys(r, horizon, now);
-      return `{"r":${r.row},"d":${JSON.stringify(r.debit)},"h":${r.hour},"k":${k},"k2":${k2},"a":${rebuilt(env, r, horizon, now) ? 0 : 1}}`;
+      return `{"r":${r.row},"d":${JSON.stringify(r.debit)},"h":${r.hour},"k":${k},"k2":${k2},"a":${rebuilt(env, r, horizon, now, boundary) ? 0 : 1}}`;
     })
     .join(",")}]`;
   const db = env.DB;
@@ -148,27 +148,57 @@ export function applyStatements(env: Env, records: readonly IncomingRecord[], no
   const hours = windowHours(env);
   if (hours > 0) out.push(db.prepare(WINDOW_SQL).bind(param, now - hours * HOUR_MS));
   out.push(db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param));
+  // Late records' hours are marked for a rebuild in the same transaction (their R2 objects are
+  // written already): the rebuild that commits holds them (src/usage/aggregate.ts, marks).
+  const late = [...new Set(records.filter((r) => rebuilt(env, r, horizon, now, boundary)).map((r) => r.hour))];
+  if (late.length > 0) out.push(markStatement(db, late, newMarkToken()));
   return out;
 }
 
 /**
- * A late record whose hour is rebuilt from R2 instead of added to. An hour past R2's retention
- * has lost its other records (a rebuild would drop them): its late record is added like any other.
+ * The first hour whose records are all in R2 at `now`: not past R2's retention, not before the
+ * upgrade from the path before the queue (`RecordsBoundary`); null: no hour (the upgrade's copy
+ * step has not run yet).
  */
-function rebuilt(env: Env, r: IncomingRecord, horizon: number, now: number): boolean {
-  return r.hour < horizon && r.hour >= hourStartOf(now - retentionDays(env) * DAY_MS);
+export function firstRebuildableHour(env: Env, now: number, boundary: RecordsBoundary): number | null {
+  return boundary.rebuildFrom === null ? null : Math.max(boundary.rebuildFrom, hourStartOf(now - retentionDays(env) * DAY_MS));
 }
 
-/** The records already applied, by their dedup keys (one bound JSON value). */
-async function appliedIds(env: Env, records: readonly IncomingRecord[], horizon: number, now: number): Promise<Set<string>> {
+/**
+ * A late record whose hour is rebuilt from R2 instead of added to. An hour whose records are not
+ * all in R2 (past R2's retention, or aggregated by the path before the queue) would lose them in
+ * a rebuild: its late record is added like any other.
+ */
+function rebuilt(env: Env, r: IncomingRecord, horizon: number, now: number, boundary: RecordsBoundary): boolean {
+  const first = firstRebuildableHour(env, now, boundary);
+  return r.hour < horizon && first !== null && r.hour >= first;
+}
+
+/**
+ * The records already applied, by their dedup keys (one bound JSON value), and the records'
+ * boundary (read alongside). Applied too: a record the path before the queue inserted into
+ * `request_logs` itself (with its debit, in one D1 batch) and an outbox that crashed before
+ * deleting it sends again after the upgrade. Looked up there: records created before the
+ * upgrade's copy step (`RecordsBoundary.oldBefore`; any time until it ran), and late records (a
+ * row the window still holds was applied with its forgotten id); never video jobs or refunds:
+ * since the upgrade only the consumer inserts other rows (with their applied ids), but a video
+ * job's row is inserted before its record is sent.
+ */
+async function appliedIds(env: Env, records: readonly IncomingRecord[], horizon: number, now: number): Promise<{ done: Set<string>; boundary: RecordsBoundary }> {
   const pairs = records.flatMap((r) => {
     const [k, k2] = dedupKeys(r, horizon, now);
     return k === k2 ? [[k, r.record.id]] : [[k, r.record.id], [k2, r.record.id]];
   });
-  const res = await env.DB.prepare(
-    `SELECT a.id FROM json_each(?1) j JOIN log_applied a ON a.hour_start = json_extract(j.value, '$[0]') AND a.id = json_extract(j.value, '$[1]')`,
-  ).bind(JSON.stringify(pairs)).all<{ id: string }>();
-  return new Set(res.results.map((r) => r.id));
+  const maybeOld = records.filter((r) => r.record.kind !== "video" && r.record.kind !== REFUND_KIND).map((r) => [r.record.id, r.record.createdAt, r.hour < horizon ? 1 : 0]);
+  const [state, res] = await Promise.all([
+    boundaryStatement(env.DB).all<{ id: string; a: number; u: number }>(),
+    env.DB.prepare(
+      `SELECT a.id FROM json_each(?1) j JOIN log_applied a ON a.hour_start = json_extract(j.value, '$[0]') AND a.id = json_extract(j.value, '$[1]')
+       UNION SELECT r.id FROM json_each(?2) j JOIN request_logs r ON r.id = json_extract(j.value, '$[0]')
+       WHERE json_extract(j.value, '$[2]') = 1 OR json_extract(j.value, '$[1]') < COALESCE((SELECT updated_at FROM aggregation_state WHERE id = ?3), ${Number.MAX_SAFE_INTEGER})`,
+    ).bind(JSON.stringify(pairs), JSON.stringify(maybeOld), CATCH_UP_COPIED_ID).all<{ id: string }>(),
+  ]);
+  return { done: new Set(res.results.map((r) => r.id)), boundary: boundaryOf(state.results) };
 }
 
 /** One object per organization and hour; its key is a hash of the ids it holds. */
@@ -193,41 +223,47 @@ export async function writeObjects(env: Env, records: readonly LogRecord[]): Pro
 }
 
 /**
- * Applies records (R2, then D1); idempotent. Throws when either store fails: the caller retries
- * the batch. Returns how many records were new.
+ * Applies records (R2, then D1), then rebuilds the hours of late records; idempotent. Throws when
+ * a store fails: the caller retries the batch. Returns how many records were new.
  */
 export async function applyLogRecords(env: Env, incoming: readonly IncomingRecord[], now = Date.now()): Promise<number> {
+  const { fresh, rebuilds } = await storeLogRecords(env, incoming, now);
+  // Also the hours of late records an earlier delivery stored but did not rebuild (still marked).
+  for (const hour of rebuilds) await rebuildMarkedHour(env, hour, now);
+  return fresh;
+}
+
+/** The first step of `applyLogRecords`: R2, then D1 (late records' hours marked). Returns the new records' count and the late hours to rebuild. */
+export async function storeLogRecords(env: Env, incoming: readonly IncomingRecord[], now: number): Promise<{ fresh: number; rebuilds: number[] }> {
   // The same record twice in a batch (an outbox that sent it again) counts once.
   const unique = new Map<string, IncomingRecord>();
   for (const r of incoming) if (!unique.has(r.record.id)) unique.set(r.record.id, r);
-  if (unique.size === 0) return 0;
+  if (unique.size === 0) return { fresh: 0, rebuilds: [] };
   const horizon = dedupHorizon(env, now);
-  const done = await appliedIds(env, [...unique.values()], horizon, now);
+  const { done, boundary } = await appliedIds(env, [...unique.values()], horizon, now);
   const fresh = [...unique.values()].filter((r) => !done.has(r.record.id));
-  // Late records' hours are rebuilt from R2 after the D1 batch, also when they were applied by an
-  // earlier delivery whose rebuild failed (a rebuild is idempotent).
-  const rebuilds = new Set([...unique.values()].filter((r) => rebuilt(env, r, horizon, now)).map((r) => r.hour));
+  // Late records' hours are rebuilt from R2 after the D1 batch that marks them.
+  const rebuilds = new Set([...unique.values()].filter((r) => rebuilt(env, r, horizon, now, boundary)).map((r) => r.hour));
   if (rebuilds.size > 0) console.warn("log records older than the dedup horizon; their hours are rebuilt from R2", [...rebuilds].map((h) => new Date(h).toISOString()).join(", "));
   if (fresh.length > 0) await writeObjects(env, fresh.map((r) => r.record));
-  if (fresh.length > 0) await applyFresh(env, fresh, now);
-  for (const hour of [...rebuilds].sort((a, b) => a - b)) await rebuildHour(env, hour, now);
-  return fresh.length;
+  if (fresh.length > 0) await applyFresh(env, fresh, now, boundary);
+  return { fresh: fresh.length, rebuilds: [...rebuilds].sort((a, b) => a - b) };
 }
 
 /** D1 batches of ~1 MB of records (D1 caps a bound value at 2 MB); each is idempotent alone. */
-async function applyFresh(env: Env, fresh: readonly IncomingRecord[], now: number): Promise<void> {
+async function applyFresh(env: Env, fresh: readonly IncomingRecord[], now: number, boundary: RecordsBoundary): Promise<void> {
   let chunk: IncomingRecord[] = [];
   let size = 0;
   for (const r of fresh) {
     if (chunk.length > 0 && size + r.row.length > D1_CHUNK_CHARS) {
-      await env.DB.batch(applyStatements(env, chunk, now));
+      await env.DB.batch(applyStatements(env, chunk, now, boundary));
       chunk = [];
       size = 0;
     }
     chunk.push(r);
     size += r.row.length;
   }
-  await env.DB.batch(applyStatements(env, chunk, now));
+  await env.DB.batch(applyStatements(env, chunk, now, boundary));
 }
 
 /** The records of a message body (several, or one bare record from before messages held several); null when it is neither. */

@@ -11,7 +11,7 @@ import type { Env } from "../env";
 import { HOUR_MS } from "./aggregate";
 import { dedupHorizon, retentionDays, windowHours } from "./log-consumer";
 import { dayPrefix } from "./log-record";
-import { OLD_ROWS_COPIED } from "./upgrade";
+import { CATCH_UP_COPIED_ID, OLD_ROWS_COPIED } from "./upgrade";
 
 const DAY_MS = 86_400_000;
 /** Rows per DELETE statement and statements per run, to stay within D1 limits. */
@@ -44,11 +44,15 @@ export interface RetentionRun {
 /** The D1 side: window rows and applied ids past their time. */
 export async function trimWindow(env: Env, now: number): Promise<RetentionRun> {
   const cutoff = now - windowHours(env) * HOUR_MS;
-  // Not before the upgrade's copy step has the old path's rows in R2 (src/usage/upgrade.ts).
+  // Not before the upgrade's copy step has the old path's rows in R2 (src/usage/upgrade.ts). The
+  // rows the old path inserted (created before the copy step) stay until the dedup horizon too:
+  // the consumer recognises an old outbox's replay of one by its row (src/usage/log-consumer.ts).
   const deleted = await deleteChunks(
     env,
-    `DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at < ?1 AND kind <> 'video' AND ${OLD_ROWS_COPIED} LIMIT ?2)`,
+    `DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at < ?1 AND kind <> 'video' AND ${OLD_ROWS_COPIED}
+      AND (created_at < ?2 OR created_at >= (SELECT updated_at FROM aggregation_state WHERE id = '${CATCH_UP_COPIED_ID}')) LIMIT ?3)`,
     cutoff,
+    dedupHorizon(env, now),
   );
   const forgotten = await deleteChunks(
     env,

@@ -17,14 +17,14 @@
  * one) only records that the catch-up is done.
  */
 import type { Env } from "../env";
-import { AGGREGATION_STATE_ID, closedUntil, closeHours, HOUR_MS, hourStartOf, rebuildHour } from "./aggregate";
+import { AGGREGATION_STATE_ID, CATCH_UP_COPIED_ID, closedUntil, closeHours, HOUR_MS, hourStartOf, rebuildHour, rebuildMarkedHours } from "./aggregate";
 import { retentionDays, writeObjects } from "./log-consumer";
 import { recordFromDbRow } from "./log-record";
 
 /** `aggregated_until`: the next hour to rebuild; `updated_at`: the first hour after the range. */
 export const CATCH_UP_ID = "request_logs_catch_up";
-/** Present once every old row is in R2 and marked applied. */
-export const CATCH_UP_COPIED_ID = "request_logs_catch_up_copied";
+/** Present once every old row is in R2 and marked applied (`recordsBoundary`, src/usage/aggregate.ts). */
+export { CATCH_UP_COPIED_ID };
 const CHUNK = 1_000;
 /** Hours rebuilt per cron run. */
 const REBUILDS_PER_RUN = 6;
@@ -63,8 +63,10 @@ export async function copyOldRows(env: Env, now: number): Promise<void> {
     await db.batch([stateRow(db, CATCH_UP_ID, start, end), db.prepare(MARK_SQL).bind(pairs)]);
     if (records.length < CHUNK) break;
   }
-  // No old rows at all: an empty range.
-  await db.batch([stateRow(db, CATCH_UP_ID, end, end), stateRow(db, CATCH_UP_COPIED_ID, now, now)]);
+  // No old rows at all: an empty range. The boundary: the hours before U were aggregated from rows
+  // not copied to R2 (no old cron: every old row was copied, no boundary); every old row was
+  // created before now.
+  await db.batch([stateRow(db, CATCH_UP_ID, end, end), stateRow(db, CATCH_UP_COPIED_ID, state?.u ?? 0, now)]);
 }
 
 /** Step 2: rebuilds the closed hours of the range from R2, a few per run. */
@@ -89,10 +91,13 @@ export async function rebuildOldHours(env: Env, now: number): Promise<number> {
 
 /**
  * Cron job (src/scheduled.ts): closes hours (src/usage/aggregate.ts), after the copy step (it reads
- * where the old cron stopped, which closing moves); the rebuilds follow.
+ * where the old cron stopped, which closing moves); the catch-up's rebuilds follow, then the hours
+ * still marked for a rebuild.
  */
 export async function aggregateUsageJob(env: Env, now: number): Promise<void> {
   await copyOldRows(env, now);
   await closeHours(env, now);
   await rebuildOldHours(env, now);
+  // Hours marked for a rebuild by a consumer or a rebuild that stopped before it committed.
+  await rebuildMarkedHours(env, now);
 }

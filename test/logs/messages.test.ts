@@ -3,7 +3,7 @@
  * shapes and malformed records on the consumer side, the organization's pending debits cleared
  * by the record's hour and id, and records older than the dedup horizon.
  */
-import { env } from "cloudflare:workers";
+import { env, env as baseEnv } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { seedOrg } from "../helpers/fixtures";
 import { aggregates, directSum, incoming, sampleRows, waitForApplied } from "../helpers/logs";
@@ -12,6 +12,7 @@ import { trimWindow } from "../../src/usage/retention";
 import { packMessages, sendLogMessages } from "../../src/usage/log-queue";
 import { HOUR_MS, hourStartOf } from "../../src/usage/aggregate";
 import { orgCreditsStub } from "../../src/durable-objects/org-credits";
+import type { Env } from "../../src/env";
 
 /** A MessageBatch of these bodies, recording acks. */
 function batchOf(bodies: readonly unknown[]) {
@@ -77,7 +78,11 @@ describe("pending debits", () => {
 });
 
 describe("records older than the dedup horizon", () => {
-  it("a late replay rebuilds its hour from R2: aggregates exact, never-applied debits applied once, a redelivery changes nothing", async () => {
+  it.each([
+    ["the window on: the applied copies' rows are still there, they are known applied", "720", 10],
+    ["the window off: the applied copies are not known, the rebuild counts them once", "0", 60],
+  ])("a late replay rebuilds its hour from R2: aggregates exact, never-applied debits applied once, a redelivery changes nothing (%s)", async (_what, window, fresh) => {
+    const env = Object.create(baseEnv, { REQUEST_LOG_WINDOW_HOURS: { value: window } }) as Env;
     const org = await seedOrg({ creditsUsd: 1 });
     const now = Date.now();
     const L = hourStartOf(now) - 30 * HOUR_MS; // before LOG_DEDUP_HOURS (24), within R2's 30 days
@@ -88,7 +93,7 @@ describe("records older than the dedup horizon", () => {
     expect((await trimWindow(env, now)).forgotten).toBeGreaterThanOrEqual(50);
     const before = await balance();
     // A dead-letter queue replayed a day later: the same 50 records and 10 that never got through.
-    expect(await applyLogRecords(env, list, now)).toBe(60);
+    expect(await applyLogRecords(env, list, now)).toBe(fresh);
     const expected = directSum(list.map((r) => r.record));
     expect(await aggregates(org.projectId)).toEqual(expected);
     expect(before - (await balance())).toBe(10_000n);

@@ -6,7 +6,8 @@ import { applyRows } from "../helpers/logs";
 import { newId } from "../../src/lib/ids";
 import { HOUR_MS, hourStartOf } from "../../src/usage/aggregate";
 
-const H = Date.UTC(2026, 3, 7, 9, 0, 0);
+// A closed hour within R2's retention (REQUEST_LOG_RETENTION_DAYS, 30).
+const H = hourStartOf(Date.now()) - 3 * HOUR_MS;
 const rebuild = (hour: string, token: string = TEST_SECRETS.ADMIN_TOKEN) => call(`/v1/admin/usage/rebuild?hour=${encodeURIComponent(hour)}`, { method: "POST", key: token });
 const sums = async (projectId: string) =>
   env.DB.prepare("SELECT SUM(requests) AS n, CAST(SUM(cost_pico) AS TEXT) AS c FROM usage_hourly WHERE project_id = ? AND hour_start = ?").bind(projectId, H).first<{ n: number; c: string }>();
@@ -33,6 +34,10 @@ describe("POST /v1/admin/usage/rebuild", () => {
     expect(open.status).toBe(400);
     expect(((await open.json()) as { error: { code: string } }).error.code).toBe("hour_not_closed");
     expect((await rebuild("noon")).status).toBe(400);
+    // Past R2's retention the hour's records are deleted: a rebuild would wipe its aggregates.
+    const expired = await rebuild(new Date(H - 40 * 24 * HOUR_MS).toISOString());
+    expect(expired.status).toBe(400);
+    expect(((await expired.json()) as { error: { code: string } }).error.code).toBe("hour_not_rebuildable");
     expect((await rebuild(new Date(H - HOUR_MS).toISOString(), "wrong")).status).toBe(401);
   });
 });

@@ -7,36 +7,12 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { seedOrg } from "../helpers/fixtures";
 import { aggregates, directSum, incoming, sampleRows } from "../helpers/logs";
-import { applyLogRecords, type IncomingRecord } from "../../src/usage/log-consumer";
-import { LOG_COLUMNS } from "../../src/usage/request-log";
+import { insertOldWay, oldCron } from "../helpers/old-path";
+import { applyLogRecords } from "../../src/usage/log-consumer";
 import { HOUR_MS, hourStartOf } from "../../src/usage/aggregate";
 import { aggregateUsageJob, CATCH_UP_COPIED_ID } from "../../src/usage/upgrade";
 import { trimWindow } from "../../src/usage/retention";
 import type { Env } from "../../src/env";
-
-/** The old outbox flush: rows inserted into request_logs (INSERT OR IGNORE), nothing else. */
-async function insertOldWay(records: readonly IncomingRecord[]): Promise<void> {
-  const sql = `INSERT OR IGNORE INTO request_logs (${LOG_COLUMNS.join(", ")}) SELECT ${LOG_COLUMNS.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ")} FROM json_each(?1)`;
-  await env.DB.prepare(sql).bind(`[${records.map((r) => r.row).join(",")}]`).run();
-}
-
-/** The old cron (git show 8113a72:src/usage/aggregate.ts): hours [from, to) rebuilt from request_logs, then aggregatedUntil. */
-async function oldCron(from: number, to: number, until: number, now: number): Promise<void> {
-  await env.DB.batch([
-    env.DB.prepare("DELETE FROM usage_hourly WHERE hour_start >= ?1 AND hour_start < ?2").bind(from, to),
-    env.DB.prepare(
-      `INSERT INTO usage_hourly (hour_start, organization_id, project_id, api_key_id, provider, model, source_app, requests, errors, cache_hits,
-        prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_pico, credits_cost_pico, byok_cost_pico, data_storage_cost_pico, updated_at)
-      SELECT created_at - (created_at % ${HOUR_MS}) AS h, MAX(organization_id), project_id, api_key_id, COALESCE(used_provider, requested_provider, 'unknown') AS p,
-        COALESCE(used_model, requested_model, 'unknown') AS m, CASE WHEN source_app IS NULL OR source_app = '' THEN 'unknown' ELSE source_app END AS s,
-        COUNT(*), SUM(CASE WHEN status_code >= 400 THEN 1 ELSE 0 END), SUM(CASE WHEN cached THEN 1 ELSE 0 END),
-        SUM(prompt_tokens), SUM(completion_tokens), SUM(reasoning_tokens), SUM(cached_tokens), SUM(total_tokens),
-        SUM(cost_pico), SUM(credits_cost_pico), SUM(byok_cost_pico), SUM(data_storage_cost_pico), ?3
-      FROM request_logs WHERE created_at >= ?1 AND created_at < ?2 GROUP BY h, project_id, api_key_id, p, m, s`,
-    ).bind(from, to, now),
-    env.DB.prepare("INSERT INTO aggregation_state (id, aggregated_until, updated_at) VALUES ('usage_hourly', ?1, ?2) ON CONFLICT (id) DO UPDATE SET aggregated_until = excluded.aggregated_until, updated_at = excluded.updated_at").bind(until, now),
-  ]);
-}
 
 const count = async () => (await env.DB.prepare("SELECT COUNT(*) AS n FROM request_logs").first<{ n: number }>())!.n;
 
@@ -79,8 +55,12 @@ describe("upgrade from the path before the queue", () => {
     await aggregateUsageJob(env, later + 60_000);
     await aggregateUsageJob(env, later + 3 * HOUR_MS);
     expect(await aggregates(org.projectId)).toEqual(expected);
-    // The window trim runs now.
+    // The window trim runs now; rows created before the copy step (the old path's, and here the
+    // queue's too) stay until the dedup horizon passes them: an old outbox's replay is recognised
+    // by its row.
     await trimWindow(windowOff, later);
+    expect(await count()).toBe(old.length + fresh.length);
+    await trimWindow(windowOff, later + 26 * HOUR_MS);
     expect(await count()).toBe(0);
   }, 60_000);
 });

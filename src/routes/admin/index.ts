@@ -8,7 +8,8 @@ import type { AppEnv } from "../../app-types";
 import { PLANS } from "../../db/schema";
 import { notFoundHandler } from "../../errors/on-error";
 import { badRequest, unauthorized } from "../../errors/api-error";
-import { closedUntil, FINAL_GRACE_MS, hourStartOf, rebuildHour } from "../../usage/aggregate";
+import { closedUntil, FINAL_GRACE_MS, hourStartOf, rebuildHour, recordsBoundary } from "../../usage/aggregate";
+import { firstRebuildableHour } from "../../usage/log-consumer";
 import { validate, validateBody } from "../../errors/validation";
 import { extractBearer } from "../../auth/gateway-key";
 import { timingSafeEqual } from "../../lib/crypto";
@@ -100,6 +101,15 @@ adminRoutes.post("/usage/rebuild", validate("query", rebuildQuery), async (c) =>
   const now = Date.now();
   if (hour >= closedUntil(now)) {
     throw badRequest(`The hour ${new Date(hour).toISOString()} is not closed yet (hours close ${FINAL_GRACE_MS / 60_000} minutes after they end); records may still arrive.`, "hour", "hour_not_closed");
+  }
+  // Hours whose records are not all in R2 (aggregated by the path before the queue, or past R2's
+  // retention) would be replaced by the part that is there.
+  const first = firstRebuildableHour(c.env, now, await recordsBoundary(c.env.DB));
+  if (first === null) {
+    throw badRequest("No hour can be rebuilt yet: the upgrade's copy of the request_logs rows of the path before the queue to R2 has not run (the every-minute cron does it first). Try again in a minute.", "hour", "hour_not_rebuildable");
+  }
+  if (hour < first) {
+    throw badRequest(`The hour ${new Date(hour).toISOString()} cannot be rebuilt: its records are not all in R2 (aggregated before the upgrade to the LOGS queue, or past REQUEST_LOG_RETENTION_DAYS). The first hour that can be rebuilt is ${new Date(first).toISOString()}.`, "hour", "hour_not_rebuildable");
   }
   return c.json(await rebuildHour(c.env, hour, now));
 });
