@@ -299,7 +299,10 @@ async function interleavedLatency(targets, seconds) {
         const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
         await res.arrayBuffer();
         if (n >= BLOCK_WARMUP) samples[i].times.push(performance.now() - t0);
-        if (res.status !== 200) samples[i].errors++;
+        if (res.status !== 200) {
+          samples[i].errors++;
+          console.log(`${targets[i].name}: HTTP ${res.status} at c=1`);
+        }
       }
     }
   }
@@ -485,6 +488,8 @@ async function main() {
         r.rps.push(thr.requests.average);
         if (t.pid) r.cpuPerReq.push((cpu1 - cpu0) / Math.max(1, thr.requests.total));
         r.errors += lat.errors + thr.errors + thr.non2xx;
+        // What the errors were (autocannon: connection errors and timeouts, then non-2xx statuses).
+        if (thr.errors || thr.non2xx) console.log(`${t.name}: ${thr.errors} connection errors/timeouts, statuses ${JSON.stringify(thr.statusCodeStats)} at c=32`);
         console.log(`round ${round + 1} ${t.name}: p50 ${r2(lat.p50)} ms p99 ${r2(lat.p99)} ms (${lat.count} sequential, interleaved), ${thr.requests.average} req/s @32`);
       }
     }

@@ -208,19 +208,19 @@ export async function runWorld({ sbs, pt, adminToken, o, cpu = () => NaN }) {
   for (const t of worlds) await closedLoop(urlOf(t), auth(t.hotKey.token), o.ttft, 8, 2);
   await closedLoop(floorUrl, floorAuth, o.ttft, 8, 1);
   const blocks = Math.max(1, o.hotBlocks);
-  const hotClass = async (name, spreadMs) => {
+  const hotClass = async (name, spreadMs, c = 32) => {
     const floor = [];
     const per = worlds.map(tally);
     let floorCpuMs = 0;
     for (let b = 0; b < blocks; b++) {
       const f0 = cpu(pt);
-      floor.push(...(await closedLoop(floorUrl, floorAuth, o.ttft, 32, o.hotSeconds / blocks, spreadMs)));
+      floor.push(...(await closedLoop(floorUrl, floorAuth, o.ttft, c, o.hotSeconds / blocks, spreadMs)));
       floorCpuMs += cpu(pt) - f0;
       for (let k = 0; k < worlds.length; k++) {
         const i = (b + k) % worlds.length;
         const t = worlds[i];
         const c0 = cpu(t.sb);
-        per[i].samples.push(...(await closedLoop(urlOf(t), auth(t.hotKey.token), o.ttft, 32, o.hotSeconds / blocks, spreadMs)));
+        per[i].samples.push(...(await closedLoop(urlOf(t), auth(t.hotKey.token), o.ttft, c, o.hotSeconds / blocks, spreadMs)));
         per[i].cpuMs += cpu(t.sb) - c0;
       }
     }
@@ -232,6 +232,9 @@ export async function runWorld({ sbs, pt, adminToken, o, cpu = () => NaN }) {
   // first token): above, all 32 start together and, every response taking the same time, keep
   // arriving as one burst of 32 that queues on workerd's one thread for the CPU of the burst.
   await hotClass("hot key (c=32, arrivals spread)", o.ttft);
+  // The same key alone (c=1, its lease live): what the gateway adds to a hot key's request when
+  // nothing else waits for workerd's thread (the c=32 rows add the thread's queue to it).
+  await hotClass("hot key (c=1)", 0, 1);
   console.log(`world: hot done (${hotN} requests per build and row)`);
 
   /** Runs `send(i)` for the floor and every build at once; appends to their tallies. */

@@ -155,16 +155,22 @@ function slowKv(real: KVNamespace, cfg: WorldConfig, trace: Trace | null): KVNam
   });
 }
 
-/** A Durable Object namespace whose stubs record the time of every call (the latency is the object's own). */
-function tracedNamespace<T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>, trace: Trace): DurableObjectNamespace<T> {
+/**
+ * A Durable Object namespace whose stubs run every RPC call through `around` (the call itself is
+ * made as a method of the stub: an RPC method must not be re-bound). Tests use it to put an object
+ * far away from the caller's side.
+ */
+export function namespaceAround<T extends Rpc.DurableObjectBranded | undefined>(
+  ns: DurableObjectNamespace<T>,
+  around: (call: () => Promise<unknown>) => Promise<unknown>,
+): DurableObjectNamespace<T> {
   const stubOf = (stub: DurableObjectStub<T>): DurableObjectStub<T> =>
     new Proxy(stub, {
       get(target, prop) {
         const value: unknown = Reflect.get(target, prop, target);
         if (typeof value !== "function" || typeof prop !== "string") return value;
-        // Called as a method of the stub itself (an RPC method must not be re-bound).
         const methods = target as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-        return (...args: unknown[]) => timed(trace, "do", 0, () => methods[prop]!(...args));
+        return (...args: unknown[]) => around(() => methods[prop]!(...args));
       },
     });
   return new Proxy(ns, {
@@ -177,6 +183,10 @@ function tracedNamespace<T extends Rpc.DurableObjectBranded | undefined>(ns: Dur
     },
   });
 }
+
+/** A Durable Object namespace whose stubs record the time of every call (the latency is the object's own). */
+const tracedNamespace = <T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>, trace: Trace): DurableObjectNamespace<T> =>
+  namespaceAround(ns, (call) => timed(trace, "do", 0, call));
 
 /**
  * The env a request runs with: `env` itself unless world latency or path tracing is configured,

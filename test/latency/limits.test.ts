@@ -70,21 +70,30 @@ describe("key spend limits under object latency", () => {
     expect(spend.reserved).toBe(0n);
   });
 
-  it("50 simultaneous streamed chat requests against a limit covering 10, early calls in flight: spend <= limit + one request", async () => {
-    const lat = latencies();
-    const body = { stream: true, ...say(`burst [[fake:ttft=${lat.object + 80}]]`) };
+  /**
+   * `n` simultaneous requests of `body` on a key whose limit covers 10 of them: spend within one
+   * request of the limit, every admitted request logged, and no false 401 (the limit-reached answer
+   * only once settled spend reached the limit). Returns the key's row.
+   */
+  async function limitBurst(n: number, body: Record<string, unknown>) {
     const cost = await probeCost(body);
     const limit = 10n * cost;
     const org = await seedOrg();
     const { token, row } = await addKey(org, { usageLimit: usd(limit) });
-    const statuses = await statusesOf(Array.from({ length: 50 }, () => chatVia(token, body)));
+    const statuses = await statusesOf(Array.from({ length: n }, () => chatVia(token, body)));
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
     expect(statuses.every((s) => s === 200 || s === 401 || s === 429)).toBe(true);
     const { usage, logged } = await settledSpend(row.id, 15_000);
     expect(usage).toBe(logged);
     expect(usage).toBeLessThanOrEqual(limit + cost);
-    // No false 401: the limit-reached answer only once settled spend reached the limit.
     if (statuses.includes(401)) expect(usage).toBeGreaterThanOrEqual(limit);
+    return row;
+  }
+
+  it("50 simultaneous streamed chat requests against a limit covering 10, early calls in flight: spend <= limit + one request", async () => {
+    const lat = latencies();
+    const body = { stream: true, ...say(`burst [[fake:ttft=${lat.object + 80}]]`) };
+    const row = await limitBurst(50, body);
     expect((await keyStateStub(env, row.id).getSpend()).reserved).toBe(0n);
   });
 
@@ -92,17 +101,7 @@ describe("key spend limits under object latency", () => {
     const lat = latencies();
     const content = `${Array.from({ length: 300 }, () => "a").join(" ")} [[fake:ttft=${lat.object + 80}]]`;
     const body = { stream: true, max_tokens: 1, ...say(content) };
-    const cost = await probeCost(body);
-    const limit = 10n * cost;
-    const org = await seedOrg();
-    const { token, row } = await addKey(org, { usageLimit: usd(limit) });
-    const statuses = await statusesOf(Array.from({ length: 100 }, () => chatVia(token, body)));
-    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
-    expect(statuses.every((s) => s === 200 || s === 401 || s === 429)).toBe(true);
-    const { usage, logged } = await settledSpend(row.id, 15_000);
-    expect(usage).toBe(logged);
-    expect(usage).toBeLessThanOrEqual(limit + cost);
-    if (statuses.includes(401)) expect(usage).toBeGreaterThanOrEqual(limit);
+    await limitBurst(100, body);
   });
 
   it("no false 401: concurrent requests whose bounds exceed the limit (no max_tokens) wait for settlements, never 401", async () => {
