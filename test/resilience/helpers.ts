@@ -152,6 +152,17 @@ export async function settledSpend(keyId: string, timeoutMs = 5000): Promise<{ u
   }
 }
 
+/**
+ * An organization's credit balance once every request of these keys is settled and logged (the
+ * consumer writes a record's row and its debit in one D1 batch, so every row there means every
+ * debit applied).
+ */
+export async function settledBalance(orgId: string, keyIds: readonly string[], timeoutMs = 15_000): Promise<bigint> {
+  for (const id of keyIds) await settledSpend(id, timeoutMs);
+  const r = await env.DB.prepare("SELECT CAST(credits_pico AS TEXT) AS c FROM organizations WHERE id = ?").bind(orgId).first<{ c: string }>();
+  return BigInt(r!.c);
+}
+
 /** Parses an SSE body into its `data:` payloads (JSON objects or "[DONE]"). */
 export function parseSse(raw: string): Array<Json | "[DONE]"> {
   const events: Array<Json | "[DONE]"> = [];
