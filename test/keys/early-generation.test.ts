@@ -60,6 +60,27 @@ const recorded = async (tag: string): Promise<Array<{ receivedAt: number }>> =>
 const VARYING = /^(x-request-id|x-gateway-overhead-ms|x-ratelimit-remaining|x-ratelimit-reset|date)$/;
 const headersOf = (r: Response) => [...r.headers.entries()].filter(([h]) => !VARYING.test(h)).sort();
 
+/** The key's log rows that carry a cancelled early call, once at least one arrived. */
+async function cancelledRows(keyId: string) {
+  const early = (l: Awaited<ReturnType<typeof keyLogs>>[number]) => l.routing.some((a) => a.error_type === "early_cancelled");
+  let logs = await keyLogs(keyId);
+  for (let i = 0; i < 100 && !logs.some(early); i++) {
+    await sleep(50);
+    logs = await keyLogs(keyId);
+  }
+  return logs.filter(early);
+}
+
+/** One request's cost on `ep` (every burst request below has the same size), settled on `org`'s own key. */
+async function probeCost(org: { key: string; keyId: string }, ep: Endpoint): Promise<bigint> {
+  const probe = via(env, org.key, ep, "burst 0");
+  expect((await probe.res).status).toBe(200);
+  await probe.done;
+  const cost = (await settledSpend(org.keyId, 10_000)).usage;
+  expect(cost).toBeGreaterThan(0n);
+  return cost;
+}
+
 describe.each(endpoints)("$name under far budget objects", (ep) => {
   it("an admitted request's upstream call starts before admission could have answered", async () => {
     const org = await seedOrg();
@@ -121,12 +142,7 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
     for (const r of refused.slice(1)) expect(await answerOf(r)).toEqual(plain);
     expect({ status: plain.status, body: plain.body }).toEqual({ status: expected.status, body: expected.body });
     // Logged: the first refused request carries its cancelled call (cost 0, not billed to the key).
-    let logs = await keyLogs(row.id);
-    for (let i = 0; i < 100 && !logs.some((l) => l.routing.some((a) => a.error_type === "early_cancelled")); i++) {
-      await sleep(50);
-      logs = await keyLogs(row.id);
-    }
-    const cancelled = logs.filter((l) => l.routing.some((a) => a.error_type === "early_cancelled"));
+    const cancelled = await cancelledRows(row.id);
     expect(cancelled).toHaveLength(1);
     expect(cancelled[0]!.statusCode).toBe(401);
     expect(cancelled[0]!.costPico).toBe(0);
@@ -157,12 +173,7 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
     const plain = await call(ep.path, { method: "POST", key: token, ...json(ep.body("after the rule")) });
     expect(answer).toEqual({ status: plain.status, body: await plain.json() });
     expect(answer.status).toBe(403);
-    let logs = await keyLogs(row.id);
-    for (let i = 0; i < 100 && !logs.some((l) => l.routing.some((a) => a.error_type === "early_cancelled")); i++) {
-      await sleep(50);
-      logs = await keyLogs(row.id);
-    }
-    const cancelled = logs.filter((l) => l.routing.some((a) => a.error_type === "early_cancelled"));
+    const cancelled = await cancelledRows(row.id);
     expect(cancelled).toHaveLength(1);
     expect(cancelled[0]!).toMatchObject({ statusCode: 403, costPico: 0 });
     const spend = await settledSpend(row.id, 10_000);
@@ -172,12 +183,7 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
 
   it("30 simultaneous requests against a limit covering 6: spend <= limit + one request", async () => {
     const org = await seedOrg();
-    // One request's cost (every request below has the same size).
-    const probe = via(env, org.key, ep, "burst 0");
-    expect((await probe.res).status).toBe(200);
-    await probe.done;
-    const cost = (await settledSpend(org.keyId, 10_000)).usage;
-    expect(cost).toBeGreaterThan(0n);
+    const cost = await probeCost(org, ep);
     const limit = 6n * cost;
     const { token, row } = await addKey(org, { usageLimit: (Number(limit) / 1e12).toFixed(12) });
     const runs = Array.from({ length: 30 }, (_, i) => via(far, token, ep, `burst ${i}`));
@@ -192,11 +198,7 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
   });
   it("30 simultaneous requests over two keys never take the organization's credits below minus one request", async () => {
     const probeOrg = await seedOrg();
-    const probe = via(env, probeOrg.key, ep, "burst 0");
-    expect((await probe.res).status).toBe(200);
-    await probe.done;
-    const cost = (await settledSpend(probeOrg.keyId, 10_000)).usage;
-    expect(cost).toBeGreaterThan(0n);
+    const cost = await probeCost(probeOrg, ep);
     // Credits for two requests, set before the organization's object first reads them.
     const org = await seedOrg();
     await env.DB.prepare("UPDATE organizations SET credits_pico = ? WHERE id = ?").bind(String(2n * cost), org.orgId).run();
