@@ -15,7 +15,7 @@ import { sql } from "drizzle-orm";
 import type { Env } from "../env";
 import type { Db } from "../db/client";
 import { aggregationState } from "../db/schema";
-import { hourPrefix, readNdjsonGz, type LogRecord } from "./log-record";
+import { hourPrefix, organizationsInBucket, readNdjsonGz, type LogRecord } from "./log-record";
 import { REFUND_KIND } from "./request-log";
 
 export const HOUR_MS = 3_600_000;
@@ -111,17 +111,6 @@ export async function recordsBoundary(db: D1Database): Promise<RecordsBoundary> 
 
 // ---------- rebuild from R2 ----------
 
-/** Every organization with records (the first path segment under `logs/`). */
-async function organizationsInBucket(bucket: R2Bucket): Promise<string[]> {
-  const orgs: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await bucket.list({ prefix: "logs/", delimiter: "/", cursor });
-    for (const p of page.delimitedPrefixes) orgs.push(p.slice("logs/".length, -1));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
-  return orgs;
-}
 
 /** The records of one organization's hour in R2, each id once (docs/scale.md: repeated ids are skipped). */
 export async function hourRecords(bucket: R2Bucket, orgId: string, hourStart: number): Promise<LogRecord[]> {

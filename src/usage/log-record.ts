@@ -123,3 +123,15 @@ export function csvLine(r: LogRecord): string {
     }).join(",") + "\n"
   );
 }
+
+/** Every organization with records (the first path segment under `logs/`). */
+export async function organizationsInBucket(bucket: R2Bucket): Promise<string[]> {
+  const orgs: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await bucket.list({ prefix: "logs/", delimiter: "/", cursor });
+    for (const p of page.delimitedPrefixes) orgs.push(p.slice("logs/".length, -1));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return orgs;
+}

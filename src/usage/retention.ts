@@ -10,7 +10,7 @@
 import type { Env } from "../env";
 import { HOUR_MS } from "./aggregate";
 import { dedupHorizon, retentionDays, windowHours } from "./log-consumer";
-import { dayPrefix } from "./log-record";
+import { dayPrefix, organizationsInBucket } from "./log-record";
 import { CATCH_UP_COPIED_ID, OLD_ROWS_COPIED } from "./upgrade";
 
 const DAY_MS = 86_400_000;
@@ -65,13 +65,7 @@ export async function trimWindow(env: Env, now: number): Promise<RetentionRun> {
 /** The R2 side: every organization's day prefixes older than the retention period. */
 export async function deleteExpiredObjects(env: Env, now: number): Promise<number> {
   const bucket = env.LOGS_BUCKET;
-  const orgs: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await bucket.list({ prefix: "logs/", delimiter: "/", cursor });
-    for (const p of page.delimitedPrefixes) orgs.push(p.slice("logs/".length, -1));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
+  const orgs = await organizationsInBucket(bucket);
   let deleted = 0;
   const oldest = now - (retentionDays(env) + R2_LOOKBACK_DAYS) * DAY_MS;
   for (let day = now - (retentionDays(env) + 1) * DAY_MS; day >= oldest; day -= DAY_MS) {

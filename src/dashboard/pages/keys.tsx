@@ -20,6 +20,7 @@ import { Layout, PageHead, Submit } from "../layout";
 import { formatDate, formatUsd, toDateTimeLocal, windowLabel } from "../format";
 import { exampleModelIds } from "../rule-preview";
 import { ModelRefsData } from "../model-refs";
+import { PeriodUnitSelect } from "./spending-limits";
 
 type KeyView = KeyListItem & { creator: string; lastUsedAt: number | null; expiresAtMs: number | null; alertThresholdPercent: number | null };
 
@@ -270,14 +271,7 @@ const KeyEditor: FC<{ k: KeyView }> = ({ k }) => {
               </div>
               <div class="field">
                 <label for={`punit-${k.id}`}>Window unit</label>
-                <select id={`punit-${k.id}`} name="periodUsageDurationUnit" data-empty="null">
-                  <option value="">—</option>
-                  {(["hour", "day", "week", "month"] as const).map((u) => (
-                    <option value={u} selected={k.periodUsageDurationUnit === u}>
-                      {`${u}s`}
-                    </option>
-                  ))}
-                </select>
+                <PeriodUnitSelect id={`punit-${k.id}`} value={k.periodUsageDurationUnit} />
               </div>
             </div>
             <Submit class="sm" label="Save limits" />

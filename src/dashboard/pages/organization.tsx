@@ -5,6 +5,7 @@
  * provider keys (only the hint), custom providers and models.
  */
 import type { FC } from "hono/jsx";
+import { DataTable } from "../table";
 import type { Env } from "../../env";
 import { PROVIDER_IDS } from "../../catalog/types";
 import { listMembers } from "../../actions/members";
@@ -130,35 +131,12 @@ const RateLimitsForm: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) 
   );
 };
 
-/** `enhance`: sortable, searchable and paged in the browser (long lists: members). */
-function Table<T>({ caption, head, rows, cells, empty, enhance = false }: { caption: string; head: string[]; rows: T[]; cells: (r: T) => unknown[]; empty: string; enhance?: boolean }) {
+/** A titled card around a data table (`enhance`: sortable, searchable and paged; long lists: members). */
+function Table<T>(props: Parameters<typeof DataTable<T>>[0]) {
   return (
-    <section class="card" aria-label={caption}>
-      <h2>{caption}</h2>
-      {rows.length ? (
-        <div class="table-wrap">
-          <table class="stack" data-enhance={enhance || undefined} aria-label={caption}>
-            <thead>
-              <tr>
-                {head.map((h) => (
-                  <th scope="col">{h}</th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr>
-                  {cells(r).map((c, i) => (
-                    <td data-label={head[i]}>{c}</td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : (
-        <p class="empty">{empty}</p>
-      )}
+    <section class="card" aria-label={props.caption}>
+      <h2>{props.caption}</h2>
+      <DataTable {...props} />
     </section>
   );
 }

@@ -6,6 +6,7 @@
  * is a `<form data-api>` call to the session API; a new secret appears once in the secret dialog.
  */
 import type { FC } from "hono/jsx";
+import { DataTable } from "../table";
 import type { Env } from "../../env";
 import { listMasterKeys, type PublicMasterKey } from "../../organizations/master-keys";
 import { listMembers } from "../../actions/members";
@@ -51,45 +52,30 @@ const MasterKeys: FC<{ data: PlatformData }> = ({ data }) => (
       Master keys call the master API (<code>/v1/master/*</code>) for the whole organization. Roll a key to replace its secret; revoke a leaked one. The old secret is refused from the
       next request on. The last active key cannot be revoked.
     </p>
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            {["Key", "Description", "Status", "Created", "Created by", "Last used", "Actions"].map((h) => (
-              <th scope="col">{h}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {data.masterKeys.map((k) => (
-            <tr>
-              <td>
-                <code>{k.prefix}</code>
-              </td>
-              <td>{k.description || "—"}</td>
-              <td>
-                <span class={`badge ${k.status === "active" ? "ok" : "warn"}`}>{k.status === "active" ? "active" : `revoked ${formatDate(k.revokedAt)}`}</span>
-              </td>
-              <td>{formatDate(k.createdAt)}</td>
-              <td>{creatorOf(k, data)}</td>
-              <td>{formatDate(k.lastUsedAt, "never")}</td>
-              <td>
-                {k.status === "active" ? (
-                  <>
-                    <form class="actions" data-api={`/api/master-keys/${k.id}/roll`} data-confirm={`Roll the master key ${k.prefix}? Its current secret stops working at once.`}>
-                      <button class="sm" type="submit">
-                        Roll<span class="sr-only">{` ${k.prefix}`}</span>
-                      </button>
-                    </form>
-                    <RemoveButton api={`/api/master-keys/${k.id}`} label="Revoke" context={k.prefix} confirm={`Revoke the master key ${k.prefix}? It stops working at once.`} />
-                  </>
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      caption="Master keys"
+      head={["Key", "Description", "Status", "Created", "Created by", "Last used", "Actions"]}
+      rows={data.masterKeys}
+      empty="No master keys."
+      cells={(k) => [
+        <code>{k.prefix}</code>,
+        k.description || "—",
+        <span class={`badge ${k.status === "active" ? "ok" : "warn"}`}>{k.status === "active" ? "active" : `revoked ${formatDate(k.revokedAt)}`}</span>,
+        formatDate(k.createdAt),
+        creatorOf(k, data),
+        formatDate(k.lastUsedAt, "never"),
+        k.status === "active" ? (
+          <>
+            <form class="actions" data-api={`/api/master-keys/${k.id}/roll`} data-confirm={`Roll the master key ${k.prefix}? Its current secret stops working at once.`}>
+              <button class="sm" type="submit">
+                Roll<span class="sr-only">{` ${k.prefix}`}</span>
+              </button>
+            </form>
+            <RemoveButton api={`/api/master-keys/${k.id}`} label="Revoke" context={k.prefix} confirm={`Revoke the master key ${k.prefix}? It stops working at once.`} />
+          </>
+        ) : null,
+      ]}
+    />
     <form data-api="/api/master-keys">
       <div class="field">
         <label for="mk-description">Description of a new master key</label>
@@ -110,33 +96,13 @@ const Credits: FC<{ credits: NonNullable<PlatformData["credits"]> }> = ({ credit
       </div>
     </div>
     <p class="hint">Top-ups and corrections are made by the operator; usage is on the Usage page.</p>
-    {credits.entries.length ? (
-      <div class="table-wrap">
-        <table>
-          <caption class="sr-only">Credit ledger</caption>
-          <thead>
-            <tr>
-              {["When", "Amount", "Balance after", "Reason", "Source"].map((h) => (
-                <th scope="col">{h}</th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {credits.entries.map((e) => (
-              <tr>
-                <td>{formatDate(e.createdAt)}</td>
-                <td>{formatUsd(e.amount)}</td>
-                <td>{formatUsd(e.balanceAfter)}</td>
-                <td>{e.reason}</td>
-                <td>{e.source}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    ) : (
-      <p class="empty">No credit entries yet.</p>
-    )}
+    <DataTable
+      caption="Credit ledger"
+      head={["When", "Amount", "Balance after", "Reason", "Source"]}
+      rows={credits.entries}
+      empty="No credit entries yet."
+      cells={(e) => [formatDate(e.createdAt), formatUsd(e.amount), formatUsd(e.balanceAfter), e.reason, e.source]}
+    />
     <form data-api="/api/organization" data-method="PATCH">
       <div class="field">
         <label for="low-credits">E-mail owners when the balance falls below (USD)</label>
@@ -148,33 +114,6 @@ const Credits: FC<{ credits: NonNullable<PlatformData["credits"]> }> = ({ credit
   </section>
 );
 
-function Rows<T>({ head, rows, cells, empty, caption }: { head: string[]; rows: T[]; cells: (r: T) => unknown[]; empty: string; caption: string }) {
-  if (!rows.length) return <p class="empty">{empty}</p>;
-  return (
-    <div class="table-wrap">
-      <table>
-        <caption class="sr-only">{caption}</caption>
-        <thead>
-          <tr>
-            {head.map((h) => (
-              <th scope="col">{h}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr>
-              {cells(r).map((c) => (
-                <td>{c}</td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
 const PlatformKeys: FC<{ ctx: PageContext; data: PlatformData }> = ({ ctx, data }) => {
   const projectName = new Map(ctx.projects.map((p) => [p.id, p.name]));
   return (
@@ -183,7 +122,7 @@ const PlatformKeys: FC<{ ctx: PageContext; data: PlatformData }> = ({ ctx, data 
       <p class="hint">
         An app's backend uses a platform secret key to mint short-lived end-user sessions (see <code>docs/platform-keys.md</code>). Revoking a key also revokes every session it minted.
       </p>
-      <Rows
+      <DataTable
         caption="Platform secret keys"
         head={["Key", "Description", "Project", "Status", "Active sessions", "Last used", "Actions"]}
         rows={data.platformKeys}
@@ -233,7 +172,7 @@ const PlatformKeys: FC<{ ctx: PageContext; data: PlatformData }> = ({ ctx, data 
 const Sessions: FC<{ data: PlatformData }> = ({ data }) => (
   <section class="card" aria-labelledby="eus-title">
     <h2 id="eus-title">End-user sessions</h2>
-    <Rows
+    <DataTable
       caption="End-user sessions, newest first"
       head={["End user", "Status", "Spent / cap", "Expires", "Actions"]}
       rows={data.sessions}
@@ -257,7 +196,7 @@ const Sessions: FC<{ data: PlatformData }> = ({ data }) => (
       ]}
     />
     <h3>Usage by end user (last 30 days)</h3>
-    <Rows
+    <DataTable
       caption="Usage by end user"
       head={["End user", "Requests", "Tokens", "Cost", "Sessions"]}
       rows={data.usage?.endUsers ?? []}

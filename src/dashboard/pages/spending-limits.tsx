@@ -29,6 +29,18 @@ export async function loadSpendingLimits(env: Env, organizationId: string): Prom
   return { members: new Map(m.map((r) => [r.id, limitsOf(r)])), teams: new Map(t.map((r) => [r.id, limitsOf(r)])) };
 }
 
+/** The recurring window's unit of a spending-limit form (keys, members, teams); "—": no window. */
+export const PeriodUnitSelect: FC<{ id: string; value: string | null | undefined }> = ({ id, value }) => (
+  <select id={id} name="periodUsageDurationUnit" data-empty="null">
+    <option value="">—</option>
+    {(["hour", "day", "week", "month"] as const).map((u) => (
+      <option value={u} selected={value === u}>
+        {`${u}s`}
+      </option>
+    ))}
+  </select>
+);
+
 const LimitForm: FC<{ api: string; target: LimitTarget; disabled: boolean }> = ({ api, target, disabled }) => {
   const l = target.limits;
   const id = target.id;
@@ -50,14 +62,7 @@ const LimitForm: FC<{ api: string; target: LimitTarget; disabled: boolean }> = (
           </div>
           <div class="field">
             <label for={`sl-unit-${id}`}>Unit</label>
-            <select id={`sl-unit-${id}`} name="periodUsageDurationUnit" data-empty="null">
-              <option value="">—</option>
-              {(["hour", "day", "week", "month"] as const).map((u) => (
-                <option value={u} selected={l.periodUsageDurationUnit === u}>
-                  {`${u}s`}
-                </option>
-              ))}
-            </select>
+            <PeriodUnitSelect id={`sl-unit-${id}`} value={l.periodUsageDurationUnit} />
           </div>
         </div>
       </fieldset>
