@@ -28,6 +28,8 @@ export interface OperationInfo {
 export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   // operations:begin (one line per route; helpers add theirs)
   "GET /": { summary: "Health check (database and counters); `?skip=redis,database` skips checks", ok: [200, "healthy (503 when a check fails)"] },
+  "GET /health": { summary: "The health check of `GET /` at the path load balancers guess", ok: [200, "healthy (503 when a check fails)"] },
+  "GET /v1/health": { summary: "The health check of `GET /` under the API prefix", ok: [200, "healthy (503 when a check fails)"] },
   "POST /v1/chat/completions": { summary: "Chat completion (OpenAI Chat Completions wire format)", body: chatRequestSchema, stream: true, response: chatCompletionResponse },
   "GET /v1/models": { summary: "Model catalogue with capabilities and prices (public; a key narrows it to what the key may use)", response: modelListResponse },
   "GET /v1/models/:id": { summary: "One catalogue model by id or alias", response: modelResponse },

@@ -16,6 +16,16 @@ describe("GET / (health)", () => {
     });
   });
 
+  it("answers at /health and /v1/health exactly as at /", async () => {
+    const root = await (await call("/")).json();
+    for (const path of ["/health", "/v1/health", "/health?skip=database"]) {
+      const res = await call(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      if (!path.includes("skip")) expect(await res.json()).toEqual(root);
+    }
+  });
+
   it("skips the checks named in ?skip and rejects unknown names", async () => {
     const one = (await (await call("/?skip=database")).json()) as HealthBody;
     expect(one.health).toEqual({ status: "ok", redis: { connected: true }, database: { connected: false, skipped: true } });

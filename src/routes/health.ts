@@ -95,8 +95,13 @@ const healthQuery = z.object({
 
 export const healthRoutes = new Hono<AppEnv>();
 
-healthRoutes.get("/", validate("query", healthQuery), async (c) => {
-  const { body, status } = await healthReport(c.env, c.req.valid("query").skip);
-  c.header("cache-control", "no-store");
-  return c.json(body, status);
-});
+/** `/health` and `/v1/health` are the paths load balancers and people guess; all three answer alike. */
+export const HEALTH_PATHS = ["/", "/health", "/v1/health"] as const;
+
+for (const path of HEALTH_PATHS) {
+  healthRoutes.get(path, validate("query", healthQuery), async (c) => {
+    const { body, status } = await healthReport(c.env, c.req.valid("query").skip);
+    c.header("cache-control", "no-store");
+    return c.json(body, status);
+  });
+}
