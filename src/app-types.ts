@@ -1,8 +1,33 @@
+/**
+ * The Hono context's types: the variables middleware sets. The context records they hold are
+ * declared here, not in the middleware modules that fill them, so those modules can import `AppEnv`
+ * without an import circle.
+ */
 import type { Env } from "./env";
-import type { KeyContext } from "./auth/key-context";
-import type { MasterContext } from "./auth/master-auth";
-import type { RateVerdict } from "./rate-limits/admission";
-import type { PlatformContext } from "./platform/platform-keys";
+import type { ApiError } from "./errors/api-error";
+import type { KeyContext } from "./context/key-context";
+
+/** A master key's request: set by `requireMasterKey` (src/auth/master-auth.ts). */
+export interface MasterContext {
+  masterKeyId: string;
+  organizationId: string;
+}
+
+/** A platform (`sk_`) key's request: set by `requirePlatformKey` (src/platform/platform-keys.ts). */
+export interface PlatformContext {
+  platformKeyId: string;
+  organizationId: string;
+  projectId: string;
+  createdBy: string;
+}
+
+/** A request's rate-limit count (src/rate-limits/admission.ts). */
+export interface RateVerdict {
+  /** The `x-ratelimit-*` headers of the tightest request limit (empty when none applies). */
+  headers: Record<string, string>;
+  /** The 429 to answer, when a limit refused the request. */
+  error: ApiError | null;
+}
 
 /** Variables middleware puts on the Hono context. */
 export interface AppVariables {

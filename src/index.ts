@@ -6,7 +6,7 @@ import { consumeLogBatch } from "./usage/log-consumer";
 
 export { KeyState } from "./durable-objects/key-state";
 export { ProviderMetrics } from "./durable-objects/provider-metrics";
-export { McpSseSession } from "./durable-objects/mcp-sse-session";
+export { McpSseSession } from "./mcp/sse-session";
 export { RateLimiter } from "./durable-objects/rate-limiter";
 export { OrgCredits } from "./durable-objects/org-credits";
 

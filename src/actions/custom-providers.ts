@@ -12,7 +12,7 @@ import { ApiError, badRequest, notFound } from "../errors/api-error";
 import { newId } from "../lib/ids";
 import { encryptSecret, tokenHint } from "../lib/crypto";
 import { checkUpstreamUrl } from "../lib/ssrf";
-import { requireHashSecret } from "../auth/gateway-key";
+import { requireHashSecret } from "../lib/crypto";
 import { bumpKeyVersions } from "../keys/sync";
 import { isProduction, type Env } from "../env";
 

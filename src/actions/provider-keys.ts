@@ -14,7 +14,7 @@ import { badRequest, notFound } from "../errors/api-error";
 import { newId } from "../lib/ids";
 import { encryptSecret, tokenHint } from "../lib/crypto";
 import { checkUpstreamUrl } from "../lib/ssrf";
-import { requireHashSecret } from "../auth/gateway-key";
+import { requireHashSecret } from "../lib/crypto";
 import { bumpKeyVersions } from "../keys/sync";
 import { isProduction } from "../env";
 

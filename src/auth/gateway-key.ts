@@ -18,10 +18,10 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import { ApiError, permissionDenied, unauthorized } from "../errors/api-error";
-import { fingerprint, looksLikeGatewayKey, looksLikeSessionToken } from "../lib/crypto";
+import { fingerprint, looksLikeGatewayKey, looksLikeSessionToken, requireHashSecret } from "../lib/crypto";
 import { clientIpOf } from "../iam/cidr";
 import { evaluateClientIp } from "../iam/evaluate";
-import { readKeyContext, readKeyContextOnPrimary, type KeyContext } from "./key-context";
+import { readKeyContext, readKeyContextOnPrimary, type KeyContext } from "../context/key-context";
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
@@ -79,13 +79,6 @@ export async function authenticateGatewayKey(env: Env, presented: PresentedKey, 
   return fresh.context;
 }
 
-export function requireHashSecret(env: Env): string {
-  const secret = env.KEY_HASH_SECRET;
-  if (!secret) {
-    throw new ApiError(503, "The gateway is not configured: KEY_HASH_SECRET is missing.", { type: "api_error", code: "misconfigured" });
-  }
-  return secret;
-}
 
 /**
  * Resolve a presented secret to its context, or throw the precise 401. IP rules are not applied:
@@ -293,3 +286,6 @@ export function requireGatewayKey(opts: { spend: boolean }): MiddlewareHandler<A
     await next();
   };
 }
+
+// Lives with the other secret helpers in src/lib/crypto.ts (layers below admission need it too).
+export { requireHashSecret };

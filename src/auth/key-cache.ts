@@ -4,7 +4,7 @@
  * version; an older cached version is dropped and reloaded. A hard TTL bounds staleness of data
  * the DO does not version (nothing today, but cheap insurance).
  */
-import type { KeyContext } from "./key-context";
+import type { KeyContext } from "../context/key-context";
 
 const MAX_ENTRIES = 5000;
 const TTL_MS = 60_000;

@@ -7,7 +7,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { and, eq, isNull, lt, or } from "drizzle-orm";
-import type { AppEnv } from "../app-types";
+import type { AppEnv, MasterContext } from "../app-types";
 import { getDb } from "../db/client";
 import { masterKeys } from "../db/schema";
 import { unauthorized } from "../errors/api-error";
@@ -17,10 +17,7 @@ import { extractBearer, requireHashSecret } from "./gateway-key";
 /** `last_used_at` is precise to this (one D1 write per key and minute at most). */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export interface MasterContext {
-  masterKeyId: string;
-  organizationId: string;
-}
+export type { MasterContext };
 
 export const requireMasterKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const secret = extractBearer(c);

@@ -9,7 +9,7 @@
 import { and, eq, inArray, isNotNull } from "drizzle-orm";
 import { sendMail } from "../lib/mail";
 import type { Env } from "../env";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import type { SettleResult } from "../durable-objects/key-state";
 import { getDb } from "../db/client";
 import { apiKeys, members, notifications, organizations, users } from "../db/schema";

@@ -20,7 +20,7 @@
  * limit costs at most one cancelled early call per isolate per state change.
  */
 import type { Env } from "../env";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import { admitKey, type Admission } from "../auth/gateway-key";
 import { countCancelledEarly } from "../lib/debug-world";
 import { admitCredits, releaseCredits, type CreditAdmission } from "./credits";

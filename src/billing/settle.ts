@@ -6,7 +6,7 @@
  * Budget alerts (src/billing/budget-alerts.ts) run after settlement.
  */
 import type { Env } from "../env";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import { keyStateStub, snapshotOf, type SettleResult, type Settlement } from "../durable-objects/key-state";
 import { keepCloses, renewalDue, startRenewal, takeEndedCloses } from "../auth/leases";
 import { orgCreditsStub, type CreditSettlement } from "../durable-objects/org-credits";

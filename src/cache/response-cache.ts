@@ -20,7 +20,7 @@
  * is enforced on read).
  */
 import type { Env } from "../env";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import type { ChatRequest, Choice, NormalizedUsage, StreamEvent } from "../providers/types";
 import { sha256Hex } from "../lib/crypto";
 

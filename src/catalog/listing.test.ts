@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import type { Env } from "../env";
 import { findModel } from "./index";
 import { keyedMappingFilter, providerAvailable, publicSelection, visibleCustomModels } from "./listing";

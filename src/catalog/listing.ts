@@ -8,7 +8,7 @@
  * Keyed step (skipped by `include_restricted`): the organization's compliance policy, the project's
  * mode (credits / api-keys / hybrid) and IAM rules, per mapping.
  */
-import type { CustomModelRecord, KeyContext } from "../auth/key-context";
+import type { CustomModelRecord, KeyContext } from "../context/key-context";
 import { envVar, providerEnvPrefix, type Env } from "../env";
 import { evaluateAccess } from "../iam/evaluate";
 import { isDeactivated, isDeprecated, isFreeMapping, listModels } from "./index";

@@ -5,7 +5,7 @@
  * (`min_cacheable_tokens`, `deprecated_at`, `deactivated_at`) are OMITTED when unknown, never
  * `null` (one rule for model objects, provider entries, mapped and custom entries).
  */
-import type { CustomModelRecord } from "../auth/key-context";
+import type { CustomModelRecord } from "../context/key-context";
 import { isDecimalString, parseUsd } from "../billing/money";
 import { isFreeMapping } from "./index";
 import { PROVIDERS } from "./providers";

@@ -7,7 +7,7 @@
  * cancelled if it refuses) -> attempts in catalogue order with failover (src/routing/failover.ts)
  * -> cost from the prompt tokens -> settlement + request log (kind `embedding`) in waitUntil.
  */
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import { embeddingTokensUpperBound, tokenCost } from "../billing/estimate";
 import { computeCost } from "../billing/cost";
 import { queueSettlement, renewLeasesEarly, type RequestCost } from "../billing/settle";
@@ -26,7 +26,8 @@ import { admitWithEarlyCall, type EarlyAdmitted } from "../billing/early-call";
 import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailure, timeoutFailure, type AttemptFailure } from "../routing/failover";
 import { redactCredential, upstreamTimeoutMs } from "../routes/chat/attempt";
 import type { GatewayRequest } from "../routes/middleware/gateway-request";
-import { writeRequestLog, type RequestLogInput } from "../usage/request-log";
+import { writeRequestLog } from "../usage/log-queue";
+import type { RequestLogInput } from "../usage/request-log";
 import { embeddingAdapterFor, toBase64Float32, type EmbeddingInput } from "./adapters";
 import type { EmbeddingsRequest } from "./schema";
 

@@ -7,10 +7,10 @@
  */
 import type { Env } from "../env";
 import { envVar, providerEnvPrefix } from "../env";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import type { ProviderInfo } from "../catalog/types";
 import { decryptSecret } from "../lib/crypto";
-import { requireHashSecret } from "../auth/gateway-key";
+import { requireHashSecret } from "../lib/crypto";
 
 export interface UpstreamCredential {
   apiKey: string;

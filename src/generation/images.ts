@@ -7,7 +7,7 @@
  * failover across the model's providers on retryable upstream errors, then request log +
  * settlement with the exact catalogue price in waitUntil.
  */
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import type { GatewayRequest } from "../routes/middleware/gateway-request";
 import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderMapping } from "../catalog/types";

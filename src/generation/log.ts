@@ -6,7 +6,7 @@
  * video job is never reported created when its row is lost.
  */
 import type { Env } from "../env";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import { getDb } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { logRowJson, toLogRow, type RequestLogInput } from "../usage/request-log";

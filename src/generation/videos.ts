@@ -9,8 +9,8 @@
 import { and, eq } from "drizzle-orm";
 import type { Env } from "../env";
 import { envVar, providerEnvPrefix } from "../env";
-import { requireHashSecret } from "../auth/gateway-key";
-import type { KeyContext } from "../auth/key-context";
+import { requireHashSecret } from "../lib/crypto";
+import type { KeyContext } from "../context/key-context";
 import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
 import type { ProviderMapping } from "../catalog/types";
 import { evaluateAccess } from "../iam/evaluate";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { IamRuleRecord, KeyContext } from "../auth/key-context";
+import type { IamRuleRecord, KeyContext } from "../context/key-context";
 import type { Role, RuleLevel, RuleType, RuleValue } from "../db/schema";
 import { ApiError } from "../errors/api-error";
 import { assertAccess, evaluateAccess, type AccessRequest } from "./evaluate";

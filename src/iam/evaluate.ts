@@ -19,7 +19,7 @@
  * Rule arrays are compiled once (CIDRs parsed, lists turned into sets) and cached in a WeakMap keyed
  * by the array, which lives as long as the cached KeyContext.
  */
-import type { KeyContext, IamRuleRecord } from "../auth/key-context";
+import type { KeyContext, IamRuleRecord } from "../context/key-context";
 import type { RuleLevel, RuleType } from "../db/schema";
 import { permissionDenied } from "../errors/api-error";
 import { ipInCidr, parseCidr, parseIp, type Cidr, type IpAddress } from "./cidr";

@@ -3,7 +3,7 @@ import { getDb } from "../db/client";
 import { apiKeys, iamRules, keySpend, type KeyKind, type PeriodUnit, type RuleType, type RuleValue } from "../db/schema";
 import { fingerprint, newGatewaySecret, newSessionSecret, prefixHint } from "../lib/crypto";
 import { newId } from "../lib/ids";
-import { requireHashSecret } from "../auth/gateway-key";
+import { requireHashSecret } from "../lib/crypto";
 import { syncKeys } from "./sync";
 
 export interface NewKeyInput {

@@ -13,7 +13,7 @@ import { getDb } from "../db/client";
 import { apiKeys, retiredKeyFingerprints } from "../db/schema";
 import { forbidden, notFound } from "../errors/api-error";
 import { fingerprint, newGatewaySecret, prefixHint } from "../lib/crypto";
-import { requireHashSecret } from "../auth/gateway-key";
+import { requireHashSecret } from "../lib/crypto";
 import { evictContext } from "../auth/key-cache";
 import type { KeyRow } from "./create";
 import { syncKeys } from "./sync";

@@ -2,6 +2,8 @@
  * Secrets: generation, HMAC fingerprints, constant-time comparison and AES-GCM encryption at rest.
  * Imported CryptoKeys are cached per isolate (importKey is the slow part).
  */
+import type { Env } from "../env";
+import { ApiError } from "../errors/api-error";
 import { randomAlphanumeric } from "./ids";
 
 const encoder = new TextEncoder();
@@ -136,3 +138,12 @@ export async function decryptSecret(hashSecret: string, sealed: string): Promise
 
 /** Last four characters of a credential, for labels; never more. */
 export const tokenHint = (token: string): string => (token.length > 8 ? `…${token.slice(-4)}` : "…");
+
+/** The fingerprint secret; a deployment without it answers 503 rather than storing weak hashes. */
+export function requireHashSecret(env: Env): string {
+  const secret = env.KEY_HASH_SECRET;
+  if (!secret) {
+    throw new ApiError(503, "The gateway is not configured: KEY_HASH_SECRET is missing.", { type: "api_error", code: "misconfigured" });
+  }
+  return secret;
+}

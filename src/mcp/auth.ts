@@ -15,7 +15,7 @@ import type { Env } from "../env";
 import { ApiError } from "../errors/api-error";
 import { checkKey, ipRefusal, resolveGatewayKey } from "../auth/gateway-key";
 import { clientIpOf } from "../iam/cidr";
-import { readKeyContextById, type KeyContext } from "../auth/key-context";
+import { readKeyContextById, type KeyContext } from "../context/key-context";
 import { cacheContext, getCachedContext } from "../auth/key-cache";
 import { looksLikeGatewayKey } from "../lib/crypto";
 import { resolveAccessToken } from "../oauth/tokens";

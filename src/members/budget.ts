@@ -8,7 +8,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import type { Env } from "../env";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import { getDb } from "../db/client";
 import { apiKeys, keySpend, members, teamMembers, teams } from "../db/schema";
 import { ApiError, unauthorized } from "../errors/api-error";

@@ -5,7 +5,7 @@ import { creditLedger, masterKeys, members, organizations, projects, users, type
 import { ApiError } from "../errors/api-error";
 import { newId } from "../lib/ids";
 import { hashPassword, verifyPassword } from "../auth/password";
-import { requireHashSecret } from "../auth/gateway-key";
+import { requireHashSecret } from "../lib/crypto";
 import { createGatewayKey, publicKey } from "../keys/create";
 import { publicOrganization, publicProject } from "./view";
 import { newMasterKeyValues } from "./master-keys";

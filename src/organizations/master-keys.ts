@@ -16,7 +16,7 @@ import { masterKeys, type MasterKeyOrigin } from "../db/schema";
 import { ApiError, notFound } from "../errors/api-error";
 import { fingerprint, newMasterSecret, prefixHint } from "../lib/crypto";
 import { newId } from "../lib/ids";
-import { requireHashSecret } from "../auth/gateway-key";
+import { requireHashSecret } from "../lib/crypto";
 
 type MasterKeyRow = typeof masterKeys.$inferSelect;
 

@@ -8,7 +8,7 @@
 import type { MiddlewareHandler } from "hono";
 import { and, asc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import * as z from "zod";
-import type { AppEnv } from "../app-types";
+import type { AppEnv, PlatformContext } from "../app-types";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys, members, platformKeys, projects } from "../db/schema";
@@ -129,12 +129,7 @@ export async function revokePlatformKey(env: Env, organizationId: string, id: st
 
 // ---------- authentication of the backend's calls (`Authorization: Bearer sk_...`) ----------
 
-export interface PlatformContext {
-  platformKeyId: string;
-  organizationId: string;
-  projectId: string;
-  createdBy: string;
-}
+export type { PlatformContext };
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 

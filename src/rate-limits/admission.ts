@@ -13,9 +13,9 @@
  * (`rateLimitHeaders`); a refusal is 429 `rate_limit_exceeded` with `Retry-After`.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../app-types";
+import type { AppEnv, RateVerdict } from "../app-types";
 import type { Env } from "../env";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import { ApiError } from "../errors/api-error";
 import { keepCloses, leaseRoom, renewalDue, startRenewal, takeEndedCloses, viaLease } from "../auth/leases";
 import { rateCounterStub } from "../durable-objects/rate-limiter";
@@ -28,12 +28,7 @@ interface Subject {
   limits: WindowLimits;
 }
 
-export interface RateVerdict {
-  /** The `x-ratelimit-*` headers of the tightest request limit (empty when none applies). */
-  headers: Record<string, string>;
-  /** The 429 to answer, when a limit refused the request. */
-  error: ApiError | null;
-}
+export type { RateVerdict };
 
 /** The windows a request of this key counts in: its organization's, and the key's own when it has limits. */
 export function rateSubjects(ctx: KeyContext): Subject[] {

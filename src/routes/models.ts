@@ -13,7 +13,7 @@ import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import { checkKey, presentedKey, authenticateGatewayKey } from "../auth/gateway-key";
 import { startRate } from "../rate-limits/admission";
-import type { CustomModelRecord } from "../auth/key-context";
+import type { CustomModelRecord } from "../context/key-context";
 import { isDecimalString, parseUsd } from "../billing/money";
 import { validate } from "../errors/validation";
 import { clientIpOf } from "./middleware/gateway-request";

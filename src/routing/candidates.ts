@@ -13,7 +13,7 @@
  * replaced by another provider (alternatives are only used when the pinned one is unhealthy).
  */
 import type { Env } from "../env";
-import type { KeyContext, CustomModelRecord, CustomProviderRecord } from "../auth/key-context";
+import type { KeyContext, CustomModelRecord, CustomProviderRecord } from "../context/key-context";
 import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { canChat, getProvider, isDeactivated, isFreeMapping } from "../catalog";
 import type { ModelDefinition, ModelKind, ProviderId, ProviderInfo, ProviderMapping, WireFormat } from "../catalog/types";

@@ -11,9 +11,9 @@
 import type { Env } from "../env";
 import { envVar, providerEnvPrefix } from "../env";
 import type { ProjectMode } from "../db/schema";
-import type { CustomProviderRecord, ProviderKeyRecord } from "../auth/key-context";
+import type { CustomProviderRecord, ProviderKeyRecord } from "../context/key-context";
 import { decryptSecret, fingerprint } from "../lib/crypto";
-import { requireHashSecret } from "../auth/gateway-key";
+import { requireHashSecret } from "../lib/crypto";
 
 export type CredentialPlan =
   | { source: "credits"; providerId: string }

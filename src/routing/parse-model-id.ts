@@ -11,7 +11,7 @@
 import { badRequest } from "../errors/api-error";
 import { findModel, isProviderId, mappingFor } from "../catalog";
 import type { ModelDefinition, ProviderId, ProviderMapping } from "../catalog/types";
-import type { CustomModelRecord, CustomProviderRecord } from "../auth/key-context";
+import type { CustomModelRecord, CustomProviderRecord } from "../context/key-context";
 import type { KeyKind } from "../db/schema";
 
 export type ResolvedModel =

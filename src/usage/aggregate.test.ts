@@ -5,7 +5,7 @@ import { getDb } from "../db/client";
 import { newId } from "../lib/ids";
 import { applyLogRecords, incomingOf } from "./log-consumer";
 import { logRowJson, toLogRow } from "./request-log";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import { closeHours, FINAL_GRACE_MS, HOUR_MS, readAggregationState, rebuildHour, REFUSED } from "./aggregate";
 
 // A fixed clock, far from the other test files' data (storage is per file anyway).

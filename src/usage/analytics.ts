@@ -6,7 +6,7 @@
  */
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import { getDb, inSlices, type Db } from "../db/client";
 import { apiKeys, members, organizations, projects, users, type Role } from "../db/schema";
 import { formatUsd } from "../billing/money";

@@ -6,8 +6,9 @@
  * dropped on the producer side. The consumer is src/usage/log-consumer.ts.
  */
 import type { Env } from "../env";
-import { keyStateStub } from "../durable-objects/key-state";
+import { keyStateStub } from "../durable-objects/key-state-stub";
 import { fieldIndex } from "./log-record";
+import { requestLogJson, type RequestLogInput } from "./request-log";
 
 /** One record as it rides the queue: a serialized `request_logs` row and the credits (pico) to debit with it. */
 export interface LogEntry {
@@ -101,5 +102,17 @@ export async function sendLogRow(env: Env, r: LogRowToSend): Promise<void> {
   } catch (err) {
     console.error("log queue send failed; record kept in the key's outbox", err instanceof Error ? err.message : String(err));
     await keyStateStub(env, r.keyId).settleMany([{ reservationId: null, actual: 0n, outbox: { row: r.row, logId: r.logId, organizationId: r.organizationId, creditsPico: 0n } }]);
+  }
+}
+
+/**
+ * Sends the record to the LOGS queue (the key's outbox keeps it if the queue
+ * refuses); never throws (a lost log must not fail anything else in waitUntil).
+ */
+export async function writeRequestLog(env: Env, input: RequestLogInput): Promise<void> {
+  try {
+    await sendLogRow(env, { row: requestLogJson(input), logId: input.logId, keyId: input.auth.key.id, organizationId: input.auth.organization.id });
+  } catch (err) {
+    console.error("request log write failed", err instanceof Error ? err.message : String(err));
   }
 }

@@ -4,12 +4,10 @@
  * stores it in R2, adds it to the hourly aggregates and keeps it in the D1 window (`request_logs`,
  * same columns). Costs are pico-dollars split into the credit-paid and BYOK parts.
  */
-import type { Env } from "../env";
 import { requestLogs, type RequestKind, type RoutingAttempt } from "../db/schema";
-import type { KeyContext } from "../auth/key-context";
+import type { KeyContext } from "../context/key-context";
 import type { NormalizedUsage } from "../providers/types";
 import { picoToDbNumber, type Pico } from "../billing/money";
-import { sendLogRow } from "./log-queue";
 
 export interface RequestLogInput {
   logId: string;
@@ -150,16 +148,4 @@ export function refundRecordJson(charged: LogRow): string {
     routing: [],
     extra: { refundOf: charged.id },
   });
-}
-
-/**
- * Sends the record to the LOGS queue (src/usage/log-queue.ts; the key's outbox keeps it if the queue
- * refuses); never throws (a lost log must not fail anything else in waitUntil).
- */
-export async function writeRequestLog(env: Env, input: RequestLogInput): Promise<void> {
-  try {
-    await sendLogRow(env, { row: requestLogJson(input), logId: input.logId, keyId: input.auth.key.id, organizationId: input.auth.organization.id });
-  } catch (err) {
-    console.error("request log write failed", err instanceof Error ? err.message : String(err));
-  }
 }

@@ -4,7 +4,7 @@
  * HMAC-SHA-256 over `<log id>.<expiry>` with a key derived from KEY_HASH_SECRET (purpose-bound,
  * so it never equals a key fingerprint). Valid for PLAYBACK_TOKEN_TTL_S.
  */
-import { requireHashSecret } from "../../auth/gateway-key";
+import { requireHashSecret } from "../../lib/crypto";
 import type { Env } from "../../env";
 import { base64Url } from "../../lib/crypto";
 import { timingSafeEqual } from "../../lib/crypto";

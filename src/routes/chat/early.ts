@@ -7,7 +7,7 @@
  * before it uses the attempt's result, and cancels the call when admission refuses.
  */
 import type { Env } from "../../env";
-import type { KeyContext } from "../../auth/key-context";
+import type { KeyContext } from "../../context/key-context";
 import type { ChatRequest } from "../../providers/types";
 import type { Candidate, RequestNeeds, Selection } from "../../routing/candidates";
 import { orderCandidates } from "../../routing/order";

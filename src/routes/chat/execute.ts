@@ -10,7 +10,7 @@
  * settled like any other outcome.
  */
 import type { GatewayRequest } from "../middleware/gateway-request";
-import type { KeyContext } from "../../auth/key-context";
+import type { KeyContext } from "../../context/key-context";
 import { admitKey, checkKey } from "../../auth/gateway-key";
 import { ApiError } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
@@ -28,7 +28,8 @@ import { admitCredits, releaseCredits } from "../../billing/credits";
 import { doCallsHeader } from "../../durable-objects/debug-latency";
 import { pathCallsHeader, pathTimingHeader, traceMark } from "../../lib/debug-world";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
-import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
+import { writeRequestLog } from "../../usage/log-queue";
+import type { RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
 import { boundTarget, estimatedUsage, isCreditPaid, recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
 import { noteCreditAnswer, noteKeyAnswer, planFor, startBeforeAdmission, type BeforeAdmission, type EarlyCall } from "./early";

@@ -3,7 +3,7 @@
  * resolves for a key, which provider it pins, what admission bounds for a candidate, and which
  * attempts feed the shared provider metrics.
  */
-import type { KeyContext } from "../../auth/key-context";
+import type { KeyContext } from "../../context/key-context";
 import { emptyUsage, type ChatRequest, type NormalizedUsage } from "../../providers/types";
 import { estimateTextTokens, type BoundTarget } from "../../billing/estimate";
 import { adapterFor } from "../../providers/registry";

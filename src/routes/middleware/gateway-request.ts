@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../app-types";
 import type { Env } from "../../env";
-import type { KeyContext } from "../../auth/key-context";
+import type { KeyContext } from "../../context/key-context";
 import { clientIpOf } from "../../iam/cidr";
 import { detectSourceApp } from "../../usage/source-app";
 

@@ -12,9 +12,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { specTypeSchemas, type JSONRPCMessage, type Transport } from "@modelcontextprotocol/server";
 import type { Env } from "../env";
-import type { McpAuth } from "../mcp/auth";
-import { createMcpServer } from "../mcp/server";
-import { invalidParams, invalidParamsReply } from "../mcp/protocol";
+import type { McpAuth } from "./auth";
+import { createMcpServer } from "./server";
+import { invalidParams, invalidParamsReply } from "./protocol";
 
 const KEEPALIVE_MS = 25_000;
 const encoder = new TextEncoder();
