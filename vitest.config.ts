@@ -11,7 +11,7 @@ dropPoolTeardownNoise(process.stderr);
 const providerEnvPrefix = (id: string) => id.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 
 /**
- * The bindings of the `latency` project (test/latency/, issue 23): the app as a caller far from the
+ * The bindings of the `latency` project (test/latency/): the app as a caller far from the
  * key's objects and the D1 primary sees it (src/durable-objects/debug-latency.ts,
  * src/lib/debug-world.ts). Every budget-object call (KeyState, OrgCredits, RateLimiter) waits
  * DO_LATENCY_MS in the object; through the Worker's fetch handler every D1 statement on the primary
@@ -77,7 +77,7 @@ export default defineConfig(async () => {
     test: {
       projects: [
         project("workers", ["src/**/*.test.ts", "test/**/*.test.ts"], [LATENCY_TESTS], {}),
-        // The invariants of issue 23 with the objects and the D1 primary far away (docs/admission.md).
+        // The admission invariants with the objects and the D1 primary far away (docs/admission.md).
         project("latency", [LATENCY_TESTS], [], LATENCY_BINDINGS),
       ],
     },

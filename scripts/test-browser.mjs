@@ -4,9 +4,9 @@
  * `npm run test:browser` — the dashboard in a real browser (Debian's `chromium`, driven by
  * playwright-core; no browser is ever downloaded). Starts its own gateway: the fake upstream
  * (test/fake-upstream) and `wrangler dev --test-scheduled` on a fresh local database, bootstraps an
- * organization, then runs the scenarios of issues 16, 22, 25 and 26 (the later ones in
- * scripts/lib/browser-security.mjs, browser-auth.mjs, browser-issue25.mjs,
- * browser-issue26.mjs) and saves screenshots under
+ * organization, then runs the dashboard's scenarios (some kept in
+ * scripts/lib/browser-security.mjs, browser-auth.mjs, browser-dashboard.mjs,
+ * browser-requests-platform.mjs) and saves screenshots under
  * test-results/browser/ (gitignored). Exit code 0 when every scenario passed.
  *
  * Env: CHROMIUM (default /usr/bin/chromium), BROWSER_TEST_PORT (default 8760; the fake upstream
@@ -21,9 +21,9 @@ import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
 import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { ROOT, providerEnvPrefix, providerIds } from "./lib/local.mjs";
-import * as issue25 from "./lib/browser-issue25.mjs";
+import * as dashboardScenarios from "./lib/browser-dashboard.mjs";
 import * as security from "./lib/browser-security.mjs";
-import * as issue26 from "./lib/browser-issue26.mjs";
+import * as requestsPlatformScenarios from "./lib/browser-requests-platform.mjs";
 import * as auth from "./lib/browser-auth.mjs";
 
 const PORT = Number(process.env.BROWSER_TEST_PORT ?? 8760);
@@ -184,7 +184,7 @@ try {
   };
   const keyRow = (/** @type {string} */ description) => page.locator("tr", { has: page.getByText(description, { exact: true }) });
 
-  /** What the scenarios kept in scripts/lib/browser-issue2x.mjs use ... */
+  /** What the scenarios kept in scripts/lib/browser-*.mjs use ... */
   const ctx = { page, BASE, SHOTS, OWNER, masterKey, playgroundKey, consoleErrors, shot, reloads, keyRow, api, chat };
   /** ... and those in browser-security.mjs and browser-auth.mjs. */
   const authCtx = { ...ctx, ADMIN_TOKEN, upstream, browserContext, mailsTo };
@@ -316,9 +316,9 @@ try {
     await shot("07-access-rules");
   });
 
-  await scenario("rule preview follows what is typed; unknown models refused when added; one name per rule type", () => issue25.rulePreview(ctx));
+  await scenario("rule preview follows what is typed; unknown models refused when added; one name per rule type", () => dashboardScenarios.rulePreview(ctx));
 
-  await scenario("the create-key form's example models are accepted", () => issue25.exampleModels(ctx));
+  await scenario("the create-key form's example models are accepted", () => dashboardScenarios.exampleModels(ctx));
 
   await scenario("inline CIDR validation", async () => {
     await page.getByLabel("Rule type").selectOption("deny_ip_cidrs");
@@ -347,9 +347,9 @@ try {
     await shot("09-usage-hourly");
   });
 
-  await scenario("usage rankings: refused requests under their own label, sortable, searchable, CSV; a reversed range keeps the form", () => issue25.rankings(ctx));
+  await scenario("usage rankings: refused requests under their own label, sortable, searchable, CSV; a reversed range keeps the form", () => dashboardScenarios.rankings(ctx));
 
-  await scenario("requests page: from the top nav, rows with their columns, status filter, detail with routing; phone and dark", () => issue26.requestsPage(ctx));
+  await scenario("requests page: from the top nav, rows with their columns, status filter, detail with routing; phone and dark", () => requestsPlatformScenarios.requestsPage(ctx));
 
   await scenario("change a setting (budget alert threshold)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Organization" }).click();
@@ -411,7 +411,7 @@ try {
     await page.locator("#flash").filter({ hasText: "Deleted." }).waitFor();
   });
 
-  await scenario("organization: add a custom provider (success message)", () => issue25.customProvider(ctx));
+  await scenario("organization: add a custom provider (success message)", () => dashboardScenarios.customProvider(ctx));
 
   await scenario("organization: edit a provider key's token (hint changes, token never shown)", async () => {
     const [before, after] = ["sk-browser-edit-before-0123456789-aaaa", "sk-browser-edit-after-0123456789-zzzz"];
@@ -462,11 +462,11 @@ try {
     assert.equal((await api(`/v1/master/teams/${team.json.team.id}`, { token: masterKey })).json.team.memberIds.length, 1);
   });
 
-  await scenario("organization: rate limits and a member's spending limits save", () => issue26.organizationLimits(ctx));
+  await scenario("organization: rate limits and a member's spending limits save", () => requestsPlatformScenarios.organizationLimits(ctx));
 
-  await scenario("platform: a master key's secret once (Copy), revoked; the ledger shows the starting credits", () => issue26.platformPage(ctx));
+  await scenario("platform: a master key's secret once (Copy), revoked; the ledger shows the starting credits", () => requestsPlatformScenarios.platformPage(ctx));
 
-  await scenario("keys: a key over its usage limit shows \"limit reached\", not active", () => issue26.keyLimitReached(ctx));
+  await scenario("keys: a key over its usage limit shows \"limit reached\", not active", () => requestsPlatformScenarios.keyLimitReached(ctx));
 
   await scenario("delete a key (confirm)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Keys" }).click();
@@ -498,27 +498,27 @@ try {
     await keyRow("Keyboard key").waitFor();
   });
 
-  await scenario("standards mode everywhere, top-bar links to /docs and /mcp, an HTML 404 page", () => issue25.standardsMode(ctx));
+  await scenario("standards mode everywhere, top-bar links to /docs and /mcp, an HTML 404 page", () => dashboardScenarios.standardsMode(ctx));
 
-  await scenario("dark theme: follows the system, and the top-bar toggle persists", () => issue25.darkTheme(ctx));
+  await scenario("dark theme: follows the system, and the top-bar toggle persists", () => dashboardScenarios.darkTheme(ctx));
 
-  await scenario("keys table: pages of 50, search and sort", () => issue25.keysPaging(ctx));
+  await scenario("keys table: pages of 50, search and sort", () => dashboardScenarios.keysPaging(ctx));
 
   await scenario("phone width", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const [name, path] of [["keys", "/dashboard/keys"], ["usage", "/dashboard/usage"], ["access", "/dashboard/access"], ["organization", "/dashboard/organization"], ["platform", "/dashboard/platform"], ["accept", "/dashboard/accept"]]) {
       await page.goto(`${BASE}${path}`);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      assert.ok(overflow <= 1, `${path} scrolls sideways by ${overflow}px: ${await issue26.sticking(page)}`);
+      assert.ok(overflow <= 1, `${path} scrolls sideways by ${overflow}px: ${await requestsPlatformScenarios.sticking(page)}`);
       await shot(`11-phone-${name}`);
     }
-    await issue25.phoneNothingCut(ctx);
+    await dashboardScenarios.phoneNothingCut(ctx);
     await page.goto(`${BASE}/mcp`, { waitUntil: "load" });
     await shot("12-phone-mcp-setup");
     await page.setViewportSize({ width: 1360, height: 900 });
   });
 
-  await scenario("/docs: styled by its own stylesheet, section links apart, no sideways scroll on a phone", () => issue25.docsPage(ctx));
+  await scenario("/docs: styled by its own stylesheet, section links apart, no sideways scroll on a phone", () => dashboardScenarios.docsPage(ctx));
 
   await scenario("a signed-in owner opens another organization's hostile video link: no page, no script, no key", () => security.hostileVideoLink(authCtx));
 

@@ -1,5 +1,5 @@
 /**
- * Issue 26.12: every model the catalogue lists is one the gateway serves. A video or image model
+ * Every model the catalogue lists is one the gateway serves. A video or image model
  * whose provider has no generation adapter was listed (veo-3.0-generate on google-vertex) while
  * POST /v1/videos answered 400 model_not_supported; it stays out of every listing until it is served.
  */

@@ -435,7 +435,7 @@ describe("grant cleanup", () => {
   });
 });
 
-describe("hardening (issues 12 and 17)", () => {
+describe("hardening", () => {
   it("refuses a cross-site post of the sign-in form (login CSRF)", async () => {
     const clientId = await publicClient();
     const params = authorizeParams(clientId, await s256Challenge("x".repeat(43)));

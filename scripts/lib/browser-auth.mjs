@@ -8,7 +8,7 @@ import { join } from "node:path";
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
-/** @typedef {import("./browser-issue25.mjs").Ctx & { browserContext: import("playwright-core").BrowserContext, mailsTo: (address: string) => string[] }} Ctx */
+/** @typedef {import("./browser-dashboard.mjs").Ctx & { browserContext: import("playwright-core").BrowserContext, mailsTo: (address: string) => string[] }} Ctx */
 
 /** OAuth sign-in and consent pages use the dashboard stylesheet @param {Ctx} ctx */
 export async function oauthPages(ctx) {

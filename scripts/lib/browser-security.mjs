@@ -1,17 +1,17 @@
 // @ts-check
 /**
- * The browser scenarios of issue 22 (security), run by scripts/test-browser.mjs with its page and
+ * The browser scenarios of the security findings, run by scripts/test-browser.mjs with its page and
  * helpers in `ctx`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 
-/** @typedef {import("./browser-issue25.mjs").Ctx & { ADMIN_TOKEN: string, upstream: string, browserContext: import("playwright-core").BrowserContext }} Ctx */
+/** @typedef {import("./browser-dashboard.mjs").Ctx & { ADMIN_TOKEN: string, upstream: string, browserContext: import("playwright-core").BrowserContext }} Ctx */
 
 /** a signed-in owner opens another organization's hostile video link: no page, no script, no key @param {Ctx} ctx */
 export async function hostileVideoLink(ctx) {
   const { page, BASE, SHOTS, ADMIN_TOKEN, upstream, browserContext, masterKey, api } = ctx;
-  // Issue 22: an admin of another organization points a BYOK key at a server it controls (the
+  // An admin of another organization points a BYOK key at a server it controls (the
   // fake upstream) and makes one job's content an HTML page whose <script> loads the other job's
   // content, served as text/javascript (`alert(document.domain)`), under the dashboard's origin.
   const evil = await api("/v1/admin/organizations", {

@@ -56,7 +56,7 @@ test("block extraction, skip markers and the rewrites docs:check applies", () =>
   assert.match(script, /--fail-with-body/);
 });
 
-// Claims issue 25 found wrong, each checked against the code it describes.
+// Claims a review found wrong, each checked against the code it describes.
 const doc = (/** @type {string} */ f) => readFileSync(join(ROOT, f), "utf8");
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 const slug = (/** @type {string} */ h) => h.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");

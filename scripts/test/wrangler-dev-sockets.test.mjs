@@ -3,9 +3,9 @@
  * Real-socket checks against `wrangler dev` (what workerd tests cannot see: the dev proxy and real
  * TCP resets). One throw-away gateway (scripts/lib/throwaway-gateway.mjs) with the local stand-in
  * upstream (test/fake-upstream) serves both:
- *  - issue 26.6: after the 413 for an 11 MiB chunked body, the next requests are served (before:
+ *  - after the 413 for an 11 MiB chunked body, the next requests are served (before:
  *    503 "worker restarted mid-request", 3 of 3);
- *  - issue 26.3: streams whose socket is reset right after the response headers all get their log
+ *  - streams whose socket is reset right after the response headers all get their log
  *    row (before: about 1 in 20 had none and no charge).
  * Env: SOCKETS_TEST_PORT (default: a free port) for wrangler dev; the stand-in upstream then takes the next port.
  */

@@ -5,8 +5,8 @@
  * primary when the replica's answer would refuse; `readKeyContext`) and rejects keys that are
  * unknown, deleted, disabled or expired by the cached data, then applies the key's IP rules to the
  * client (403 `permission_denied`): every door that takes a key authenticates through
- * `authenticateGatewayKey(env, presentedKey(headers))`, so none answers an outside client (issue 22;
- * MCP turns the same verdict into tool errors, src/mcp/auth.ts). The liveness/spend decision that must be
+ * `authenticateGatewayKey(env, presentedKey(headers))`, so none answers an outside client
+ * (MCP turns the same verdict into tool errors, src/mcp/auth.ts). The liveness/spend decision that must be
  * global (roll, disable on another isolate, limits) is one call to the key's KeyState DO:
  *  - routes that spend (chat, images, videos, moderations) call `admitKey(env, ctx, estimate)` once
  *    they know the estimate (a true upper bound; docs/admission.md), and ask `checkKey(..., {spending})`

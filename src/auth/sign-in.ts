@@ -65,7 +65,7 @@ export async function signInWithPassword(env: Env, headers: Headers, input: { em
     await recordFailure(env, pairKey, FREE_FAILURES, BACKOFF_BASE_MS, BACKOFF_MAX_MS);
     throw invalid();
   }
-  // Signing in never accepts a membership: only the e-mailed token does (issue 22).
+  // Signing in never accepts a membership: only the e-mailed token does.
   await resetLimits(env, pairKey);
   return {
     user: { id: user.id, email: user.email, name: user.name },

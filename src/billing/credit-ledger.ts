@@ -1,5 +1,5 @@
 /**
- * Credits after bootstrap (issue 26, item 11): operator top-ups and corrections, the ledger the
+ * Credits after bootstrap: operator top-ups and corrections, the ledger the
  * owner reads (the low-balance e-mail is in ./low-credits.ts).
  *
  * An entry and its change to `organizations.credits_pico` are one D1 batch (one transaction): the

@@ -1,5 +1,5 @@
 /**
- * Low credit balance alert (issue 26, item 11): OrgCredits (src/durable-objects/org-credits.ts)
+ * Low credit balance alert: OrgCredits (src/durable-objects/org-credits.ts)
  * checks the balance it reads against the organization's `notifications.lowCreditsThreshold`.
  */
 import { and, eq, sql } from "drizzle-orm";

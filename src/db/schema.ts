@@ -167,11 +167,11 @@ export const apiKeys = sqliteTable("api_keys", {
   periodUsageLimit: text("period_usage_limit"),
   periodUsageDurationValue: integer("period_usage_duration_value", { mode: "number" }),
   periodUsageDurationUnit: text("period_usage_duration_unit", { enum: PERIOD_UNITS }),
-  /** Disabled by an owner, admin or the master API: a developer cannot enable it (issue 12). */
+  /** Disabled by an owner, admin or the master API: a developer cannot enable it. */
   disabledByManager: integer("disabled_by_manager", { mode: "boolean" }).notNull().default(false),
   /** Limits set by an owner, admin or the master API: a developer cannot change them. */
   limitsSetByManager: integer("limits_set_by_manager", { mode: "boolean" }).notNull().default(false),
-  /** Expiry set by an owner or admin: a developer cannot change or remove it (issue 22). */
+  /** Expiry set by an owner or admin: a developer cannot change or remove it. */
   expirySetByManager: integer("expiry_set_by_manager", { mode: "boolean" }).notNull().default(false),
   /** Bumped on every change that affects authorization (status, secret, limits, rules, org policy). */
   version: integer("version", { mode: "number" }).notNull().default(1),
@@ -242,7 +242,7 @@ export const masterKeys = sqliteTable("master_keys", {
 }, (t) => [uniqueIndex("master_keys_fingerprint_uq").on(t.fingerprint), index("master_keys_org_idx").on(t.organizationId)]);
 
 /**
- * Platform secret keys (`sk_...`, issue 26 item 9): held by an app's backend to mint end-user
+ * Platform secret keys (`sk_...`): held by an app's backend to mint end-user
  * sessions for one project. Only the HMAC fingerprint is stored.
  */
 export const platformKeys = sqliteTable("platform_keys", {
@@ -264,7 +264,7 @@ export const CREDIT_SOURCES = ["bootstrap", "admin"] as const;
 export type CreditSource = (typeof CREDIT_SOURCES)[number];
 
 /**
- * Credit ledger (issue 26, item 11): every credit added to or taken off an organization other
+ * Credit ledger: every credit added to or taken off an organization other
  * than usage (usage is in `request_logs`). `amount_pico` is signed (a correction is negative);
  * `balance_after_pico` is the D1 balance right after the entry. An idempotency key is used once
  * per organization: the same key again is the same entry (src/billing/credit-ledger.ts).

@@ -148,7 +148,7 @@ describe("IAM evaluation: IP rules", () => {
     expect(allowed(c, req({ clientIp: "not-an-ip" }))).toBe(false);
   });
 
-  it("deny_ip_cidrs rejects matching addresses; an unknown IP is denied too (fail closed, issue 22)", () => {
+  it("deny_ip_cidrs rejects matching addresses; an unknown IP is denied too (fail closed)", () => {
     const c = ctx({ key: [rule("key", "deny_ip_cidrs", { ipCidrs: ["192.0.2.0/24", "fd00::/8"] })] });
     expect(allowed(c, req({ clientIp: "192.0.2.9" }))).toBe(false);
     expect(allowed(c, req({ clientIp: "fd12::1" }))).toBe(false);

@@ -3,7 +3,7 @@
  * rename, enable/disable, expiry (dashboard only) and spend limits. Spec section 3:
  *  - disable: always allowed; enable: only without TTL or with a TTL in the future;
  *  - an expired key is enabled only together with a new future `expiresAt` (400 otherwise).
- * Who may change what (issue 12): a `manager` (owner, admin, master API) changes everything; a
+ * Who may change what: a `manager` (owner, admin, master API) changes everything; a
  * `developer` (own keys only, the route checks that) may always disable, but may enable only a key
  * no manager disabled and change only limits and an expiry no manager set (403 otherwise; issue
  * 22: an owner-set expiry is not the developer's to remove or extend).

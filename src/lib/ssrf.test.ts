@@ -31,7 +31,7 @@ describe("checkUpstreamUrl (production)", () => {
     "https://api.localhost/v1",
     "https://metadata.google.internal/computeMetadata/v1",
     "https://intranet/v1",
-    // Issue 12: double trailing dot, empty labels, IPv4-compatible IPv6.
+    // Double trailing dot, empty labels, IPv4-compatible IPv6.
     "https://localhost../v1",
     "https://metadata.google.internal../computeMetadata/v1",
     "https://api..example.com/v1",

@@ -4,7 +4,7 @@
  * KeyContext, confirmed live by its KeyState DO (`checkKey`: liveness, no spend admission, so
  * analytics stay available past a spend limit; generation tools admit spend themselves).
  *
- * The key's IP rules are judged here too, on the same client IP as the HTTP doors (issue 22): a
+ * The key's IP rules are judged here too, on the same client IP as the HTTP doors: a
  * client outside them is authenticated (so `initialize` and `tools/list` work) but every tool
  * call is a tool error with the IAM message (`refusal`, applied by src/mcp/server.ts).
  *

@@ -276,7 +276,7 @@ export async function revokeToken(env: Env, clientId: string, token: string, now
 export type KeySelector = { keyId: string } | { projectId: string };
 
 /**
- * Rolling, disabling or deleting a gateway key ends its OAuth access (issue 22): every live grant
+ * Rolling, disabling or deleting a gateway key ends its OAuth access: every live grant
  * issued for the key (codes, access and refresh tokens, whatever the client) is revoked, and the
  * `client_credentials` clients registered with the key are deleted (with their grants), so they
  * can mint no new token. The key's holder registers a new client with the new secret; an MCP

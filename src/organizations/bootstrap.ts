@@ -23,7 +23,7 @@ export interface BootstrapInput {
  * The owner's user: a new one, or an existing user with that e-mail when the password matches
  * (one person owning several organizations). A different password is a 409, never a takeover.
  * An existing account without a password of its own (another organization added the address,
- * with a password it chose or none) blocks nothing (issue 22): the owner membership starts
+ * with a password it chose or none) blocks nothing: the owner membership starts
  * pending and the invitation is e-mailed, like any membership of an existing account; accepting
  * it sets the person's own password. The password in the request is not used then.
  */

@@ -1,5 +1,5 @@
 /**
- * Master key lifecycle (issue 26, item 8), shared by the master API (`/v1/master/master-keys`),
+ * Master key lifecycle, shared by the master API (`/v1/master/master-keys`),
  * the operator API (`/v1/admin/organizations/{id}/master-keys`) and the dashboard (owners only).
  * Only the HMAC fingerprint of a secret is stored; the secret is returned once, on create and
  * roll. Authentication (src/auth/master-auth.ts) looks every request up in D1 by fingerprint

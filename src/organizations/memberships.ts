@@ -11,7 +11,7 @@
  * - Only the e-mailed token accepts a membership (`acceptInvitation`). Signing in with a password
  *   an organization chose opens that organization but accepts nothing: the organization never
  *   proved the address is the person's, so it stays pending, gets no e-mail, and the person's own
- *   password (set when accepting any invitation) does not open it (issue 22).
+ *   password (set when accepting any invitation) does not open it.
  * - Only accepted members receive e-mail (budget alerts).
  */
 import { and, asc, eq, gt, isNotNull, type SQL } from "drizzle-orm";
@@ -75,7 +75,7 @@ export async function addMember(env: Env, organizationId: string, input: NewMemb
 
 /**
  * At most INVITATIONS_PER_WINDOW invitation e-mails from one organization to one address per
- * hour (issue 22: resending had no limit); 429 `invitation_rate_limited` with `retry-after` past it.
+ * hour (resending had no limit); 429 `invitation_rate_limited` with `retry-after` past it.
  * Keyed by organization and address, so no organization can use up another's invitations.
  */
 async function admitInvitationMail(env: Env, organizationId: string, email: string): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Platform secret keys (`sk_...`, issue 26 item 9; docs/platform-keys.md): an app's backend holds
+ * Platform secret keys (`sk_...`; docs/platform-keys.md): an app's backend holds
  * one to mint short-lived end-user sessions for one project (./sessions.ts). Lifecycle: create
  * (secret shown once, HMAC fingerprint stored), list, roll (same key, new secret), revoke (the
  * key and every session it minted stop at once). Authentication reads D1 by fingerprint on every

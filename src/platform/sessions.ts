@@ -1,5 +1,5 @@
 /**
- * End-user sessions (issue 26 item 9; docs/platform-keys.md). A backend holding a platform secret
+ * End-user sessions (docs/platform-keys.md). A backend holding a platform secret
  * key mints a session for one of its end users: a gateway key of kind `session` (`swbs_...`
  * token) in the platform key's project, created through the same path as every gateway key
  * (src/keys/issue.ts), so it authenticates, is admitted, metered, logged and revoked like one:

@@ -1,5 +1,5 @@
 /**
- * The platform API of an app's backend (issue 26 item 9; docs/platform-keys.md), authenticated
+ * The platform API of an app's backend (docs/platform-keys.md), authenticated
  * with a platform secret key (`Authorization: Bearer sk_...`), scoped to that key's project:
  *
  *   POST /v1/sessions {endUserId, expiresIn?, spendCap, iamRules?, projectId?}  -> 201 {session: {..., token}}

@@ -1,5 +1,5 @@
 /**
- * Credits after bootstrap (issue 26, item 11): operator top-ups and corrections with an
+ * Credits after bootstrap: operator top-ups and corrections with an
  * idempotency key, the ledger owners read, the OrgCredits object told at once (a drained
  * organization is served on its next request), the low-balance e-mail, and free models at a zero
  * balance.

@@ -1,5 +1,5 @@
 /**
- * A key's own budget alert threshold (issue 16, migration 0004): set from the dashboard session
+ * A key's own budget alert threshold (migration 0004): set from the dashboard session
  * API, it wins over the organization's threshold; cleared (null), the organization's applies again.
  */
 import { env } from "cloudflare:workers";

@@ -1,5 +1,5 @@
 /**
- * The session API behind the Organization page (issue 16): members (invite, role, remove), teams,
+ * The session API behind the Organization page: members (invite, role, remove), teams,
  * provider keys, custom providers and models. Same actions as the master API (src/actions/*);
  * owners and admins only, and only an owner adds, changes or removes an owner (spec 5 rule 6).
  */

@@ -1,5 +1,5 @@
 /**
- * The dashboard UI (issue 16) at the HTTP level: redirects, security headers, what the pages show
+ * The dashboard UI at the HTTP level: redirects, security headers, what the pages show
  * to whom, and the session API the pages post to (organization settings, IAM rules). The browser
  * suite (scripts/test-browser.mjs) drives the same pages in Chromium.
  */

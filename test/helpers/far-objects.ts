@@ -1,5 +1,5 @@
 /**
- * The suite's env with the budget objects far away (issue 23): every call to a KeyState or
+ * The suite's env with the budget objects far away: every call to a KeyState or
  * OrgCredits stub waits first, as for an object on another continent (the test form of the
  * bench's DO_LATENCY_MS, which the objects read from their own env).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 23: the first upstream call starts while admission is asked (src/routes/chat/early.ts), so
+ * The first upstream call starts while admission is asked (src/routes/chat/early.ts), so
  * the budget objects' round trip hides behind the provider's time to first token. Every test here
  * runs the app with the key's and the organization's objects slowed down (each call waits first,
  * as for an object on another continent) and checks an invariant of docs/admission.md with early

@@ -1,5 +1,5 @@
 /**
- * Issue 23, item 2 for the routes beside chat: embeddings, images and moderations start their
+ * The routes beside chat (embeddings, images and moderations) start their
  * first upstream call while admission is asked (src/billing/early-call.ts), as chat does. Every
  * test runs the app with the key's and the organization's objects far away (each call waits
  * first) and checks, per endpoint: the upstream call starts before admission could have answered;

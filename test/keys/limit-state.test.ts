@@ -1,5 +1,5 @@
 /**
- * A key at its spend limit does not look healthy (issue 26, item 5): both key APIs carry
+ * A key at its spend limit does not look healthy: both key APIs carry
  * `limitState` (spent / limit / left per limit, reached, when the window resets), and the Keys
  * page shows "limit reached" instead of the green "active" badge, while requests with the key
  * answer 401 `usage_limit_reached`.

@@ -1,5 +1,5 @@
 /**
- * Master keys with a lifecycle (issue 26, item 8): create, list, roll and revoke through the
+ * Master keys with a lifecycle: create, list, roll and revoke through the
  * master API, the operator API and the dashboard (owners only); a revoked or rolled secret is
  * refused at once; the last active key cannot be revoked.
  */

@@ -1,5 +1,5 @@
 /**
- * Metering findings of issue 13, each reproduced from outside (through the Worker's fetch):
+ * Metering findings of a review, each reproduced from outside (through the Worker's fetch):
  *  - false refusals: in-flight reservations (not spend) exhausting a budget make requests wait,
  *    never answer the limit-reached 401;
  *  - dropped streams and dropped non-streaming requests are logged, billed and released;

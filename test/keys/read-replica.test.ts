@@ -1,5 +1,5 @@
 /**
- * Issue 23 item 3: request-path key reads go through a D1 read replica (Sessions API,
+ * Request-path key reads go through a D1 read replica (Sessions API,
  * `first-unconstrained`), and anything the replica's answer would refuse is re-read on the
  * primary (`first-primary`) first, so replication lag never refuses a valid key; liveness stays
  * with the key's KeyState object, so a stale replica row never keeps a rolled or disabled key alive.

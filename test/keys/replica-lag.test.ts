@@ -1,5 +1,5 @@
 /**
- * Issue 23: request-path reads of a key go to a nearby D1 read replica (Sessions API,
+ * Request-path reads of a key go to a nearby D1 read replica (Sessions API,
  * `first-unconstrained`); a miss there is asked of the primary before any 401, so replication lag
  * never refuses a valid key (src/auth/gateway-key.ts).
  */

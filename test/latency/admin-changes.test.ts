@@ -1,5 +1,5 @@
 /**
- * Issue 23, invariant 1 with the objects and the D1 primary far away (test/latency/helpers.ts):
+ * Admin changes take effect at once (the first invariant of docs/admission.md), with the objects and the D1 primary far away (test/latency/helpers.ts):
  * a disable, roll, delete or limit change under load while early upstream calls are in flight
  * (the fake upstream's first token comes after admission answered). Once the change returned, no
  * request receives a byte of an answer under the old state, nothing of the cancelled upstream call

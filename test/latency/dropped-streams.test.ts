@@ -1,5 +1,5 @@
 /**
- * Issue 23, invariant 4 with the objects and the D1 primary far away (test/latency/helpers.ts):
+ * Dropped streams are billed and logged once, with the objects and the D1 primary far away (test/latency/helpers.ts):
  * streams dropped while admission is still being asked (the early upstream call under way), right
  * after the headers, mid-stream and just before the end, in the three chat dialects and the four
  * ways a client goes away (test/resilience/dropped-streams.test.ts): every request is logged once

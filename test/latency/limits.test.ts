@@ -1,5 +1,5 @@
 /**
- * Issue 23, invariants 2 and 3 with the objects and the D1 primary far away (test/latency/helpers.ts)
+ * Spend and credit limits hold in bursts, with the objects and the D1 primary far away (test/latency/helpers.ts)
  * and early upstream calls in flight: a key's spend never exceeds its limit by more than one
  * request's actual cost, an organization on credits never goes below minus one request, and no
  * 401/402 is answered while only reservations fill the budget (a refusal only on settled numbers).

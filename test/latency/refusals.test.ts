@@ -1,5 +1,5 @@
 /**
- * Issue 23, invariant 5: a refused request is answered with the same status, error envelope and
+ * A refused request is answered with the same status, error envelope and
  * headers whether its key's objects and the D1 primary are far away (early upstream call in flight
  * and cancelled) or near (no injected latency), for every refusal of the admission path: a
  * disabled, rolled or deleted key (401), a key at its limit (401), an organization out of credits

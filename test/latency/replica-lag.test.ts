@@ -1,5 +1,5 @@
 /**
- * Issue 23, item 3 under latency: request-path key reads go to a nearby D1 read replica (5 ms here)
+ * Under latency: request-path key reads go to a nearby D1 read replica (5 ms here)
  * and the primary is far (test/latency/helpers.ts). The replica here lags for real: its key table is
  * a copy taken before the change on the primary, read through the Sessions API
  * (`first-unconstrained`). A key created (or re-enabled) on the primary a moment ago is admitted

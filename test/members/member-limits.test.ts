@@ -1,5 +1,5 @@
 /**
- * Member and team spending limits (issue 26 item 7): enforced over every key the member owns, with
+ * Member and team spending limits: enforced over every key the member owns, with
  * the key's admission rules (strict, no false refusals, leases), answered with the member wording
  * of the spec; analytics stay available at the limit (spec 5.5).
  */

@@ -1,5 +1,5 @@
 /**
- * Platform secret keys and end-user sessions (issue 26, item 9; docs/platform-keys.md): a backend
+ * Platform secret keys and end-user sessions (docs/platform-keys.md): a backend
  * with an `sk_` key mints a short-lived session token for an end user; a browser calls `/v1/*`
  * with it directly (CORS), capped, expiring, revocable one by one or per end user, logged and
  * analysed by end user. The `sk_` key has its own lifecycle.

@@ -1,5 +1,5 @@
 /**
- * Rate limits (issue 26 item 10, contract section 7): requests and tokens per minute, per key and
+ * Rate limits (contract section 7): requests and tokens per minute, per key and
  * per organization, counted by lease in RateLimiter objects, on `/v1/*` and `/mcp` alike.
  */
 import { env } from "cloudflare:workers";

@@ -1,5 +1,5 @@
 /**
- * Issue 26.3: a client that drops a stream (socket reset right after the headers, mid-stream, or
+ * A client that drops a stream (socket reset right after the headers, mid-stream, or
  * just before `[DONE]`) leaves exactly one log row and is billed exactly once, whatever the
  * upstream does meanwhile. A drop in workerd is what a reset does: the request's signal aborts
  * and/or the response body is cancelled (both, either one, in either order), or, as seen under

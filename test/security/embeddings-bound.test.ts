@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 5: embeddings admission reserves a true upper bound (UTF-8 bytes of every input,
+ * Embeddings admission reserves a true upper bound (UTF-8 bytes of every input,
  * as chat prompts), not characters / 4. Text whose tokens are shorter than four characters (here
  * 2,000 one-letter words in 4,000 characters: 2,000 tokens, as real tokenizers count them too)
  * made reservations half the real cost, and a burst overspent a key's limit about 2x.

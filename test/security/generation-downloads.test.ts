@@ -1,5 +1,5 @@
 /**
- * Issue 22, items 6 and 9: generation downloads reach only what the SSRF guard allows and never
+ * Generation downloads reach only what the SSRF guard allows and never
  * follow redirects. A BYOK upstream (an organization's own server) names the result link of a
  * generated image; the gateway fetches it for `b64_json`, so a link to an internal address must
  * be refused (a 502, nothing of the target in the answer), and so must a link that redirects.
@@ -76,7 +76,7 @@ describe("image result links named by the upstream", () => {
   });
 });
 
-describe("embeddings upstream redirects (issue 22, item 9)", () => {
+describe("embeddings upstream redirects", () => {
   it("a 307 from the upstream is a 502; the target never gets the request or the credential", async () => {
     const org = await byokOrg("openai", `${FAKE()}/openai`);
     const tag = `emb-redir-${crypto.randomUUID().slice(0, 8)}`;

@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 8: a key's IP rules apply on every door that takes the key. Before the fix an
+ * A key's IP rules apply on every door that takes the key. Before the fix an
  * IP-restricted key used from outside its range still got MCP get-account (credit balance, owner
  * e-mail), get-usage*, /v1/messages/count_tokens and /v1/models.
  */
@@ -41,7 +41,7 @@ const DOORS: Door[] = [
   },
 ];
 
-describe("IP rules on every door that takes a key (issue 22, item 8)", () => {
+describe("IP rules on every door that takes a key", () => {
   for (const door of DOORS) {
     it(`${door.name}: the normal 403 outside the range, answered inside it`, async () => {
       const { key } = await restrictedKey();

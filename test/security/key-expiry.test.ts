@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 11: an expiry an owner or admin set on a developer's key is managed like limits.
+ * An expiry an owner or admin set on a developer's key is managed like limits.
  * Before the fix the developer removed it (`PATCH /api/keys/{id} {"expiresAt": null}`) or moved it
  * ten years ahead: 200.
  */
@@ -24,7 +24,7 @@ async function developer(org: SeededOrg): Promise<Session> {
 
 const inDays = (days: number): string => new Date(Date.now() + days * 86_400_000).toISOString();
 
-describe("an owner-set expiry (issue 22, item 11)", () => {
+describe("an owner-set expiry", () => {
   it("a developer cannot remove, extend or change it: 403 key_managed; the owner can", async () => {
     const org = await seedOrg();
     const ds = await developer(org);

@@ -1,5 +1,5 @@
 /**
- * Issue 12, critical: one organization must not take over another organization's member
+ * One organization must not take over another organization's member
  * (contract section 5). Every variant of the report, plus the acceptance flow.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 4: rolling, disabling or deleting a gateway key ends its OAuth access. Before the
+ * Rolling, disabling or deleting a gateway key ends its OAuth access. Before the
  * fix a client_credentials client registered with the key kept minting tokens after a roll, and
  * tokens minted before the roll kept working on /mcp.
  */
@@ -70,7 +70,7 @@ async function ownerSession(org: SeededOrg) {
   return signIn(org.ownerEmail, org.ownerPassword);
 }
 
-describe("ending a key ends its OAuth clients and tokens (issue 22, item 4)", () => {
+describe("ending a key ends its OAuth clients and tokens", () => {
   it("roll: the client registered with the old secret mints nothing, and earlier tokens stop working on /mcp", async () => {
     const org = await seedOrg();
     const access = await oauthFor(org.key, org.keyId);

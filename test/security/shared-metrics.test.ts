@@ -1,5 +1,5 @@
 /**
- * Issue 12: the public provider metrics show only the public catalogue, and an organization's own
+ * The public provider metrics show only the public catalogue, and an organization's own
  * upstreams (custom providers, BYOK keys with their own base URL) never move the shared metrics
  * that route everyone's traffic.
  */

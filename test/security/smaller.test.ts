@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 12 (smaller findings), each failing on the code before the fix:
+ * Smaller security findings, each failing on the code before the fix:
  *  - resending an invitation had no limit (30 calls sent 31 e-mails);
  *  - an e-mail another organization registered blocked operator bootstrap with it (409);
  *  - MCP get-account returned the global user id for a pending member's key;
@@ -20,7 +20,7 @@ const addMember = (masterKey: string, body: Record<string, unknown>) => call("/v
 const signIn = (addr: string, password: string, organizationId?: string) =>
   call("/api/auth/sign-in", { method: "POST", ...json({ email: addr, password, ...(organizationId ? { organizationId } : {}) }) });
 
-describe("issue 22, item 12", () => {
+describe("smaller security findings", () => {
   it("resending an invitation is rate limited (429 with retry-after), and so is removing and adding again", async () => {
     const org = await seedOrg();
     const v = email("resend");

@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 10: an organization that creates the account of a new address with a password it
+ * An organization that creates the account of a new address with a password it
  * chose, and signs in as it, must not count as accepted. Before the fix that first sign-in
  * accepted the membership, so the organization's budget alerts were e-mailed to the address, and
  * once the real person set their own password (accepting another organization's invitation) that
@@ -23,7 +23,7 @@ async function statusIn(org: SeededOrg, addr: string): Promise<unknown> {
   return list.members.find((m) => m.email === addr)?.status;
 }
 
-describe("a squatted address (issue 22, item 10)", () => {
+describe("a squatted address", () => {
   it("signing in with the organization's chosen password accepts nothing and brings no e-mail", async () => {
     const squatter = await seedOrg();
     const v = email("squat");

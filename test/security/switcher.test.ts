@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 3: the dashboard's organization switcher lists only what the session's
+ * The dashboard's organization switcher lists only what the session's
  * credential opens. Before the fix it listed every membership of the account, so an organization
  * that squatted an address (created the account with its own password) and signed in as it saw
  * the name and id of another organization that had invited the same address.
@@ -14,7 +14,7 @@ captureMail();
 const page = (s: Session, path: string) => call(path, { headers: { cookie: s.cookie } });
 const addMember = (masterKey: string, body: Record<string, unknown>) => call("/v1/master/members", { method: "POST", key: masterKey, ...json(body) });
 
-describe("the organization switcher (issue 22, item 3)", () => {
+describe("the organization switcher", () => {
   it("a squatter signed in with its own chosen password does not see the organization that invited the address", async () => {
     const victimOrg = await seedOrg({ name: "Victim Org Name" });
     const squatter = await seedOrg({ name: "Squatter Org" });

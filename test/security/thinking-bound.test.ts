@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 2: extended thinking cannot overrun limits. The Claude adapters (Anthropic, and
+ * Extended thinking cannot overrun limits. The Claude adapters (Anthropic, and
  * Claude on Bedrock) raise `max_tokens` upstream to make room for the thinking budget (16 asked,
  * 24,592 sent for `reasoning_effort: "high"`); admission must reserve what is sent, not what was
  * asked. The fake models think until they reach the cap they were sent (`[[fake:think_max]]`),

@@ -1,5 +1,5 @@
 /**
- * Issue 22, item 1: the video content route never serves an upstream's HTML or script. An
+ * The video content route never serves an upstream's HTML or script. An
  * organization's admin points a BYOK provider key at their own server and starts two video jobs;
  * the server answers one job's content as `text/html` (a page loading the other job's content as
  * a script) and the other as `text/javascript`. Whoever opens the first link must get no page and
@@ -214,7 +214,7 @@ describe("VIDEO_CONTENT_ORIGIN", () => {
   });
 });
 
-describe("video content redirects (issue 22, item 7)", () => {
+describe("video content redirects", () => {
   it("an upstream 302 to an internal address is a 502; the target's body is never returned or stored", async () => {
     const evil = await attacker();
     const job = await startJob(evil, "moved [[fake:video_redirect]]");

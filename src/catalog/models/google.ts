@@ -195,7 +195,7 @@ export const GOOGLE_MODELS: readonly ModelDefinition[] = [
     ],
   },
   // Veo 3 on Vertex is not listed: the gateway has no Vertex video adapter yet (predictLongRunning /
-  // fetchPredictOperation), and a listed model must be one POST /v1/videos serves (issue 26.12;
+  // fetchPredictOperation), and a listed model must be one POST /v1/videos serves (
   // test/catalog-served.test.ts). Add it back with that adapter.
   embeddingModel({
     id: "gemini-embedding-001",

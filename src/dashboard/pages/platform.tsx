@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /**
- * Platform page (issue 26): the organization's master keys (owners only), credits (balance,
+ * Platform page: the organization's master keys (owners only), credits (balance,
  * ledger of top-ups and corrections, low-balance alert threshold), platform secret keys, end-user
  * sessions and usage by end user (owners and admins). Every change
  * is a `<form data-api>` call to the session API; a new secret appears once in the secret dialog.

@@ -1,5 +1,5 @@
 /**
- * Master keys from the dashboard (issue 26, item 8): owners only (admins and developers get 403),
+ * Master keys from the dashboard: owners only (admins and developers get 403),
  * the same service as the master API (src/organizations/master-keys.ts).
  *
  *   GET /api/master-keys   POST /api/master-keys {description?}   POST /api/master-keys/{id}/roll   DELETE /api/master-keys/{id}

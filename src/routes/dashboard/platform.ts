@@ -1,5 +1,5 @@
 /**
- * Platform secret keys and end-user sessions from the dashboard (issue 26 item 9): owners and
+ * Platform secret keys and end-user sessions from the dashboard: owners and
  * admins (developers get 403), the same services as the master API (src/platform/).
  *
  *   GET, POST /api/platform-keys   POST /api/platform-keys/{id}/roll   DELETE /api/platform-keys/{id}

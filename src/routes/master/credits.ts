@@ -1,4 +1,4 @@
-/** Master API: the organization's credit balance and ledger (top-ups and corrections; issue 26, item 11). */
+/** Master API: the organization's credit balance and ledger (top-ups and corrections). */
 import { Hono } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../../app-types";

@@ -1,5 +1,5 @@
 /**
- * Master API: the organization's master keys (issue 26, item 8). Any active master key manages
+ * Master API: the organization's master keys. Any active master key manages
  * them; the secret is in the answer to create and roll only.
  *
  *   POST /v1/master/master-keys {description?}   GET /v1/master/master-keys

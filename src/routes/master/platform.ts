@@ -1,6 +1,6 @@
 /**
  * Master API: platform secret keys (`sk_`), the end-user sessions they mint and usage by end user
- * (issue 26 item 9; docs/platform-keys.md).
+ * (docs/platform-keys.md).
  *
  *   POST, GET /v1/master/platform-keys   POST /v1/master/platform-keys/{id}/roll   DELETE /v1/master/platform-keys/{id}
  *   GET /v1/master/end-user-sessions[?endUserId=&projectId=]   DELETE /v1/master/end-user-sessions/{id}

@@ -1,13 +1,13 @@
 // @ts-check
 /**
- * The browser scenarios of issue 26 (request log, platform page, limits), run in order by
+ * The browser scenarios of the request log, the platform page and limits, run in order by
  * scripts/test-browser.mjs with its page and helpers in `ctx`.
  */
 import assert from "node:assert/strict";
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
-/** @typedef {import("./browser-issue25.mjs").Ctx} Ctx */
+/** @typedef {import("./browser-dashboard.mjs").Ctx} Ctx */
 
 /** A new key of the organization's first project, through the master API. @param {Ctx} ctx @param {Record<string, unknown>} body */
 async function newKey(ctx, body) {

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The browser scenarios of issue 25 (dashboard and docs as a product), run in order by
+ * The browser scenarios of the dashboard and docs as a product, run in order by
  * scripts/test-browser.mjs with its page and helpers in `ctx`.
  */
 import assert from "node:assert/strict";
