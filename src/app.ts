@@ -23,6 +23,7 @@ import { openApiRoutes } from "./openapi/routes";
 import { messagesRoutes } from "./dialects/anthropic-messages/route";
 import { embeddingRoutes } from "./routes/embeddings";
 import { responsesRoutes } from "./dialects/openai-responses/route";
+import { auditTrail } from "./audit/middleware";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
@@ -34,6 +35,9 @@ export function createApp(): Hono<AppEnv> {
   app.use("*", videoContentOriginOnly);
   app.use("/v1/*", rateLimitHeaders);
   app.use("/v1/*", gatewayCors);
+  // One audit entry per state-changing call of the master, session and operator APIs (src/audit/).
+  const audit = auditTrail((request, env, ctx) => app.fetch(request, env, ctx));
+  for (const path of ["/v1/master/*", "/v1/admin/*", "/api/*"]) app.use(path, audit);
 
   // routes:begin (one line per concept; helpers add their own line)
   app.route("/v1/master", masterRoutes);

@@ -531,3 +531,24 @@ export const oauthGrants = sqliteTable("oauth_grants", {
   // Rolling, disabling or deleting a key revokes its grants (src/oauth/tokens.ts endKeyOAuth).
   index("oauth_grants_api_key_idx").on(t.apiKeyId),
 ]);
+
+/**
+ * Audit log: one row per state-changing call of the master API, the dashboard's session API and
+ * the operator API (src/audit/). Kept a year (the daily cron), read newest first per organization.
+ */
+export const auditLog = sqliteTable("audit_log", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull(),
+  at: integer("at", { mode: "number" }).notNull(),
+  /** `member`, `master_key` or `operator`. */
+  actorType: text("actor_type").notNull(),
+  actorId: text("actor_id").notNull(),
+  actorEmail: text("actor_email"),
+  action: text("action").notNull(),
+  targetType: text("target_type").notNull(),
+  targetId: text("target_id"),
+  /** JSON of the target as its GET route showed it before and after the call (secrets never shown there, and redacted again). */
+  before: text("before"),
+  after: text("after"),
+  ip: text("ip"),
+}, (t) => [index("audit_log_org_at_idx").on(t.organizationId, t.at, t.id)]);

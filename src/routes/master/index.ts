@@ -19,6 +19,7 @@ import { masterCreditRoutes } from "./credits";
 import { masterLogRoutes } from "./logs";
 import { spendLimitRoutes } from "./spend-limits";
 import { masterPlatformRoutes } from "./platform";
+import { masterAuditRoutes } from "../audit-log";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);
@@ -33,6 +34,7 @@ masterRoutes.route("/organization", organizationRoutes);
 masterRoutes.route("/master-keys", masterMasterKeyRoutes);
 masterRoutes.route("/credits", masterCreditRoutes);
 masterRoutes.route("/logs", masterLogRoutes);
+masterRoutes.route("/audit-log", masterAuditRoutes);
 masterRoutes.route("/", masterPlatformRoutes);
 
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)
