@@ -30,6 +30,7 @@ import { pathCallsHeader, pathTimingHeader, traceMark } from "../../lib/debug-wo
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
+import { requestTimeouts } from "../../routing/timeouts";
 import { boundTarget, estimatedUsage, isCreditPaid, recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
 import { noteCreditAnswer, noteKeyAnswer, planFor, startBeforeAdmission, type BeforeAdmission, type EarlyCall } from "./early";
 import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
@@ -187,6 +188,8 @@ async function execute(run: Run): Promise<Response> {
   let selection: Selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
   maybeRefreshMetrics(env, waitUntil);
   const stream = req.stream === true;
+  // Before admission: a bad timeout header is a 400 with nothing reserved.
+  const timeouts = requestTimeouts(env, headers, run.auth.project, req, selection.ok ? selection.needs : { promptTokens: 0, maxTokens: undefined });
   const keyId = run.auth.key.id;
 
   // Admission: the key's spend reservation (a true upper bound) and, for credit-paid candidates,
@@ -202,7 +205,7 @@ async function execute(run: Run): Promise<Response> {
 
   // While admission is asked (early.ts): the cache read and the first upstream call. Nothing of
   // either is released before admission answered.
-  const early: BeforeAdmission = selection.ok ? await startBeforeAdmission(run.input, run.auth, req, selection, stream) : { key: null, hit: null, plan: null, call: null };
+  const early: BeforeAdmission = selection.ok ? await startBeforeAdmission({ ...run.input, timeouts }, run.auth, req, selection, stream) : { key: null, hit: null, plan: null, call: null };
   traceMark(env, "early");
   const routing: RoutingAttempt[] = [];
   let admission: Awaited<ReturnType<typeof admitKey>>;
@@ -278,7 +281,7 @@ async function execute(run: Run): Promise<Response> {
   for (const [i, cand] of plan.entries()) {
     const earlyResult = i === 0 && early.call?.cand === cand ? early.call.result : null;
     if (!earlyResult && signal?.aborted) return clientGone(run, cand, req, routing, stream, false);
-    const result = await (earlyResult ?? runAttempt(env, req, cand, stream, signal));
+    const result = await (earlyResult ?? runAttempt(env, req, cand, stream, signal, timeouts));
     run.upstreamMs += result.upstreamMs;
     if (!result.ok && signal?.aborted) {
       routing.push(attemptRecord(run, cand, 499, false, result.upstreamMs, result.apiKeyHash, "client_aborted"));
@@ -471,7 +474,7 @@ function serveJson(s: Served, parsed: import("../../providers/types").ParsedComp
 
 function serveStream(
   s: Served,
-  r: { first: StreamEvent; iterator: AsyncIterator<StreamEvent>; abort: AbortController; upstreamMs: number; target: { mapping: { externalId: string } } },
+  r: { first: StreamEvent; iterator: AsyncIterator<StreamEvent>; abort: AbortController; upstreamMs: number; interChunkMs: number; deadlineAt: number | null; target: { mapping: { externalId: string } } },
 ): Response {
   const { run } = s;
   const id = newCompletionId();
@@ -536,7 +539,8 @@ function serveStream(
     iterator: r.iterator,
     abort: r.abort,
     clientSignal: run.input.signal,
-    idleTimeoutMs: upstreamTimeoutMs(run.input.env),
+    idleTimeoutMs: r.interChunkMs,
+    deadlineAt: r.deadlineAt,
     writeStallMs: writeStallMs(run.input.env),
     waitUntil: run.input.waitUntil,
     finish,
