@@ -364,6 +364,8 @@ export interface RoutingAttempt {
   apiKeyHash?: string;
   logId?: string;
   latency_ms?: number;
+  /** A hedged attempt cancelled because the other answered first: what it cost (USD; 0 when cancelled before its answer). */
+  hedge_cost?: number;
 }
 
 export const REQUEST_KINDS = ["chat", "image", "video", "moderation", "embedding"] as const;

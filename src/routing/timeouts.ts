@@ -52,10 +52,9 @@ export const TOTAL_HEADER = "x-timeout-ms";
 export type TimeoutSettings = Record<SettingName, number>;
 
 export function timeoutSettings(env: Env): TimeoutSettings {
-  const vars = env as unknown as Record<string, unknown>;
   const read = (name: SettingName): number => {
-    const raw = vars[name];
-    const v = typeof raw === "string" || typeof raw === "number" ? Number(raw) : NaN;
+    const raw = env[name];
+    const v = typeof raw === "string" ? Number(raw) : NaN;
     return Number.isFinite(v) && v > 0 ? v : DEFAULTS[name];
   };
   return Object.fromEntries((Object.keys(DEFAULTS) as SettingName[]).map((k) => [k, read(k)])) as TimeoutSettings;

@@ -22,6 +22,8 @@ export { cancelledEarlyCalls, noteCreditAnswer, noteKeyAnswer } from "../../bill
 
 export interface EarlyCall extends GenericEarlyCall<AttemptResult> {
   cand: Candidate;
+  /** Cancels the attempt because a hedged one answered first (hedge.ts): not an admission refusal. */
+  stop(): void;
 }
 
 /**
@@ -29,7 +31,8 @@ export interface EarlyCall extends GenericEarlyCall<AttemptResult> {
  * the caller tells a client abort from a cancel by that signal.
  */
 export function startEarly(env: Env, req: ChatRequest, cand: Candidate, stream: boolean, keyId: string, clientSignal?: AbortSignal, timeouts?: RequestTimeouts): EarlyCall {
-  const call = startEarlyCall(keyId, (signal) => runAttempt(env, req, cand, stream, signal, timeouts), {
+  const hedge = new AbortController();
+  const call = startEarlyCall(keyId, (signal) => runAttempt(env, req, cand, stream, AbortSignal.any([signal, hedge.signal]), timeouts), {
     clientSignal,
     // A stream that already produced its first event holds its own upstream request open.
     release: (r) => {
@@ -39,7 +42,7 @@ export function startEarly(env: Env, req: ChatRequest, cand: Candidate, stream: 
       }
     },
   });
-  return { ...call, cand };
+  return { ...call, cand, stop: () => hedge.abort() };
 }
 
 /** The request's ranked plan of candidates. */
