@@ -7,7 +7,9 @@
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { addKey, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { routeStats } from "../../src/routing/live-metrics";
+import { env } from "cloudflare:workers";
+import { metricsWritesSettled, reportAttempts, routeStats } from "../../src/routing/live-metrics";
+import { call } from "../helpers/fixtures";
 import { callWithEnv, expectEnvelope, master, parseSse, resetMetrics, settledSpend, waitForLog, type Json } from "./helpers";
 
 // Served by several OpenAI-compatible providers; deepinfra ranks first when all are healthy.
@@ -79,6 +81,31 @@ describe("a provider that accepts the request and never answers", () => {
     expect(Date.now() - started).toBeLessThan(4_000);
     expect(json.error).toMatchObject({ type: "timeout_error", code: "upstream_timeout" });
     expect(json.error.message).toContain("1000 ms");
+  });
+});
+
+describe("a first-byte bound from the provider's measured time to first token", () => {
+  it("4 x the p99 once there are enough samples (the floor lowered for the test), shown by GET /v1/providers/metrics", async () => {
+    const { key } = await freshKey();
+    const now = Date.now();
+    const fast = Array.from({ length: 12 }, () => ({ provider: PRIMARY, model: MODEL, at: now, outcome: "ok" as const, ttftMs: 150, outputTokens: 10, generationMs: 100 }));
+    const pending: Promise<unknown>[] = [];
+    reportAttempts(env, (p) => pending.push(p), fast);
+    await Promise.all(pending);
+    await metricsWritesSettled(env);
+    expect(routeStats(PRIMARY, MODEL).ttftP99Ms).toBe(200);
+    const metrics = (await (await call("/v1/providers/metrics")).json()) as Json;
+    expect((metrics.data as Json[]).find((r) => r.provider === PRIMARY && r.model === MODEL)).toMatchObject({ ttft_p95_ms: 200, ttft_p99_ms: 200 });
+
+    // The default (15 s) would apply without evidence; 4 x 200 ms = 800 ms does now.
+    const started = Date.now();
+    const { res } = await post({ FIRST_BYTE_TIMEOUT_MIN_MS: "500" }, key, streamBody(`hang [[fake@${PRIMARY}:hang]]`));
+    const events = parseSse(await res.text());
+    expect(res.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const routing = (events.filter((e): e is Json => e !== "[DONE]").at(-1) as Json).metadata.routing as Json[];
+    expect(routing[0]).toMatchObject({ provider: PRIMARY, error_type: "timeout" });
+    expect(routing[0]!.latency_ms).toBeGreaterThanOrEqual(750);
   });
 });
 
@@ -175,7 +202,7 @@ describe("a stream that stalls after its first chunks", () => {
     expect(raw).toMatch(/"type":"error","error":\{"type":"api_error"/);
   });
 
-  it("Responses: a `response.failed` / `error` event", async () => {
+  it("Responses: an `error` event", async () => {
     const { key } = await freshKey();
     const { res } = await post(STALL_ENV, key, { model: MODEL, stream: true, input: "s [[fake:words=12,stall_after=3]]" }, {}, "/v1/responses");
     expect(res.status).toBe(200);
