@@ -288,13 +288,13 @@ async function execute(run: Run): Promise<Response> {
     const earlyCall = i === 0 && early.call?.cand === planned ? early.call : null;
     if (!earlyCall && signal?.aborted) return clientGone(run, planned, req, routing, stream, false);
     const first = earlyCall ? { cand: planned, startedAt: earlyCall.startedAt, result: earlyCall.result, stop: earlyCall.stop } : startAttempt(hedge, planned);
-    for (const { cand, result, loser } of await runHedged(hedge, first, plan.slice(i + 1).find((c) => !tried.has(c)))) {
+    for (const { cand, result, spanMs, loser } of await runHedged(hedge, first, plan.slice(i + 1).find((c) => !tried.has(c)))) {
       tried.add(cand);
       if (loser) {
         routing.push({ ...attemptRecord(run, cand, 499, false, loser.latencyMs, result.apiKeyHash, "hedge_cancelled"), hedge_cost: Number(loser.costPico) / 1e12 });
         continue;
       }
-      run.upstreamMs += result.upstreamMs;
+      run.upstreamMs += spanMs;
       if (!result.ok && signal?.aborted) {
         routing.push(attemptRecord(run, cand, 499, false, result.upstreamMs, result.apiKeyHash, "client_aborted"));
         return clientGone(run, cand, req, routing, stream, true);

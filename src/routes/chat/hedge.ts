@@ -27,6 +27,11 @@ export interface Running {
 export interface Settled {
   cand: Candidate;
   result: AttemptResult;
+  /**
+   * Its share of the request's upstream time (x-gateway-overhead-ms): attempts of a race overlap,
+   * so each counts from the end of the one before (the first from its start).
+   */
+  spanMs: number;
   /** Cancelled because the other attempt answered first. */
   loser?: { latencyMs: number; costPico: bigint };
 }
@@ -75,25 +80,33 @@ async function ifSettled<T>(p: Promise<T>): Promise<T | null> {
  */
 export async function runHedged(i: HedgeInput, first: Running, next: Candidate | undefined): Promise<Settled[]> {
   const delay = next && i.timeouts.hedging ? timeoutsFor(i.env, i.req, first.cand, i.stream, i.timeouts).hedgeAfterMs : null;
-  if (delay === null || !next) return [{ cand: first.cand, result: await first.result }];
+  const alone = (result: AttemptResult): Settled[] => [{ cand: first.cand, result, spanMs: result.upstreamMs }];
+  if (delay === null || !next) return alone(await first.result);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), Math.max(0, delay - (Date.now() - first.startedAt)))));
   const early = await Promise.race([first.result, late]);
   clearTimeout(timer);
-  if (early) return [{ cand: first.cand, result: early }];
-  if (i.signal?.aborted) return [{ cand: first.cand, result: await first.result }];
+  if (early) return alone(early);
+  if (i.signal?.aborted) return alone(await first.result);
 
   const runs = [first, startAttempt(i, next)];
   const ended = runs.map((run, k) => run.result.then((result) => ({ k, result })));
   const open = new Set([0, 1]);
   const out: Settled[] = [];
+  let mark = first.startedAt;
+  const span = (): number => {
+    const now = Date.now();
+    const ms = now - mark;
+    mark = now;
+    return ms;
+  };
   while (open.size) {
     const { k, result } = await Promise.race([...open].map((j) => ended[j]!));
     open.delete(k);
     const run = runs[k]!;
     // An answer, or a failure that ends the request (the caller's own fault): the other stops.
     if (!result.ok && result.failure.retryable) {
-      out.push({ cand: run.cand, result });
+      out.push({ cand: run.cand, result, spanMs: span() });
       continue;
     }
     for (const j of open) {
@@ -102,9 +115,10 @@ export async function runHedged(i: HedgeInput, first: Running, next: Candidate |
       other.stop();
       if (already) release(already);
       else void other.result.then(release, () => undefined);
-      out.push({ cand: other.cand, result: already ?? { ok: false, failure: cancelled, upstreamMs: Date.now() - other.startedAt }, loser: { latencyMs: Date.now() - other.startedAt, costPico: loserCost(i, other.cand, already) } });
+      const latencyMs = Date.now() - other.startedAt;
+      out.push({ cand: other.cand, result: already ?? { ok: false, failure: cancelled, upstreamMs: latencyMs }, spanMs: 0, loser: { latencyMs, costPico: loserCost(i, other.cand, already) } });
     }
-    out.push({ cand: run.cand, result });
+    out.push({ cand: run.cand, result, spanMs: span() });
     break;
   }
   return out;
