@@ -3,7 +3,7 @@ import type { Env } from "../env";
 import { ApiError } from "../errors/api-error";
 import { attemptTimeouts, requestTimeouts, type RequestTimeouts } from "./timeouts";
 import { binOf, emptyHistogram, quantileMs } from "./ttft-histogram";
-import { addSample, summarize, type AttemptSample, type Bucket } from "./metrics";
+import { addSample, mergeBuckets, summarize, type AttemptSample, type Bucket } from "./metrics";
 
 const env = {} as Env;
 const streamReq = { stream: true };
@@ -103,6 +103,19 @@ describe("time-to-first-token percentiles in the live metrics", () => {
     expect(s.ttftP99Ms).toBe(400);
     for (let i = 0; i < 5; i++) buckets = addSample(buckets, sample(9_000, now));
     expect(summarize(buckets, now).ttftP99Ms).toBe(10_000);
+  });
+
+  it("merging the global snapshot with this isolate's samples adds their histograms", () => {
+    const now = Date.now();
+    let global: Bucket[] = [];
+    let local: Bucket[] = [];
+    for (let i = 0; i < 6; i++) global = addSample(global, sample(300, now));
+    for (let i = 0; i < 6; i++) local = addSample(local, sample(5_000, now));
+    const merged = mergeBuckets(global, local);
+    expect(summarize(merged, now)).toMatchObject({ ttftP95Ms: 7_000, ttftP99Ms: 7_000 });
+    // The inputs are not changed.
+    expect(summarize(global, now).ttftP99Ms).toBeNull();
+    expect(global[0]!.ttftHist!.reduce((a, b) => a + b, 0)).toBe(6);
   });
 
   it("buckets stored before the histogram existed still summarize", () => {
