@@ -26,6 +26,21 @@ declare global {
        * (src/mcp/origin.ts). Any other `Origin` is refused with 403.
        */
       ALLOWED_ORIGINS?: string;
+      /**
+       * Upstream timeouts in ms (src/routing/timeouts.ts, docs/routing-and-cache.md "Timeouts"):
+       * the first-byte bound before there is evidence (15000) and the bounds of one derived from
+       * the measured p99 (10000, 30000); the whole answer (120000); the longest silence between two
+       * chunks of a stream (30000); the range a caller's `x-first-byte-timeout-ms` / `x-timeout-ms`
+       * may ask for (1000, 300000); the hedge delay before there is evidence (2000).
+       */
+      FIRST_BYTE_TIMEOUT_MS?: string;
+      FIRST_BYTE_TIMEOUT_MIN_MS?: string;
+      FIRST_BYTE_TIMEOUT_MAX_MS?: string;
+      UPSTREAM_TIMEOUT_MS?: string;
+      STREAM_IDLE_TIMEOUT_MS?: string;
+      TIMEOUT_OVERRIDE_MIN_MS?: string;
+      TIMEOUT_OVERRIDE_MAX_MS?: string;
+      HEDGE_AFTER_MS?: string;
     }
   }
 }

@@ -101,7 +101,17 @@ export interface KeyContext {
     requestsPerMinute?: number | null;
     tokensPerMinute?: number | null;
   };
-  project: { id: string; name: string; mode: ProjectMode; cachingEnabled: boolean; cacheDurationSeconds: number };
+  project: {
+    id: string;
+    name: string;
+    mode: ProjectMode;
+    cachingEnabled: boolean;
+    cacheDurationSeconds: number;
+    /** Upstream timeouts and hedging (src/routing/timeouts.ts); absent: the gateway's defaults. */
+    firstByteTimeoutMs?: number | null;
+    timeoutMs?: number | null;
+    hedging?: boolean;
+  };
   /** The member who created the key (member and team rules apply through them). */
   member: {
     id: string;
@@ -262,6 +272,9 @@ function contextOf(h: HeadRow, { teamRows, ruleRows, cps, cms, pks }: DetailRows
       mode: h.project.mode,
       cachingEnabled: h.project.cachingEnabled,
       cacheDurationSeconds: h.project.cacheDurationSeconds,
+      firstByteTimeoutMs: h.project.firstByteTimeoutMs,
+      timeoutMs: h.project.timeoutMs,
+      hedging: h.project.hedging,
     },
     member: {
       id: h.member.id,

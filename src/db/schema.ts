@@ -143,6 +143,11 @@ export const projects = sqliteTable("projects", {
   mode: text("mode", { enum: PROJECT_MODES }).notNull().default("hybrid"),
   cachingEnabled: integer("caching_enabled", { mode: "boolean" }).notNull().default(true),
   cacheDurationSeconds: integer("cache_duration_seconds", { mode: "number" }).notNull().default(3600),
+  /** The project's first-byte and whole-answer timeouts of an upstream attempt (ms); null: the gateway's. */
+  firstByteTimeoutMs: integer("first_byte_timeout_ms", { mode: "number" }),
+  timeoutMs: integer("timeout_ms", { mode: "number" }),
+  /** Hedged requests: a second candidate starts when the first is slow to its first token. */
+  hedging: integer("hedging", { mode: "boolean" }).notNull().default(false),
   isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
   deletedAt: integer("deleted_at", { mode: "number" }),
   createdAt: createdAt(),
@@ -359,6 +364,8 @@ export interface RoutingAttempt {
   apiKeyHash?: string;
   logId?: string;
   latency_ms?: number;
+  /** A hedged attempt cancelled because the other answered first: what it cost (USD; 0 when cancelled before its answer). */
+  hedge_cost?: number;
 }
 
 export const REQUEST_KINDS = ["chat", "image", "video", "moderation", "embedding"] as const;

@@ -35,6 +35,9 @@ export function publicProject(row: ProjectRow) {
     mode: row.mode,
     cachingEnabled: row.cachingEnabled,
     cacheDurationSeconds: row.cacheDurationSeconds,
+    firstByteTimeoutMs: row.firstByteTimeoutMs,
+    timeoutMs: row.timeoutMs,
+    hedging: row.hedging,
     isDefault: row.isDefault,
     createdAt: new Date(row.createdAt).toISOString(),
   };

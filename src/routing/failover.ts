@@ -3,13 +3,16 @@
  *
  * | failure                                    | retry on next candidate | counts against uptime |
  * |--------------------------------------------|-------------------------|-----------------------|
- * | network error, per-attempt timeout         | yes                     | yes                   |
+ * | network error, per-attempt timeout (*)     | yes                     | yes                   |
  * | malformed upstream answer, error before any output of a stream | yes | yes                   |
  * | HTTP 5xx, 429                              | yes                     | yes                   |
  * | HTTP 401/403 with the operator's key       | yes                     | yes                   |
  * | HTTP 401/403 with the caller's own key     | no (their key is bad)   | no                    |
  * | other 4xx (the request itself)             | no, returned as is      | no                    |
  * | input this provider's format cannot carry  | yes (another may)       | no                    |
+ *
+ * (*) A first-byte timeout the caller chose shorter than the one derived for the provider
+ * (src/routing/timeouts.ts) does not count against its uptime.
  *
  * `x-no-fallback: true` means a single attempt. When every attempt failed the answer is the last
  * failure: a client error keeps its status, 429 stays 429, timeouts become 504, the rest 502.
@@ -44,8 +47,12 @@ export const networkFailure = (message: string): AttemptFailure => ({
   kind: "network", status: 0, message, errorType: "network_error", retryable: true, providerFault: true,
 });
 
-export const timeoutFailure = (ms: number): AttemptFailure => ({
-  kind: "timeout", status: 0, message: `the provider did not answer within ${Math.round(ms / 1000)} s`, errorType: "timeout", retryable: true, providerFault: true,
+/**
+ * `providerFault: false` when the bound was the caller's own, shorter than the one the gateway
+ * derives for the provider: a caller must not be able to mark a healthy provider down.
+ */
+export const timeoutFailure = (ms: number, providerFault = true): AttemptFailure => ({
+  kind: "timeout", status: 0, message: `the provider did not answer within ${ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}`, errorType: "timeout", retryable: true, providerFault,
 });
 
 export const malformedFailure = (message: string): AttemptFailure => ({

@@ -69,7 +69,7 @@ export function routeStats(provider: string, model: string, now = Date.now()): R
   const local = localBuckets.get(key);
   const buckets: Bucket[] = local?.length ? mergeBuckets(snapshot[key] ?? [], local) : (snapshot[key] ?? []);
   const s = summarize(buckets, now);
-  return { uptime: s.uptime, throughput: s.throughput, latencyMs: s.latencyMs, samples: s.requests };
+  return { uptime: s.uptime, throughput: s.throughput, latencyMs: s.latencyMs, ttftP95Ms: s.ttftP95Ms, ttftP99Ms: s.ttftP99Ms, samples: s.requests };
 }
 
 /** Samples not yet sent to the global object; sent at most every SEND_EVERY_MS. */

@@ -7,9 +7,11 @@
  *   5 minutes) so recent minutes dominate, and one virtual success is added (a single failure of a
  *   new provider gives 50%, not 0%).
  * - throughput: output tokens per second of generation (after the first token), same weights.
- * - latency: mean time to first token (ms), same weights.
+ * - latency: mean time to first token (ms), same weights; its p95 and p99 from a histogram
+ *   (ttft-histogram.ts), same weights, once there are enough samples.
  */
 import type { RouteStats } from "./score";
+import { addHistogram, binOf, emptyHistogram, quantileMs } from "./ttft-histogram";
 
 export interface AttemptSample {
   provider: string;
@@ -33,6 +35,8 @@ export interface Bucket {
   ttftCount: number;
   tokens: number;
   generationMs: number;
+  /** Time-to-first-token counts per bin (ttft-histogram.ts); absent in buckets stored before it existed. */
+  ttftHist?: number[];
 }
 
 export type Series = Record<string, Bucket[]>;
@@ -64,6 +68,8 @@ export function addSample(buckets: Bucket[], s: AttemptSample): Bucket[] {
   if (s.outcome === "ok" && s.ttftMs !== null) {
     b.ttftSum += s.ttftMs;
     b.ttftCount += 1;
+    b.ttftHist ??= emptyHistogram();
+    b.ttftHist[binOf(s.ttftMs)]! += 1;
   }
   if (s.outcome === "ok" && s.generationMs !== null && s.generationMs > 0 && s.outputTokens > 0) {
     b.tokens += s.outputTokens;
@@ -88,7 +94,8 @@ export interface StatsSummary extends RouteStats {
 
 export function summarize(buckets: readonly Bucket[], now: number): StatsSummary {
   const current = minuteOf(now);
-  let wReq = 0, wErr = 0, wTtft = 0, wTtftN = 0, wTok = 0, wGen = 0, requests = 0, errors = 0;
+  let wReq = 0, wErr = 0, wTtft = 0, wTtftN = 0, wTok = 0, wGen = 0, requests = 0, errors = 0, ttftN = 0;
+  const hist = emptyHistogram();
   for (const b of buckets) {
     const age = current - b.minute;
     if (age >= WINDOW_MINUTES || age < -1) continue;
@@ -97,6 +104,8 @@ export function summarize(buckets: readonly Bucket[], now: number): StatsSummary
     wErr += w * b.errors;
     wTtft += w * b.ttftSum;
     wTtftN += w * b.ttftCount;
+    ttftN += b.ttftCount;
+    addHistogram(hist, b.ttftHist, w);
     wTok += w * b.tokens;
     wGen += w * b.generationMs;
     requests += b.requests;
@@ -106,6 +115,8 @@ export function summarize(buckets: readonly Bucket[], now: number): StatsSummary
     uptime: (wReq - wErr + PRIOR_SUCCESSES) / (wReq + PRIOR_SUCCESSES),
     throughput: wGen > 0 ? (wTok / wGen) * 1000 : null,
     latencyMs: wTtftN > 0 ? wTtft / wTtftN : null,
+    ttftP95Ms: quantileMs(hist, 0.95, ttftN),
+    ttftP99Ms: quantileMs(hist, 0.99, ttftN),
     requests,
     errors,
   };
@@ -116,8 +127,9 @@ export function mergeBuckets(a: readonly Bucket[], b: readonly Bucket[]): Bucket
   const byMinute = new Map<number, Bucket>();
   for (const x of [...a, ...b]) {
     const cur = byMinute.get(x.minute);
-    if (!cur) byMinute.set(x.minute, { ...x });
+    if (!cur) byMinute.set(x.minute, { ...x, ...(x.ttftHist ? { ttftHist: [...x.ttftHist] } : {}) });
     else {
+      if (x.ttftHist) cur.ttftHist = addHistogram(cur.ttftHist ?? emptyHistogram(), x.ttftHist);
       cur.requests += x.requests;
       cur.errors += x.errors;
       cur.ttftSum += x.ttftSum;

@@ -22,6 +22,9 @@ export interface RouteStats {
   throughput: number | null;
   /** Mean time to first token (ms), null when unknown. */
   latencyMs: number | null;
+  /** 95th and 99th percentile time to first token (ms), null or absent while evidence is thin. */
+  ttftP95Ms?: number | null;
+  ttftP99Ms?: number | null;
   /** Attempts in the recent window (the evidence behind `uptime`); unknown counts as none. */
   samples?: number;
 }

@@ -152,7 +152,8 @@ export function failEarly(d, res, errorBody) {
 }
 
 /**
- * A writer for streamed answers honouring ttft / drip / truncate / hang_midstream / reset_midstream.
+ * A writer for streamed answers honouring ttft / drip / truncate / hang_midstream / reset_midstream /
+ * stall_after.
  * `write` resolves false once the stream was cut (callers stop producing).
  * @param {Directives} d
  * @param {import("node:http").ServerResponse} res
@@ -162,6 +163,7 @@ export function streamWriter(d, res, total) {
   const drip = num(d, "drip", 0);
   const ttft = num(d, "ttft", 0);
   const cutAt = d.has("truncate") ? Math.max(1, Math.floor(total / 2)) : Infinity;
+  const stallAt = d.has("stall_after") ? Math.max(1, num(d, "stall_after", 2)) : Infinity;
   let written = 0;
   let cut = false;
   return {
@@ -180,7 +182,7 @@ export function streamWriter(d, res, total) {
         res.socket?.destroy();
         return false;
       }
-      if (written === 1 && d.has("hang_midstream")) {
+      if ((written === 1 && d.has("hang_midstream")) || written >= stallAt) {
         cut = true;
         return false;
       }

@@ -5,7 +5,7 @@
  * `/azure/openai/deployments/<deployment>/chat/completions?api-version=...`.
  * Payload shapes follow OpenAI's API reference (chat.completion / chat.completion.chunk).
  */
-import { TINY_PNG_BASE64, failEarly, parseDirectives, pieces, plan, streamWriter } from "./fake-common.mjs";
+import { TINY_PNG_BASE64, failEarly, num, parseDirectives, pieces, plan, sleep, streamWriter } from "./fake-common.mjs";
 
 /** Provider prefixes that speak another wire format (their own modules). */
 const OTHER_FORMATS = new Set(["anthropic", "google-ai-studio", "google-vertex", "aws-bedrock"]);
@@ -52,6 +52,8 @@ export const openaiRoutes = [
       const lastUser = [...messages].reverse().find((m) => m && m.role === "user");
       const d = parseDirectives(textOf(lastUser?.content), req.provider);
       if (failEarly(d, res, errorBody)) return;
+      // A slow but live provider: nothing at all (not even headers) for `delay` ms, then the answer.
+      if (d.has("delay")) await sleep(num(d, "delay", 0));
       const last = messages[messages.length - 1];
       const tools = Array.isArray(body.tools) ? body.tools.map((/** @type {any} */ t) => ({ name: t.function?.name, parameters: t.function?.parameters })) : [];
       const p = plan({

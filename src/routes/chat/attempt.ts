@@ -20,15 +20,24 @@ import {
   type AttemptFailure,
 } from "../../routing/failover";
 import { traceUpstreamFirst, traceUpstreamStart } from "../../lib/debug-world";
+import { routeStats } from "../../routing/live-metrics";
+import { attemptTimeouts, requestTimeouts, timeoutSettings, type AttemptTimeouts, type RequestTimeouts } from "../../routing/timeouts";
 
-/** Non-streamed answer, or time to the first event of a stream. Override: UPSTREAM_TIMEOUT_MS. */
-const DEFAULT_TIMEOUT_MS = 120_000;
+/**
+ * The whole-answer ceiling of an attempt (UPSTREAM_TIMEOUT_MS, 120 s); the first-byte and
+ * between-chunk bounds are src/routing/timeouts.ts. Embeddings use it as their only bound.
+ */
+export const upstreamTimeoutMs = (env: Env): number => timeoutSettings(env).UPSTREAM_TIMEOUT_MS;
 
-export const upstreamTimeoutMs = (env: Env): number => {
-  const raw = (env as unknown as Record<string, unknown>).UPSTREAM_TIMEOUT_MS;
-  const v = typeof raw === "string" ? Number(raw) : NaN;
-  return Number.isFinite(v) && v > 0 ? v : DEFAULT_TIMEOUT_MS;
-};
+/** The bounds of `cand`'s attempt at this request (`rt`: the request's, or the defaults). */
+export function timeoutsFor(env: Env, req: ChatRequest, cand: Candidate, stream: boolean, rt?: RequestTimeouts): AttemptTimeouts {
+  const request = rt ?? requestTimeouts(env, new Headers(), {}, { ...req, stream }, { promptTokens: 0, maxTokens: req.max_completion_tokens ?? req.max_tokens });
+  const effortOff = req.reasoning_effort === "none" || req.reasoning_effort === "minimal";
+  // A reasoning mapping without selectable modes (OpenAI's o-series) thinks unless told not to;
+  // one with modes (Anthropic's extended thinking) thinks only when asked.
+  const reasonsByDefault = cand.mapping.reasoning && !cand.mapping.reasoningModes?.length;
+  return attemptTimeouts(request, routeStats(cand.providerId, cand.modelId), reasonsByDefault, effortOff);
+}
 
 export type AttemptResult = (
   | { ok: true; kind: "json"; target: UpstreamTarget; parsed: ParsedCompletion; upstreamMs: number }
@@ -42,6 +51,10 @@ export type AttemptResult = (
       abort: AbortController;
       /** Time to the first event. */
       upstreamMs: number;
+      /** Longest silence between two events once streaming. */
+      interChunkMs: number;
+      /** Epoch ms by which the whole stream must end (a whole-answer timeout the caller chose), else null. */
+      deadlineAt: number | null;
     }
   | { ok: false; failure: AttemptFailure; upstreamMs: number }
 ) & {
@@ -57,10 +70,13 @@ export const redactCredential = (message: string, apiKey: string | null | undefi
 
 /**
  * `clientSignal` (the client went away) aborts the upstream request too; the caller tells a
- * client abort from a provider failure by the signal, and settles accordingly.
+ * client abort from a provider failure by the signal, and settles accordingly. `timeouts`: the
+ * request's (src/routing/timeouts.ts); the attempt is cancelled when its first byte does not come
+ * within the bound derived for this candidate.
  */
-export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, stream: boolean, clientSignal?: AbortSignal): Promise<AttemptResult> {
-  const timeoutMs = upstreamTimeoutMs(env);
+export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, stream: boolean, clientSignal?: AbortSignal, timeouts?: RequestTimeouts): Promise<AttemptResult> {
+  const bounds = timeoutsFor(env, req, cand, stream, timeouts);
+  const timeoutMs = bounds.firstByteMs;
   const started = Date.now();
   const elapsed = () => Date.now() - started;
   const abort = new AbortController();
@@ -69,7 +85,9 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
     timedOut = true;
     abort.abort();
   }, timeoutMs);
+  const timeout = () => timeoutFailure(timeoutMs, timeoutMs >= bounds.derivedFirstByteMs);
   const onClientGone = () => abort.abort();
+  if (clientSignal?.aborted) abort.abort();
   clientSignal?.addEventListener("abort", onClientGone, { once: true });
   let apiKeyHash: string | undefined;
   const fail = (failure: AttemptFailure): AttemptResult => {
@@ -105,7 +123,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
     // that did not (a signer that rebuilt it) is copied with redirects off.
     res = await fetch(upstream.redirect === "manual" ? upstream : new Request(upstream, { redirect: "manual" }));
   } catch (err) {
-    return fail(timedOut ? timeoutFailure(timeoutMs) : networkFailure(`network error: ${errorMessage(err)}`));
+    return fail(timedOut ? timeout() : networkFailure(`network error: ${errorMessage(err)}`));
   }
   if (res.status >= 300 && res.status < 400) {
     void res.body?.cancel();
@@ -132,7 +150,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
       clientSignal?.removeEventListener("abort", onClientGone);
       return { ok: true, kind: "json", target, parsed, upstreamMs: elapsed(), apiKeyHash };
     } catch (err) {
-      return fail(timedOut ? timeoutFailure(timeoutMs) : malformedFailure(err instanceof MalformedUpstreamError ? err.message : `malformed upstream response: ${errorMessage(err)}`));
+      return fail(timedOut ? timeout() : malformedFailure(err instanceof MalformedUpstreamError ? err.message : `malformed upstream response: ${errorMessage(err)}`));
     }
   }
 
@@ -147,8 +165,9 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
       return fail(streamFailure(first.value.message, first.value.errorType));
     }
     clearTimeout(timer);
-    return { ok: true, kind: "stream", target, first: first.value, iterator, abort, upstreamMs: elapsed(), apiKeyHash };
+    const deadlineAt = timeouts?.totalChosen ? started + bounds.totalMs : null;
+    return { ok: true, kind: "stream", target, first: first.value, iterator, abort, upstreamMs: elapsed(), apiKeyHash, interChunkMs: bounds.interChunkMs, deadlineAt };
   } catch (err) {
-    return fail(timedOut ? timeoutFailure(timeoutMs) : networkFailure(`upstream stream failed: ${errorMessage(err)}`));
+    return fail(timedOut ? timeout() : networkFailure(`upstream stream failed: ${errorMessage(err)}`));
   }
 }

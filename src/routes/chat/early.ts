@@ -16,19 +16,23 @@ import { routeStats } from "../../routing/live-metrics";
 import { cacheKey, isCacheable, readCache, type CachedAnswer } from "../../cache/response-cache";
 import { earlyAllowed, startEarly as startEarlyCall, type EarlyCall as GenericEarlyCall } from "../../billing/early-call";
 import { runAttempt, type AttemptResult } from "./attempt";
+import type { RequestTimeouts } from "../../routing/timeouts";
 
 export { cancelledEarlyCalls, noteCreditAnswer, noteKeyAnswer } from "../../billing/early-call";
 
 export interface EarlyCall extends GenericEarlyCall<AttemptResult> {
   cand: Candidate;
+  /** Cancels the attempt because a hedged one answered first (hedge.ts): not an admission refusal. */
+  stop(): void;
 }
 
 /**
  * Starts `cand`'s attempt now. `clientSignal` (the client went away) aborts it like any attempt;
  * the caller tells a client abort from a cancel by that signal.
  */
-export function startEarly(env: Env, req: ChatRequest, cand: Candidate, stream: boolean, keyId: string, clientSignal?: AbortSignal): EarlyCall {
-  const call = startEarlyCall(keyId, (signal) => runAttempt(env, req, cand, stream, signal), {
+export function startEarly(env: Env, req: ChatRequest, cand: Candidate, stream: boolean, keyId: string, clientSignal?: AbortSignal, timeouts?: RequestTimeouts): EarlyCall {
+  const hedge = new AbortController();
+  const call = startEarlyCall(keyId, (signal) => runAttempt(env, req, cand, stream, AbortSignal.any([signal, hedge.signal]), timeouts), {
     clientSignal,
     // A stream that already produced its first event holds its own upstream request open.
     release: (r) => {
@@ -38,7 +42,7 @@ export function startEarly(env: Env, req: ChatRequest, cand: Candidate, stream: 
       }
     },
   });
-  return { ...call, cand };
+  return { ...call, cand, stop: () => hedge.abort() };
 }
 
 /** The request's ranked plan of candidates. */
@@ -63,7 +67,7 @@ export interface BeforeAdmission {
  * else the plan and, when `earlyAllowed`, its first attempt.
  */
 export async function startBeforeAdmission(
-  input: { env: Env; headers: Headers; signal?: AbortSignal },
+  input: { env: Env; headers: Headers; signal?: AbortSignal; timeouts?: RequestTimeouts },
   auth: KeyContext,
   req: ChatRequest,
   selection: Extract<Selection, { ok: true }>,
@@ -79,5 +83,5 @@ export async function startBeforeAdmission(
   const plan = planFor(env, headers, selection.candidates, selection.needs);
   const first = plan[0];
   if (!first || !earlyAllowed(auth.key.id, auth.organization.id, first.credential.source === "credits")) return { key, hit: null, plan, call: null };
-  return { key, hit: null, plan, call: startEarly(env, req, first, stream, auth.key.id, input.signal) };
+  return { key, hit: null, plan, call: startEarly(env, req, first, stream, auth.key.id, input.signal, input.timeouts) };
 }

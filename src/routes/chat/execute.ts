@@ -30,7 +30,9 @@ import { pathCallsHeader, pathTimingHeader, traceMark } from "../../lib/debug-wo
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog } from "../../usage/log-queue";
 import type { RequestLogInput } from "../../usage/request-log";
-import { runAttempt, upstreamTimeoutMs } from "./attempt";
+import { upstreamTimeoutMs } from "./attempt";
+import { runHedged, startAttempt, type HedgeInput } from "./hedge";
+import { requestTimeouts } from "../../routing/timeouts";
 import { boundTarget, estimatedUsage, isCreditPaid, recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
 import { noteCreditAnswer, noteKeyAnswer, planFor, startBeforeAdmission, type BeforeAdmission, type EarlyCall } from "./early";
 import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
@@ -188,6 +190,8 @@ async function execute(run: Run): Promise<Response> {
   let selection: Selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
   maybeRefreshMetrics(env, waitUntil);
   const stream = req.stream === true;
+  // Before admission: a bad timeout header is a 400 with nothing reserved.
+  const timeouts = requestTimeouts(env, headers, run.auth.project, req, selection.ok ? selection.needs : { promptTokens: 0, maxTokens: undefined });
   const keyId = run.auth.key.id;
 
   // Admission: the key's spend reservation (a true upper bound) and, for credit-paid candidates,
@@ -203,7 +207,7 @@ async function execute(run: Run): Promise<Response> {
 
   // While admission is asked (early.ts): the cache read and the first upstream call. Nothing of
   // either is released before admission answered.
-  const early: BeforeAdmission = selection.ok ? await startBeforeAdmission(run.input, run.auth, req, selection, stream) : { key: null, hit: null, plan: null, call: null };
+  const early: BeforeAdmission = selection.ok ? await startBeforeAdmission({ ...run.input, timeouts }, run.auth, req, selection, stream) : { key: null, hit: null, plan: null, call: null };
   traceMark(env, "early");
   const routing: RoutingAttempt[] = [];
   let admission: Awaited<ReturnType<typeof admitKey>>;
@@ -276,27 +280,39 @@ async function execute(run: Run): Promise<Response> {
   // the pinned provider, or the first choice of a canonical request. A fallback's own 4xx (a
   // provider that lists the model but refuses it) only rules that fallback out.
   const pinnedPlan = plan.some((c) => c.pinned);
-  for (const [i, cand] of plan.entries()) {
-    const earlyResult = i === 0 && early.call?.cand === cand ? early.call.result : null;
-    if (!earlyResult && signal?.aborted) return clientGone(run, cand, req, routing, stream, false);
-    const result = await (earlyResult ?? runAttempt(env, req, cand, stream, signal));
-    run.upstreamMs += result.upstreamMs;
-    if (!result.ok && signal?.aborted) {
-      routing.push(attemptRecord(run, cand, 499, false, result.upstreamMs, result.apiKeyHash, "client_aborted"));
-      return clientGone(run, cand, req, routing, stream, true);
+  // Each planned candidate, and with hedging (hedge.ts) the next one when it is late; `tried`
+  // skips a candidate a hedge already ran.
+  const hedge: HedgeInput = { env, req, stream, signal, timeouts, promptTokens: selection.needs.promptTokens };
+  const tried = new Set<Candidate>();
+  attempts: for (const [i, planned] of plan.entries()) {
+    if (tried.has(planned)) continue;
+    const earlyCall = i === 0 && early.call?.cand === planned ? early.call : null;
+    if (!earlyCall && signal?.aborted) return clientGone(run, planned, req, routing, stream, false);
+    const first = earlyCall ? { cand: planned, startedAt: earlyCall.startedAt, result: earlyCall.result, stop: earlyCall.stop } : startAttempt(hedge, planned);
+    for (const { cand, result, spanMs, loser } of await runHedged(hedge, first, plan.slice(i + 1).find((c) => !tried.has(c)))) {
+      tried.add(cand);
+      if (loser) {
+        routing.push({ ...attemptRecord(run, cand, 499, false, loser.latencyMs, result.apiKeyHash, "hedge_cancelled"), hedge_cost: Number(loser.costPico) / 1e12 });
+        continue;
+      }
+      run.upstreamMs += spanMs;
+      if (!result.ok && signal?.aborted) {
+        routing.push(attemptRecord(run, cand, 499, false, result.upstreamMs, result.apiKeyHash, "client_aborted"));
+        return clientGone(run, cand, req, routing, stream, true);
+      }
+      if (!result.ok) {
+        routing.push(attemptRecord(run, cand, attemptStatus(result.failure), false, result.upstreamMs, result.apiKeyHash, result.failure.errorType));
+        recordSample(samples, cand, result.failure.providerFault ? "error" : "client_error", null, 0, null);
+        last = { failure: result.failure, cand };
+        const decisive = cand.pinned || (!pinnedPlan && plan.indexOf(cand) === 0);
+        if (!result.failure.retryable && decisive) break attempts;
+        continue;
+      }
+      routing.push(attemptRecord(run, cand, 200, true, result.upstreamMs, result.apiKeyHash));
+      const ctx: Served = { run, req, cand, routing, samples, responseModel, cacheKey: key, needs: selection.needs };
+      if (result.kind === "json") return serveJson(ctx, result.parsed, result.upstreamMs);
+      return serveStream(ctx, result);
     }
-    if (!result.ok) {
-      routing.push(attemptRecord(run, cand, attemptStatus(result.failure), false, result.upstreamMs, result.apiKeyHash, result.failure.errorType));
-      recordSample(samples, cand, result.failure.providerFault ? "error" : "client_error", null, 0, null);
-      last = { failure: result.failure, cand };
-      const decisive = cand.pinned || (!pinnedPlan && i === 0);
-      if (!result.failure.retryable && decisive) break;
-      continue;
-    }
-    routing.push(attemptRecord(run, cand, 200, true, result.upstreamMs, result.apiKeyHash));
-    const ctx: Served = { run, req, cand, routing, samples, responseModel, cacheKey: key, needs: selection.needs };
-    if (result.kind === "json") return serveJson(ctx, result.parsed, result.upstreamMs);
-    return serveStream(ctx, result);
   }
 
   reportAttempts(env, waitUntil, samples);
@@ -472,7 +488,7 @@ function serveJson(s: Served, parsed: import("../../providers/types").ParsedComp
 
 function serveStream(
   s: Served,
-  r: { first: StreamEvent; iterator: AsyncIterator<StreamEvent>; abort: AbortController; upstreamMs: number; target: { mapping: { externalId: string } } },
+  r: { first: StreamEvent; iterator: AsyncIterator<StreamEvent>; abort: AbortController; upstreamMs: number; interChunkMs: number; deadlineAt: number | null; target: { mapping: { externalId: string } } },
 ): Response {
   const { run } = s;
   const id = newCompletionId();
@@ -537,7 +553,8 @@ function serveStream(
     iterator: r.iterator,
     abort: r.abort,
     clientSignal: run.input.signal,
-    idleTimeoutMs: upstreamTimeoutMs(run.input.env),
+    idleTimeoutMs: r.interChunkMs,
+    deadlineAt: r.deadlineAt,
     writeStallMs: writeStallMs(run.input.env),
     waitUntil: run.input.waitUntil,
     finish,

@@ -56,8 +56,10 @@ export interface SseStreamOptions {
   abort: AbortController;
   /** The client's request signal: aborted when it went away, even if the body was never cancelled. */
   clientSignal?: AbortSignal;
-  /** Maximum silence of the upstream between two events before it counts as failed. */
+  /** Maximum silence of the upstream between two events before it counts as failed (the stream ends with an error). */
   idleTimeoutMs: number;
+  /** Epoch ms by which the upstream must have finished (a whole-answer timeout the caller chose), else none. */
+  deadlineAt?: number | null;
   /** A write the client has not taken for this long ends the stream as a client abort (default WRITE_STALL_MS). */
   writeStallMs?: number;
   waitUntil: (p: Promise<unknown>) => void;
@@ -67,6 +69,11 @@ export interface SseStreamOptions {
    */
   finish: (outcome: StreamOutcome) => Promise<Record<string, unknown>>;
 }
+
+/** The upstream stream stalled (between-chunk timeout) or outran the caller's whole-answer timeout. */
+class StreamTimeout extends Error {}
+
+const seconds = (ms: number): string => (ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
 
 const sse = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`;
 
@@ -184,13 +191,17 @@ export function startSseStream(opts: SseStreamOptions): ReadableStream<Uint8Arra
     if (!clientGone && Date.now() - lastWrite >= KEEPALIVE_MS) void send(": keep-alive\n\n");
   }, KEEPALIVE_CHECK_MS);
 
+  /** The next upstream event, or a rejection once the upstream was silent too long or ran out of time. */
   const nextWithIdleTimeout = async (): Promise<IteratorResult<StreamEvent>> => {
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const untilDeadline = opts.deadlineAt ? Math.max(0, opts.deadlineAt - Date.now()) : Infinity;
+    const deadline = untilDeadline < opts.idleTimeoutMs;
+    const waitMs = Math.min(opts.idleTimeoutMs, untilDeadline);
     const idle = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         opts.abort.abort();
-        reject(new Error(`the provider sent nothing for ${Math.round(opts.idleTimeoutMs / 1000)} s`));
-      }, opts.idleTimeoutMs);
+        reject(new StreamTimeout(deadline ? "the provider did not finish the answer within the request's timeout" : `the provider sent nothing for ${seconds(opts.idleTimeoutMs)}`));
+      }, waitMs);
     });
     try {
       return await Promise.race([opts.iterator.next(), idle]);
@@ -215,7 +226,7 @@ export function startSseStream(opts: SseStreamOptions): ReadableStream<Uint8Arra
         event = next.done ? null : next.value;
       }
     } catch (err) {
-      if (!clientGone) error = { message: err instanceof Error ? err.message : String(err), errorType: "stream_error" };
+      if (!clientGone) error = { message: err instanceof Error ? err.message : String(err), errorType: err instanceof StreamTimeout ? "timeout" : "stream_error" };
     }
     if (clientGone) void opts.iterator.return?.().catch(() => undefined);
     if (!error && !clientGone && !norm.complete()) {

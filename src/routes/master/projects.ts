@@ -15,12 +15,18 @@ import type { Env } from "../../env";
 
 /** At most one year of response caching. */
 const MAX_CACHE_SECONDS = 365 * 24 * 3600;
+/** A timeout longer than an hour is no timeout; requests clamp to the operator's bounds anyway. */
+const MAX_TIMEOUT_MS = 3_600_000;
 
 const createBody = z.object({
   name: z.string().trim().min(1).max(200),
   mode: z.enum(PROJECT_MODES).optional(),
   cachingEnabled: z.boolean().optional(),
   cacheDurationSeconds: z.number().int().min(1).max(MAX_CACHE_SECONDS).optional(),
+  /** Upstream timeouts (ms; null: the gateway's), within the operator's bounds at request time. */
+  firstByteTimeoutMs: z.number().int().min(100).max(MAX_TIMEOUT_MS).nullable().optional(),
+  timeoutMs: z.number().int().min(100).max(MAX_TIMEOUT_MS).nullable().optional(),
+  hedging: z.boolean().optional(),
 });
 const patchBody = createBody.partial().refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
 const idParam = z.object({ id: z.string().min(1) });
@@ -68,7 +74,7 @@ projectRoutes.patch("/:id", validate("param", idParam), validateBody(patchBody),
   const body = c.req.valid("json");
   if (!Object.keys(body).length) return c.json({ project: publicProject(current) });
   const row = await getDb(c.env.DB).update(projects).set(body).where(eq(projects.id, current.id)).returning().get();
-  // Mode and caching are part of every key's context in this project.
+  // Mode, caching and timeouts are part of every key's context in this project.
   await bumpKeyVersions(c.env, { projectId: current.id });
   return c.json({ project: publicProject(row ?? current) });
 });
