@@ -1,4 +1,4 @@
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig } from "vitest/config";
 import { PROVIDER_IDS } from "./src/catalog/types.ts";
 import { TEST_SECRETS } from "./test/helpers/secrets.ts";

@@ -198,7 +198,7 @@ async function startPassThrough(upstreamUrl) {
     const u = new URL(req.url);
     return fetch(env.UPSTREAM + u.pathname.replace(/^\\/v1/, "") + u.search, { method: req.method, headers: req.headers, body: req.body });
   } };`;
-  return startMiniflare({ name: "passthrough", modules: true, script, bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-04-20", port: 0, host: "127.0.0.1" });
+  return startMiniflare({ name: "passthrough", modules: true, script, bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-11-17", port: 0, host: "127.0.0.1" });
 }
 
 async function startDoReference(upstreamUrl) {
@@ -227,7 +227,7 @@ async function startDoReference(upstreamUrl) {
     script,
     durableObjects: { GATE: { className: "Gate", useSQLite: true } },
     bindings: { UPSTREAM: `${upstreamUrl}/openai` },
-    compatibilityDate: "2026-04-20",
+    compatibilityDate: "2026-11-17",
     port: 0,
     host: "127.0.0.1",
   });

@@ -43,6 +43,12 @@ declare global {
       HEDGE_AFTER_MS?: string;
     }
   }
+  /**
+   * `wrangler types` declares the global `Env` beside `Cloudflare.Env` (both from one generated
+   * base); the secrets above and the tests' bindings augment `Cloudflare.Env`, so the global one
+   * extends it to stay the same type wherever a file names `Env` without importing it.
+   */
+  interface Env extends Cloudflare.Env {}
 }
 
 export type Env = Cloudflare.Env;

@@ -1,5 +1,6 @@
-// Node versions: package.json engines, the README and CI say the same, and installs on Node 20 are
-// quiet (dev packages that declare Node 22 would print one EBADENGINE notice each).
+// Node versions: installs run on the machine's Node 20 or later (package.json engines, the README,
+// CI), and bring Node 24 LTS from the npm registry for every npm script; installs stay quiet (dev
+// packages that declare Node 22 would print one EBADENGINE notice each on Node 20).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -9,10 +10,20 @@ import { ROOT } from "../lib/local.mjs";
 
 const read = (/** @type {string} */ f) => readFileSync(join(ROOT, f), "utf8");
 
-test("engines, README and CI agree on Node 20+", () => {
-  assert.equal(JSON.parse(read("package.json")).engines.node, ">=20");
-  assert.match(read("README.md"), /needs Node 20\+/);
+test("engines, README and CI agree: install on Node 20+, scripts on the installed Node 24", () => {
+  const pkg = JSON.parse(read("package.json"));
+  assert.equal(pkg.engines.node, ">=20");
+  assert.match(pkg.devDependencies.node, /^24\.\d+\.\d+$/, "the `node` dev dependency pins a Node 24 LTS release");
+  assert.match(read("README.md"), /needs Node 20 or later/);
+  assert.match(read("README.md"), /Node 24 LTS/);
   assert.match(read(".ci/run"), /major < 20/);
+  assert.match(read(".ci/run"), /major < 22/);
+});
+
+test("npm scripts run on the installed Node 24, not the machine's", () => {
+  const r = spawnSync("npm", ["exec", "--", "node", "-p", "process.versions.node"], { cwd: ROOT, encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout.trim(), /^24\./);
 });
 
 test("npm keeps installs quiet: the project's .npmrc hides engine notices, not errors", () => {

@@ -58,7 +58,7 @@ export async function callWithEnv(
 /**
  * The app's fetch called directly in the test's context (no per-request IoContext). Much cheaper
  * than `exports.default.fetch`, whose per-call cost grows with the number of calls made in a test
- * file (vitest-pool-workers); used by the high-volume bad-input properties, where request
+ * file (@cloudflare/vitest-plugin); used by the high-volume bad-input properties, where request
  * isolation does not matter.
  */
 export function callDirect(path: string, init: RequestInit & { key?: string } = {}): Promise<Response> {

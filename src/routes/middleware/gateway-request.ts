@@ -17,7 +17,7 @@ export interface GatewayRequest {
   requestId: string;
   sourceApp: string;
   clientIp: string | null;
-  /** Aborts when the client goes away (workerd `enable_request_signal`): spending routes stop the upstream and settle. */
+  /** Aborts when the client goes away (workerd `enable_request_signal`, the default since compatibility date 2026-11-17): spending routes stop the upstream and settle. */
   signal?: AbortSignal;
 }
 
