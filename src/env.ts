@@ -26,6 +26,13 @@ declare global {
        * (src/mcp/origin.ts). Any other `Origin` is refused with 403.
        */
       ALLOWED_ORIGINS?: string;
+      /**
+       * How recently (ms, default 30000) the key's object or the D1 primary must have confirmed a
+       * key's rules for an isolate to start an upstream call before admission answered
+       * (src/auth/policy-freshness.ts, docs/admission.md). A rule change applies to every request
+       * that starts this long after it returned. Tests shorten it.
+       */
+      POLICY_FRESHNESS_MS?: string;
     }
   }
 }

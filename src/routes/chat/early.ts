@@ -78,6 +78,6 @@ export async function startBeforeAdmission(
   }
   const plan = planFor(env, headers, selection.candidates, selection.needs);
   const first = plan[0];
-  if (!first || !earlyAllowed(auth.key.id, auth.organization.id, first.credential.source === "credits")) return { key, hit: null, plan, call: null };
+  if (!first || !earlyAllowed(env, auth, first.credential.source === "credits")) return { key, hit: null, plan, call: null };
   return { key, hit: null, plan, call: startEarly(env, req, first, stream, auth.key.id, input.signal) };
 }
