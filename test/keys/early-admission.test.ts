@@ -60,6 +60,12 @@ describe("the first byte does not wait for the budget objects", () => {
   it("with the objects 200 ms away and a 600 ms first token, no object round trip sits before the first byte", async () => {
     const org = await seedOrg();
     const { token } = await addKey(org);
+    // A key this isolate served a moment ago: its rules are confirmed (a key it never saw waits
+    // for its object: src/auth/policy-freshness.ts). Its lease has ended: admission asks the objects.
+    const warm = chatVia(far, token, say("warm"));
+    expect((await warm.res).status).toBe(200);
+    await warm.done;
+    await sleep(1_200);
     const traced = worldEnv(farObjects(200, { DEBUG_PATH_CALLS: { value: "1" } }));
     const { res, done } = chatVia(traced, token, { stream: true, ...say("hello [[fake:ttft=600]]") });
     const r = await res;
