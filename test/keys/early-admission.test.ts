@@ -1,5 +1,5 @@
 /**
- * Issue 23: the first upstream call starts while admission is asked (src/routes/chat/early.ts), so
+ * Issue 23: the first upstream call starts while admission is asked (src/billing/early-call.ts, src/routes/chat/admit.ts), so
  * the budget objects' round trip hides behind the provider's time to first token. Every test here
  * runs the app with the key's and the organization's objects slowed down (each call waits first,
  * as for an object on another continent) and checks an invariant of docs/admission.md with early
@@ -16,7 +16,7 @@ import { addKey, call, json, seedOrg } from "../helpers/fixtures";
 import { farObjects } from "../helpers/far-objects";
 import { keyStateStub } from "../../src/durable-objects/key-state";
 import { parseUsd } from "../../src/billing/money";
-import { cancelledEarlyCalls } from "../../src/routes/chat/early";
+import { cancelledEarlyCalls } from "../../src/billing/early-call";
 import { worldEnv } from "../../src/lib/debug-world";
 import { clearKeyCache } from "../../src/auth/key-cache";
 import { keyLogs, settledBalance, settledSpend, sleep, waitForLogs } from "../resilience/helpers";
