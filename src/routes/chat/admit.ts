@@ -56,8 +56,6 @@ export interface ChatAdmitted {
   plan: Candidate[];
   /** The early call's result when `cand` is the candidate it was started for (once). */
   takeEarly(cand: Candidate): Promise<AttemptResult> | null;
-  /** Cancels an early call the pipeline did not take (no-op once taken or cancelled). */
-  dropEarly(): void;
 }
 
 /** The early call a stream holds open: its own upstream request, freed when the call is cancelled. */
@@ -70,7 +68,7 @@ function releaseAttempt(r: AttemptResult): void {
 
 /**
  * Admits `run` (its key, and credits for credit-paid candidates) with the cache read and the first
- * attempt under way meanwhile. A refusal throws the admission's own error, after the early call
+ * attempt under way meanwhile; from then on `run.dropEarly` cancels an early call nobody took. A refusal throws the admission's own error, after the early call
  * was cancelled and recorded in `routing` (and `run.cancelledEarly`) at cost 0. Throws the
  * selection's error when no candidate is left under the admitted context.
  */
@@ -101,6 +99,7 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
   });
   traceMark(env, "admitted");
   traceMark(env, "credits");
+  run.dropEarly = () => admitted.drop();
   run.admitted = true;
   run.reservationId = admitted.admission.reservationId;
   renewLeasesEarly(env, run.auth, waitUntil);
@@ -144,7 +143,6 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
     hit,
     plan: kept ?? planFor(env, headers, candidates, selection.needs),
     takeEarly: (cand) => (cand === earlyCand ? admitted.take() : null),
-    dropEarly: () => admitted.drop(),
   };
 }
 

@@ -103,7 +103,6 @@ async function execute(run: Run): Promise<Response> {
 
   const routing: RoutingAttempt[] = [];
   const admitted = await admitChat(run, req, parsed.resolved, selection, stream, routing);
-  run.dropEarly = admitted.dropEarly;
   const responseModel = responseModelOf(admitted.resolved);
   // Response cache: served only now, after auth, limits and access rules.
   if (admitted.hit) return serveCached(run, admitted.hit, responseModel);
