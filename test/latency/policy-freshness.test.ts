@@ -14,7 +14,7 @@ import { cacheContext, clearKeyCache, getCachedContext } from "../../src/auth/ke
 import { resolveGatewayKey } from "../../src/auth/gateway-key";
 import { cancelledEarlyCalls } from "../../src/billing/early-call";
 import { sleep } from "../resilience/helpers";
-import { chatVia, far, latencies, recorded, say } from "./helpers";
+import { chatVia, far, latencies, recorded, say, send } from "./helpers";
 
 /** The bound in these tests: long enough for the warm-up to stay confirmed, short enough to wait out. */
 const WINDOW_MS = 1_500;
@@ -105,6 +105,33 @@ describe("policy freshness: a deny rule keeps the prompt away from the upstream"
     expect(upstream).toBe(0);
     expect(answer).toEqual(control.answer);
     expect(answer).toEqual(await plainAnswer(k));
+  });
+
+  it.each([
+    { door: "embeddings", path: "/v1/embeddings", provider: "openai", body: (t: string) => ({ model: "text-embedding-3-small", input: t }) },
+    { door: "images", path: "/v1/images/generations", provider: "openai", body: (t: string) => ({ model: "gpt-image-1", prompt: t }) },
+    { door: "moderations", path: "/v1/moderations", provider: "mistral", body: (t: string) => ({ model: "mistral-moderation-latest", input: t }) },
+    { door: "messages", path: "/v1/messages", provider: "openai", body: (t: string) => ({ model: PINNED, max_tokens: 5, messages: [{ role: "user", content: t }] }) },
+  ])("$door: a request starting more than the bound after a deny rule sends nothing upstream", async ({ path, provider, body }) => {
+    latencies();
+    const org = await seedOrg();
+    const { token, row } = await addKey(org);
+    for (let i = 0; i < 2; i++) {
+      const { res, done } = send(path, token, body(`warm ${i}`), { env: bounded });
+      expect((await res).status).toBe(200);
+      await done;
+    }
+    const fingerprint = (await resolveGatewayKey(bounded, token)).key.fingerprint;
+    const cached = getCachedContext(fingerprint)!;
+    await addRule({ org, token, row, fingerprint, cached }, { ruleType: "deny_providers", ruleValue: { providers: [provider] } });
+    await sleep(WINDOW_MS + 300);
+    const tag = `door-${crypto.randomUUID().slice(0, 8)}`;
+    const { res, done } = send(path, token, body(`after the rule [[tag:${tag}]]`), { env: bounded });
+    const r = await res;
+    await r.text();
+    await done;
+    expect(await recorded(tag)).toBe(0);
+    expect(r.status).toBe(403);
   });
 
   it("strict mode serves allowed requests as before, with the call after admission", async () => {
