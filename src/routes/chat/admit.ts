@@ -68,9 +68,10 @@ function releaseAttempt(r: AttemptResult): void {
 
 /**
  * Admits `run` (its key, and credits for credit-paid candidates) with the cache read and the first
- * attempt under way meanwhile; from then on `run.dropEarly` cancels an early call nobody took. A refusal throws the admission's own error, after the early call
- * was cancelled and recorded in `routing` (and `run.cancelledEarly`) at cost 0. Throws the
- * selection's error when no candidate is left under the admitted context.
+ * attempt under way meanwhile; from then on `run.dropEarly` cancels an early call nobody took. A
+ * refusal throws the admission's own error, after the early call was cancelled and recorded in
+ * `routing` (and `run.cancelledEarly`) at cost 0. Throws the selection's error when no candidate
+ * is left under the admitted context.
  */
 export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedModel, selection: Selection, stream: boolean, routing: RoutingAttempt[]): Promise<ChatAdmitted> {
   const { env, headers, waitUntil } = run.input;
