@@ -69,7 +69,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
  * Body and model checks that come before admission. A request they refuse still asks the key's
  * state first, so a dead key or one at its limit answers 401 whatever its body (the key's state
  * answers first); valid requests pay nothing extra. When that answer brings a newer context (a
- * custom provider or model created a moment ago, issue 22), the request is judged again on it:
+ * custom provider or model created a moment ago), the request is judged again on it:
  * the isolate's cached context may prove a model known, never refuse one.
  */
 async function parseOrGate(run: Run): Promise<{ req: ChatRequest; resolved: ResolvedModel }> {
