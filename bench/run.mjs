@@ -82,6 +82,9 @@ const WORLD_OPTS = {
   // The hot rows run in this many alternating blocks per build (floor, then each build).
   hotBlocks: opt("hot-blocks", 2),
   noCache: flag("world-no-cache"),
+  // --world-strict: the bench organization in strict policy mode (no upstream call before the
+  // key's rules are confirmed: docs/admission.md), to measure what it costs each class.
+  strict: flag("world-strict"),
 };
 const DO_LATENCY_MS = WORLD ? WORLD_OPTS.objMs : opt("do-latency", 0);
 

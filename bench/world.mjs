@@ -14,6 +14,8 @@
  *    (warm) isolate, staggered, for --tail-seconds (default 60; the key context cache lives 60 s,
  *    so a run this long includes its reloads); the first request of each key is warm-up;
  *  - cold: --cold-keys fresh keys (default 48), one request each: a key the isolate has never seen;
+ *  - --world-strict: the organization in strict policy mode (every class then waits for the key's
+ *    object before its upstream call unless a lease answers);
  *  - refusals: a key at its limit and a disabled key each send --refusal-requests requests; the
  *    early upstream calls cancelled for them are counted (operator exposure).
  * Each Switchboard response carries `x-gateway-path-calls` (DEBUG_PATH_CALLS=1): the far (object,
@@ -100,7 +102,7 @@ async function api(url, token, method, payload) {
   return text ? JSON.parse(text) : null;
 }
 
-async function seedWorld(sb, adminToken) {
+async function seedWorld(sb, adminToken, strict = false) {
   const boot = await api(`${sb.url}/v1/admin/organizations`, adminToken, "POST", {
     name: "World",
     plan: "enterprise",
@@ -108,6 +110,7 @@ async function seedWorld(sb, adminToken) {
   });
   await sb.db.prepare("UPDATE organizations SET credits_pico = ? WHERE id = ?").bind(1_000_000 * 1e12, boot.organization.id).run();
   const master = boot.masterKey.token;
+  if (strict) await api(`${sb.url}/v1/master/organization`, master, "PATCH", { compliance: { strictPolicy: true } });
   const newKey = async (extra = {}) => {
     const created = await api(`${sb.url}/v1/master/keys`, master, "POST", { projectId: boot.project.id, description: "world", usageLimit: "1000000", ...extra });
     return { token: created.apiKey.token, id: created.apiKey.id };
@@ -193,7 +196,7 @@ export async function runWorld({ sbs, pt, adminToken, o, cpu = () => NaN }) {
   const seedT0 = performance.now();
   const worlds = [];
   for (const t of sbs) {
-    const w = await seedWorld(t.sb, adminToken);
+    const w = await seedWorld(t.sb, adminToken, o.strict);
     worlds.push({ ...t, w, hotKey: await w.newKey(), tail: await w.many(o.tailKeys), cold: await w.many(o.coldKeys) });
   }
   console.log(`world: seeded ${sbs.length} x ${2 + o.tailKeys + o.coldKeys} keys in ${r1((performance.now() - seedT0) / 1000)} s`);

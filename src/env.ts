@@ -41,6 +41,13 @@ declare global {
       TIMEOUT_OVERRIDE_MIN_MS?: string;
       TIMEOUT_OVERRIDE_MAX_MS?: string;
       HEDGE_AFTER_MS?: string;
+      /**
+       * How recently (ms, default 30000) the key's object or the D1 primary must have confirmed a
+       * key's rules for an isolate to start an upstream call before admission answered
+       * (src/context/policy-freshness.ts, docs/admission.md). A rule change applies to every request
+       * that starts this long after it returned. Tests shorten it.
+       */
+      POLICY_FRESHNESS_MS?: string;
     }
   }
   /**

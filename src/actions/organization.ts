@@ -19,6 +19,8 @@ export const organizationPatchBody = z.object({
     .object({
       noTraining: z.boolean().optional(),
       deniedProviders: z.array(z.enum(PROVIDER_IDS)).max(PROVIDER_IDS.length).optional(),
+      /** No upstream call before the key's current rules are confirmed (docs/admission.md). */
+      strictPolicy: z.boolean().optional(),
     })
     .optional(),
   notifications: z

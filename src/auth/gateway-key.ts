@@ -26,6 +26,7 @@ import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
 import { leaseVouches, viaLease } from "./leases";
+import { noteConfirmed } from "../context/policy-freshness";
 import { traceMark } from "../lib/debug-world";
 import { awaitRate, hasPendingRate, recheckRate, startRate } from "../rate-limits/admission";
 import { admitMember, cancelMember, joinReservations } from "../members/budget";
@@ -133,10 +134,11 @@ const DENIAL_CODES: Record<string, string> = {
 };
 
 /**
- * Applies a DO answer: a denial becomes the precise 401 (and evicts the cache entry); a newer
- * version reloads the context from D1. Returns the context to use for the rest of the request.
+ * Applies a DO answer to a call sent at `sentAt`: a denial becomes the precise 401 (and evicts the
+ * cache entry); a newer version reloads the context from D1. Returns the context to use for the
+ * rest of the request, whose rules the answer confirmed as of `sentAt` (src/context/policy-freshness.ts).
  */
-async function applyGate(env: Env, ctx: KeyContext, gate: GateResult): Promise<KeyContext> {
+async function applyGate(env: Env, ctx: KeyContext, gate: GateResult, sentAt: number): Promise<KeyContext> {
   if (!gate.ok && gate.reason === "budget_busy") {
     const retryAfter = String(gate.retryAfterSeconds ?? 1);
     throw new ApiError(429, gate.message, { type: "rate_limit_error", code: "budget_busy", headers: { "retry-after": retryAfter } });
@@ -145,13 +147,18 @@ async function applyGate(env: Env, ctx: KeyContext, gate: GateResult): Promise<K
     evictContext(ctx.key.fingerprint);
     throw unauthorized(gate.message, DENIAL_CODES[gate.reason] ?? "invalid_api_key");
   }
-  if (gate.version === ctx.key.version) return ctx;
+  if (gate.version === ctx.key.version) {
+    noteConfirmed(ctx.key.id, gate.version, sentAt);
+    return ctx;
+  }
   evictContext(ctx.key.fingerprint);
   // The object's version is the floor: a replica that has not caught up on it is skipped.
   const fresh = await readKeyContext(env.DB, ctx.key.fingerprint, (c) => c.key.version >= gate.version);
   if (!fresh.found) throw unauthorized("This API key has been deleted.", "key_deleted");
   cacheContext(ctx.key.fingerprint, fresh.context);
   assertLocallyLive(fresh.context, Date.now());
+  // At least the version the object had when asked: the rules as of `sentAt` (changes write D1 first).
+  noteConfirmed(ctx.key.id, fresh.context.key.version, sentAt);
   return fresh.context;
 }
 
@@ -167,9 +174,10 @@ export async function checkKey(env: Env, ctx: KeyContext, opts: { spending?: boo
     await rate;
     return ctx;
   }
+  const sentAt = Date.now();
   const [gate, rated] = await Promise.allSettled([keyStateStub(env, ctx.key.id).check(ctx.key.fingerprint, snapshotOf(ctx.key), undefined, opts), rate]);
   if (gate.status === "rejected") throw gate.reason;
-  const live = await applyGate(env, ctx, gate.value);
+  const live = await applyGate(env, ctx, gate.value, sentAt);
   // A refusal counted under a stale context is decided again with the fresh one (a raised limit).
   if (rated.status === "rejected") {
     if (live === ctx) throw rated.reason;
@@ -252,11 +260,13 @@ async function cancelKeyReservation(env: Env, ctx: KeyContext, reservationId: st
 
 async function admitSpend(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
   const amount = estimate > 0n ? estimate : 0n;
+  let sentAt = Date.now();
   const r = await viaLease<GateResult>(
     leaseName(ctx),
     amount,
     { version: ctx.key.version, fingerprint: ctx.key.fingerprint },
     async (close) => {
+      sentAt = Date.now();
       const gate: GateResult = await keyStateStub(env, ctx.key.id).admit(ctx.key.fingerprint, snapshotOf(ctx.key), amount, undefined, { waitMs: admissionWaitMs(env), lease: true, close });
       return gate;
     },
@@ -265,7 +275,7 @@ async function admitSpend(env: Env, ctx: KeyContext, estimate: Pico): Promise<Ad
   // Steady state: admitted against this isolate's lease, no round trip.
   if ("reservationId" in r) return { context: ctx, reservationId: r.reservationId };
   const gate = r.gate;
-  const context = await applyGate(env, ctx, gate);
+  const context = await applyGate(env, ctx, gate, sentAt);
   return { context, reservationId: gate.ok ? gate.reservationId : null };
 }
 

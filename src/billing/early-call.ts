@@ -1,10 +1,10 @@
 /**
  * Early upstream calls (docs/admission.md, "The first byte does not wait for the objects"): the
  * first upstream attempt of a spending request starts while its admission is still being asked,
- * so the budget objects' round trip hides behind the provider's work. Used by every route whose
- * upstream call can be taken back (chat and its front doors through src/routes/chat/early.ts;
- * embeddings, images and moderations through `admitWithEarlyCall` below). Video job submissions
- * do not use it: a job, once created, cannot be recalled (docs/admission.md).
+ * so the budget objects' round trip hides behind the provider's work. `admitWithEarlyCall` is the
+ * one admission-with-early-call path of every route whose upstream call can be taken back: chat
+ * and its front doors (Messages, Responses), embeddings, images and moderations. Video job
+ * submissions use it without an early call: a job, once created, cannot be recalled.
  *
  * Nothing of an early call reaches the client before admission answered: the route awaits the
  * admission before it uses the call's result. A refused admission (or a newer key version, a
@@ -18,10 +18,15 @@
  * key (or of its organization's credits, for credit-paid calls) no early call starts for it until
  * one of its requests is admitted again. So a key that is disabled, rolled, deleted or at its
  * limit costs at most one cancelled early call per isolate per state change.
+ *
+ * The rules the call goes out under are bounded in age too (src/context/policy-freshness.ts): only
+ * rules the key's object or the D1 primary confirmed less than `POLICY_FRESHNESS_MS` (30 s) ago,
+ * never for an organization in strict mode. Otherwise the first call waits for admission.
  */
 import type { Env } from "../env";
 import type { KeyContext } from "../context/key-context";
 import { admitKey, type Admission } from "../auth/gateway-key";
+import { rulesFreshEnough } from "../context/policy-freshness";
 import { countCancelledEarly } from "../lib/debug-world";
 import { admitCredits, releaseCredits, type CreditAdmission } from "./credits";
 import type { Pico } from "./money";
@@ -36,9 +41,15 @@ let cancelledTotal = 0;
 const keyName = (keyId: string) => `key:${keyId}`;
 const orgName = (orgId: string) => `org:${orgId}`;
 
-/** Whether a request of this key may start its first attempt before admission answered. */
-export function earlyAllowed(keyId: string, orgId: string, creditPaid: boolean): boolean {
-  return !inDoubt.has(keyName(keyId)) && !refused.has(keyName(keyId)) && !(creditPaid && refused.has(orgName(orgId)));
+/**
+ * Whether a request of this key may start its first attempt before admission answered: no other
+ * early call of the key in doubt, no refusal since its last admission, and rules fresh enough.
+ */
+export function earlyAllowed(env: Env, auth: KeyContext, creditPaid: boolean, now = Date.now()): boolean {
+  const keyId = auth.key.id;
+  if (inDoubt.has(keyName(keyId)) || refused.has(keyName(keyId))) return false;
+  if (creditPaid && refused.has(orgName(auth.organization.id))) return false;
+  return rulesFreshEnough(env, auth, now);
 }
 
 function mark(name: string, wasRefused: boolean): void {
@@ -109,6 +120,10 @@ export interface EarlyPlan<R> {
   /** Paid from the organization's credits: a refused credit reservation cancels it too. */
   creditPaid: boolean;
   run: (signal: AbortSignal) => Promise<R>;
+  /** The client went away: aborts the call like any attempt (the route tells it from a cancel by this signal). */
+  clientSignal?: AbortSignal | undefined;
+  /** Frees what a result that already arrived still holds open (a stream) when the call is cancelled. */
+  release?: (r: R) => void;
 }
 
 export interface EarlyAdmitted<R> {
@@ -133,9 +148,11 @@ export interface EarlyAdmitted<R> {
 /**
  * Admission of a route with an early call: the key's reservation (`admitKey`) and, when the cached
  * context has credit-paid candidates (`creditEstimate` not null), the organization's credit
- * reservation, asked at the same time, and meanwhile `early` (when `earlyAllowed`). A refusal of
- * the key cancels the call, gives the credit reservation back and throws the same error as
- * `admitKey` would; `onCancelled(ms)` is told of every cancel so the route logs it (cost 0).
+ * reservation, asked at the same time, and meanwhile `early` (when `earlyAllowed`). `early` may be
+ * a promise: the route's own work while admission is asked (chat reads its response cache first,
+ * and plans a call only on a miss). A refusal of the key cancels the call, gives the credit
+ * reservation back and throws the same error as `admitKey` would; `onCancelled(ms)` is told of
+ * every cancel so the route logs it (cost 0).
  */
 export async function admitWithEarlyCall<R>(
   env: Env,
@@ -143,7 +160,7 @@ export async function admitWithEarlyCall<R>(
   o: {
     estimate: Pico;
     creditEstimate: Pico | null;
-    early: EarlyPlan<R> | null;
+    early: EarlyPlan<R> | null | Promise<EarlyPlan<R> | null>;
     onCancelled: (ms: number) => void;
     waitUntil: (p: Promise<unknown>) => void;
   },
@@ -154,8 +171,15 @@ export async function admitWithEarlyCall<R>(
   // Awaited below; a failure must not surface as an unhandled rejection meanwhile.
   credit?.catch(() => undefined);
   const keyAdmission = admitKey(env, auth, o.estimate);
-  keyAdmission.catch(() => undefined);
-  let call = o.early && earlyAllowed(keyId, orgId, o.early.creditPaid) ? startEarly(keyId, o.early.run) : null;
+  let answered = false;
+  keyAdmission.then(
+    () => (answered = true),
+    () => (answered = true),
+  );
+  // The route's work while admission is asked; when it fails, the route meets its error itself.
+  const plan = await Promise.resolve(o.early).catch(() => null);
+  // Admission that answered meanwhile (a lease, or the route's work took longer) needs no early call.
+  let call = plan && !answered && earlyAllowed(env, auth, plan.creditPaid) ? startEarly(keyId, plan.run, { clientSignal: plan.clientSignal, release: plan.release }) : null;
   const cancel = () => {
     if (!call) return;
     call.cancel();
@@ -191,7 +215,7 @@ export async function admitWithEarlyCall<R>(
     // Asked for the candidates of the old context: the route asks again for the new ones.
     if (answer?.ok) o.waitUntil(releaseCredits(env, orgId, Promise.resolve(answer)));
     answer = null;
-  } else if (o.early?.creditPaid && (creditFailed || (answer && !answer.ok))) cancel();
+  } else if (plan?.creditPaid && (creditFailed || (answer && !answer.ok))) cancel();
   return {
     admission,
     fresh,

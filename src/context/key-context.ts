@@ -33,6 +33,7 @@ import {
   type RuleValue,
 } from "../db/schema";
 import { effectiveMemberLimits, type MemberLimits } from "../members/limits";
+import { noteConfirmed } from "./policy-freshness";
 
 export interface KeyRecord {
   id: string;
@@ -208,11 +209,20 @@ export async function readKeyContext(d1: D1Database, fp: string, accept: (ctx: K
   // A replica that cannot answer (its region unreachable) costs latency, not the request.
   const near = await loadKeyContext(replicaReads(d1), fp).catch(() => null);
   if (near?.found && accept(near.context)) return near;
-  return loadKeyContext(primaryReads(d1), fp);
+  return readKeyContextOnPrimary(d1, fp);
 }
 
-/** The key's context as the primary has it (a refusal that replica or cached data would decide). */
-export const readKeyContextOnPrimary = (d1: D1Database, fp: string): Promise<KeyLookup> => loadKeyContext(primaryReads(d1), fp);
+/**
+ * The key's context as the primary has it (a refusal that replica or cached data would decide).
+ * The primary holds every change that returned before the read was sent, so its answer confirms
+ * the key's rules as of then (src/context/policy-freshness.ts); a replica's answer confirms nothing.
+ */
+export async function readKeyContextOnPrimary(d1: D1Database, fp: string): Promise<KeyLookup> {
+  const sentAt = Date.now();
+  const found = await loadKeyContext(primaryReads(d1), fp);
+  if (found.found) noteConfirmed(found.context.key.id, found.context.key.version, sentAt);
+  return found;
+}
 
 type HeadRow = {
   key: typeof apiKeys.$inferSelect;

@@ -41,6 +41,11 @@ export interface CompliancePolicy {
   /** Only provider mappings whose provider does not train on API data. */
   noTraining?: boolean;
   deniedProviders?: string[];
+  /**
+   * No upstream call starts before the key's current rules are confirmed by its object (no early
+   * call under rules this isolate may hold from before a change; docs/admission.md).
+   */
+  strictPolicy?: boolean;
 }
 
 export interface NotificationSettings {

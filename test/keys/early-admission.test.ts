@@ -1,5 +1,5 @@
 /**
- * The first upstream call starts while admission is asked (src/routes/chat/early.ts), so
+ * The first upstream call starts while admission is asked (src/billing/early-call.ts, src/routes/chat/admit.ts), so
  * the budget objects' round trip hides behind the provider's time to first token. Every test here
  * runs the app with the key's and the organization's objects slowed down (each call waits first,
  * as for an object on another continent) and checks an invariant of docs/admission.md with early
@@ -16,7 +16,7 @@ import { addKey, call, json, seedOrg } from "../helpers/fixtures";
 import { farObjects } from "../helpers/far-objects";
 import { keyStateStub } from "../../src/durable-objects/key-state";
 import { parseUsd } from "../../src/billing/money";
-import { cancelledEarlyCalls } from "../../src/routes/chat/early";
+import { cancelledEarlyCalls } from "../../src/billing/early-call";
 import { worldEnv } from "../../src/lib/debug-world";
 import { clearKeyCache } from "../../src/auth/key-cache";
 import { keyLogs, settledBalance, settledSpend, sleep, waitForLogs } from "../resilience/helpers";
@@ -60,6 +60,12 @@ describe("the first byte does not wait for the budget objects", () => {
   it("with the objects 200 ms away and a 600 ms first token, no object round trip sits before the first byte", async () => {
     const org = await seedOrg();
     const { token } = await addKey(org);
+    // A key this isolate served a moment ago: its rules are confirmed (a key it never saw waits
+    // for its object: src/context/policy-freshness.ts). Its lease has ended: admission asks the objects.
+    const warm = chatVia(far, token, say("warm"));
+    expect((await warm.res).status).toBe(200);
+    await warm.done;
+    await sleep(1_200);
     const traced = worldEnv(farObjects(200, { DEBUG_PATH_CALLS: { value: "1" } }));
     const { res, done } = chatVia(traced, token, { stream: true, ...say("hello [[fake:ttft=600]]") });
     const r = await res;

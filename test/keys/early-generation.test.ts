@@ -85,6 +85,12 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
   it("an admitted request's upstream call starts before admission could have answered", async () => {
     const org = await seedOrg();
     const { token } = await addKey(org);
+    // A key this isolate served a moment ago: its rules are confirmed (a key it never saw waits
+    // for its object: src/context/policy-freshness.ts). Its lease has ended: admission asks the objects.
+    const warm = via(far, token, ep, "warm");
+    expect((await warm.res).status).toBe(200);
+    await warm.done;
+    await sleep(1_200);
     const tag = `early-${ep.name}-${crypto.randomUUID().slice(0, 8)}`;
     const started = Date.now();
     const { res, done } = via(far, token, ep, `hello early [[tag:${tag}]]`);

@@ -275,7 +275,7 @@ describe("D1 read replicas on the request path", () => {
     expect(replica.calls).toEqual({ replica: before.replica + 1, primary: before.primary + 1 });
   });
 
-  it("a cold key's chat request through the front door waits for one near call (the key's batch) and no far one", async () => {
+  it("a cold key's chat request through the front door waits for one near call (the key's batch) and its objects, then no far call while its rules are fresh", async () => {
     const org = await seedOrg();
     clearKeyCache();
     const traced = worldEnv(Object.create(env, { DEBUG_PATH_CALLS: { value: "1", enumerable: true } }) as Env);
@@ -292,7 +292,24 @@ describe("D1 read replicas on the request path", () => {
     await res.text();
     await waitOnExecutionContext(ec);
     expect(res.status).toBe(200);
-    expect(res.headers.get("x-gateway-path-calls")).toMatch(/^far=0;near=1;/);
+    // A replica's row confirms no rules (src/context/policy-freshness.ts): the upstream call waits for
+    // the objects' answer (the key's, the credits' and the rate window's, asked together).
+    expect(res.headers.get("x-gateway-path-calls")).toMatch(/^far=[1-9]\d*;near=1;/);
+    // The next request, its lease ended but its rules confirmed a moment ago, starts upstream at once.
+    await new Promise((r) => setTimeout(r, 1_200));
+    const ec2 = createExecutionContext();
+    const next = await app.fetch(
+      new Request("http://gw.test/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${org.key}`, "content-type": "application/json", "x-no-cache": "true" },
+        body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 5, stream: true, messages: [{ role: "user", content: "warm [[fake:ttft=300]]" }] }),
+      }),
+      worldEnv(Object.create(env, { DEBUG_PATH_CALLS: { value: "1", enumerable: true } }) as Env),
+      ec2,
+    );
+    await next.text();
+    await waitOnExecutionContext(ec2);
+    expect(next.headers.get("x-gateway-path-calls")).toMatch(/^far=0;near=0;/);
     // Where the time went (the world bench's breakdown): every step, in order, from the Worker's start.
     const timing = Object.fromEntries((res.headers.get("x-gateway-path-timing") ?? "").split(";").map((kv) => [kv.split("=")[0], Number(kv.split("=")[1])]));
     expect(Object.keys(timing)).toEqual(expect.arrayContaining(["at", "key", "exec", "early", "up", "admitted", "credits", "first", "release"]));

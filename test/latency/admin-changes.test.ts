@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { addKey, call, seedOrg } from "../helpers/fixtures";
 import { keyStateStub } from "../../src/durable-objects/key-state";
-import { cancelledEarlyCalls } from "../../src/routes/chat/early";
+import { cancelledEarlyCalls } from "../../src/billing/early-call";
 import { cacheContext, getCachedContext } from "../../src/auth/key-cache";
 import { resolveGatewayKey } from "../../src/auth/gateway-key";
 import { getDb } from "../../src/db/client";

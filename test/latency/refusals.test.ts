@@ -22,7 +22,7 @@ import { apiKeys } from "../../src/db/schema";
 import { updateKey } from "../../src/keys/update";
 import { rollKey } from "../../src/keys/roll";
 import { deleteKey } from "../../src/keys/delete";
-import { cancelledEarlyCalls } from "../../src/routes/chat/early";
+import { cancelledEarlyCalls } from "../../src/billing/early-call";
 import { cacheContext, getCachedContext } from "../../src/auth/key-cache";
 import { keyLogs, settledSpend, sleep } from "../resilience/helpers";
 import { chatVia, far, latencies, recorded, say } from "./helpers";

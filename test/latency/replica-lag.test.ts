@@ -108,7 +108,7 @@ describe("keys read through a lagging replica, the primary far away", () => {
     { change: "disabled", code: "key_disabled" },
     { change: "rolled", code: "key_rolled" },
     { change: "deleted", code: "key_deleted" },
-  ])("a key $change on the primary while the replica still shows it live is refused, and nothing of its early call reaches the client", async ({ change, code }) => {
+  ])("a key $change on the primary while the replica still shows it live is refused, and nothing of the request reaches the upstream", async ({ change, code }) => {
     latencies();
     const org = await seedOrg();
     const { token, row } = await addKey(org);
@@ -120,8 +120,9 @@ describe("keys read through a lagging replica, the primary far away", () => {
     const tag = crypto.randomUUID();
     const r = await coldRequest(lag.env, token, 0, tag);
     expect(lag.replicaReads()).toBeGreaterThan(0);
-    // The replica's live row let the early call start; the key's object refused it.
-    expect(await recorded(tag)).toBe(1);
+    // A replica's row confirms no rules (src/context/policy-freshness.ts): no early call starts under
+    // it, and the key's object refused the request before any upstream call.
+    expect(await recorded(tag)).toBe(0);
     expect(r.status).toBe(401);
     expect(r.body).not.toContain("data:");
     expect((JSON.parse(r.body) as { error: { code: string } }).error.code).toBe(code);

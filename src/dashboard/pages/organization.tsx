@@ -66,6 +66,11 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
             <input type="checkbox" name="compliance.noTraining" checked={c.noTraining === true} />
             Only providers that do not train on API data
           </label>
+          <label class="check">
+            <input type="checkbox" name="compliance.strictPolicy" checked={c.strictPolicy === true} />
+            Strict policy: no provider call before the key's current rules are confirmed
+          </label>
+          <p class="hint">A rule change otherwise applies to every request starting 30 s after it; strict mode makes it immediate and adds one round trip to a key's budget object to requests that would otherwise start their provider call early.</p>
         </fieldset>
         <fieldset disabled={!admin}>
           <legend>Denied providers</legend>
