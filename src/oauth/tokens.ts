@@ -173,9 +173,12 @@ export type ConsumeResult =
 /**
  * Atomically marks a live code or refresh token as used (one UPDATE ... RETURNING, so two
  * concurrent exchanges cannot both succeed). A token that exists but was already used is a
- * replay: its whole family is revoked (RFC 6749 10.5; refresh rotation reuse detection).
+ * replay: its whole family is revoked (RFC 6749 10.5; refresh rotation reuse detection), but only
+ * when `clientId`, the authenticated client presenting it, is the client it was issued to.
+ * Another client learns nothing from it and cannot end the legitimate client's tokens by
+ * presenting a code or refresh token it saw (a log, a referrer) after its use.
  */
-export async function consumeGrant(env: Env, kind: "code" | "refresh", token: string, now = Date.now()): Promise<ConsumeResult> {
+export async function consumeGrant(env: Env, kind: "code" | "refresh", token: string, clientId: string, now = Date.now()): Promise<ConsumeResult> {
   const prefix = kind === "code" ? CODE_PREFIX : REFRESH_TOKEN_PREFIX;
   if (!token.startsWith(prefix) || !TOKEN_RE.test(token)) return { ok: false, replayed: false };
   const db = getDb(env.DB);
@@ -191,11 +194,11 @@ export async function consumeGrant(env: Env, kind: "code" | "refresh", token: st
     return { ok: true, grant, family };
   }
   const used = await db
-    .select({ id: oauthGrants.id, revokedAt: oauthGrants.revokedAt })
+    .select({ id: oauthGrants.id, revokedAt: oauthGrants.revokedAt, clientId: oauthGrants.clientId })
     .from(oauthGrants)
     .where(and(eq(oauthGrants.tokenHash, hash), eq(oauthGrants.kind, kind)))
     .get();
-  if (used && used.revokedAt !== null) {
+  if (used && used.revokedAt !== null && used.clientId === clientId) {
     const family = familyOf(used.id);
     if (family) await revokeFamily(env, family, now);
     return { ok: false, replayed: true };
