@@ -19,6 +19,8 @@ export interface PlatformContext {
   organizationId: string;
   projectId: string;
   createdBy: string;
+  /** Of the secret this call authenticated with. */
+  fingerprint: string;
 }
 
 /** A request's rate-limit count (src/rate-limits/admission.ts). */

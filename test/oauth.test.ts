@@ -2,13 +2,13 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { addKey, call, seedOrg, type SeededOrg } from "./helpers/fixtures";
+import { addKey, call, seedOrg, TEST_SECRETS, type SeededOrg } from "./helpers/fixtures";
 import { getDb } from "../src/db/client";
 import { apiKeys, oauthGrants } from "../src/db/schema";
 import { ACCESS_TOKEN_TTL_MS, issueTokens, resolveAccessToken } from "../src/oauth/tokens";
 import { s256Challenge } from "../src/oauth/pkce";
 import worker from "../src/index";
-import { sha256Hex } from "../src/lib/crypto";
+import { fingerprint } from "../src/lib/crypto";
 
 const REDIRECT = "http://127.0.0.1:33418/callback";
 const form = (fields: Record<string, string>) => ({
@@ -168,8 +168,8 @@ describe("authorization code + PKCE", () => {
     expect(info).toMatchObject({ apiKeyId: org.keyId, clientId, scope: "mcp" });
     expect(info!.expiresAt).toBeGreaterThan(Date.now() + ACCESS_TOKEN_TTL_MS - 60_000);
 
-    // Only hashes are stored.
-    const stored = await getDb(env.DB).select().from(oauthGrants).where(eq(oauthGrants.tokenHash, await sha256Hex(tokens.access_token))).get();
+    // Only keyed fingerprints are stored.
+    const stored = await getDb(env.DB).select().from(oauthGrants).where(eq(oauthGrants.tokenHash, await fingerprint(TEST_SECRETS.KEY_HASH_SECRET, tokens.access_token))).get();
     expect(stored?.kind).toBe("access");
     const raw = await env.DB.prepare("SELECT count(*) AS n FROM oauth_grants WHERE token_hash = ?").bind(tokens.access_token).first<{ n: number }>();
     expect(raw?.n).toBe(0);

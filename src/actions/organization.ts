@@ -12,7 +12,7 @@ import { PROVIDER_IDS } from "../catalog/types";
 import { notFound } from "../errors/api-error";
 import { bumpKeyVersions } from "../keys/sync";
 import { publicOrganization } from "../organizations/view";
-import { organizationRateFields } from "../rate-limits/plans";
+import { assertWithinCeilings, organizationRateFields, perMinute } from "../rate-limits/plans";
 
 export const organizationPatchBody = z.object({
   compliance: z
@@ -55,6 +55,8 @@ export async function loadOrganization(env: Env, id: string) {
       notifications: organizations.notifications,
       requestsPerMinute: organizations.requestsPerMinute,
       tokensPerMinute: organizations.tokensPerMinute,
+      maxRequestsPerMinute: organizations.maxRequestsPerMinute,
+      maxTokensPerMinute: organizations.maxTokensPerMinute,
       createdAt: organizations.createdAt,
     })
     .from(organizations)
@@ -76,8 +78,33 @@ export async function updateOrganization(env: Env, orgId: string, body: Organiza
     requestsPerMinute: body.rateLimits?.requestsPerMinute === undefined ? current.requestsPerMinute : body.rateLimits.requestsPerMinute,
     tokensPerMinute: body.rateLimits?.tokensPerMinute === undefined ? current.tokensPerMinute : body.rateLimits.tokensPerMinute,
   };
+  // Plan values (or what the operator granted) are ceilings: the organization lowers, never raises.
+  if (body.rateLimits) {
+    const asked = { requestsPerMinute: body.rateLimits.requestsPerMinute ?? null, tokensPerMinute: body.rateLimits.tokensPerMinute ?? null };
+    assertWithinCeilings(current.plan, asked, { requestsPerMinute: current.maxRequestsPerMinute, tokensPerMinute: current.maxTokensPerMinute });
+  }
   await getDb(env.DB).update(organizations).set({ compliance, notifications, ...rate }).where(eq(organizations.id, orgId));
   // Policy and rate limits are part of every key's context.
   await bumpKeyVersions(env, { organizationId: orgId });
   return publicOrganization({ ...current, compliance, notifications, ...rate });
+}
+
+/** The operator's `PATCH /v1/admin/organizations/{id}/rate-limits` body: the ceilings (null: the plan's). */
+export const rateCeilingsBody = z
+  .object({ requestsPerMinute: perMinute.nullable().optional(), tokensPerMinute: perMinute.nullable().optional() })
+  .refine((b) => b.requestsPerMinute !== undefined || b.tokensPerMinute !== undefined, { message: "send requestsPerMinute or tokensPerMinute" });
+
+/**
+ * The operator raises (or lowers) the most an organization may set for its own rate limits. With
+ * no limits of its own the organization gets the new ceiling; its own limits stay, capped by it.
+ */
+export async function setRateCeilings(env: Env, orgId: string, body: z.infer<typeof rateCeilingsBody>) {
+  const current = await loadOrganization(env, orgId);
+  const max = {
+    maxRequestsPerMinute: body.requestsPerMinute === undefined ? current.maxRequestsPerMinute : body.requestsPerMinute,
+    maxTokensPerMinute: body.tokensPerMinute === undefined ? current.maxTokensPerMinute : body.tokensPerMinute,
+  };
+  await getDb(env.DB).update(organizations).set(max).where(eq(organizations.id, orgId));
+  await bumpKeyVersions(env, { organizationId: orgId });
+  return publicOrganization({ ...current, ...max });
 }

@@ -25,6 +25,7 @@ const VERB_WORDS: Record<string, string> = { roll: "roll", test: "test", invitat
 const OVERRIDES: Record<string, Omit<AuditAction, "targetParam"> & { targetParam?: string | null }> = {
   "POST /v1/admin/organizations/:id/credits": { action: "credits.top_up", targetType: "organization", targetParam: "id" },
   "POST /v1/admin/organizations/:id/master-keys": { action: "master_key.create", targetType: "organization", targetParam: "id" },
+  "PATCH /v1/admin/organizations/:id/rate-limits": { action: "organization_rate_limits.update", targetType: "organization", targetParam: "id" },
   "POST /v1/master/teams/:id/members": { action: "team_member.create", targetType: "team", targetParam: "id" },
   "DELETE /v1/master/teams/:id/members/:member": { action: "team_member.delete", targetType: "team", targetParam: "id" },
   "POST /api/teams/:id/members": { action: "team_member.create", targetType: "team", targetParam: "id" },

@@ -1,14 +1,16 @@
 /**
  * Dashboard sessions (contract section 5). The cookie `swb_session` holds a random token; D1 holds
- * only its SHA-256 (`sessions.token_hash`). Each session also carries a CSRF token, returned at
+ * only its keyed fingerprint (`sessions.token_hash`; older rows: plain SHA-256, rewritten at their
+ * next use, src/lib/secret-hash.ts). Each session also carries a CSRF token, returned at
  * sign-in, that state-changing `/api` requests must echo in `x-csrf-token` (src/auth/csrf.ts).
  */
-import { and, eq, gt } from "drizzle-orm";
+import { and, eq, gt, inArray } from "drizzle-orm";
 import type { Env } from "../env";
 import type { Role } from "../db/schema";
 import { getDb } from "../db/client";
 import { members, sessions, users } from "../db/schema";
-import { sha256Hex } from "../lib/crypto";
+import { candidates, secretHashes } from "../lib/secret-hash";
+import { requireHashSecret } from "./gateway-key";
 import { newId, randomAlphanumeric } from "../lib/ids";
 
 export const SESSION_COOKIE = "swb_session";
@@ -69,7 +71,7 @@ export async function createSession(
   const expiresAt = now + SESSION_TTL_MS;
   await getDb(env.DB)
     .insert(sessions)
-    .values({ id: sessionId, tokenHash: await sha256Hex(token), userId: input.userId, organizationId: input.organizationId, memberId: input.memberId, csrfToken, expiresAt, createdAt: now });
+    .values({ id: sessionId, tokenHash: (await secretHashes(requireHashSecret(env), token)).keyed, userId: input.userId, organizationId: input.organizationId, memberId: input.memberId, csrfToken, expiresAt, createdAt: now });
   return { token, csrfToken, cookie: sessionCookie(token, Math.floor(SESSION_TTL_MS / 1000)), sessionId, expiresAt };
 }
 
@@ -77,9 +79,12 @@ export async function createSession(
 export async function readSession(env: Env, cookieHeader: string | undefined, now = Date.now()): Promise<SessionInfo | null> {
   const token = sessionTokenFromCookie(cookieHeader);
   if (!token) return null;
-  const row = await getDb(env.DB)
+  const hashes = await secretHashes(requireHashSecret(env), token);
+  const db = getDb(env.DB);
+  const row = await db
     .select({
       sessionId: sessions.id,
+      tokenHash: sessions.tokenHash,
       userId: sessions.userId,
       organizationId: sessions.organizationId,
       memberId: sessions.memberId,
@@ -91,14 +96,18 @@ export async function readSession(env: Env, cookieHeader: string | undefined, no
     .from(sessions)
     .innerJoin(members, and(eq(members.id, sessions.memberId), eq(members.organizationId, sessions.organizationId)))
     .innerJoin(users, eq(users.id, sessions.userId))
-    .where(and(eq(sessions.tokenHash, await sha256Hex(token)), gt(sessions.expiresAt, now)))
+    .where(and(inArray(sessions.tokenHash, candidates(hashes)), gt(sessions.expiresAt, now)))
     .get();
-  return row ?? null;
+  if (!row) return null;
+  // A session from before keyed fingerprints: stored the keyed way from now on.
+  if (row.tokenHash !== hashes.keyed) await db.update(sessions).set({ tokenHash: hashes.keyed }).where(and(eq(sessions.id, row.sessionId), eq(sessions.tokenHash, hashes.legacy)));
+  const { tokenHash: _stored, ...info } = row;
+  return info;
 }
 
 /** Deletes the session behind a Cookie header (sign-out). Idempotent. */
 export async function destroySession(env: Env, cookieHeader: string | undefined): Promise<void> {
   const token = sessionTokenFromCookie(cookieHeader);
   if (!token) return;
-  await getDb(env.DB).delete(sessions).where(eq(sessions.tokenHash, await sha256Hex(token)));
+  await getDb(env.DB).delete(sessions).where(inArray(sessions.tokenHash, candidates(await secretHashes(requireHashSecret(env), token))));
 }

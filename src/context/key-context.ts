@@ -101,6 +101,9 @@ export interface KeyContext {
     /** The organization's own rate limits (null: its plan's); src/rate-limits/. */
     requestsPerMinute?: number | null;
     tokensPerMinute?: number | null;
+    /** The most it may set for itself, granted by the operator (null: its plan's). */
+    maxRequestsPerMinute?: number | null;
+    maxTokensPerMinute?: number | null;
   };
   project: {
     id: string;
@@ -275,6 +278,8 @@ function contextOf(h: HeadRow, { teamRows, ruleRows, cps, cms, pks }: DetailRows
       notifications: h.organization.notifications,
       requestsPerMinute: h.organization.requestsPerMinute,
       tokensPerMinute: h.organization.tokensPerMinute,
+      maxRequestsPerMinute: h.organization.maxRequestsPerMinute,
+      maxTokensPerMinute: h.organization.maxTokensPerMinute,
     },
     project: {
       id: h.project.id,

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /**
- * The page frame: stylesheet and the one client script (static assets, CSP `'self'`), top bar with
+ * The page frame: stylesheet and the client scripts (static assets, CSP `'self'`), top bar with
  * navigation, organization and project switchers and "Sign out", and the secret dialog.
  */
 import type { Child, FC } from "hono/jsx";
@@ -12,6 +12,8 @@ export const ASSET_CSS = "/dashboard/assets/app.css";
 export const ASSET_JS = "/dashboard/assets/app.js";
 /** Applies the stored light/dark choice before the first paint (a tiny synchronous script). */
 export const ASSET_THEME = "/dashboard/assets/theme.js";
+/** CSV cells of the Export CSV buttons (formula-like cells neutralised), used by app.js. */
+export const ASSET_CSV = "/dashboard/assets/csv.js";
 
 const NAV = [
   { href: "/dashboard/keys", label: "Keys" },
@@ -35,6 +37,7 @@ export const Document: FC<{ title: string; csrf?: string | undefined; script?: b
       <title>{`${title} · Switchboard`}</title>
       <link rel="stylesheet" href={ASSET_CSS} />
       <script src={ASSET_THEME}></script>
+      {script ? <script src={ASSET_CSV} defer></script> : null}
       {script ? <script src={ASSET_JS} defer></script> : null}
     </head>
     <body>{children}</body>

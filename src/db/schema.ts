@@ -79,6 +79,9 @@ export const organizations = sqliteTable("organizations", {
   /** Rate limits of the whole organization (docs/admission.md); null: the plan's default. */
   requestsPerMinute: integer("requests_per_minute", { mode: "number" }),
   tokensPerMinute: integer("tokens_per_minute", { mode: "number" }),
+  /** The most the organization may set for itself, granted by the operator; null: its plan's (src/rate-limits/plans.ts). */
+  maxRequestsPerMinute: integer("max_requests_per_minute", { mode: "number" }),
+  maxTokensPerMinute: integer("max_tokens_per_minute", { mode: "number" }),
   createdAt: createdAt(),
 });
 

@@ -1,5 +1,8 @@
+import { eq, exists, sql, type SQL } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
+import { insertWhere } from "../db/insert-where";
+import type { ApiError } from "../errors/api-error";
 import { apiKeys, iamRules, keySpend, type KeyKind, type PeriodUnit, type RuleType, type RuleValue } from "../db/schema";
 import { fingerprint, newGatewaySecret, newSessionSecret, prefixHint } from "../lib/crypto";
 import { newId } from "../lib/ids";
@@ -27,6 +30,18 @@ export interface NewKeyInput {
   actor?: KeyActor;
   /** An end-user session (`kind: "session"`, src/platform/sessions.ts): a `swbs_` token. */
   session?: { endUserId: string; platformKeyId: string } | undefined;
+  /**
+   * Conditions the key is written under, checked by D1 in the insert itself, so a change that
+   * commits while the key is being created (its project deleted, its minting `sk_` key revoked)
+   * either comes first and the key is not written, or comes after and sees the key. When one
+   * fails, the first failing condition's refusal is thrown.
+   */
+  writeOnlyIf?: WriteCondition[] | undefined;
+}
+
+export interface WriteCondition {
+  holds: SQL;
+  refusal: ApiError;
 }
 
 export type KeyRow = typeof apiKeys.$inferSelect;
@@ -45,9 +60,12 @@ export async function createGatewayKey(env: Env, input: NewKeyInput): Promise<{ 
   const db = getDb(env.DB);
   const id = newId("key");
   const now = Date.now();
-  const insertKey = db
-    .insert(apiKeys)
-    .values({
+  const guards = input.writeOnlyIf ?? [];
+  const keyWhere = guards.length ? sql.join(guards.map((g) => sql`(${g.holds})`), sql` AND `) : sql`1`;
+  const insertKey = insertWhere(
+    db,
+    apiKeys,
+    {
       id,
       organizationId: input.organizationId,
       projectId: input.projectId,
@@ -71,26 +89,39 @@ export async function createGatewayKey(env: Env, input: NewKeyInput): Promise<{ 
       expirySetByManager: (input.actor ?? "manager") === "manager" && input.expiresAt != null,
       createdAt: now,
       updatedAt: now,
-    })
-    .returning();
+    },
+    keyWhere,
+  ).returning();
+  // The rest of the batch (one transaction) is written only with the key.
+  const keyWritten = exists(db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id)));
   const rules = (input.iamRules ?? []).map((r) =>
-    db.insert(iamRules).values({
-      id: newId("iam"),
-      organizationId: input.organizationId,
-      level: "key",
-      targetId: id,
-      ruleType: r.ruleType,
-      ruleValue: r.ruleValue,
-      status: r.status ?? "active",
-    }),
+    insertWhere(
+      db,
+      iamRules,
+      { id: newId("iam"), organizationId: input.organizationId, level: "key", targetId: id, ruleType: r.ruleType, ruleValue: r.ruleValue, status: r.status ?? "active" },
+      keyWritten,
+    ),
   );
   // Its settled spend starts at zero in D1 (key lists read it there; the key's object reports changes).
-  const spend = db.insert(keySpend).values({ apiKeyId: id, updatedAt: now });
+  const spend = insertWhere(db, keySpend, { apiKeyId: id, updatedAt: now }, keyWritten);
   const [inserted] = await db.batch([insertKey, spend, ...rules]);
   const row = inserted[0];
-  if (!row) throw new Error("key insert returned no row");
+  if (!row) throw await failedCondition(db, guards);
   await syncKeys(env, [row]);
   return { row, token };
+}
+
+/**
+ * Which condition refused the write. Read after the batch: the conditions only ever go from true
+ * to false (a revoked key stays revoked, a deleted project stays deleted, a rolled secret never
+ * returns), so one that is false now was false when the insert ran, or became so since.
+ */
+async function failedCondition(db: ReturnType<typeof getDb>, guards: WriteCondition[]): Promise<Error> {
+  for (const g of guards) {
+    const row = await db.get<{ held: number } | null>(sql`SELECT CASE WHEN ${g.holds} THEN 1 ELSE 0 END AS held`);
+    if (!row || row.held !== 1) return g.refusal;
+  }
+  return new Error("key insert returned no row");
 }
 
 /** The public view of a key: never the secret or its fingerprint. */

@@ -3,14 +3,14 @@
  * `POST /api/keys`): checks that the project and the creating member belong to the organization,
  * that the limits form a valid window and that IP rules are allowed by the plan, then creates it.
  */
-import { and, asc, eq, isNull } from "drizzle-orm";
+import { and, asc, eq, exists, isNull } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { members, projects, type KeyKind } from "../db/schema";
 import { badRequest, notFound } from "../errors/api-error";
 import { assertRulesAllowedForPlan, storedRuleValue } from "../iam/rules";
 import type { RuleBody } from "../iam/rule-body";
-import { createGatewayKey, type KeyActor, type KeyRow, type NewKeyInput } from "./create";
+import { createGatewayKey, type KeyActor, type KeyRow, type NewKeyInput, type WriteCondition } from "./create";
 import { mergeLimits, type LimitPatch } from "./limits";
 
 export interface IssueKeyInput extends LimitPatch {
@@ -29,6 +29,8 @@ export interface IssueKeyInput extends LimitPatch {
   /** Default `manager` (master API, owners and admins). */
   actor?: KeyActor | undefined;
   session?: NewKeyInput["session"];
+  /** More conditions the key is written under (besides its project being live); see NewKeyInput. */
+  writeOnlyIf?: WriteCondition[] | undefined;
 }
 
 export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now()): Promise<{ row: KeyRow; token: string }> {
@@ -41,7 +43,10 @@ export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now())
     .from(projects)
     .where(and(eq(projects.id, input.projectId), eq(projects.organizationId, input.organizationId), isNull(projects.deletedAt)))
     .get();
-  if (!project) throw notFound(`Project '${input.projectId}' not found`, "project_not_found");
+  const projectGone = notFound(`Project '${input.projectId}' not found`, "project_not_found");
+  if (!project) throw projectGone;
+  // Checked again in the insert: a project deleted from here on must not keep a key it never swept.
+  const projectLive = exists(db.select({ id: projects.id }).from(projects).where(and(eq(projects.id, project.id), isNull(projects.deletedAt))));
 
   const member = input.memberId
     ? await db.select({ id: members.id }).from(members).where(and(eq(members.id, input.memberId), eq(members.organizationId, input.organizationId))).get()
@@ -70,6 +75,7 @@ export async function issueKey(env: Env, input: IssueKeyInput, now = Date.now())
     ...limits,
     actor: input.actor ?? "manager",
     session: input.session,
+    writeOnlyIf: [{ holds: projectLive, refusal: projectGone }, ...(input.writeOnlyIf ?? [])],
     iamRules: rules.map((r, i) => ({ ruleType: r.ruleType, ruleValue: stored[i]!, status: r.status ?? "active" })),
   });
 }

@@ -6,13 +6,14 @@
  * A client registered for `client_credentials` is bound to the gateway key that authenticated
  * its registration (`Authorization: Bearer swb_...`): its tokens act as that key.
  */
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { oauthClients } from "../db/schema";
-import { sha256Hex, timingSafeEqual } from "../lib/crypto";
+import { timingSafeEqual } from "../lib/crypto";
+import { secretHashes } from "../lib/secret-hash";
 import { newId, randomAlphanumeric } from "../lib/ids";
-import { checkKey, authenticateGatewayKey, type PresentedKey } from "../auth/gateway-key";
+import { checkKey, authenticateGatewayKey, requireHashSecret, type PresentedKey } from "../auth/gateway-key";
 import { ApiError } from "../errors/api-error";
 import { isRecord } from "../providers/json";
 import { OAuthError } from "./errors";
@@ -108,7 +109,7 @@ export async function registerClient(env: Env, metadata: unknown, presented: Pre
   const now = Date.now();
   await getDb(env.DB)
     .insert(oauthClients)
-    .values({ id: clientId, secretHash: secret ? await sha256Hex(secret) : null, name, redirectUris, grantTypes, apiKeyId, createdAt: now });
+    .values({ id: clientId, secretHash: secret ? (await secretHashes(requireHashSecret(env), secret)).keyed : null, name, redirectUris, grantTypes, apiKeyId, createdAt: now });
   const out: RegistrationResult = {
     client_id: clientId,
     client_id_issued_at: Math.floor(now / 1000),
@@ -164,8 +165,14 @@ export async function authenticateClient(env: Env, authorization: string | undef
   const client = await findClient(env, clientId);
   if (!client) throw new OAuthError(401, "invalid_client", "Unknown client.", Boolean(basic));
   if (client.secretHash) {
-    if (!secret || !timingSafeEqual(await sha256Hex(secret), client.secretHash)) {
-      throw new OAuthError(401, "invalid_client", "Invalid client credentials.", Boolean(basic));
+    const hashes = secret ? await secretHashes(requireHashSecret(env), secret) : null;
+    if (!hashes) throw new OAuthError(401, "invalid_client", "Invalid client credentials.", Boolean(basic));
+    const keyed = timingSafeEqual(hashes.keyed, client.secretHash);
+    // A client registered before keyed fingerprints: its secret's plain SHA-256, rewritten now.
+    if (!keyed && !timingSafeEqual(hashes.legacy, client.secretHash)) throw new OAuthError(401, "invalid_client", "Invalid client credentials.", Boolean(basic));
+    if (!keyed) {
+      await getDb(env.DB).update(oauthClients).set({ secretHash: hashes.keyed }).where(and(eq(oauthClients.id, client.id), eq(oauthClients.secretHash, hashes.legacy)));
+      return { ...client, secretHash: hashes.keyed };
     }
   } else if (secret) {
     throw new OAuthError(401, "invalid_client", "This is a public client; it has no secret.", Boolean(basic));

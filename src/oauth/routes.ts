@@ -276,7 +276,7 @@ oauthRoutes.post("/oauth/token", (c) =>
         if (redirectUri !== undefined && redirectUri !== live.redirectUri) throw new OAuthError(400, "invalid_grant", "redirect_uri does not match the authorization request.");
         if (!live.codeChallenge || !(await verifyPkce(verifier, live.codeChallenge))) throw new OAuthError(400, "invalid_grant", "PKCE verification failed (code_verifier).");
       }
-      const consumed = await consumeGrant(c.env, "code", code);
+      const consumed = await consumeGrant(c.env, "code", code, client.id);
       if (!consumed.ok) throw new OAuthError(400, "invalid_grant", consumed.replayed ? "The authorization code was already used; its tokens are revoked." : "The authorization code is invalid or expired.");
       const grant = consumed.grant;
       if (!live || grant.clientId !== client.id) throw new OAuthError(400, "invalid_grant", "The authorization code is invalid or expired.");
@@ -289,7 +289,7 @@ oauthRoutes.post("/oauth/token", (c) =>
       if (!form.refresh_token) throw new OAuthError(400, "invalid_request", "refresh_token is required.");
       const live = await peekGrant(c.env, "refresh", form.refresh_token);
       if (live && live.clientId !== client.id) throw new OAuthError(400, "invalid_grant", "The refresh token was issued to another client.");
-      const consumed = await consumeGrant(c.env, "refresh", form.refresh_token);
+      const consumed = await consumeGrant(c.env, "refresh", form.refresh_token, client.id);
       if (!consumed.ok) throw new OAuthError(400, "invalid_grant", consumed.replayed ? "The refresh token was already used; the grant is revoked." : "The refresh token is invalid, expired or revoked.");
       const grant = consumed.grant;
       if (grant.clientId !== client.id) throw new OAuthError(400, "invalid_grant", "The refresh token was issued to another client.");

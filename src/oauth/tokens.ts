@@ -1,6 +1,8 @@
 /**
  * OAuth 2.0 grants of the MCP server (spec 4.4): authorization codes, access tokens and refresh
- * tokens, all rows of `oauth_grants`. Only the SHA-256 of a token is stored.
+ * tokens, all rows of `oauth_grants`. Only a token's keyed fingerprint is stored (HMAC-SHA-256 with
+ * KEY_HASH_SECRET; rows from before it hold the plain SHA-256 and are rewritten at their next use:
+ * src/lib/secret-hash.ts).
  *
  * Formats (contract section 2: opaque, never a gateway key's secret):
  *   code `swbo_ac_<40>`, access token `swbo_at_<40>`, refresh token `swbo_rt_<40>`.
@@ -19,7 +21,8 @@ import { and, eq, gt, inArray, isNull, like, sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys, oauthClients, oauthGrants } from "../db/schema";
-import { sha256Hex } from "../lib/crypto";
+import { candidates, secretHashes, type SecretHashes } from "../lib/secret-hash";
+import { requireHashSecret } from "../auth/gateway-key";
 import { randomAlphanumeric } from "../lib/ids";
 
 export const ACCESS_TOKEN_PREFIX = "swbo_at_";
@@ -35,6 +38,17 @@ export const ACCESS_CACHE_TTL_MS = 5_000;
 const TOKEN_RE = /^swbo_(at|rt|ac)_[A-Za-z0-9]{40}$/;
 export const looksLikeOAuthToken = (s: string): boolean => TOKEN_RE.test(s);
 export const looksLikeAccessToken = (s: string): boolean => s.startsWith(ACCESS_TOKEN_PREFIX) && TOKEN_RE.test(s);
+
+const hashesOf = (env: Env, token: string): Promise<SecretHashes> => secretHashes(requireHashSecret(env), token);
+const stored = (env: Env, token: string): Promise<string> => hashesOf(env, token).then((h) => h.keyed);
+/** The row of a token, by its keyed fingerprint or (a row from before it) its legacy SHA-256. */
+const tokenIs = (h: SecretHashes) => inArray(oauthGrants.tokenHash, candidates(h));
+
+/** A row found by its legacy hash is stored the keyed way from now on (at most once per row). */
+async function upgradeHash(env: Env, id: string, found: string, h: SecretHashes): Promise<void> {
+  if (found === h.keyed) return;
+  await getDb(env.DB).update(oauthGrants).set({ tokenHash: h.keyed }).where(and(eq(oauthGrants.id, id), eq(oauthGrants.tokenHash, h.legacy)));
+}
 
 export interface AccessTokenInfo {
   apiKeyId: string;
@@ -103,7 +117,7 @@ export async function createAuthorizationCode(
     .values({
       id: grantId(newFamily()),
       kind: "code",
-      tokenHash: await sha256Hex(code),
+      tokenHash: await stored(env, code),
       clientId: input.clientId,
       apiKeyId: input.apiKeyId,
       scope: input.scope,
@@ -139,10 +153,10 @@ export async function issueTokens(
   if (input.scope) out.scope = input.scope;
   if (input.refresh) {
     const refresh = REFRESH_TOKEN_PREFIX + randomAlphanumeric(TOKEN_BODY_LENGTH);
-    await db.batch([row("access", await sha256Hex(access), ACCESS_TOKEN_TTL_MS), row("refresh", await sha256Hex(refresh), REFRESH_TOKEN_TTL_MS)]);
+    await db.batch([row("access", await stored(env, access), ACCESS_TOKEN_TTL_MS), row("refresh", await stored(env, refresh), REFRESH_TOKEN_TTL_MS)]);
     out.refresh_token = refresh;
   } else {
-    await row("access", await sha256Hex(access), ACCESS_TOKEN_TTL_MS);
+    await row("access", await stored(env, access), ACCESS_TOKEN_TTL_MS);
   }
   return out;
 }
@@ -160,7 +174,7 @@ export async function peekGrant(env: Env, kind: "code" | "refresh", token: strin
   const row = await getDb(env.DB)
     .select()
     .from(oauthGrants)
-    .where(and(eq(oauthGrants.tokenHash, await sha256Hex(token)), eq(oauthGrants.kind, kind), isNull(oauthGrants.revokedAt), gt(oauthGrants.expiresAt, now)))
+    .where(and(tokenIs(await hashesOf(env, token)), eq(oauthGrants.kind, kind), isNull(oauthGrants.revokedAt), gt(oauthGrants.expiresAt, now)))
     .get();
   return row ?? null;
 }
@@ -173,17 +187,21 @@ export type ConsumeResult =
 /**
  * Atomically marks a live code or refresh token as used (one UPDATE ... RETURNING, so two
  * concurrent exchanges cannot both succeed). A token that exists but was already used is a
- * replay: its whole family is revoked (RFC 6749 10.5; refresh rotation reuse detection).
+ * replay: its whole family is revoked (RFC 6749 10.5; refresh rotation reuse detection), but only
+ * when `clientId`, the authenticated client presenting it, is the client it was issued to.
+ * Another client learns nothing from it and cannot end the legitimate client's tokens by
+ * presenting a code or refresh token it saw (a log, a referrer) after its use.
  */
-export async function consumeGrant(env: Env, kind: "code" | "refresh", token: string, now = Date.now()): Promise<ConsumeResult> {
+export async function consumeGrant(env: Env, kind: "code" | "refresh", token: string, clientId: string, now = Date.now()): Promise<ConsumeResult> {
   const prefix = kind === "code" ? CODE_PREFIX : REFRESH_TOKEN_PREFIX;
   if (!token.startsWith(prefix) || !TOKEN_RE.test(token)) return { ok: false, replayed: false };
   const db = getDb(env.DB);
-  const hash = await sha256Hex(token);
+  const h = await hashesOf(env, token);
+  // Used up and (a row from before keyed fingerprints) stored the keyed way, in one statement.
   const rows = await db
     .update(oauthGrants)
-    .set({ revokedAt: now })
-    .where(and(eq(oauthGrants.tokenHash, hash), eq(oauthGrants.kind, kind), isNull(oauthGrants.revokedAt), gt(oauthGrants.expiresAt, now)))
+    .set({ revokedAt: now, tokenHash: h.keyed })
+    .where(and(tokenIs(h), eq(oauthGrants.kind, kind), isNull(oauthGrants.revokedAt), gt(oauthGrants.expiresAt, now)))
     .returning();
   const grant = rows[0];
   if (grant) {
@@ -191,11 +209,11 @@ export async function consumeGrant(env: Env, kind: "code" | "refresh", token: st
     return { ok: true, grant, family };
   }
   const used = await db
-    .select({ id: oauthGrants.id, revokedAt: oauthGrants.revokedAt })
+    .select({ id: oauthGrants.id, revokedAt: oauthGrants.revokedAt, clientId: oauthGrants.clientId })
     .from(oauthGrants)
-    .where(and(eq(oauthGrants.tokenHash, hash), eq(oauthGrants.kind, kind)))
+    .where(and(tokenIs(h), eq(oauthGrants.kind, kind)))
     .get();
-  if (used && used.revokedAt !== null) {
+  if (used && used.revokedAt !== null && used.clientId === clientId) {
     const family = familyOf(used.id);
     if (family) await revokeFamily(env, family, now);
     return { ok: false, replayed: true };
@@ -211,7 +229,8 @@ export async function consumeGrant(env: Env, kind: "code" | "refresh", token: st
  */
 export async function resolveAccessToken(env: Env, token: string, now = Date.now()): Promise<AccessTokenInfo | null> {
   if (!looksLikeAccessToken(token)) return null;
-  const hash = await sha256Hex(token);
+  const h = await hashesOf(env, token);
+  const hash = h.keyed;
   const hit = cache.get(hash);
   if (hit) {
     if (now - hit.cachedAt <= ACCESS_CACHE_TTL_MS && hit.info.expiresAt > now) return hit.info;
@@ -219,6 +238,8 @@ export async function resolveAccessToken(env: Env, token: string, now = Date.now
   }
   const row = await getDb(env.DB)
     .select({
+      id: oauthGrants.id,
+      tokenHash: oauthGrants.tokenHash,
       apiKeyId: oauthGrants.apiKeyId,
       clientId: oauthGrants.clientId,
       scope: oauthGrants.scope,
@@ -226,9 +247,10 @@ export async function resolveAccessToken(env: Env, token: string, now = Date.now
       revokedAt: oauthGrants.revokedAt,
     })
     .from(oauthGrants)
-    .where(and(eq(oauthGrants.tokenHash, hash), eq(oauthGrants.kind, "access")))
+    .where(and(tokenIs(h), eq(oauthGrants.kind, "access")))
     .get();
   if (!row || row.revokedAt !== null || row.expiresAt <= now) return null;
+  await upgradeHash(env, row.id, row.tokenHash, h);
   const info: AccessTokenInfo = { apiKeyId: row.apiKeyId, clientId: row.clientId, scope: row.scope, expiresAt: row.expiresAt };
   cachePut(hash, info, now);
   return info;
@@ -253,14 +275,14 @@ export async function revokeFamily(env: Env, family: string, now = Date.now()): 
  */
 export async function revokeToken(env: Env, clientId: string, token: string, now = Date.now()): Promise<void> {
   if (!looksLikeOAuthToken(token)) return;
-  const hash = await sha256Hex(token);
+  const h = await hashesOf(env, token);
   const row = await getDb(env.DB)
     .select({ id: oauthGrants.id, kind: oauthGrants.kind, clientId: oauthGrants.clientId })
     .from(oauthGrants)
-    .where(eq(oauthGrants.tokenHash, hash))
+    .where(tokenIs(h))
     .get();
   if (!row || row.clientId !== clientId) return;
-  cache.delete(hash);
+  cache.delete(h.keyed);
   const family = familyOf(row.id);
   if (row.kind === "refresh" && family) {
     await revokeFamily(env, family, now);

@@ -82,6 +82,7 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "DELETE /api/master-keys/:id": { summary: "Revoke a master key (owners; 409 for the last active one)" },
   "POST /v1/admin/organizations/:id/credits": { summary: "Add credits to an organization (negative amount: a correction), once per idempotency key", ok: [201, "entry added (200: the key was already used, the same entry)"] },
   "GET /v1/admin/organizations/:id/credits": { summary: "An organization's credit balance and ledger" },
+  "PATCH /v1/admin/organizations/:id/rate-limits": { summary: "Set the most an organization may set for its own rate limits (null: its plan's)" },
   "GET /v1/master/credits": { summary: "The organization's credit balance and ledger (top-ups and corrections)" },
   "GET /api/organization/credits": { summary: "Credit balance and ledger (owners and admins)" },
   "POST /v1/master/platform-keys": { summary: "Create a platform secret key (sk_) for a project", ok: [201, "created; the secret is shown only here"] },

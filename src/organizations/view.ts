@@ -20,8 +20,12 @@ export function publicOrganization(row: Omit<OrganizationRow, "creditsPico"> & {
     credits: formatUsd(picoFromDb(row.creditsPico)),
     compliance: row.compliance,
     notifications: effectiveNotifications(row.notifications),
-    /** In force (its own, else the plan's), and the plan's defaults. */
-    rateLimits: publicRateLimits(row.plan, { requestsPerMinute: row.requestsPerMinute, tokensPerMinute: row.tokensPerMinute }),
+    /** In force (its own, else its ceiling), the plan's defaults, and the ceiling (`max`). */
+    rateLimits: publicRateLimits(
+      row.plan,
+      { requestsPerMinute: row.requestsPerMinute, tokensPerMinute: row.tokensPerMinute },
+      { requestsPerMinute: row.maxRequestsPerMinute, tokensPerMinute: row.maxTokensPerMinute },
+    ),
     createdAt: new Date(row.createdAt).toISOString(),
   };
 }

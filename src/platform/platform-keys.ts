@@ -144,7 +144,7 @@ export const requirePlatformKey: MiddlewareHandler<AppEnv> = async (c, next) => 
     .where(and(eq(platformKeys.fingerprint, await fingerprint(hashSecret, secret)), isNull(platformKeys.revokedAt)))
     .get();
   if (!row) throw unauthorized("Invalid platform secret key.", "invalid_platform_key");
-  c.set("platform", { platformKeyId: row.id, organizationId: row.organizationId, projectId: row.projectId, createdBy: row.createdBy });
+  c.set("platform", { platformKeyId: row.id, organizationId: row.organizationId, projectId: row.projectId, createdBy: row.createdBy, fingerprint: row.fingerprint });
   const now = Date.now();
   if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
     const stale = or(isNull(platformKeys.lastUsedAt), lt(platformKeys.lastUsedAt, now - LAST_USED_RESOLUTION_MS));

@@ -11,12 +11,12 @@
  *  - the end user id is on the key, and on every request log row (`end_user_id`).
  * Sessions are never listed as API keys; they are revoked one by one or per end user.
  */
-import { and, desc, eq, gte, lt, ne, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, exists, gte, isNull, lt, ne, sql, type SQL } from "drizzle-orm";
 import * as z from "zod";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
-import { apiKeys, keySpend, usageHourly } from "../db/schema";
-import { notFound } from "../errors/api-error";
+import { apiKeys, keySpend, platformKeys, usageHourly } from "../db/schema";
+import { notFound, unauthorized } from "../errors/api-error";
 import { ruleBodySchema } from "../iam/rule-body";
 import { usdAmount } from "../keys/limits";
 import { issueKey } from "../keys/issue";
@@ -48,6 +48,8 @@ export interface Minter {
   organizationId: string;
   projectId: string;
   createdBy: string;
+  /** The fingerprint of the secret the mint authenticated with (a rolled secret mints nothing). */
+  fingerprint: string;
 }
 
 export function publicSession(row: KeyRow, spentPico?: string | null) {
@@ -67,6 +69,15 @@ export function publicSession(row: KeyRow, spentPico?: string | null) {
   };
 }
 
+/** The minting key is still live, with the secret the mint authenticated with. */
+const platformKeyLive = (env: Env, minter: Minter): SQL =>
+  exists(
+    getDb(env.DB)
+      .select({ id: platformKeys.id })
+      .from(platformKeys)
+      .where(and(eq(platformKeys.id, minter.platformKeyId), eq(platformKeys.fingerprint, minter.fingerprint), isNull(platformKeys.revokedAt))),
+  );
+
 /** Mints a session for `body.endUserId`; the token is in the answer only. */
 export async function mintSession(env: Env, minter: Minter, body: SessionMint, now = Date.now()) {
   if (body.projectId !== undefined && body.projectId !== minter.projectId) {
@@ -85,6 +96,10 @@ export async function mintSession(env: Env, minter: Minter, body: SessionMint, n
       usageLimit: body.spendCap,
       iamRules: body.iamRules,
       session: { endUserId: body.endUserId, platformKeyId: minter.platformKeyId },
+      // A revoke (or roll) that commits between this mint's authentication and its insert would
+      // otherwise miss the session in its sweep: the insert itself requires the key still live
+      // with the secret used, so revoke and mint are exclusive (docs/security.md).
+      writeOnlyIf: [{ holds: platformKeyLive(env, minter), refusal: unauthorized("Invalid platform secret key.", "invalid_platform_key") }],
     },
     now,
   );

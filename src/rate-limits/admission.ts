@@ -32,10 +32,12 @@ export type { RateVerdict };
 
 /** The windows a request of this key counts in: its organization's, and the key's own when it has limits. */
 export function rateSubjects(ctx: KeyContext): Subject[] {
-  const org = organizationRateLimits(ctx.organization.plan, {
-    requestsPerMinute: ctx.organization.requestsPerMinute ?? null,
-    tokensPerMinute: ctx.organization.tokensPerMinute ?? null,
-  });
+  const o = ctx.organization;
+  const org = organizationRateLimits(
+    o.plan,
+    { requestsPerMinute: o.requestsPerMinute ?? null, tokensPerMinute: o.tokensPerMinute ?? null },
+    { requestsPerMinute: o.maxRequestsPerMinute ?? null, tokensPerMinute: o.maxTokensPerMinute ?? null },
+  );
   const out: Subject[] = [{ name: `rate:org:${ctx.organization.id}`, scope: "organization", limits: { requests: org.requestsPerMinute, tokens: org.tokensPerMinute } }];
   const k = ctx.key;
   if (k.requestsPerMinute != null || k.tokensPerMinute != null) {

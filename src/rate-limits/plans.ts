@@ -5,6 +5,7 @@
  */
 import * as z from "zod";
 import type { Plan } from "../db/schema";
+import { ApiError } from "../errors/api-error";
 
 export interface RateLimits {
   /** Requests admitted per window; null: no request limit at this level. */
@@ -22,7 +23,7 @@ export const PLAN_RATE_LIMITS: Record<Plan, { requestsPerMinute: number; tokensP
 
 export const RATE_WINDOW_MS = 60_000;
 
-const perMinute = z.number().int().min(1).max(1_000_000_000);
+export const perMinute = z.number().int().min(1).max(1_000_000_000);
 
 /** Create / PATCH fields of a key (null clears: only the organization's limits apply). */
 export const keyRateFields = {
@@ -30,18 +31,51 @@ export const keyRateFields = {
   tokensPerMinute: perMinute.nullable().optional(),
 };
 
-/** The organization PATCH body's `rateLimits` (null returns to the plan's default). */
+/** The organization PATCH body's `rateLimits` (null returns to the plan's default); at most the ceilings. */
 export const organizationRateFields = z
   .object({ requestsPerMinute: perMinute.nullable().optional(), tokensPerMinute: perMinute.nullable().optional() })
   .refine((b) => b.requestsPerMinute !== undefined || b.tokensPerMinute !== undefined, { message: "send requestsPerMinute or tokensPerMinute" });
 
-/** The organization's limits in force: its own, else its plan's. */
-export function organizationRateLimits(plan: Plan, own: RateLimits): { requestsPerMinute: number; tokensPerMinute: number } {
+const NO_LIMITS: RateLimits = { requestsPerMinute: null, tokensPerMinute: null };
+
+/**
+ * The most an organization may set for itself: its plan's values, or what the operator granted it
+ * (`PATCH /v1/admin/organizations/{id}/rate-limits`; null: the plan's). An organization's master
+ * key, owners and admins only ever choose at or below these.
+ */
+export function organizationRateCeilings(plan: Plan, granted: RateLimits): { requestsPerMinute: number; tokensPerMinute: number } {
   const d = PLAN_RATE_LIMITS[plan];
-  return { requestsPerMinute: own.requestsPerMinute ?? d.requestsPerMinute, tokensPerMinute: own.tokensPerMinute ?? d.tokensPerMinute };
+  return { requestsPerMinute: granted.requestsPerMinute ?? d.requestsPerMinute, tokensPerMinute: granted.tokensPerMinute ?? d.tokensPerMinute };
 }
 
-/** How an organization's rate limits are shown: in force, and the plan's defaults. */
-export function publicRateLimits(plan: Plan, own: RateLimits) {
-  return { ...organizationRateLimits(plan, own), planDefaults: PLAN_RATE_LIMITS[plan] };
+/**
+ * The organization's limits in force: its own, else its ceiling, never above the ceiling (a value
+ * stored before ceilings were enforced, or left from a plan it has since left, is capped here).
+ */
+export function organizationRateLimits(plan: Plan, own: RateLimits, granted: RateLimits = NO_LIMITS): { requestsPerMinute: number; tokensPerMinute: number } {
+  const max = organizationRateCeilings(plan, granted);
+  return {
+    requestsPerMinute: Math.min(own.requestsPerMinute ?? max.requestsPerMinute, max.requestsPerMinute),
+    tokensPerMinute: Math.min(own.tokensPerMinute ?? max.tokensPerMinute, max.tokensPerMinute),
+  };
+}
+
+/** An organization's own limits above its ceiling: the 400 its own PATCH gets (only the operator raises). */
+export function assertWithinCeilings(plan: Plan, own: RateLimits, granted: RateLimits): void {
+  const max = organizationRateCeilings(plan, granted);
+  for (const [field, unit] of [["requestsPerMinute", "requests"], ["tokensPerMinute", "tokens"]] as const) {
+    const value = own[field];
+    if (value !== null && value > max[field]) {
+      throw new ApiError(400, `rateLimits.${field} ${value} is above this organization's limit of ${max[field]} ${unit} per minute (${plan} plan); only the operator raises it.`, {
+        type: "invalid_request_error",
+        code: "rate_limit_above_plan",
+        param: `rateLimits.${field}`,
+      });
+    }
+  }
+}
+
+/** How an organization's rate limits are shown: in force, the plan's defaults, and the most it may set. */
+export function publicRateLimits(plan: Plan, own: RateLimits, granted: RateLimits = NO_LIMITS) {
+  return { ...organizationRateLimits(plan, own, granted), planDefaults: PLAN_RATE_LIMITS[plan], max: organizationRateCeilings(plan, granted) };
 }

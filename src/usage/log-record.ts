@@ -6,6 +6,7 @@
  */
 import type { RoutingAttempt } from "../db/schema";
 import { LOG_COLUMNS, LOG_FIELDS } from "./request-log";
+import { csvCell } from "../lib/csv";
 
 /** One request as exported (`GET /v1/master/logs`) and stored in R2. Money: integer pico-dollars. */
 export interface LogRecord {
@@ -112,14 +113,13 @@ export async function batchIdOf(ids: readonly string[]): Promise<string> {
   return [...new Uint8Array(digest).slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** CSV: the record fields as columns; routing and extra as JSON text. */
+/** CSV: the record fields as columns; routing and extra as JSON text; formula-like cells neutralised. */
 export const csvHeader = (): string => recordFields().join(",") + "\n";
 export function csvLine(r: LogRecord): string {
   return (
     recordFields().map((f) => {
       const v = r[f];
-      const s = v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
-      return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+      return csvCell(v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));
     }).join(",") + "\n"
   );
 }

@@ -1,6 +1,7 @@
 /**
  * Contract section 7: a /mcp request with an Origin header is served only from the gateway's own
- * origin (PUBLIC_URL's, else the request's) or one listed in ALLOWED_ORIGINS; any other is 403.
+ * origin or one listed in ALLOWED_ORIGINS; any other is 403. The own origin is PUBLIC_URL's; without
+ * it, the request's own origin only when its host is loopback (DNS rebinding).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
@@ -62,13 +63,29 @@ describe("MCP Origin validation", () => {
     expect(nullOrigin.status).toBe(403);
   });
 
-  it("no Origin, or the request's own origin when PUBLIC_URL is unset, is served", async () => {
+  it("no Origin is served; without PUBLIC_URL, the request's own origin is served when its host is loopback", async () => {
     expect((await rpc(ping, { key: org.key })).status).toBe(200);
-    const own = await rpc(ping, { key: org.key, headers: { origin: BASE } });
-    expect(own.status).toBe(200);
-    expect(await own.json()).toMatchObject({ id: 1, result: {} });
-    const preflight = await workerFetch(`${BASE}/mcp`, { method: "OPTIONS", headers: { origin: BASE, "access-control-request-method": "POST" } });
-    expect(preflight.status).toBeLessThan(300);
+    for (const base of ["http://localhost:8787", "http://127.0.0.1:8787", "http://127.8.9.10", "http://[::1]:8787"]) {
+      // as a browser sends it (a Request built here has no Host header of its own)
+      const init = post(org.key, base);
+      const own = await workerFetch(`${base}/mcp`, { ...init, headers: { ...(init.headers as Record<string, string>), host: new URL(base).host } });
+      expect(own.status, base).toBe(200);
+      expect(await own.json()).toMatchObject({ id: 1, result: {} });
+      const preflight = await workerFetch(`${base}/mcp`, { method: "OPTIONS", headers: { origin: base, host: new URL(base).host, "access-control-request-method": "POST" } });
+      expect(preflight.status, base).toBeLessThan(300);
+    }
+  });
+
+  it("DNS rebinding: without PUBLIC_URL, Origin and Host both naming a non-loopback host are 403", async () => {
+    for (const base of ["http://rebind.attacker.example:8880", BASE, "http://localhost.attacker.example", "http://127.0.0.1.nip.io", "http://10.0.0.5:8787"]) {
+      const init = post(org.key, base);
+      const res = await workerFetch(`${base}/mcp`, { ...init, headers: { ...(init.headers as Record<string, string>), host: new URL(base).host } });
+      expect(res.status, base).toBe(403);
+      const preflight = await workerFetch(`${base}/mcp`, { method: "OPTIONS", headers: { origin: base, "access-control-request-method": "POST" } });
+      expect(preflight.status, base).toBe(403);
+    }
+    // a loopback Origin on a request to another host is not its own origin either
+    expect((await workerFetch("http://rebind.attacker.example/mcp", post(org.key, "http://localhost"))).status).toBe(403);
   });
 
   it("with PUBLIC_URL set, its origin is the gateway's own and the request's host is not", async () => {
@@ -80,11 +97,11 @@ describe("MCP Origin validation", () => {
 
   it("origins listed in ALLOWED_ORIGINS are served; others still 403", async () => {
     const vars = { ALLOWED_ORIGINS: " https://app.example.com , http://localhost:5173/,not a url" };
-    for (const origin of ["https://app.example.com", "https://APP.example.com", "http://localhost:5173", BASE]) {
+    for (const origin of ["https://app.example.com", "https://APP.example.com", "http://localhost:5173"]) {
       const res = await withEnv(vars, `${BASE}/mcp`, post(org.key, origin));
       expect(res.status, origin).toBe(200);
     }
-    for (const origin of ["https://app.example.com:8443", "http://app.example.com", "https://evil.example.com", "not a url"]) {
+    for (const origin of ["https://app.example.com:8443", "http://app.example.com", "https://evil.example.com", "not a url", BASE]) {
       const res = await withEnv(vars, `${BASE}/mcp`, post(org.key, origin));
       expect(res.status, origin).toBe(403);
     }

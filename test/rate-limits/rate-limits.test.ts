@@ -112,6 +112,7 @@ describe("rate limits", () => {
       requestsPerMinute: 4,
       tokensPerMinute: PLAN_RATE_LIMITS.free.tokensPerMinute,
       planDefaults: PLAN_RATE_LIMITS.free,
+      max: PLAN_RATE_LIMITS.free,
     });
     const a = await addKey(org, { description: "a" });
     const b = await addKey(org, { description: "b" });

@@ -428,7 +428,8 @@
     render();
   }
   function exportCsv(table, groups, filename) {
-    const quote = (v) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+    // csv.js: quoting, and a leading ' on cells a spreadsheet would run as formulas
+    const quote = globalThis.SwitchboardCsv.cell;
     const heads = [...(table.tHead?.rows[0]?.cells ?? [])].map((th) => th.textContent.trim());
     const lines = [heads.map(quote).join(",")];
     for (const g of groups) lines.push([...g[0].cells].map((td) => quote(cellValue(td))).join(","));

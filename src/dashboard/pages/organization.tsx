@@ -110,7 +110,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
   );
 };
 
-/** The organization's requests / tokens per minute (empty: the plan's default). */
+/** The organization's requests / tokens per minute (empty: its ceiling, the plan's unless the operator raised it). */
 const RateLimitsForm: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
   const r = data.org.rateLimits;
   const own = (v: number, d: number) => (v === d ? "" : String(v));
@@ -121,13 +121,13 @@ const RateLimitsForm: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) 
         <legend>Whole organization, every key and /mcp together</legend>
         <div class="field">
           <label for="org-rpm">Requests per minute</label>
-          <input id="org-rpm" name="rateLimits.requestsPerMinute" type="number" min={1} data-type="int" data-empty="null" value={own(r.requestsPerMinute, r.planDefaults.requestsPerMinute)} placeholder={`plan: ${r.planDefaults.requestsPerMinute}`} />
+          <input id="org-rpm" name="rateLimits.requestsPerMinute" type="number" min={1} max={r.max.requestsPerMinute} data-type="int" data-empty="null" value={own(r.requestsPerMinute, r.max.requestsPerMinute)} placeholder={`plan: ${r.planDefaults.requestsPerMinute}`} />
         </div>
         <div class="field">
           <label for="org-tpm">Tokens per minute</label>
-          <input id="org-tpm" name="rateLimits.tokensPerMinute" type="number" min={1} data-type="int" data-empty="null" value={own(r.tokensPerMinute, r.planDefaults.tokensPerMinute)} placeholder={`plan: ${r.planDefaults.tokensPerMinute}`} />
+          <input id="org-tpm" name="rateLimits.tokensPerMinute" type="number" min={1} max={r.max.tokensPerMinute} data-type="int" data-empty="null" value={own(r.tokensPerMinute, r.max.tokensPerMinute)} placeholder={`plan: ${r.planDefaults.tokensPerMinute}`} />
           <p class="hint">
-            In force: {r.requestsPerMinute} requests and {r.tokensPerMinute} tokens per minute. Empty uses the plan's default; over a limit, requests answer 429 with Retry-After.
+            In force: {r.requestsPerMinute} requests and {r.tokensPerMinute} tokens per minute. At most {r.max.requestsPerMinute} and {r.max.tokensPerMinute}: plan values are ceilings, only the operator raises them. Empty uses the ceiling; over a limit, requests answer 429 with Retry-After.
           </p>
         </div>
       </fieldset>

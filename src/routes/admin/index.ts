@@ -16,7 +16,7 @@ import { timingSafeEqual } from "../../lib/crypto";
 import { isDecimalString, parseUsd } from "../../billing/money";
 import { bootstrapOrganization } from "../../organizations/bootstrap";
 import { createMasterKey, listMasterKeys, masterKeyCreateBody } from "../../organizations/master-keys";
-import { loadOrganization } from "../../actions/organization";
+import { loadOrganization, rateCeilingsBody, setRateCeilings } from "../../actions/organization";
 import { addCreditEntry, creditEntryBody, creditLedgerView } from "../../billing/credit-ledger";
 
 const requireAdminToken: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -87,6 +87,12 @@ adminRoutes.post("/organizations/:id/credits", validate("param", orgParam), vali
 });
 
 adminRoutes.get("/organizations/:id/credits", validate("param", orgParam), async (c) => c.json(await creditLedgerView(c.env, c.req.valid("param").id)));
+// ---------- rate limits above the plan's: only the operator grants them (docs/admission.md) ----------
+
+adminRoutes.patch("/organizations/:id/rate-limits", validate("param", orgParam), validateBody(rateCeilingsBody), async (c) =>
+  c.json({ organization: await setRateCeilings(c.env, c.req.valid("param").id, c.req.valid("json")) }),
+);
+
 /** `?hour=`: an ISO 8601 time; the hour that contains it is rebuilt. */
 const rebuildQuery = z.object({
   hour: z
