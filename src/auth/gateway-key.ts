@@ -25,7 +25,7 @@ import { readKeyContext, readKeyContextOnPrimary, type KeyContext } from "./key-
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
-import { leaseVouches, viaLease } from "./leases";
+import { admissionCallBoundMs, leaseVouches, viaLease } from "./leases";
 import { traceMark } from "../lib/debug-world";
 import { awaitRate, hasPendingRate, recheckRate, startRate } from "../rate-limits/admission";
 import { admitMember, cancelMember, joinReservations } from "../members/budget";
@@ -262,7 +262,7 @@ async function admitSpend(env: Env, ctx: KeyContext, estimate: Pico): Promise<Ad
   const r = await viaLease<GateResult>(
     leaseName(ctx),
     amount,
-    { version: ctx.key.version, fingerprint: ctx.key.fingerprint },
+    { version: ctx.key.version, fingerprint: ctx.key.fingerprint, boundMs: admissionCallBoundMs(admissionWaitMs(env)) },
     async (close) => {
       const gate: GateResult = await keyStateStub(env, ctx.key.id).admit(ctx.key.fingerprint, snapshotOf(ctx.key), amount, undefined, { waitMs: admissionWaitMs(env), lease: true, close });
       return gate;
