@@ -9,6 +9,7 @@
  * write) runs in waitUntil. A client that goes away (request signal) aborts the upstream and is
  * settled like any other outcome.
  */
+import { noteUpstreamMs } from "../middleware/overhead";
 import type { GatewayRequest } from "../middleware/gateway-request";
 import type { KeyContext } from "../../auth/key-context";
 import { admitKey, checkKey } from "../../auth/gateway-key";
@@ -302,6 +303,7 @@ async function execute(run: Run): Promise<Response> {
   const failure = last ?? { failure: { kind: "network" as const, status: 0, message: "no provider could be tried", errorType: "no_provider", retryable: false, providerFault: false }, cand: plan[0]! };
   const error = finalError(failure.failure, routing.length, failure.cand.providerId);
   recordRejection(run, error, routing, stream);
+  noteUpstreamMs(error, run.upstreamMs);
   throw error;
 }
 
