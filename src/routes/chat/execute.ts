@@ -17,7 +17,7 @@ import { ApiError } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
 import type { ChatRequest, NormalizedUsage, StreamEvent } from "../../providers/types";
 import { queueSettlement, renewLeasesEarly, type RequestCost } from "../../billing/settle";
-import { estimateUpperBound } from "../../billing/estimate";
+import { estimateUpperBound, tokensUpperBound } from "../../billing/estimate";
 import { newId } from "../../lib/ids";
 import { parseChatRequest } from "./schema";
 import type { ResolvedModel } from "../../routing/parse-model-id";
@@ -198,7 +198,8 @@ async function execute(run: Run): Promise<Response> {
   let credit = selection.ok && selection.candidates.some(isCreditPaid) ? admitCredits(env, orgId, creditBound(selection.candidates)) : null;
   // Awaited below; a failure must not surface as an unhandled rejection meanwhile.
   credit?.catch(() => undefined);
-  const keyAdmission = admitKey(env, run.auth, estimate);
+  const tokenBound = selection.ok ? tokensUpperBound(req, selection.candidates.map((c) => boundTarget(req, c))) : 0;
+  const keyAdmission = admitKey(env, run.auth, estimate, tokenBound);
   keyAdmission.catch(() => undefined);
 
   // While admission is asked (early.ts): the cache read and the first upstream call. Nothing of
