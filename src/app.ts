@@ -1,3 +1,4 @@
+import { gatewayOverhead } from "./routes/middleware/overhead";
 import { Hono } from "hono";
 import type { AppEnv } from "./app-types";
 import { onError, notFoundHandler } from "./errors/on-error";
@@ -30,6 +31,8 @@ import { auditTrail } from "./audit/middleware";
  */
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  // First, so refusals of the request context itself (body limit, content type) carry it too.
+  for (const door of ["/v1/chat/*", "/v1/messages", "/v1/messages/*", "/v1/responses", "/v1/responses/*"]) app.use(door, gatewayOverhead);
   app.use("*", requestContext);
   app.use("*", htmlSecurityHeaders);
   app.use("*", videoContentOriginOnly);

@@ -25,10 +25,10 @@ import { readKeyContext, readKeyContextOnPrimary, type KeyContext } from "../con
 import { cacheContext, evictContext, getCachedContext } from "./key-cache";
 import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/key-state";
 import type { Pico } from "../billing/money";
-import { leaseVouches, viaLease } from "./leases";
+import { admissionCallBoundMs, leaseVouches, viaLease } from "./leases";
 import { noteConfirmed } from "../context/policy-freshness";
 import { traceMark } from "../lib/debug-world";
-import { awaitRate, hasPendingRate, recheckRate, startRate } from "../rate-limits/admission";
+import { awaitRate, hasPendingRate, localHold, recheckRate, releaseTokens, reserveTokens, startRate, tokenHoldNeeded, withTokenHold } from "../rate-limits/admission";
 import { admitMember, cancelMember, joinReservations } from "../members/budget";
 
 export function extractBearer(c: Context): string | null {
@@ -207,14 +207,21 @@ export function admissionWaitMs(env: Env): number {
  * in-flight reservations hold the budget; 401 only when settled spend reached a limit, 429
  * `budget_busy` past the wait bound (docs/admission.md).
  */
-export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promise<Admission> {
+export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico, tokenBound = 0): Promise<Admission> {
   const amount = estimate > 0n ? estimate : 0n;
   // The request's rate-limit answer and its owner's budget (src/members/budget.ts) come in beside
   // the key's own admission (no round trip added; both answer at once when there is nothing to count).
-  const [spend, rate, owner] = await Promise.allSettled([admitSpend(env, ctx, amount), awaitRate(ctx), admitMember(env, ctx, amount)]);
+  // A key with a token limit of its own also holds the request's token upper bound (`tokenBound`).
+  const holding = tokenHoldNeeded(ctx, tokenBound) ? reserveTokens(env, ctx, tokenBound) : Promise.resolve({ hold: localHold(ctx, tokenBound), error: null });
+  const [spend, rate, owner, tokens] = await Promise.allSettled([admitSpend(env, ctx, amount), awaitRate(ctx), admitMember(env, ctx, amount), holding]);
+  const hold = tokens.status === "fulfilled" ? tokens.value.hold : null;
+  const giveBack = async () => {
+    if (hold) await releaseTokens(env, ctx, hold, 0);
+  };
   // The key's own refusal (401) comes first.
   if (spend.status === "rejected") {
     if (owner.status === "fulfilled" && owner.value) await cancelMember(env, ctx, owner.value);
+    await giveBack();
     throw spend.reason;
   }
   let memberReservation = owner.status === "fulfilled" ? owner.value : null;
@@ -229,9 +236,16 @@ export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promi
   }
   if (memberRefusal !== null) {
     if (spend.value.reservationId) await cancelKeyReservation(env, ctx, spend.value.reservationId);
+    await giveBack();
     throw memberRefusal;
   }
-  const joined = { context: fresh, reservationId: joinReservations(spend.value.reservationId, memberReservation) };
+  const tokenRefusal = tokens.status === "fulfilled" ? tokens.value.error : null;
+  if (tokenRefusal) {
+    if (spend.value.reservationId) await cancelKeyReservation(env, ctx, spend.value.reservationId);
+    if (memberReservation) await cancelMember(env, ctx, memberReservation);
+    throw tokenRefusal;
+  }
+  const joined = { context: fresh, reservationId: withTokenHold(joinReservations(spend.value.reservationId, memberReservation), hold) };
   if (!hasPendingRate(ctx)) return joined;
   // The key's object found the context stale (an admin change): a rate refusal is decided again with the fresh one.
   const recheck =
@@ -247,6 +261,7 @@ export async function admitKey(env: Env, ctx: KeyContext, estimate: Pico): Promi
     // Refused by a rate limit: the admissions made meanwhile give their reservations back.
     if (spend.value.reservationId) await cancelKeyReservation(env, ctx, spend.value.reservationId);
     if (memberReservation) await cancelMember(env, ctx, memberReservation);
+    await giveBack();
     throw recheck;
   }
   return joined;
@@ -264,7 +279,7 @@ async function admitSpend(env: Env, ctx: KeyContext, estimate: Pico): Promise<Ad
   const r = await viaLease<GateResult>(
     leaseName(ctx),
     amount,
-    { version: ctx.key.version, fingerprint: ctx.key.fingerprint },
+    { version: ctx.key.version, fingerprint: ctx.key.fingerprint, boundMs: admissionCallBoundMs(admissionWaitMs(env)) },
     async (close) => {
       sentAt = Date.now();
       const gate: GateResult = await keyStateStub(env, ctx.key.id).admit(ctx.key.fingerprint, snapshotOf(ctx.key), amount, undefined, { waitMs: admissionWaitMs(env), lease: true, close });

@@ -14,6 +14,7 @@
 import type { LeaseClose, LeaseGrant } from "../durable-objects/lease-book";
 import { leaseReservationId } from "../durable-objects/lease-book";
 import type { Pico } from "../billing/money";
+import { ApiError } from "../errors/api-error";
 
 /** Margin taken off the lease's life on this side (clock granularity, scheduling). */
 const SAFETY_MS = 50;
@@ -25,6 +26,20 @@ const RENEW_AT = 0.7;
 /** Past this share of its life, a lease is renewed along with another one that is due. */
 const JOIN_AT = 0.4;
 const MAX_ENTRIES = 10_000;
+/**
+ * How long a request waits for another request's renewal of the same lease before it asks the
+ * object itself. The wait is on this request's own timer: the other request may have been
+ * cancelled (its client went away) with the renewal unsettled, and workerd cancels a request
+ * whose only wait is a promise nothing in its own context can settle ("code had hung").
+ */
+const JOIN_WAIT_MS = 500;
+/**
+ * A renewal entry older than this is abandoned (its request was cancelled before it could clear
+ * it): it no longer blocks renewals. Well past the longest admission call (its bound below).
+ */
+const ABANDONED_MS = 15_000;
+/** The longest an admission call to a budget object may take (its wait bound plus this margin). */
+const CALL_MARGIN_MS = 5_000;
 
 interface LocalLease {
   leaseId: string;
@@ -46,8 +61,55 @@ interface LocalLease {
 const current = new Map<string, LocalLease>();
 /** Leases replaced before they were reported (concurrent renewals): sent with the next request. */
 const unreported = new Map<string, LeaseClose[]>();
-/** One renewal at a time per budget: the others wait for it, then try locally again. */
-const renewing = new Map<string, Promise<unknown>>();
+/** One renewal at a time per budget: the others wait for it (bounded), then try locally again. */
+const renewing = new Map<string, { done: Promise<unknown>; since: number }>();
+
+/** The renewal under way for `name`, if any; an abandoned one is forgotten. */
+function renewalUnderWay(name: string, now = Date.now()): Promise<unknown> | null {
+  const r = renewing.get(name);
+  if (!r) return null;
+  if (now - r.since <= ABANDONED_MS) return r.done;
+  renewing.delete(name);
+  return null;
+}
+
+/** Resolves when `p` settles or after `ms`, whichever comes first, on this request's own timer. */
+async function waitAtMost(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([p.catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * `p`, or a 429 `budget_busy` once `ms` passed: an admission never waits without bound for a
+ * budget object (one that is stuck or unreachable refuses the request with a retry, never hangs it).
+ */
+export async function withinBound<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const retryAfter = String(Math.max(1, Math.ceil(ms / 1000)));
+      reject(
+        new ApiError(429, `The budget of this request did not answer within ${ms} ms; retry in ${retryAfter} s.`, {
+          type: "rate_limit_error",
+          code: "budget_busy",
+          headers: { "retry-after": retryAfter },
+        }),
+      );
+    }, ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The bound of an admission call that may wait `waitMs` inside the object. */
+export const admissionCallBoundMs = (waitMs: number): number => waitMs + CALL_MARGIN_MS;
 
 const valid = (l: LocalLease | undefined, version: number, fingerprint: string, now: number): l is LocalLease =>
   l !== undefined && now < l.expiresAt && l.version === version && l.fingerprint === fingerprint;
@@ -119,17 +181,18 @@ function installLease(name: string, grant: LeaseGrant, sentAt: number, firstEsti
  * again, and asks itself only if that fails).
  */
 async function renewOnce<T>(name: string, ask: () => Promise<T>): Promise<T | null> {
-  const running = renewing.get(name);
+  const running = renewalUnderWay(name);
   if (running) {
-    await running.catch(() => undefined);
+    await waitAtMost(running, JOIN_WAIT_MS);
     return null;
   }
   const p = ask();
-  renewing.set(name, p);
+  const entry = { done: p, since: Date.now() };
+  renewing.set(name, entry);
   try {
     return await p;
   } finally {
-    if (renewing.get(name) === p) renewing.delete(name);
+    if (renewing.get(name) === entry) renewing.delete(name);
   }
 }
 
@@ -141,7 +204,7 @@ async function renewOnce<T>(name: string, ask: () => Promise<T>): Promise<T | nu
 export async function viaLease<G>(
   name: string,
   amount: Pico,
-  who: { version?: number; fingerprint?: string },
+  who: { version?: number; fingerprint?: string; boundMs?: number },
   call: (close: LeaseClose[]) => Promise<G>,
   grantOf: (gate: G) => { lease: LeaseGrant; version?: number } | null,
 ): Promise<{ reservationId: string } | { gate: G }> {
@@ -154,7 +217,7 @@ export async function viaLease<G>(
     const close = takeCloses(name);
     let gate: G;
     try {
-      gate = await call(close);
+      gate = await withinBound(call(close), who.boundMs ?? admissionCallBoundMs(0));
     } catch (err) {
       keepCloses(name, close);
       throw err;
@@ -176,7 +239,7 @@ export async function viaLease<G>(
  */
 export function renewalDue(name: string, now = Date.now(), joining = false): boolean {
   const l = current.get(name);
-  return l !== undefined && now >= (joining ? Math.min(l.joinAt, l.renewAt) : l.renewAt) && now < l.expiresAt && !renewing.has(name);
+  return l !== undefined && now >= (joining ? Math.min(l.joinAt, l.renewAt) : l.renewAt) && now < l.expiresAt && renewalUnderWay(name, now) === null;
 }
 
 /** A background renewal under way: what to send with it, and how to end it. */
@@ -206,11 +269,14 @@ export function startRenewal(name: string, joining = false, now = Date.now()): R
   let end!: () => void;
   const pending = new Promise<void>((resolve) => {
     end = () => {
-      if (renewing.get(name) === pending) renewing.delete(name);
+      if (renewing.get(name) === entry) renewing.delete(name);
       resolve();
     };
   });
-  renewing.set(name, pending);
+  // Never settled if the request running it is cancelled first: waiters are bounded, and the
+  // entry counts as abandoned after ABANDONED_MS (`renewalUnderWay`).
+  const entry = { done: pending, since: now };
+  renewing.set(name, entry);
   return {
     unit: l.unit,
     fingerprint: l.fingerprint,
@@ -238,7 +304,7 @@ export function startRenewal(name: string, joining = false, now = Date.now()): R
  * carries them). Give them back with `keepCloses` when the call fails.
  */
 export function takeEndedCloses(name: string, now = Date.now()): LeaseClose[] {
-  if (renewing.has(name)) return [];
+  if (renewalUnderWay(name, now)) return [];
   const out = unreported.get(name) ?? [];
   unreported.delete(name);
   const l = current.get(name);

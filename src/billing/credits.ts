@@ -6,7 +6,7 @@
 import type { Env } from "../env";
 import { ApiError, paymentRequired } from "../errors/api-error";
 import { orgCreditsStub, type CreditGate } from "../durable-objects/org-credits";
-import { viaLease } from "../auth/leases";
+import { admissionCallBoundMs, viaLease } from "../auth/leases";
 import { admissionWaitMs } from "../auth/gateway-key";
 import { maxPico, type Pico } from "./money";
 
@@ -32,7 +32,7 @@ export async function admitCredits(env: Env, orgId: string, estimate: Pico): Pro
   const r = await viaLease<CreditGate>(
     `org:${orgId}`,
     amount,
-    {},
+    { boundMs: admissionCallBoundMs(admissionWaitMs(env)) },
     async (close) => {
       const gate: CreditGate = await orgCreditsStub(env, orgId).reserve(orgId, amount, { waitMs: admissionWaitMs(env), lease: true, close });
       return gate;

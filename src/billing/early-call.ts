@@ -159,6 +159,8 @@ export async function admitWithEarlyCall<R>(
   auth: KeyContext,
   o: {
     estimate: Pico;
+    /** The request's token upper bound, reserved against a key's own tokens-per-minute window. */
+    tokenBound?: number;
     creditEstimate: Pico | null;
     early: EarlyPlan<R> | null | Promise<EarlyPlan<R> | null>;
     onCancelled: (ms: number) => void;
@@ -170,7 +172,7 @@ export async function admitWithEarlyCall<R>(
   const credit = o.creditEstimate === null ? null : admitCredits(env, orgId, o.creditEstimate);
   // Awaited below; a failure must not surface as an unhandled rejection meanwhile.
   credit?.catch(() => undefined);
-  const keyAdmission = admitKey(env, auth, o.estimate);
+  const keyAdmission = admitKey(env, auth, o.estimate, o.tokenBound ?? 0);
   let answered = false;
   keyAdmission.then(
     () => (answered = true),

@@ -165,3 +165,19 @@ export function estimateUpperBound(req: ChatRequest, targets: readonly BoundTarg
   }
   return max;
 }
+
+/**
+ * The most tokens (prompt and completion) the request can bill on any of `targets`: what a key's
+ * tokens-per-minute window holds for it at admission (src/rate-limits/admission.ts).
+ */
+export function tokensUpperBound(req: ChatRequest, targets: readonly BoundTarget[]): number {
+  const bound = promptTokensUpperBound(req);
+  const n = Math.max(1, req.n ?? 1);
+  let max = 0;
+  for (const t of targets) {
+    const prompt = t.contextLength ? Math.min(bound, t.contextLength) : bound;
+    const completion = t.outputTokens ?? Math.min(requestedMaxTokens(req) ?? t.maxOutput, t.maxOutput);
+    max = Math.max(max, prompt + completion * n);
+  }
+  return max;
+}

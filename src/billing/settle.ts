@@ -14,7 +14,7 @@ import { requestLogJson, type RequestLogInput } from "../usage/request-log";
 import { hourStartOf } from "../usage/aggregate";
 import type { Pico } from "./money";
 import { processBudgetAlerts } from "./budget-alerts";
-import { countTokens } from "../rate-limits/admission";
+import { countTokens, releaseTokens, splitTokenHold } from "../rate-limits/admission";
 import { queueMemberSettlement, renewMemberEarly, settleMemberNow, splitReservation } from "../members/budget";
 
 export interface RequestCost {
@@ -37,8 +37,10 @@ async function settleCredits(env: Env, orgId: string, items: CreditSettlement[])
  */
 export async function settleRequest(env: Env, auth: KeyContext, reservationId: string | null, cost: RequestCost, creditsReservationId: string | null = null): Promise<void> {
   const credits = settleCredits(env, auth.organization.id, [{ reservationId: creditsReservationId, credits: cost.creditsPico, log: null }]);
-  // The key's and its owner's parts (src/members/budget.ts).
-  const { key, member } = splitReservation(reservationId);
+  // The key's and its owner's parts (src/members/budget.ts); a token hold (none on these routes) is given back.
+  const { rest, hold } = splitTokenHold(reservationId);
+  if (hold) await releaseTokens(env, auth, hold, 0);
+  const { key, member } = splitReservation(rest);
   const owner = member === null ? null : settleMemberNow(env, auth, member, cost.totalPico);
   const [result] = await Promise.all([keyStateStub(env, auth.key.id).settle(key, cost.totalPico), credits, owner]);
   await alertOn(env, auth, result);
@@ -95,10 +97,12 @@ export function queueSettlement(
   log: RequestLogInput,
   creditsReservationId: string | null = null,
 ): Promise<void> {
-  // Tokens per minute (src/rate-limits/) count settled tokens; their report rides the same waitUntil.
-  const tokens = countTokens(env, auth, (log.usage?.promptTokens ?? 0) + (log.usage?.completionTokens ?? 0));
+  // Tokens per minute (src/rate-limits/) count settled tokens; their report rides the same waitUntil,
+  // and a token bound held at admission is given back with them.
+  const { rest, hold } = splitTokenHold(reservationId);
+  const tokens = countTokens(env, auth, (log.usage?.promptTokens ?? 0) + (log.usage?.completionTokens ?? 0), hold);
   // The key's and its owner's parts of the reservation (src/members/budget.ts).
-  const { key, member } = splitReservation(reservationId);
+  const { key, member } = splitReservation(rest);
   const settled = queueKeySettlement(env, auth, key, cost, log, creditsReservationId);
   const owner = member === null ? null : queueMemberSettlement(env, auth, member, cost.totalPico);
   return tokens || owner ? Promise.all([settled, tokens, owner]).then(() => undefined) : settled;

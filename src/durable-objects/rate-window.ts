@@ -6,7 +6,10 @@
  * it and reports how many it admitted when it gives the lease up. The object counts a lease's
  * whole slice as used until then, so the request limit is never exceeded. Tokens are counted when
  * requests settle (isolates report them with their next call); a window whose tokens are spent
- * refuses further requests, and near the token limit no lease is granted.
+ * refuses further requests, and near the token limit no lease is granted. A key's own token limit
+ * is held per request: each request reserves its token upper bound at admission (`reserveTokens`),
+ * admitted only while settled plus reserved tokens are below the limit, so a burst stops at the
+ * limit plus one request; its settlement releases the bound (`releaseTokens`) with its real tokens.
  */
 import { LEASE_TTL_MS, type LeaseClose, type LeaseGrant } from "./lease-book";
 import { RATE_WINDOW_MS } from "../rate-limits/plans";
@@ -34,6 +37,10 @@ export interface RateAsk {
   close?: readonly LeaseClose[];
   /** Tokens of requests settled since the isolate's last report. */
   tokens?: number;
+  /** Hold this request's token upper bound in the window (no lease then); refused at the token limit. */
+  reserveTokens?: number;
+  /** Bounds held by settled requests, given back; `start` is the window they were held in. */
+  releaseTokens?: { start: number; tokens: number };
 }
 
 /** What the headers say: the window's limit, what is left of it (slices handed out count as used), its end. */
@@ -46,7 +53,7 @@ export interface RateView {
 }
 
 export type RateAnswer =
-  | { ok: true; view: RateView; lease?: LeaseGrant }
+  | { ok: true; view: RateView; lease?: LeaseGrant; held?: { start: number; tokens: number } }
   | { ok: false; view: RateView; reason: "requests" | "tokens"; retryAfterSeconds: number };
 
 export interface WindowState {
@@ -56,9 +63,11 @@ export interface WindowState {
   /** Open leases of this window: their slices. */
   leases: Record<string, number | null>;
   next: number;
+  /** Token upper bounds held by admitted requests not settled yet (absent in windows stored before). */
+  reservedTokens?: number;
 }
 
-export const emptyWindow = (start: number): WindowState => ({ start, requests: 0, tokens: 0, leases: {}, next: 0 });
+export const emptyWindow = (start: number): WindowState => ({ start, requests: 0, tokens: 0, leases: {}, next: 0, reservedTokens: 0 });
 
 const windowStart = (now: number): number => now - (now % RATE_WINDOW_MS);
 
@@ -74,6 +83,8 @@ export function applyRate(w: WindowState, ask: RateAsk, now: number): { window: 
     delete win.leases[c.leaseId];
   }
   if (ask.tokens && ask.tokens > 0) win.tokens += Math.floor(ask.tokens);
+  // Holds of an earlier window ended with it.
+  if (ask.releaseTokens && ask.releaseTokens.start === win.start) win.reservedTokens = Math.max(0, (win.reservedTokens ?? 0) - Math.floor(ask.releaseTokens.tokens));
   const { requests: requestLimit, tokens: tokenLimit } = ask.limits;
   const end = start + RATE_WINDOW_MS;
   const held = Object.values(win.leases).reduce<number>((a, s) => a + (s ?? 0), 0);
@@ -86,8 +97,9 @@ export function applyRate(w: WindowState, ask: RateAsk, now: number): { window: 
   });
   const untilReset = Math.max(1, Math.ceil((end - now) / 1000));
   const cost = Math.max(0, Math.floor(ask.cost));
-  if (cost === 0 && !ask.lease) return { window: win, answer: { ok: true, view: view() } };
-  if (tokenLimit !== null && win.tokens >= tokenLimit) {
+  const reserve = Math.max(0, Math.floor(ask.reserveTokens ?? 0));
+  if (cost === 0 && !ask.lease && reserve === 0) return { window: win, answer: { ok: true, view: view() } };
+  if (tokenLimit !== null && win.tokens + (reserve > 0 ? (win.reservedTokens ?? 0) : 0) >= tokenLimit) {
     return { window: win, answer: { ok: false, view: view(), reason: "tokens", retryAfterSeconds: untilReset } };
   }
   if (requestLimit !== null && win.requests + held + cost > requestLimit) {
@@ -95,6 +107,11 @@ export function applyRate(w: WindowState, ask: RateAsk, now: number): { window: 
     // isolates hold: those end within a lease's life, and hand back what they did not use.
     const retryAfterSeconds = win.requests + cost > requestLimit ? untilReset : 1;
     return { window: win, answer: { ok: false, view: view(), reason: "requests", retryAfterSeconds } };
+  }
+  if (reserve > 0) {
+    win.requests += cost;
+    win.reservedTokens = (win.reservedTokens ?? 0) + reserve;
+    return { window: win, answer: { ok: true, view: view(), held: { start: win.start, tokens: reserve } } };
   }
   const slice = ask.lease ? leaseSlice(win, ask.limits, held, cost, end - now) : "none";
   if (slice === "none") {

@@ -50,3 +50,18 @@ async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, read: numb
     await reader.cancel().catch(() => undefined);
   }
 }
+
+/**
+ * Reads and discards a request body nobody read (a refusal answered before the body mattered),
+ * instead of cancelling it or leaving it: under `wrangler dev` a request body cancelled, or left
+ * unread, while the client was still sending it broke the connection, and the next request on it
+ * got 503 "Your worker restarted mid-request". Bounded like every drain (DRAIN_MAX_BYTES, then
+ * cancelled); a body someone else holds (locked or read) is left alone. Never throws.
+ */
+export async function discardBody(request: Request): Promise<void> {
+  const body = request.body;
+  if (!body || request.bodyUsed || body.locked) return;
+  const declared = Number(request.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > DRAIN_MAX_BYTES) return;
+  await drain(body.getReader(), 0);
+}

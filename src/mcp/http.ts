@@ -17,7 +17,7 @@ import type { Context } from "hono";
 import { createMcpHandler } from "agents/mcp/server";
 import type { AppEnv } from "../app-types";
 import { ApiError } from "../errors/api-error";
-import { readUpTo } from "../lib/body";
+import { discardBody, readUpTo } from "../lib/body";
 import { gatewayRequest } from "../routes/middleware/gateway-request";
 import { issuerOrigin } from "../oauth/metadata";
 import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, type McpAuth } from "./auth";
@@ -191,7 +191,7 @@ export async function handleMcpPost(c: Context<AppEnv>): Promise<Response> {
   if (auth instanceof Response) return auth;
   const mode = replyMode(c.req.header("accept"));
   if (mode === null) {
-    await c.req.raw.body?.cancel().catch(() => undefined);
+    await discardBody(c.req.raw);
     return jsonRpcError(406, -32000, "Not Acceptable: Accept must include application/json (one JSON reply) or text/event-stream (an SSE stream).", null, CORS_HEADERS);
   }
   const text = await readBodyLimited(c.req.raw, MCP_MAX_BODY_BYTES);

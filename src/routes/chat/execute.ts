@@ -17,6 +17,7 @@ import { ApiError } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
 import type { ChatRequest } from "../../providers/types";
 import { newId } from "../../lib/ids";
+import { noteUpstreamMs } from "../middleware/overhead";
 import { parseChatRequest } from "./schema";
 import type { ResolvedModel } from "../../routing/parse-model-id";
 import { selectCandidates, type Candidate } from "../../routing/candidates";
@@ -157,5 +158,6 @@ async function execute(run: Run): Promise<Response> {
   const failure = last ?? { failure: { kind: "network" as const, status: 0, message: "no provider could be tried", errorType: "no_provider", retryable: false, providerFault: false }, cand: plan[0]! };
   const error = finalError(failure.failure, routing.length, failure.cand.providerId);
   recordRejection(run, error, routing, stream);
+  noteUpstreamMs(error, run.upstreamMs);
   throw error;
 }

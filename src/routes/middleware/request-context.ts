@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../app-types";
 import { ApiError, badRequest } from "../../errors/api-error";
 import { newId } from "../../lib/ids";
-import { readUpTo } from "../../lib/body";
+import { discardBody, readUpTo } from "../../lib/body";
 
 /** Largest accepted request body (bytes). Chat requests with inline images fit; documented in README. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -51,19 +51,13 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const requestId = newId("req");
   c.set("requestId", requestId);
   c.header("x-request-id", requestId);
-
-  if (BODY_METHODS.has(c.req.method) && !OWN_BODY_LIMIT.has(c.req.path)) {
-    const size = await enforceBodyLimit(c);
-    const path = c.req.path;
-    if (size > 0 && !NON_JSON_PREFIXES.some((p) => path.startsWith(p))) {
-      const type = c.req.header("content-type") ?? "";
-      const multipartOk = MULTIPART_PATHS.has(path) && /^multipart\/form-data\b/i.test(type);
-      if (!multipartOk && !/^application\/(.+\+)?json\b/i.test(type)) {
-        throw badRequest(`Content-Type must be application/json (got '${type || "none"}')`, null, "unsupported_content_type");
-      }
-    }
+  try {
+    await withBodyChecks(c, next);
+  } finally {
+    // A body no handler read (a refusal: 401, 403, 413 by declared length, ...) is read to its
+    // end before the answer goes out, never cancelled or left behind (lib/body.ts `discardBody`).
+    await discardBody(c.req.raw);
   }
-  await next();
   // Routes that build their own Response (MCP, streams, proxies) get the header here too.
   if (!c.res.headers.has("x-request-id")) {
     try {
@@ -76,3 +70,18 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     }
   }
 };
+
+async function withBodyChecks(c: Context<AppEnv>, next: () => Promise<void>): Promise<void> {
+  if (BODY_METHODS.has(c.req.method) && !OWN_BODY_LIMIT.has(c.req.path)) {
+    const size = await enforceBodyLimit(c);
+    const path = c.req.path;
+    if (size > 0 && !NON_JSON_PREFIXES.some((p) => path.startsWith(p))) {
+      const type = c.req.header("content-type") ?? "";
+      const multipartOk = MULTIPART_PATHS.has(path) && /^multipart\/form-data\b/i.test(type);
+      if (!multipartOk && !/^application\/(.+\+)?json\b/i.test(type)) {
+        throw badRequest(`Content-Type must be application/json (got '${type || "none"}')`, null, "unsupported_content_type");
+      }
+    }
+  }
+  await next();
+}
