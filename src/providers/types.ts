@@ -202,6 +202,8 @@ export interface ChunkDelta {
   /** Incremental tool calls: `index` is stable, `id`/`type`/`name` come on the first piece only. */
   tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments?: string }; extra_content?: ToolCallExtra }>;
   images?: ImageOutput[];
+  /** The model's refusal text (OpenAI `delta.refusal`, or a `refusal` content part). */
+  refusal?: string;
 }
 
 export type StreamEvent =
