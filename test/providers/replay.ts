@@ -81,7 +81,7 @@ interface J {
 }
 
 /** POST /v1/chat/completions with `directive` in the prompt. */
-export async function viaChat(key: string, model: string, directive: string, stream: boolean, extra: J = {}): Promise<Answer> {
+export async function viaChat(key: string, model: string, directive: string, stream: boolean, extra: Record<string, unknown> = {}): Promise<Answer> {
   const res = await call("/v1/chat/completions", { method: "POST", key, headers: { "content-type": "application/json" }, body: JSON.stringify({ model, stream, messages: [{ role: "user", content: `go ${directive}` }], ...extra }) });
   const body = await res.text();
   const a = empty(res.status, body);
