@@ -17,6 +17,7 @@ export interface ChatChunk {
     delta?: {
       content?: string | null;
       reasoning?: string | null;
+      refusal?: string | null;
       reasoning_details?: ReasoningDetail[];
       tool_calls?: Array<{ index: number; id?: string; function?: { name?: string; arguments?: string } }>;
     };
@@ -40,7 +41,7 @@ export interface ChatUsageJson {
 export interface CompletionJson {
   model: string;
   choices: Array<{
-    message: { content: string | null; reasoning?: string | null; reasoning_details?: ReasoningDetail[]; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
+    message: { content: string | null; reasoning?: string | null; refusal?: string | null; reasoning_details?: ReasoningDetail[]; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
     finish_reason: string | null;
   }>;
   usage?: ChatUsageJson;

@@ -59,6 +59,19 @@ describe("OpenAI-format content as arrays of parts", () => {
     expect(parts.refusal).toBe("No.");
   });
 
+  it("a refusal reaches /v1/responses as a refusal part and /v1/messages as text with stop_reason refusal, streamed and not", async () => {
+    const streamed: Replay = { sse: [chunk({ role: "assistant", content: null, refusal: "" }), chunk({ refusal: "I can't " }), chunk({ refusal: "help with that." }), chunk({}, "stop"), done] };
+    const whole = completion({ content: null, refusal: "I can't help with that." });
+    for (const [stream, r] of [[true, streamed], [false, whole]] as const) {
+      const responses = await viaResponses(org.key, "openai/gpt-4o-mini", await replay(r), stream);
+      expect(responses.refusal, responses.body).toBe("I can't help with that.");
+      expect(responses.finish).toBe("completed");
+      const messages = await viaMessages(org.key, "openai/gpt-4o-mini", await replay(r), stream);
+      expect(messages.text, messages.body).toBe("I can't help with that.");
+      expect(messages.finish).toBe("refusal");
+    }
+  });
+
   it("an answer made only of parts the gateway cannot translate ends with an error envelope and costs nothing; next to text they are skipped", async () => {
     const s = await viaChat(org.key, MAGISTRAL, await replay({ sse: [chunk({ role: "assistant", content: [{ type: "hologram", data: "x" }] }), chunk({}, "stop", { prompt_tokens: 10, completion_tokens: 46, total_tokens: 56 }), done] }), true);
     expect(s.error).toMatch(/cannot translate \(hologram\)/);
