@@ -96,7 +96,8 @@ export interface ChatRequest {
   logprobs?: boolean;
   top_logprobs?: number;
   response_format?: ResponseFormat;
-  reasoning_effort?: "none" | "minimal" | "low" | "medium" | "high";
+  /** `xhigh` and `max` go to OpenAI-format upstreams as sent; Claude and Gemini budgets treat them as their largest. */
+  reasoning_effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
   user?: string;
   /** Image output for models that can (Gemini image models); `audio` asks for audio output. */
   modalities?: string[];
