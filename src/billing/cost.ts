@@ -54,6 +54,45 @@ export interface CostOptions {
 
 const SCALE = 10n ** BigInt(PICO_DECIMALS);
 
+/**
+ * The price each kind of token or fee is billed at, the fallbacks above applied: the one table
+ * both `computeCost` and the model listing (`pricingJson`) read, so a published price is always
+ * the billed one (a missing cache-read price is listed as the prompt price it is billed at, not 0).
+ */
+export interface BilledPrices {
+  prompt: string;
+  completion: string;
+  input_cache_read: string;
+  input_cache_write: string;
+  input_cache_write_1h: string;
+  input_audio: string;
+  image: string;
+  internal_reasoning: string;
+  output_audio: string;
+  image_output: string;
+  request: string;
+  web_search: string;
+}
+
+const first = (...candidates: Array<string | undefined>): string => candidates.find((c) => c !== undefined && c !== "") ?? "0";
+
+export function billedPrices(p: Pricing): BilledPrices {
+  return {
+    prompt: p.prompt,
+    completion: p.completion,
+    input_cache_read: first(p.input_cache_read, p.prompt),
+    input_cache_write: first(p.input_cache_write, p.prompt),
+    input_cache_write_1h: first(p.input_cache_write_1h, p.input_cache_write, p.prompt),
+    input_audio: first(p.input_audio, p.prompt),
+    image: first(p.image, p.prompt),
+    internal_reasoning: first(p.internal_reasoning, p.completion),
+    output_audio: first(p.output_audio, p.completion),
+    image_output: first(p.image_output, p.completion),
+    request: first(p.request),
+    web_search: first(p.web_search),
+  };
+}
+
 const price = (...candidates: Array<string | undefined>): Pico => {
   for (const c of candidates) if (c !== undefined && c !== "") return parseUsd(c);
   return 0n;
@@ -100,25 +139,24 @@ export function computeCost(usage: NormalizedUsage, pricing: Pricing, opts: Cost
   ]);
   const [imageOut = 0n, audioOut = 0n, reasoning = 0n] = completion.parts;
 
+  const billed = billedPrices(pricing);
   const inputCost = prompt.rest * promptPrice;
-  const cachedInputCost = cached * price(pricing.input_cache_read, pricing.prompt);
-  const cacheWriteInputCost =
-    write5m * price(pricing.input_cache_write, pricing.prompt) +
-    write1h * price(pricing.input_cache_write_1h, pricing.input_cache_write, pricing.prompt);
-  const audioInputCost = audioIn * price(pricing.input_audio, pricing.prompt);
-  const imageInputCost = imageIn * price(pricing.image, pricing.prompt);
+  const cachedInputCost = cached * price(billed.input_cache_read);
+  const cacheWriteInputCost = write5m * price(billed.input_cache_write) + write1h * price(billed.input_cache_write_1h);
+  const audioInputCost = audioIn * price(billed.input_audio);
+  const imageInputCost = imageIn * price(billed.image);
 
-  const reasoningCost = reasoning * price(pricing.internal_reasoning, pricing.completion);
+  const reasoningCost = reasoning * price(billed.internal_reasoning);
   const outputCost = completion.rest * completionPrice + reasoningCost;
-  const audioOutputCost = audioOut * price(pricing.output_audio, pricing.completion);
+  const audioOutputCost = audioOut * price(billed.output_audio);
   const perImage = opts.images && opts.images.count > 0 ? perImagePrice(pricing, opts.images.size) : undefined;
   const imageOutputCost =
     perImage !== undefined && opts.images
       ? tokens(opts.images.count) * perImage
-      : imageOut * price(pricing.image_output, pricing.completion);
+      : imageOut * price(billed.image_output);
 
-  const requestCost = price(pricing.request);
-  const webSearchCost = tokens(usage.webSearchRequests) * price(pricing.web_search);
+  const requestCost = price(billed.request);
+  const webSearchCost = tokens(usage.webSearchRequests) * price(billed.web_search);
 
   const promptCost = inputCost + cachedInputCost + cacheWriteInputCost + audioInputCost + imageInputCost;
   const completionCost = outputCost + audioOutputCost + imageOutputCost;

@@ -133,7 +133,8 @@ describe("serializeCustomModel", () => {
     expect(json.name).toBe("Acme Llama");
     expect(json.providers[0]?.providerId).toBe("custom:acme");
     expect(json.pricing.prompt).toBe("0.000001");
-    expect(json.pricing.input_cache_read).toBe("0");
+    // No cache-read price: cached tokens are billed at the prompt price, and listed so.
+    expect(json.pricing.input_cache_read).toBe("0.000001");
     expect(json.context_length).toBe(32_000);
     expect(json.supported_parameters).toContain("tools");
     expect(json.free).toBe(false);

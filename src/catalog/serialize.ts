@@ -1,11 +1,13 @@
 /**
  * Model objects of `GET /v1/models` (spec 2.5), built from catalogue data. Pure: no env, no I/O.
- * Every field of the spec is present with its spec type; absent prices are "0", absent maps `{}`.
+ * Every field of the spec is present with its spec type; a price the catalogue lacks is the one
+ * billed (`pricingJson`), absent maps `{}`.
  * The fields the spec types as integer or string but that not every model has
  * (`min_cacheable_tokens`, `deprecated_at`, `deactivated_at`) are OMITTED when unknown, never
  * `null` (one rule for model objects, provider entries, mapped and custom entries).
  */
 import type { CustomModelRecord } from "../context/key-context";
+import { billedPrices } from "../billing/cost";
 import { isDecimalString, parseUsd } from "../billing/money";
 import { isFreeMapping } from "./index";
 import { PROVIDERS } from "./providers";
@@ -102,19 +104,26 @@ function optional<K extends string, V>(name: K, value: V | null | undefined): { 
 const str = (v: string | undefined): string => v ?? "0";
 const map = (v: Readonly<Record<string, string>> | undefined): Record<string, string> => ({ ...(v ?? {}) });
 
+/**
+ * Token prices are published as billed (`billedPrices`: a price the catalogue lacks is listed at
+ * the price its tokens are billed at, never "0"), so a listing and a bill always agree. `ocr_page`
+ * and `input_audio_hour` are billed by nothing, hence "0".
+ */
 export function pricingJson(p: Pricing): PricingJson {
+  const billed = billedPrices(p);
   return {
     prompt: p.prompt,
     completion: p.completion,
-    image: str(p.image),
-    image_output: str(p.image_output),
-    input_audio: str(p.input_audio),
-    input_audio_cache_read: str(p.input_audio_cache_read),
-    output_audio: str(p.output_audio),
-    request: str(p.request),
-    input_cache_read: str(p.input_cache_read),
-    input_cache_write: str(p.input_cache_write),
-    input_cache_write_1h: str(p.input_cache_write_1h),
+    image: billed.image,
+    image_output: billed.image_output,
+    input_audio: billed.input_audio,
+    // Cached audio tokens are cached tokens: billed at the cache-read price.
+    input_audio_cache_read: str(p.input_audio_cache_read ?? billed.input_cache_read),
+    output_audio: billed.output_audio,
+    request: billed.request,
+    input_cache_read: billed.input_cache_read,
+    input_cache_write: billed.input_cache_write,
+    input_cache_write_1h: billed.input_cache_write_1h,
     ocr_page: str(p.ocr_page),
     input_audio_hour: str(p.input_audio_hour),
     per_second: map(p.per_second),
@@ -238,8 +247,8 @@ export function serializeModel(model: ModelDefinition, mappings: readonly Provid
     providers: mappings.map((m) => providerJson(model, m)),
     pricing: {
       ...topPricing,
-      web_search: str(top.pricing.web_search),
-      internal_reasoning: top.pricing.internal_reasoning ?? (top.reasoning ? top.pricing.completion : "0"),
+      web_search: billedPrices(top.pricing).web_search,
+      internal_reasoning: billedPrices(top.pricing).internal_reasoning,
     },
     context_length: Math.max(...mappings.map((m) => m.contextLength)),
     max_output: Math.max(...mappings.map((m) => m.maxOutput)),

@@ -17,6 +17,7 @@ export interface ChatChunk {
     delta?: {
       content?: string | null;
       reasoning?: string | null;
+      refusal?: string | null;
       reasoning_details?: ReasoningDetail[];
       tool_calls?: Array<{ index: number; id?: string; function?: { name?: string; arguments?: string } }>;
     };
@@ -40,7 +41,7 @@ export interface ChatUsageJson {
 export interface CompletionJson {
   model: string;
   choices: Array<{
-    message: { content: string | null; reasoning?: string | null; reasoning_details?: ReasoningDetail[]; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
+    message: { content: string | null; reasoning?: string | null; refusal?: string | null; reasoning_details?: ReasoningDetail[]; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
     finish_reason: string | null;
   }>;
   usage?: ChatUsageJson;
@@ -65,11 +66,51 @@ export interface ChunkEncoder {
   done(): string;
 }
 
+/**
+ * Splits the gateway's own SSE text (LF line ends) into blocks at blank lines, linear in the
+ * bytes: each chunk is searched once, and a block that spans chunks is kept as pieces joined
+ * once, when it ends (a multi-megabyte frame in small chunks is not rescanned per chunk).
+ */
+class BlockSplitter {
+  private pieces: string[] = [];
+
+  push(text: string): string[] {
+    const blocks: string[] = [];
+    let start = 0;
+    // A blank line split across chunks: the last piece ends with LF and this chunk starts with one.
+    const last = this.pieces[this.pieces.length - 1];
+    if (last !== undefined && last.endsWith("\n") && text.startsWith("\n")) {
+      this.pieces[this.pieces.length - 1] = last.slice(0, -1);
+      blocks.push(this.take(""));
+      start = 1;
+    }
+    for (let cut = text.indexOf("\n\n", start); cut >= 0; cut = text.indexOf("\n\n", start)) {
+      blocks.push(this.take(text.slice(start, cut)));
+      start = cut + 2;
+    }
+    if (start < text.length) this.pieces.push(text.slice(start));
+    return blocks;
+  }
+
+  /** What is left at the end of the body. */
+  rest(): string {
+    return this.take("");
+  }
+
+  private take(tail: string): string {
+    if (!this.pieces.length) return tail;
+    this.pieces.push(tail);
+    const block = this.pieces.join("");
+    this.pieces = [];
+    return block;
+  }
+}
+
 /** Re-encodes chat SSE through `enc`; `done()` runs once, at `[DONE]` or at the end of the body. */
 export function reencodeChatSse(body: ReadableStream<Uint8Array>, enc: ChunkEncoder): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
-  let buffer = "";
+  const blocks = new BlockSplitter();
   let finished = false;
   const frame = (block: string): string => {
     if (finished) return "";
@@ -104,16 +145,11 @@ export function reencodeChatSse(body: ReadableStream<Uint8Array>, enc: ChunkEnco
         emit(controller, enc.start());
       },
       transform(bytes, controller) {
-        buffer += decoder.decode(bytes, { stream: true });
-        let cut = buffer.indexOf("\n\n");
-        while (cut >= 0) {
-          emit(controller, frame(buffer.slice(0, cut)));
-          buffer = buffer.slice(cut + 2);
-          cut = buffer.indexOf("\n\n");
-        }
+        for (const block of blocks.push(decoder.decode(bytes, { stream: true }))) emit(controller, frame(block));
       },
       flush(controller) {
-        if (buffer.trim()) emit(controller, frame(buffer.trim()));
+        const rest = (blocks.rest() + decoder.decode()).trim();
+        if (rest) emit(controller, frame(rest));
         if (!finished) {
           finished = true;
           emit(controller, enc.done());

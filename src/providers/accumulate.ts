@@ -10,6 +10,7 @@ interface ChoiceState {
   details: ReasoningDetail[];
   tools: Map<number, { id: string; name: string; arguments: string; extra?: ToolCallExtra }>;
   images: ImageOutput[];
+  refusal: string;
   finish: FinishReason | null;
 }
 
@@ -22,7 +23,7 @@ export class CompletionAccumulator {
   private choice(i: number): ChoiceState {
     let c = this.choices.get(i);
     if (!c) {
-      c = { content: "", reasoning: "", details: [], tools: new Map(), images: [], finish: null };
+      c = { content: "", reasoning: "", details: [], tools: new Map(), images: [], refusal: "", finish: null };
       this.choices.set(i, c);
     }
     return c;
@@ -36,6 +37,7 @@ export class CompletionAccumulator {
         if (e.delta.reasoning) c.reasoning += e.delta.reasoning;
         if (e.delta.reasoning_details) c.details.push(...e.delta.reasoning_details);
         if (e.delta.images) c.images.push(...e.delta.images);
+        if (e.delta.refusal) c.refusal += e.delta.refusal;
         for (const tc of e.delta.tool_calls ?? []) {
           const t = c.tools.get(tc.index) ?? { id: "", name: "", arguments: "" };
           if (tc.id) t.id = tc.id;
@@ -73,14 +75,15 @@ export class CompletionAccumulator {
   result(): ParsedCompletion {
     const indexes = this.choices.size ? [...this.choices.keys()].sort((a, b) => a - b) : [0];
     const choices: Choice[] = indexes.map((index) => {
-      const c = this.choices.get(index) ?? { content: "", reasoning: "", details: [], tools: new Map(), images: [], finish: null };
+      const c = this.choices.get(index) ?? { content: "", reasoning: "", details: [], tools: new Map(), images: [], refusal: "", finish: null };
       const tools = [...c.tools.entries()].sort(([a], [b]) => a - b).map(([, t]) => ({
         id: t.id,
         type: "function" as const,
         function: { name: t.name, arguments: t.arguments },
         ...(t.extra ? { extra_content: t.extra } : {}),
       }));
-      const message: AssistantMessage = { role: "assistant", content: c.content || (tools.length || c.images.length ? null : "") };
+      const message: AssistantMessage = { role: "assistant", content: c.content || (tools.length || c.images.length || c.refusal ? null : "") };
+      if (c.refusal) message.refusal = c.refusal;
       if (c.reasoning) message.reasoning = c.reasoning;
       if (c.details.length) message.reasoning_details = c.details;
       if (tools.length) message.tool_calls = tools;

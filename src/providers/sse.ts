@@ -14,9 +14,14 @@ export interface SseFrame {
   id?: string;
 }
 
-/** Incremental parser: feed decoded text, get completed frames back. */
+/**
+ * Incremental parser: feed decoded text, get completed frames back. Linear in the bytes: each
+ * chunk is scanned once, and the pieces of a line that spans chunks are kept apart and joined
+ * once, when the line ends (a 3 MB `data:` line in small chunks is not rescanned per chunk).
+ */
 export class SseParser {
-  private buffer = "";
+  /** Pieces of the current, unterminated line. */
+  private pending: string[] = [];
   private lastWasCR = false;
   private data: string[] = [];
   private event: string | undefined;
@@ -25,18 +30,21 @@ export class SseParser {
   push(text: string): SseFrame[] {
     const frames: SseFrame[] = [];
     if (text === "") return frames;
-    let chunk = text;
-    if (this.lastWasCR && chunk.startsWith("\n")) chunk = chunk.slice(1);
+    // A CRLF split across chunks: the LF ends no second line.
+    let start = this.lastWasCR && text.charCodeAt(0) === 10 ? 1 : 0;
     this.lastWasCR = false;
-    this.buffer += chunk;
-    let start = 0;
-    for (let i = 0; i < this.buffer.length; i++) {
-      const ch = this.buffer.charCodeAt(i);
+    for (let i = start; i < text.length; i++) {
+      const ch = text.charCodeAt(i);
       if (ch !== 10 && ch !== 13) continue;
-      const line = this.buffer.slice(start, i);
+      let line = text.slice(start, i);
+      if (this.pending.length) {
+        this.pending.push(line);
+        line = this.pending.join("");
+        this.pending = [];
+      }
       if (ch === 13) {
-        if (i + 1 < this.buffer.length) {
-          if (this.buffer.charCodeAt(i + 1) === 10) i++;
+        if (i + 1 < text.length) {
+          if (text.charCodeAt(i + 1) === 10) i++;
         } else {
           this.lastWasCR = true;
         }
@@ -45,17 +53,17 @@ export class SseParser {
       const frame = this.line(line);
       if (frame) frames.push(frame);
     }
-    this.buffer = this.buffer.slice(start);
+    if (start < text.length) this.pending.push(start === 0 ? text : text.slice(start));
     return frames;
   }
 
   /** End of input: the unterminated last line counts, and a pending frame is dispatched. */
   end(): SseFrame[] {
     const frames: SseFrame[] = [];
-    if (this.buffer.length) {
-      const frame = this.line(this.buffer);
+    if (this.pending.length) {
+      const frame = this.line(this.pending.join(""));
       if (frame) frames.push(frame);
-      this.buffer = "";
+      this.pending = [];
     }
     const last = this.line("");
     if (last) frames.push(last);

@@ -96,7 +96,8 @@ export interface ChatRequest {
   logprobs?: boolean;
   top_logprobs?: number;
   response_format?: ResponseFormat;
-  reasoning_effort?: "none" | "minimal" | "low" | "medium" | "high";
+  /** `xhigh` and `max` go to OpenAI-format upstreams as sent; Claude and Gemini budgets treat them as their largest. */
+  reasoning_effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
   user?: string;
   /** Image output for models that can (Gemini image models); `audio` asks for audio output. */
   modalities?: string[];
@@ -202,6 +203,8 @@ export interface ChunkDelta {
   /** Incremental tool calls: `index` is stable, `id`/`type`/`name` come on the first piece only. */
   tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments?: string }; extra_content?: ToolCallExtra }>;
   images?: ImageOutput[];
+  /** The model's refusal text (OpenAI `delta.refusal`, or a `refusal` content part). */
+  refusal?: string;
 }
 
 export type StreamEvent =

@@ -7,6 +7,7 @@
  * provider's public API reference.
  */
 import http from "node:http";
+import { replayOf, storeReplay, writeReplay } from "./replay.mjs";
 import { routes } from "./routes.mjs";
 
 /**
@@ -49,6 +50,12 @@ export async function startFakeUpstream(opts = {}) {
         res.end(JSON.stringify((recorded.get(tag) ?? []).map(({ rawBody: _r, ...rest }) => rest)));
         return;
       }
+      // Test set-up: POST /__replay/<id> stores an exact answer (replay.mjs).
+      if (url.pathname.startsWith("/__replay/") && req.method === "POST") {
+        storeReplay(decodeURIComponent(url.pathname.slice("/__replay/".length)), rawBody);
+        res.writeHead(204).end();
+        return;
+      }
       const [, provider = "", ...rest] = url.pathname.split("/");
       let body;
       if (rawBody.length && String(req.headers["content-type"] ?? "").includes("json")) {
@@ -58,6 +65,8 @@ export async function startFakeUpstream(opts = {}) {
       const fake = { provider, path: "/" + rest.join("/"), query: url.searchParams, method: req.method ?? "GET", headers: req.headers, rawBody, body, receivedAt: Date.now() };
       const tag = recordTag(rawBody.toString("utf8"));
       if (tag) recorded.set(tag, [...(recorded.get(tag) ?? []), fake]);
+      const replay = replayOf(rawBody.toString("utf8"));
+      if (replay) return await writeReplay(replay, res);
       const route = routes.find((r) => r.match(fake));
       if (!route) {
         res.writeHead(404, { "content-type": "application/json" });

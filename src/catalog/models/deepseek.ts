@@ -26,7 +26,7 @@ export const DEEPSEEK_MODELS: readonly ModelDefinition[] = [
     created: released("2025-09-29"),
     stability: "stable",
     mappings: [
-      mapping({ providerId: "deepseek", externalId: "deepseek-reasoner", pricing: priced("0.28", "0.42", { cacheRead: "0.028" }), contextLength: 131_072, maxOutput: 65_536, ...JSON_ONLY, reasoning: true, reasoningModes: ["standard"], minCacheableTokens: 64 }),
+      mapping({ providerId: "deepseek", externalId: "deepseek-reasoner", pricing: priced("0.28", "0.42", { cacheRead: "0.028" }), contextLength: 131_072, maxOutput: 65_536, ...TOOLS, ...JSON_ONLY, reasoning: true, reasoningModes: ["standard"], minCacheableTokens: 64 }),
     ],
   },
   {

@@ -330,7 +330,8 @@ export const OPENAI_MODELS: readonly ModelDefinition[] = [
     description: "OpenAI's free moderation model for text and images.",
     family: "moderation",
     maker: "openai",
-    aliases: ["omni-moderation-2024-09-26"],
+    // The retired text-moderation models: OpenAI points their callers at omni-moderation.
+    aliases: ["omni-moderation-2024-09-26", "text-moderation-latest", "text-moderation-stable"],
     kind: "moderation",
     created: released("2024-09-26"),
     inputModalities: ["text", "image"],

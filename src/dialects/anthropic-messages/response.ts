@@ -71,6 +71,9 @@ export function messageFromCompletion(c: CompletionJson, id = newMessageId()): R
   if (details.length) content.push(...details.map(thinkingBlockOf));
   else if (choice?.message.reasoning) content.push({ type: "thinking", thinking: choice.message.reasoning, signature: "" });
   if (choice?.message.content) content.push({ type: "text", text: choice.message.content });
+  // Claude's own refusal is text with stop_reason `refusal`; an OpenAI-format refusal becomes that.
+  const refusal = choice?.message.refusal;
+  if (refusal) content.push({ type: "text", text: refusal });
   for (const tc of choice?.message.tool_calls ?? []) content.push({ type: "tool_use", id: tc.id, name: tc.function.name, input: parseToolInput(tc.function.arguments) });
   return {
     id,
@@ -78,7 +81,7 @@ export function messageFromCompletion(c: CompletionJson, id = newMessageId()): R
     role: "assistant",
     model: c.model,
     content,
-    stop_reason: stopReasonOf(choice?.finish_reason),
+    stop_reason: refusal ? "refusal" : stopReasonOf(choice?.finish_reason),
     stop_sequence: null,
     usage: usageOf(c.usage),
     ...(c.metadata ? { metadata: c.metadata } : {}),

@@ -22,6 +22,8 @@ export class MessagesStreamEncoder implements ChunkEncoder {
   private stop: StopReason | null = null;
   private usage: ChatChunk["usage"] | null = null;
   private failed = false;
+  /** An OpenAI-format refusal was streamed (as text): the stop reason is `refusal`. */
+  private refused = false;
 
   constructor(private readonly id: string, private readonly model: string) {}
 
@@ -78,9 +80,12 @@ export class MessagesStreamEncoder implements ChunkEncoder {
       }
       out += this.delta({ type: "signature_delta", signature: detail.signature }) + this.close();
     }
-    if (d.content) {
+    // Claude's own refusal is text with stop_reason `refusal`; an OpenAI-format refusal becomes that.
+    if (d.refusal) this.refused = true;
+    const text = (d.content ?? "") + (d.refusal ?? "");
+    if (text) {
       if (this.open?.kind !== "text") out += this.begin({ kind: "text" }, { type: "text", text: "" });
-      out += this.delta({ type: "text_delta", text: d.content });
+      out += this.delta({ type: "text_delta", text });
     }
     for (const tc of d.tool_calls ?? []) {
       const current = this.open?.kind === "tool" ? this.open.toolIndex : null;
@@ -90,7 +95,7 @@ export class MessagesStreamEncoder implements ChunkEncoder {
       if (tc.function?.arguments) out += this.delta({ type: "input_json_delta", partial_json: tc.function.arguments });
     }
     if (choice.finish) {
-      this.stop = stopReasonOf(choice.finish);
+      this.stop = this.refused ? "refusal" : stopReasonOf(choice.finish);
       out += this.close();
     }
     return out;

@@ -77,6 +77,14 @@ export const messageItem = (id: string, text: string, status: "in_progress" | "c
   role: "assistant",
   content: status === "completed" ? [{ type: "output_text", text, annotations: [] }] : [],
 });
+/** A refusal is a message whose content part is `refusal` (the Responses API's shape for it). */
+export const refusalItem = (id: string, refusal: string, status: "in_progress" | "completed") => ({
+  type: "message",
+  id,
+  status,
+  role: "assistant",
+  content: status === "completed" ? [{ type: "refusal", refusal }] : [],
+});
 export const functionCallItem = (id: string, callId: string, name: string, args: string, status: "in_progress" | "completed") => ({
   type: "function_call",
   id,
@@ -91,6 +99,7 @@ export function responseFromCompletion(req: ResponsesRequest, c: CompletionJson,
   const output: unknown[] = [];
   if (choice?.message.reasoning) output.push(reasoningItem(newItemId("rs"), choice.message.reasoning));
   if (choice?.message.content) output.push(messageItem(newItemId("msg"), choice.message.content, "completed"));
+  if (choice?.message.refusal) output.push(refusalItem(newItemId("msg"), choice.message.refusal, "completed"));
   for (const tc of choice?.message.tool_calls ?? []) output.push(functionCallItem(newItemId("fc"), tc.id, tc.function.name, tc.function.arguments, "completed"));
   return {
     ...responseShell(req, id, createdAt),

@@ -14,11 +14,12 @@
  */
 import { firstChoice, type ChatChunk, type ChunkEncoder } from "../chat-sse";
 import type { ResponsesRequest } from "./request";
-import { functionCallItem, messageItem, newItemId, reasoningItem, responseShell, statusOf, usageOf } from "./response";
+import { functionCallItem, messageItem, newItemId, reasoningItem, refusalItem, responseShell, statusOf, usageOf } from "./response";
 
 type Item =
   | { kind: "reasoning"; id: string; text: string }
   | { kind: "message"; id: string; text: string }
+  | { kind: "refusal"; id: string; text: string }
   | { kind: "function"; id: string; callId: string; name: string; args: string; toolIndex: number };
 
 export class ResponsesStreamEncoder implements ChunkEncoder {
@@ -64,6 +65,10 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
       out += this.event("response.output_text.done", { item_id: it.id, output_index, content_index: 0, text: it.text, logprobs: [] });
       out += this.event("response.content_part.done", { item_id: it.id, output_index, content_index: 0, part });
       item = messageItem(it.id, it.text, "completed");
+    } else if (it.kind === "refusal") {
+      out += this.event("response.refusal.done", { item_id: it.id, output_index, content_index: 0, refusal: it.text });
+      out += this.event("response.content_part.done", { item_id: it.id, output_index, content_index: 0, part: { type: "refusal", refusal: it.text } });
+      item = refusalItem(it.id, it.text, "completed");
     } else {
       out += this.event("response.function_call_arguments.done", { item_id: it.id, output_index, arguments: it.args });
       item = functionCallItem(it.id, it.callId, it.name, it.args, "completed");
@@ -83,6 +88,9 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
     } else if (it.kind === "message") {
       out += this.event("response.output_item.added", { output_index, item: messageItem(it.id, "", "in_progress") });
       out += this.event("response.content_part.added", { item_id: it.id, output_index, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
+    } else if (it.kind === "refusal") {
+      out += this.event("response.output_item.added", { output_index, item: refusalItem(it.id, "", "in_progress") });
+      out += this.event("response.content_part.added", { item_id: it.id, output_index, content_index: 0, part: { type: "refusal", refusal: "" } });
     } else {
       out += this.event("response.output_item.added", { output_index, item: functionCallItem(it.id, it.callId, it.name, "", "in_progress") });
     }
@@ -106,6 +114,12 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
       const it = this.open as Item & { kind: "message" };
       it.text += d.content;
       out += this.event("response.output_text.delta", { item_id: it.id, output_index: this.outputIndex, content_index: 0, delta: d.content, logprobs: [] });
+    }
+    if (d.refusal) {
+      if (this.open?.kind !== "refusal") out += this.begin({ kind: "refusal", id: newItemId("msg"), text: "" });
+      const it = this.open as Item & { kind: "refusal" };
+      it.text += d.refusal;
+      out += this.event("response.refusal.delta", { item_id: it.id, output_index: this.outputIndex, content_index: 0, delta: d.refusal });
     }
     for (const tc of d.tool_calls ?? []) {
       if (this.open?.kind !== "function" || this.open.toolIndex !== tc.index) {

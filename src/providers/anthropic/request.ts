@@ -9,7 +9,7 @@ import { contentText, isRecord, tryParseJson } from "../json";
 export const ANTHROPIC_VERSION = "2023-06-01";
 
 /** Thinking budgets per reasoning effort ("none" disables thinking). */
-export const THINKING_BUDGETS: Readonly<Record<string, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
+export const THINKING_BUDGETS: Readonly<Record<string, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 24576, xhigh: 32768, max: 65536 };
 const MIN_THINKING_BUDGET = 1024;
 
 /**

@@ -49,6 +49,16 @@ export function reasoningDetailOf(block: Record<string, unknown>, index: number)
 /** Reasoning details are kept only when something in them can go back upstream (a signature or redacted data). */
 export const sendableReasoning = (details: ReasoningDetail[]): boolean => details.some((d) => d.type === "reasoning.encrypted" || Boolean(d.signature));
 
+/**
+ * Blocks of tools Anthropic ran itself (web search and fetch, code execution, tool search, MCP
+ * connectors, container uploads): their outcome is in the text that follows, so they are not
+ * client tool calls.
+ */
+export const isServerToolBlock = (type: string): boolean =>
+  type === "server_tool_use" || type === "mcp_tool_use" || type === "container_upload" || type.endsWith("_tool_result");
+
+const TRANSLATED = new Set(["text", "thinking", "redacted_thinking", "tool_use"]);
+
 export function parseAnthropicResponse(body: unknown): ParsedCompletion {
   if (!isRecord(body) || !Array.isArray(body.content)) throw malformed(str(asRecord(asRecord(body).error).message) ?? "no content");
   let text = "";
@@ -69,6 +79,9 @@ export function parseAnthropicResponse(body: unknown): ParsedCompletion {
       });
     }
   }
+  const unknown = asArray(body.content).map((b) => str(asRecord(b).type) ?? "(untyped)").filter((t) => !TRANSLATED.has(t) && !isServerToolBlock(t));
+  // An answer made only of blocks the gateway cannot translate is an error, not an empty success.
+  if (!text && !reasoning && !toolCalls.length && unknown.length) throw malformed(`the answer came only as content the gateway cannot translate (${[...new Set(unknown)].join(", ")})`);
   const message: AssistantMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
   if (reasoning) message.reasoning = reasoning;
   if (sendableReasoning(details)) message.reasoning_details = details;

@@ -105,31 +105,84 @@ export function decodeMessage(bytes: Uint8Array): EventStreamMessage {
   };
 }
 
+/**
+ * Received bytes as the chunks they came in: a message is copied out once, when it is complete
+ * (appending each chunk to one buffer would copy the whole buffer per chunk, quadratic in the
+ * size of a large message).
+ */
+class ByteQueue {
+  private chunks: Uint8Array[] = [];
+  length = 0;
+
+  push(chunk: Uint8Array): void {
+    if (!chunk.length) return;
+    this.chunks.push(chunk);
+    this.length += chunk.length;
+  }
+
+  /** The first `n` bytes (n <= length), without consuming them. */
+  peek(n: number): Uint8Array {
+    const head = this.chunks[0];
+    if (head && head.length >= n) return head.subarray(0, n);
+    const out = new Uint8Array(n);
+    let o = 0;
+    for (const c of this.chunks) {
+      if (o >= n) break;
+      const part = c.subarray(0, n - o);
+      out.set(part, o);
+      o += part.length;
+    }
+    return out;
+  }
+
+  /** Removes and returns the first `n` bytes (n <= length). */
+  take(n: number): Uint8Array {
+    const out = this.peek(n);
+    let left = n;
+    while (left > 0) {
+      const head = this.chunks[0]!;
+      if (head.length > left) {
+        this.chunks[0] = head.subarray(left);
+        left = 0;
+      } else {
+        this.chunks.shift();
+        left -= head.length;
+      }
+    }
+    this.length -= n;
+    return out;
+  }
+}
+
 /** Yields messages from a byte stream as each completes; chunk boundaries may fall anywhere. */
 export async function* readEventStream(body: ReadableStream<Uint8Array>): AsyncGenerator<EventStreamMessage> {
   const reader = body.getReader();
-  let buf = new Uint8Array(0);
+  const queue = new ByteQueue();
+  /** The length of the message being received, once its prelude is checked. */
+  let total = 0;
   let done = false;
   try {
     for (;;) {
       const r = await reader.read();
       if (r.done) break;
-      const next = new Uint8Array(buf.length + r.value.length);
-      next.set(buf);
-      next.set(r.value, buf.length);
-      buf = next;
-      while (buf.length >= PRELUDE) {
-        const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-        const total = view.getUint32(0);
-        if (view.getUint32(8) !== crc32(buf.subarray(0, 8))) throw new EventStreamError("prelude CRC mismatch");
-        if (total < MIN_MESSAGE || total > MAX_MESSAGE) throw new EventStreamError(`bad message length ${total}`);
-        if (buf.length < total) break;
-        yield decodeMessage(buf.subarray(0, total));
-        buf = buf.slice(total);
+      queue.push(r.value);
+      for (;;) {
+        if (total === 0) {
+          if (queue.length < PRELUDE) break;
+          const prelude = queue.peek(PRELUDE);
+          const view = new DataView(prelude.buffer, prelude.byteOffset, prelude.byteLength);
+          if (view.getUint32(8) !== crc32(prelude.subarray(0, 8))) throw new EventStreamError("prelude CRC mismatch");
+          total = view.getUint32(0);
+          if (total < MIN_MESSAGE || total > MAX_MESSAGE) throw new EventStreamError(`bad message length ${total}`);
+        }
+        if (queue.length < total) break;
+        const message = queue.take(total);
+        total = 0;
+        yield decodeMessage(message);
       }
     }
     done = true;
-    if (buf.length) throw new EventStreamError("stream ended inside a message");
+    if (queue.length) throw new EventStreamError("stream ended inside a message");
   } finally {
     if (!done) await reader.cancel().catch(() => undefined);
     reader.releaseLock();

@@ -29,6 +29,9 @@ export function bedrockReasoningDetail(reasoningContent: unknown, index: number)
   return reasoningDetailOf({ type: "thinking", thinking: str(rc.reasoningText.text) ?? "", signature: str(rc.reasoningText.signature) }, index);
 }
 
+/** Converse content block members the adapter translates (or that carry nothing for the caller). */
+const BLOCK_KEYS = new Set(["text", "toolUse", "reasoningContent", "citationsContent", "cachePoint"]);
+
 export function parseBedrockResponse(body: unknown): ParsedCompletion {
   const message = asRecord(asRecord(asRecord(body).output).message);
   if (!isRecord(body) || !Array.isArray(message.content)) throw malformed(str(asRecord(body).message) ?? "no output.message");
@@ -36,12 +39,17 @@ export function parseBedrockResponse(body: unknown): ParsedCompletion {
   let reasoning = "";
   const toolCalls: ToolCall[] = [];
   const details: ReasoningDetail[] = [];
+  const unknown: string[] = [];
   for (const b of asArray(message.content)) {
     const block = asRecord(b);
     const detail = isRecord(block.reasoningContent) ? bedrockReasoningDetail(block.reasoningContent, details.length) : undefined;
     if (detail) details.push(detail);
     const t = str(block.text);
     if (t !== undefined) text += t;
+    // Text with citations (documents with citations enabled): the generated text is the answer.
+    for (const c of asArray(asRecord(block.citationsContent).content)) text += str(asRecord(c).text) ?? "";
+    const kinds = Object.keys(block).filter((k) => !BLOCK_KEYS.has(k));
+    if (kinds.length) unknown.push(...kinds);
     const r = str(asRecord(asRecord(block.reasoningContent).reasoningText).text);
     if (r) reasoning += r;
     if (isRecord(block.toolUse)) {
@@ -52,6 +60,8 @@ export function parseBedrockResponse(body: unknown): ParsedCompletion {
       });
     }
   }
+  // An answer made only of blocks the gateway cannot translate is an error, not an empty success.
+  if (!text && !reasoning && !toolCalls.length && unknown.length) throw malformed(`the answer came only as content the gateway cannot translate (${[...new Set(unknown)].join(", ")})`);
   const out: AssistantMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
   if (reasoning) out.reasoning = reasoning;
   if (sendableReasoning(details)) out.reasoning_details = details;

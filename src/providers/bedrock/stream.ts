@@ -15,6 +15,9 @@ import { bedrockReasoningDetail, parseBedrockUsage } from "./response";
 
 const utf8 = new TextDecoder();
 
+/** `contentBlockDelta` members the adapter translates (`citation` annotates streamed text). */
+const DELTA_KEYS = new Set(["text", "toolUse", "reasoningContent", "citation"]);
+
 const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
   throttlingException: 429,
   validationException: 400,
@@ -50,7 +53,17 @@ export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): Asy
    * `broken` when a piece was not base64: a block that cannot be rebuilt is not kept)
    */
   const reasoningBlocks = new Map<number, OpenReasoning>();
+  /** content block indexes of tool calls that have streamed no arguments yet */
+  const argless = new Set<number>();
+  /** A tool call that ends without streamed arguments (a tool without parameters) gets `{}`, JSON as callers parse it. */
+  const closeTool = (blockIndex: number): StreamEvent | undefined => {
+    const i = toolIndex.get(blockIndex);
+    if (i === undefined || !argless.delete(blockIndex)) return undefined;
+    return { type: "delta", choiceIndex: 0, delta: { tool_calls: [{ index: i, function: { arguments: "{}" } }] } };
+  };
   let details = 0;
+  let delivered = false;
+  const unknown = new Set<string>();
   try {
     for await (const msg of readEventStream(body)) {
       const messageType = msg.headers[":message-type"];
@@ -70,23 +83,32 @@ export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): Asy
           break;
         case "contentBlockStart": {
           const tool = asRecord(asRecord(payload.start).toolUse);
+          for (const k of Object.keys(asRecord(payload.start))) if (k !== "toolUse") unknown.add(k);
           if (isRecord(asRecord(payload.start).toolUse)) {
+            delivered = true;
             const i = toolIndex.size;
             toolIndex.set(blockIndex, i);
+            argless.add(blockIndex);
             yield { type: "delta", choiceIndex: 0, delta: { tool_calls: [{ index: i, id: str(tool.toolUseId) ?? `tooluse_${i}`, type: "function", function: { name: str(tool.name) ?? "", arguments: "" } }] } };
           }
           break;
         }
         case "contentBlockDelta": {
           const d = asRecord(payload.delta);
+          // Citation deltas annotate text streamed as text deltas; other members are not translated.
+          for (const k of Object.keys(d)) if (!DELTA_KEYS.has(k)) unknown.add(k);
           const text = str(d.text);
-          if (text) yield { type: "delta", choiceIndex: 0, delta: { content: text } };
+          if (text) {
+            delivered = true;
+            yield { type: "delta", choiceIndex: 0, delta: { content: text } };
+          }
           if (isRecord(d.reasoningContent)) {
             const rc = d.reasoningContent;
             const open = reasoningBlocks.get(blockIndex) ?? { text: "", signature: "", redacted: "", broken: false };
             reasoningBlocks.set(blockIndex, open);
             const reasoning = str(rc.text);
             if (reasoning) {
+              delivered = true;
               open.text += reasoning;
               yield { type: "delta", choiceIndex: 0, delta: { reasoning } };
             }
@@ -98,11 +120,22 @@ export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): Asy
           }
           const input = str(asRecord(d.toolUse).input);
           const i = toolIndex.get(blockIndex);
-          if (input && i !== undefined) yield { type: "delta", choiceIndex: 0, delta: { tool_calls: [{ index: i, function: { arguments: input } }] } };
+          if (input && i !== undefined) {
+            argless.delete(blockIndex);
+            yield { type: "delta", choiceIndex: 0, delta: { tool_calls: [{ index: i, function: { arguments: input } }] } };
+          }
           break;
         }
         case "messageStop": {
+          for (const b of [...argless]) {
+            const e = closeTool(b);
+            if (e) yield e;
+          }
           const finish = mapFinishReason("bedrock", str(payload.stopReason));
+          if (finish && !delivered && unknown.size) {
+            yield { type: "error", message: `the answer came only as content the gateway cannot translate (${[...unknown].join(", ")})`, errorType: "unsupported_upstream_content" };
+            return;
+          }
           if (finish) yield { type: "finish", choiceIndex: 0, finishReason: finish };
           break;
         }
@@ -110,6 +143,8 @@ export async function* parseBedrockStream(body: ReadableStream<Uint8Array>): Asy
           if (isRecord(payload.usage)) yield { type: "usage", usage: parseBedrockUsage(payload.usage) };
           break;
         case "contentBlockStop": {
+          const tool = closeTool(blockIndex);
+          if (tool) yield tool;
           const open = reasoningBlocks.get(blockIndex);
           reasoningBlocks.delete(blockIndex);
           const detail = open ? streamedDetail(open, details) : undefined;

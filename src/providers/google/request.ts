@@ -6,7 +6,8 @@ import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
 
 /** Thinking budgets per reasoning effort. */
-export const GEMINI_THINKING_BUDGETS: Readonly<Record<string, number>> = { none: 0, minimal: 512, low: 1024, medium: 8192, high: 24576 };
+// `xhigh` and `max` get the largest budget every Gemini thinking model takes (24,576 on Flash).
+export const GEMINI_THINKING_BUDGETS: Readonly<Record<string, number>> = { none: 0, minimal: 512, low: 1024, medium: 8192, high: 24576, xhigh: 24576, max: 24576 };
 
 export type GeminiPart = Record<string, unknown>;
 export interface GeminiContent {

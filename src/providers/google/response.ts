@@ -39,10 +39,31 @@ export interface CandidatePieces {
   reasoning: string;
   toolCalls: Array<{ id?: string; name: string; arguments: string; thoughtSignature?: string }>;
   images: ImageOutput[];
+  /** Keys of parts nothing above could take. */
+  unknown: string[];
+}
+
+/** Part keys that carry no answer of their own (metadata of a part, or input-only parts). */
+const METADATA_KEYS = new Set(["thought", "thoughtSignature", "partMetadata", "videoMetadata", "mediaResolution"]);
+
+/**
+ * Code the model ran with the code-execution tool, and its output, as Markdown in the answer's
+ * text: an OpenAI-format caller has no other place for them, and the text around them refers to them.
+ */
+function codeText(part: Record<string, unknown>): string | undefined {
+  if (isRecord(part.executableCode)) {
+    const lang = (str(part.executableCode.language) ?? "").toLowerCase().replace("language_unspecified", "");
+    return `\n\`\`\`${lang}\n${str(part.executableCode.code) ?? ""}\n\`\`\`\n`;
+  }
+  if (isRecord(part.codeExecutionResult)) {
+    const output = str(part.codeExecutionResult.output) ?? "";
+    return output ? `\n\`\`\`output\n${output}\n\`\`\`\n` : "";
+  }
+  return undefined;
 }
 
 export function candidatePieces(candidate: unknown): CandidatePieces {
-  const pieces: CandidatePieces = { text: "", reasoning: "", toolCalls: [], images: [] };
+  const pieces: CandidatePieces = { text: "", reasoning: "", toolCalls: [], images: [], unknown: [] };
   for (const p of asArray(asRecord(asRecord(candidate).content).parts)) {
     const part = asRecord(p);
     const text = str(part.text);
@@ -50,6 +71,13 @@ export function candidatePieces(candidate: unknown): CandidatePieces {
       if (part.thought === true) pieces.reasoning += text;
       else pieces.text += text;
     }
+    const code = codeText(part);
+    if (code !== undefined) {
+      if (part.thought === true) pieces.reasoning += code;
+      else pieces.text += code;
+    }
+    const keys = Object.keys(part).filter((k) => !METADATA_KEYS.has(k));
+    if (text === undefined && code === undefined && !isRecord(part.functionCall) && !isRecord(part.inlineData) && keys.length) pieces.unknown.push(...keys);
     if (isRecord(part.functionCall)) {
       const fc = part.functionCall;
       const call: CandidatePieces["toolCalls"][number] = { name: str(fc.name) ?? "", arguments: JSON.stringify(fc.args ?? {}) };
@@ -65,6 +93,8 @@ export function candidatePieces(candidate: unknown): CandidatePieces {
   }
   return pieces;
 }
+
+export const untranslatable = (parts: readonly string[]): string => `the answer came only as content the gateway cannot translate (${[...new Set(parts)].join(", ")})`;
 
 /** Gemini says STOP even when it called functions; OpenAI says tool_calls. */
 export function candidateFinish(candidate: unknown, calledTools: boolean): FinishReason | null {
@@ -92,6 +122,7 @@ export function parseGeminiResponse(body: unknown): ParsedCompletion {
       function: { name: t.name, arguments: t.arguments },
       ...signatureExtra(t),
     }));
+    if (!p.text && !p.reasoning && !toolCalls.length && !p.images.length && p.unknown.length) throw malformed(untranslatable(p.unknown));
     const message: AssistantMessage = { role: "assistant", content: p.text || (toolCalls.length || p.images.length ? null : "") };
     if (p.reasoning) message.reasoning = p.reasoning;
     if (toolCalls.length) message.tool_calls = toolCalls;

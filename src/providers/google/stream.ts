@@ -2,13 +2,15 @@
 import type { ChunkDelta, StreamEvent } from "../types";
 import { asArray, asRecord, isRecord, str, tryParseJson } from "../json";
 import { readSse } from "../sse";
-import { candidateFinish, candidatePieces, geminiToolCallId, parseGeminiUsage, signatureExtra } from "./response";
+import { candidateFinish, candidatePieces, geminiToolCallId, parseGeminiUsage, signatureExtra, untranslatable } from "./response";
 
 export async function* parseGeminiStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
   const prefix = crypto.randomUUID().replace(/-/g, "").slice(0, 16);
   /** per choice: number of tool calls so far (tool call index) */
   const toolCount = new Map<number, number>();
   let started = false;
+  let delivered = false;
+  const unknown: string[] = [];
   for await (const frame of readSse(body)) {
     if (!frame.data.trim()) continue;
     const chunk = tryParseJson(frame.data);
@@ -47,8 +49,18 @@ export async function* parseGeminiStream(body: ReadableStream<Uint8Array>): Asyn
         }));
         toolCount.set(choiceIndex, base + p.toolCalls.length);
       }
-      if (Object.keys(delta).length) yield { type: "delta", choiceIndex, delta };
+      unknown.push(...p.unknown);
+      if (Object.keys(delta).length) {
+        delivered = true;
+        yield { type: "delta", choiceIndex, delta };
+      }
       const finish = candidateFinish(cand, (toolCount.get(choiceIndex) ?? 0) > 0);
+      // An answer made only of parts the gateway cannot translate is not a success.
+      if (finish && !delivered && unknown.length) {
+        if (isRecord(c.usageMetadata)) yield { type: "usage", usage: parseGeminiUsage(c.usageMetadata) };
+        yield { type: "error", message: untranslatable(unknown), errorType: "unsupported_upstream_content" };
+        return;
+      }
       if (finish) yield { type: "finish", choiceIndex, finishReason: finish };
     }
     const blocked = str(asRecord(c.promptFeedback).blockReason);

@@ -2,7 +2,8 @@
 import type { AssistantMessage, Choice, ImageOutput, ParsedCompletion, ToolCall } from "../types";
 import { mapFinishReason } from "../finish-reason";
 import { malformed } from "../errors";
-import { asArray, asRecord, contentText, isRecord, str } from "../json";
+import { asArray, asRecord, isRecord, str } from "../json";
+import { contentPieces, onlyUnknown } from "./content";
 import { parseOpenAIUsage } from "./usage";
 
 /** Reasoning text under either field name providers use. */
@@ -33,15 +34,19 @@ export function parseImages(raw: unknown): ImageOutput[] {
 
 function parseMessage(raw: unknown): AssistantMessage {
   const m = asRecord(raw);
-  const content = m.content === null || m.content === undefined ? null : contentText(m.content);
-  const message: AssistantMessage = { role: "assistant", content };
-  const reasoning = reasoningOf(m);
-  if (reasoning) message.reasoning = reasoning;
+  const pieces = m.content === null || m.content === undefined ? undefined : contentPieces(m.content);
   const toolCalls = parseToolCalls(m.tool_calls);
+  const images = [...parseImages(m.images), ...(pieces?.images ?? [])];
+  const reasoning = [reasoningOf(m), pieces?.reasoning].filter(Boolean).join("");
+  const refusal = [str(m.refusal), pieces?.refusal].filter(Boolean).join("");
+  if (pieces && onlyUnknown(pieces) && !toolCalls.length && !images.length && !reasoning && !refusal) {
+    throw malformed(`the answer came only as content the gateway cannot translate (${[...new Set(pieces.unknown)].join(", ")})`);
+  }
+  const content = typeof m.content === "string" ? m.content : pieces ? pieces.text || (toolCalls.length || images.length || refusal ? null : "") : null;
+  const message: AssistantMessage = { role: "assistant", content };
+  if (reasoning) message.reasoning = reasoning;
   if (toolCalls.length) message.tool_calls = toolCalls;
-  const images = parseImages(m.images);
   if (images.length) message.images = images;
-  const refusal = str(m.refusal);
   if (refusal) message.refusal = refusal;
   return message;
 }

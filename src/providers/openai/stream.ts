@@ -1,9 +1,13 @@
-/** OpenAI Chat Completions SSE stream (`data: {chunk}` ... `data: [DONE]`) -> StreamEvents. */
+/**
+ * OpenAI Chat Completions SSE stream (`data: {chunk}` ... `data: [DONE]`) -> StreamEvents.
+ * `delta.content` may be a string or an array of parts (content.ts); `delta.refusal` is kept.
+ */
 import type { ChunkDelta, StreamEvent } from "../types";
 import { mapFinishReason } from "../finish-reason";
 import { asArray, asRecord, isRecord, str, tryParseJson } from "../json";
 import { readSse } from "../sse";
 import { parseImages, reasoningOf } from "./response";
+import { contentPieces } from "./content";
 import { hasUsage, parseOpenAIUsage } from "./usage";
 
 type ToolCallDelta = NonNullable<ChunkDelta["tool_calls"]>[number];
@@ -27,23 +31,26 @@ function toolCallDeltas(raw: unknown): ToolCallDelta[] {
   });
 }
 
-function deltaOf(raw: unknown): ChunkDelta | undefined {
+/** A chunk's delta, and the types of content parts it could not translate. */
+function deltaOf(raw: unknown): { delta: ChunkDelta | undefined; unknown: string[] } {
   const d = asRecord(raw);
   const delta: ChunkDelta = {};
   if (d.role === "assistant") delta.role = "assistant";
-  const content = str(d.content);
-  if (content) delta.content = content;
-  const reasoning = reasoningOf(d);
+  const pieces = d.content === null || d.content === undefined ? undefined : contentPieces(d.content);
+  if (pieces?.text) delta.content = pieces.text;
+  const reasoning = [reasoningOf(d), pieces?.reasoning].filter(Boolean).join("");
   if (reasoning) delta.reasoning = reasoning;
+  const refusal = [str(d.refusal), pieces?.refusal].filter(Boolean).join("");
+  if (refusal) delta.refusal = refusal;
   const tools = toolCallDeltas(d.tool_calls);
   if (tools.length) delta.tool_calls = tools;
-  const images = parseImages(d.images);
+  const images = [...parseImages(d.images), ...(pieces?.images ?? [])];
   if (images.length) delta.images = images;
-  return Object.keys(delta).length ? delta : undefined;
+  return { delta: Object.keys(delta).length ? delta : undefined, unknown: pieces?.unknown ?? [] };
 }
 
 /** Events of one decoded chunk object (exported for reuse and tests). */
-export function chunkEvents(chunk: unknown): StreamEvent[] {
+export function chunkEvents(chunk: unknown, unknown: string[] = []): StreamEvent[] {
   const c = asRecord(chunk);
   if (isRecord(c.error)) {
     return [{ type: "error", message: str(c.error.message) ?? "upstream stream error", errorType: str(c.error.type) ?? str(c.error.code) ?? "upstream_error" }];
@@ -52,7 +59,8 @@ export function chunkEvents(chunk: unknown): StreamEvent[] {
   asArray(c.choices).forEach((choice, i) => {
     const ch = asRecord(choice);
     const choiceIndex = typeof ch.index === "number" ? ch.index : i;
-    const delta = deltaOf(ch.delta);
+    const { delta, unknown: parts } = deltaOf(ch.delta);
+    unknown.push(...parts);
     if (delta) events.push({ type: "delta", choiceIndex, delta });
     const finish = mapFinishReason("openai", str(ch.finish_reason));
     if (finish) events.push({ type: "finish", choiceIndex, finishReason: finish });
@@ -64,6 +72,8 @@ export function chunkEvents(chunk: unknown): StreamEvent[] {
 export async function* parseOpenAIStream(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
   // Stopping at [DONE] reads the (empty) rest of the body instead of cancelling it (readSse).
   let sawDone = false;
+  let delivered = false;
+  const unknown: string[] = [];
   for await (const frame of readSse(body, { ended: () => sawDone })) {
     const data = frame.data.trim();
     if (!data) continue;
@@ -76,6 +86,14 @@ export async function* parseOpenAIStream(body: ReadableStream<Uint8Array>): Asyn
       yield { type: "error", message: "malformed stream chunk from upstream", errorType: "malformed_response" };
       return;
     }
-    yield* chunkEvents(chunk);
+    for (const e of chunkEvents(chunk, unknown)) {
+      if (e.type === "delta" && (e.delta.content || e.delta.reasoning || e.delta.refusal || e.delta.tool_calls || e.delta.images)) delivered = true;
+      // An answer made only of content parts the gateway cannot translate is not a success.
+      if (e.type === "finish" && !delivered && unknown.length) {
+        yield { type: "error", message: `the answer came only as content the gateway cannot translate (${[...new Set(unknown)].join(", ")})`, errorType: "unsupported_upstream_content" };
+        return;
+      }
+      yield e;
+    }
   }
 }

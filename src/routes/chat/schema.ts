@@ -62,9 +62,16 @@ const toolCall = z.object({
 
 const systemMessage = z.object({ role: z.enum(["system", "developer"]), content: textContent, name: z.string().optional() });
 const userMessage = z.object({ role: z.literal("user"), content: userContent, name: z.string().optional() });
+/**
+ * An earlier turn's refusal, sent back as the OpenAI SDKs keep it (a `refusal` part): it was the
+ * assistant's answer, so it goes upstream as text (no provider takes refusal parts in a history).
+ */
+const refusalPart = z.object({ type: z.literal("refusal"), refusal: z.string() }).transform((p) => ({ type: "text" as const, text: p.refusal }));
+const assistantContent = z.union([z.string(), z.array(z.union([textPart, refusalPart]))]);
+
 const assistantMessage = z.object({
   role: z.literal("assistant"),
-  content: textContent.nullable().optional(),
+  content: assistantContent.nullable().optional(),
   name: z.string().optional(),
   tool_calls: z.array(toolCall).optional(),
   reasoning: z.string().nullable().optional(),
@@ -107,9 +114,16 @@ const functionTool = z.object({
   }),
 });
 
+/** A tool named in `allowed_tools`: the Chat shape (`function.name`) or the Responses one (`name`). */
+const allowedTool = z
+  .object({ type: z.literal("function"), function: z.object({ name: z.string().min(1) }).optional(), name: z.string().min(1).optional() })
+  .refine((t) => t.function?.name ?? t.name, "names no function")
+  .transform((t) => t.function?.name ?? t.name ?? "");
+
 const toolChoice = z.union([
   z.enum(["none", "auto", "required"]),
   z.object({ type: z.literal("function"), function: z.object({ name: z.string().min(1) }) }),
+  z.object({ type: z.literal("allowed_tools"), allowed_tools: z.object({ mode: z.enum(["auto", "required"]), tools: z.array(allowedTool).min(1) }) }),
 ]);
 
 const responseFormat = z.discriminatedUnion("type", [
@@ -182,7 +196,7 @@ export const chatRequestSchema = z.object({
   logprobs: opt(z.boolean()),
   top_logprobs: opt(z.number().int().min(0).max(20)),
   response_format: opt(responseFormat),
-  reasoning_effort: opt(z.enum(["none", "minimal", "low", "medium", "high"])),
+  reasoning_effort: opt(z.enum(["none", "minimal", "low", "medium", "high", "xhigh", "max"])),
   user: opt(z.string().max(256)),
   modalities: opt(z.array(z.enum(["text", "image", "audio"]))),
   audio: opt(audioOutput),
@@ -236,6 +250,16 @@ export function parseChatRequest(body: unknown): ChatRequest {
     throw badRequest(message, param);
   }
   const req = result.data;
+  // `allowed_tools` restricts which of the tools the model may call: every provider serves that as
+  // the same request with only those tools, and the mode as the tool choice.
+  if (typeof req.tool_choice === "object" && req.tool_choice.type === "allowed_tools") {
+    const allowed = new Set(req.tool_choice.allowed_tools.tools);
+    const tools = (req.tools ?? []).filter((t) => allowed.has(t.function.name));
+    const unknown = [...allowed].filter((n) => !tools.some((t) => t.function.name === n));
+    if (unknown.length) throw badRequest(`'tool_choice.allowed_tools' names tools that are not in 'tools': ${unknown.join(", ")}.`, "tool_choice");
+    req.tool_choice = req.tool_choice.allowed_tools.mode;
+    req.tools = tools;
+  }
   if (req.tool_choice !== undefined && req.tool_choice !== "none" && req.tool_choice !== "auto" && !req.tools?.length) {
     throw badRequest("'tool_choice' requires 'tools'.", "tool_choice");
   }
