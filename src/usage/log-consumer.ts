@@ -7,10 +7,11 @@
  *     hash of the record ids it holds (`logs/{org}/{yyyy}/{mm}/{dd}/{hh}/{batch}.ndjson.gz`): the
  *     same records again rewrite the same object;
  *  2. applies them to D1 in ONE batch (a transaction; one per ~1 MB of records): the credit debits,
- *     the hourly aggregates (`usage_hourly`, added to), the recent window (`request_logs`,
- *     REQUEST_LOG_WINDOW_HOURS), each key's last use (`key_last_use`), and the applied ids
- *     themselves. Every statement skips the ids already in `log_applied`, so a batch delivered
- *     twice, or a record sent twice by an outbox, is counted once.
+ *     the hourly aggregates (`usage_hourly`, added to), each key's last use (`key_last_use`), and
+ *     the applied ids themselves. Every statement skips the ids already in `log_applied`, so a
+ *     batch delivered twice, or a record sent twice by an outbox, is counted once;
+ *  3. then, best-effort, the recent window (`request_logs`): a window that cannot be written (a
+ *     full database) never holds back billing nor makes the queue redeliver a batch that bills.
  * A failure before the D1 batch commits retries the whole batch (at least once delivery). A record
  * can end up in two objects only when a retry groups it with other records than the first attempt
  * did and the first attempt's D1 batch never committed; readers skip repeated ids (docs/scale.md).
@@ -134,7 +135,10 @@ ON CONFLICT (api_key_id, organization_id) DO UPDATE SET last_used_at = MAX(last_
 
 const APPLIED_SQL = `INSERT OR IGNORE INTO log_applied (hour_start, id) SELECT json_extract(value, '$.k'), ${at("id")} FROM json_each(?1)`;
 
-/** Statements of one application, in order (the applied ids last). One bound JSON value for all records. */
+/**
+ * Statements of one application, in order (the applied ids last). One bound JSON value for all
+ * records. The window is not among them (`windowStatement`): billing never waits on it.
+ */
 export function applyStatements(env: Env, records: readonly IncomingRecord[], now: number, boundary: RecordsBoundary): D1PreparedStatement[] {
   const horizon = dedupHorizon(env, now);
   const param = `[${records
@@ -144,15 +148,47 @@ export function applyStatements(env: Env, records: readonly IncomingRecord[], no
     })
     .join(",")}]`;
   const db = env.DB;
-  const out = [db.prepare(DEBIT_SQL).bind(param), db.prepare(AGGREGATE_SQL).bind(param, now)];
-  const hours = windowHours(env);
-  if (hours > 0) out.push(db.prepare(WINDOW_SQL).bind(param, now - hours * HOUR_MS));
-  out.push(db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param));
+  const out = [db.prepare(DEBIT_SQL).bind(param), db.prepare(AGGREGATE_SQL).bind(param, now), db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param)];
   // Late records' hours are marked for a rebuild in the same transaction (their R2 objects are
   // written already): the rebuild that commits holds them (src/usage/aggregate.ts, marks).
   const late = [...new Set(records.filter((r) => rebuilt(env, r, horizon, now, boundary)).map((r) => r.hour))];
   if (late.length > 0) out.push(markStatement(db, late, newMarkToken()));
   return out;
+}
+
+/**
+ * The window rows of records just applied (null: the window is off). Run after their application
+ * committed, on its own: a window that cannot be written (a full database) must not stop debits
+ * and aggregates, and every record is in R2 already, where the request log reads past the window.
+ */
+export function windowStatement(env: Env, records: readonly IncomingRecord[], now: number): D1PreparedStatement | null {
+  const hours = windowHours(env);
+  if (hours === 0 || records.length === 0) return null;
+  return env.DB.prepare(WINDOW_SQL).bind(`[${records.map((r) => `{"r":${r.row}}`).join(",")}]`, now - hours * HOUR_MS);
+}
+
+/** Attempts at a window insert before its rows are dropped (they stay in R2). */
+const WINDOW_ATTEMPTS = 2;
+
+/**
+ * Best-effort window insert: retried once, then dropped with an error log. Never throws: the
+ * records are billed and counted already, and a redelivery would find them applied and skip them.
+ */
+export async function writeWindow(env: Env, records: readonly IncomingRecord[], now: number): Promise<boolean> {
+  const stmt = windowStatement(env, records, now);
+  if (!stmt) return true;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // A batch of one, like the application: D1 meters it the same way.
+      await env.DB.batch([stmt]);
+      return true;
+    } catch (err) {
+      if (attempt >= WINDOW_ATTEMPTS) {
+        console.error(`request window: ${records.length} rows not written (kept in R2)`, err instanceof Error ? err.message : String(err));
+        return false;
+      }
+    }
+  }
 }
 
 /**
@@ -257,6 +293,7 @@ async function applyFresh(env: Env, fresh: readonly IncomingRecord[], now: numbe
   for (const r of fresh) {
     if (chunk.length > 0 && size + r.row.length > D1_CHUNK_CHARS) {
       await env.DB.batch(applyStatements(env, chunk, now, boundary));
+      await writeWindow(env, chunk, now);
       chunk = [];
       size = 0;
     }
@@ -264,6 +301,7 @@ async function applyFresh(env: Env, fresh: readonly IncomingRecord[], now: numbe
     size += r.row.length;
   }
   await env.DB.batch(applyStatements(env, chunk, now, boundary));
+  await writeWindow(env, chunk, now);
 }
 
 /** The records of a message body (several, or one bare record from before messages held several); null when it is neither. */
