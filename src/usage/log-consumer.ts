@@ -26,22 +26,16 @@ import type { Env } from "../env";
 import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
 import type { LogEntry } from "./log-queue";
+import { floorPastDropped, windowHours, windowOn } from "./window";
 import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markStatement, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
 
-export const DEFAULT_WINDOW_HOURS = 720;
 export const DEFAULT_DEDUP_HOURS = 24;
 export const DEFAULT_RETENTION_DAYS = 30;
 const DAY_MS = 86_400_000;
 /** Records per D1 batch are cut at about this many characters of JSON. */
 const D1_CHUNK_CHARS = 1_000_000;
 
-/** Hours of single requests kept in D1 (`request_logs`); 0: none (reads go to R2). */
-export function windowHours(env: Env): number {
-  const raw = (env as unknown as Record<string, unknown>).REQUEST_LOG_WINDOW_HOURS;
-  if (raw === undefined || raw === "") return DEFAULT_WINDOW_HOURS;
-  const n = Number(raw);
-  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : DEFAULT_WINDOW_HOURS;
-}
+export { DEFAULT_WINDOW_HOURS, windowHours } from "./window";
 
 /**
  * Hours an applied log id is remembered, counted from the hour of the record's start: records of
@@ -162,9 +156,8 @@ export function applyStatements(env: Env, records: readonly IncomingRecord[], no
  * and aggregates, and every record is in R2 already, where the request log reads past the window.
  */
 export function windowStatement(env: Env, records: readonly IncomingRecord[], now: number): D1PreparedStatement | null {
-  const hours = windowHours(env);
-  if (hours === 0 || records.length === 0) return null;
-  return env.DB.prepare(WINDOW_SQL).bind(`[${records.map((r) => `{"r":${r.row}}`).join(",")}]`, now - hours * HOUR_MS);
+  if (!windowOn(env) || records.length === 0) return null;
+  return env.DB.prepare(WINDOW_SQL).bind(`[${records.map((r) => `{"r":${r.row}}`).join(",")}]`, now - windowHours(env) * HOUR_MS);
 }
 
 /** Attempts at a window insert before its rows are dropped (they stay in R2). */
@@ -185,6 +178,7 @@ export async function writeWindow(env: Env, records: readonly IncomingRecord[], 
     } catch (err) {
       if (attempt >= WINDOW_ATTEMPTS) {
         console.error(`request window: ${records.length} rows not written (kept in R2)`, err instanceof Error ? err.message : String(err));
+        await floorPastDropped(env, records.map((r) => r.record));
         return false;
       }
     }

@@ -1,13 +1,14 @@
 /**
  * Billing never waits on the request window (docs/scale.md): with every insert into
  * `request_logs` refused, as a full database refuses it, the LOGS consumer still debits each
- * request once and counts it once, and the records are in R2.
+ * request once and counts it once, and the records are in R2, where the request log finds them.
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { seedOrg } from "../helpers/fixtures";
 import { chat, setProject, user } from "../chat/helpers";
-import { hourRecords, hourStartOf } from "../../src/usage/aggregate";
+import { HOUR_MS, hourRecords, hourStartOf } from "../../src/usage/aggregate";
+import { listRequests } from "../../src/usage/request-list";
 
 const REFUSE = `CREATE TRIGGER IF NOT EXISTS refuse_window BEFORE INSERT ON request_logs BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`;
 
@@ -54,5 +55,9 @@ describe("the window insert refused", () => {
     // The window holds none of them: the trigger refused every row.
     const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM request_logs WHERE organization_id = ?").bind(org.orgId).first<{ n: number }>();
     expect(rows!.n).toBe(0);
+    // The request log still shows them: the window's start moved past the dropped rows, so the list reads R2.
+    const now = Date.now();
+    const page = await listRequests(env, { organizationId: org.orgId, projectId: org.projectId }, { from: now - HOUR_MS, to: now + 60_000 }, null, null, now);
+    expect(page.rows.map((r) => r.id).sort()).toEqual(records.map((r) => r.id).sort());
   });
 });
