@@ -3,6 +3,7 @@ import { aggregateUsageJob } from "./usage/upgrade";
 import { retentionJob } from "./usage/retention";
 import { expireKeysJob } from "./keys/expire";
 import { oauthCleanupJob } from "./oauth/cleanup";
+import { storageWatchJob } from "./usage/storage-watch";
 
 /**
  * Cron entry point (wrangler.jsonc `triggers.crons`). Each job is independent and idempotent;
@@ -18,6 +19,7 @@ const jobs: ScheduledJob[] = [
   aggregateUsageJob,
   retentionJob,
   oauthCleanupJob,
+  storageWatchJob,
   // jobs:end
 ];
 
