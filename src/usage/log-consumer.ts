@@ -27,7 +27,7 @@ import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
 import type { LogEntry } from "./log-queue";
 import { floorPastDropped, windowHours, windowOn } from "./window";
-import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markStatement, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
+import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markOrganizationsStatements, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
 
 export const DEFAULT_DEDUP_HOURS = 24;
 export const DEFAULT_RETENTION_DAYS = 30;
@@ -144,9 +144,10 @@ export function applyStatements(env: Env, records: readonly IncomingRecord[], no
   const db = env.DB;
   const out = [db.prepare(DEBIT_SQL).bind(param), db.prepare(AGGREGATE_SQL).bind(param, now), db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param)];
   // Late records' hours are marked for a rebuild in the same transaction (their R2 objects are
-  // written already): the rebuild that commits holds them (src/usage/aggregate.ts, marks).
-  const late = [...new Set(records.filter((r) => rebuilt(env, r, horizon, now, boundary)).map((r) => r.hour))];
-  if (late.length > 0) out.push(markStatement(db, late, newMarkToken()));
+  // written already): the rebuild that commits holds them (src/usage/aggregate.ts, marks). Per
+  // organization: the rebuild reads only the objects of the organizations whose records came late.
+  const late = lateHours(records.filter((r) => rebuilt(env, r, horizon, now, boundary)));
+  if (late.length > 0) out.push(...markOrganizationsStatements(db, late, newMarkToken()));
   return out;
 }
 
@@ -183,6 +184,19 @@ export async function writeWindow(env: Env, records: readonly IncomingRecord[], 
       }
     }
   }
+}
+
+/** A late record's rebuild: its hour, of its organization only. */
+export interface LateHour {
+  hour: number;
+  organizationId: string;
+}
+
+/** The (hour, organization) pairs of records, each once, oldest hour first. */
+function lateHours(records: readonly IncomingRecord[]): LateHour[] {
+  const pairs = new Map<string, LateHour>();
+  for (const r of records) pairs.set(`${r.hour}:${r.record.organizationId}`, { hour: r.hour, organizationId: r.record.organizationId });
+  return [...pairs.values()].sort((a, b) => a.hour - b.hour || (a.organizationId < b.organizationId ? -1 : 1));
 }
 
 /**
@@ -259,12 +273,12 @@ export async function writeObjects(env: Env, records: readonly LogRecord[]): Pro
 export async function applyLogRecords(env: Env, incoming: readonly IncomingRecord[], now = Date.now()): Promise<number> {
   const { fresh, rebuilds } = await storeLogRecords(env, incoming, now);
   // Also the hours of late records an earlier delivery stored but did not rebuild (still marked).
-  for (const hour of rebuilds) await rebuildMarkedHour(env, hour, now);
+  for (const late of rebuilds) await rebuildMarkedHour(env, late.hour, now, late.organizationId);
   return fresh;
 }
 
-/** The first step of `applyLogRecords`: R2, then D1 (late records' hours marked). Returns the new records' count and the late hours to rebuild. */
-export async function storeLogRecords(env: Env, incoming: readonly IncomingRecord[], now: number): Promise<{ fresh: number; rebuilds: number[] }> {
+/** The first step of `applyLogRecords`: R2, then D1 (late records' hours marked). Returns the new records' count and the late hours to rebuild (per organization). */
+export async function storeLogRecords(env: Env, incoming: readonly IncomingRecord[], now: number): Promise<{ fresh: number; rebuilds: LateHour[] }> {
   // The same record twice in a batch (an outbox that sent it again) counts once.
   const unique = new Map<string, IncomingRecord>();
   for (const r of incoming) if (!unique.has(r.record.id)) unique.set(r.record.id, r);
@@ -273,11 +287,11 @@ export async function storeLogRecords(env: Env, incoming: readonly IncomingRecor
   const { done, boundary } = await appliedIds(env, [...unique.values()], horizon, now);
   const fresh = [...unique.values()].filter((r) => !done.has(r.record.id));
   // Late records' hours are rebuilt from R2 after the D1 batch that marks them.
-  const rebuilds = new Set([...unique.values()].filter((r) => rebuilt(env, r, horizon, now, boundary)).map((r) => r.hour));
-  if (rebuilds.size > 0) console.warn("log records older than the dedup horizon; their hours are rebuilt from R2", [...rebuilds].map((h) => new Date(h).toISOString()).join(", "));
+  const rebuilds = lateHours([...unique.values()].filter((r) => rebuilt(env, r, horizon, now, boundary)));
+  if (rebuilds.length > 0) console.warn("log records older than the dedup horizon; their hours are rebuilt from R2", rebuilds.map((l) => `${new Date(l.hour).toISOString()} ${l.organizationId}`).join(", "));
   if (fresh.length > 0) await writeObjects(env, fresh.map((r) => r.record));
   if (fresh.length > 0) await applyFresh(env, fresh, now, boundary);
-  return { fresh: fresh.length, rebuilds: [...rebuilds].sort((a, b) => a - b) };
+  return { fresh: fresh.length, rebuilds };
 }
 
 /** D1 batches of ~1 MB of records (D1 caps a bound value at 2 MB); each is idempotent alone. */
