@@ -28,7 +28,7 @@ declare global {
       ALLOWED_ORIGINS?: string;
       /**
        * Rows of the request window (`request_logs`) kept per organization, besides
-       * REQUEST_LOG_WINDOW_HOURS (whichever keeps less; default 5000, 0: no window). Older requests
+       * REQUEST_LOG_WINDOW_HOURS (whichever keeps less; default 2000, 0: no window). Older requests
        * are read from R2 (src/usage/window.ts).
        */
       REQUEST_LOG_WINDOW_ROWS?: string;

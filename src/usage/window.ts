@@ -11,7 +11,7 @@ import { HOUR_MS } from "./aggregate";
 
 export const DEFAULT_WINDOW_HOURS = 720;
 /** Rows per organization when REQUEST_LOG_WINDOW_ROWS is unset (the wrangler.jsonc default). */
-export const DEFAULT_WINDOW_ROWS = 5_000;
+export const DEFAULT_WINDOW_ROWS = 2_000;
 /** `aggregation_state` row of the size watch's bound on rows (`aggregated_until`; src/usage/storage-watch.ts). */
 export const WINDOW_SHRINK_ID = "request_window_shrink";
 
