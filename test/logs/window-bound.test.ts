@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { call, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { incoming, sampleRows } from "../helpers/logs";
 import { applyLogRecords } from "../../src/usage/log-consumer";
 import { trimWindow } from "../../src/usage/retention";
@@ -73,9 +73,14 @@ describe("the window bounded by rows per organization", () => {
     // The detail of a request only R2 holds, by its time as the list links it.
     const oldest = sent[sent.length - 1]!;
     expect((await findRequest(e, scope, oldest.id, oldest.createdAt))?.id).toBe(oldest.id);
-    // The export (GET /v1/master/logs) reads the same.
+    // The export reads the same, hour by hour.
     const exported: string[] = [];
     for await (const hour of recordsByHour(e, { organizationId: org.orgId }, period.from, period.to, now)) exported.push(...hour.map((r) => r.id));
     expect(exported.sort()).toEqual(sent.map((r) => r.id).sort());
+    // And GET /v1/master/logs, through the gateway.
+    const res = await call(`/v1/master/logs?from=${new Date(period.from).toISOString()}&to=${new Date(period.to).toISOString()}`, { key: org.masterKey });
+    expect(res.status).toBe(200);
+    const lines = (await res.text()).trim().split("\n").map((l) => (JSON.parse(l) as { id: string }).id);
+    expect(lines.sort()).toEqual(sent.map((r) => r.id).sort());
   });
 });
