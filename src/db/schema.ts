@@ -419,7 +419,9 @@ export const requestLogs = sqliteTable("request_logs", {
  */
 export const requestWindowFloors = sqliteTable("request_window_floors", {
   organizationId: text("organization_id").primaryKey(),
-  keptFrom: integer("kept_from", { mode: "number" }).notNull(),
+  keptFrom: integer("kept_from", { mode: "number" }).notNull().default(0),
+  /** When the trim by rows last found the organization within the bound (0: to be checked). */
+  checkedAt: integer("checked_at", { mode: "number" }).notNull().default(0),
 });
 
 /**

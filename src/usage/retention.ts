@@ -10,7 +10,7 @@
 import type { Env } from "../env";
 import { HOUR_MS } from "./aggregate";
 import { dedupHorizon, retentionDays } from "./log-consumer";
-import { effectiveWindowRows, raiseFloorsStatement, windowHours } from "./window";
+import { effectiveWindowRows, windowHours } from "./window";
 import { dayPrefix, organizationsInBucket } from "./log-record";
 import { CATCH_UP_COPIED_ID, OLD_ROWS_COPIED } from "./upgrade";
 
@@ -53,56 +53,75 @@ export interface RetentionRun {
 const TRIMMABLE = `kind <> 'video' AND ${OLD_ROWS_COPIED}
   AND (created_at < ?h OR created_at >= (SELECT updated_at FROM aggregation_state WHERE id = '${CATCH_UP_COPIED_ID}'))`;
 const trimmable = (horizonParam: number): string => TRIMMABLE.replace("?h", `?${horizonParam}`);
-/** `aggregation_state` row: when the trim by rows last went through every organization that wrote. */
+/** `aggregation_state` row: the bound on rows the organizations' `checked_at` refer to. */
 export const ROWS_TRIM_ID = "request_window_rows_trim";
 /** Organizations the trim by rows looks at per run (one index read of the bound's length each). */
 const ORGS_PER_RUN = 200;
 
 /**
- * The bound on rows per organization: for each organization that may have grown since the last
- * run (a key used since then, per `key_last_use`; every organization on the first run or after the
- * bound shrank), the rows older than its newest `bound` are deleted, in chunks, and its floor
- * moves up so the request log reads them from R2. At most ORGS_PER_RUN organizations and
- * MAX_CHUNKS_PER_RUN chunks a run; an unfinished run leaves its mark where it was, so the next one
- * goes over the same organizations again.
+ * Organizations that may hold more rows than the bound: a key used since the trim last checked
+ * them (`key_last_use` holds the record's start: an hour's slack covers records applied late), the
+ * longest unchecked first, so every organization gets its turn however many there are.
  */
-export async function trimWindowRows(env: Env, now: number): Promise<number> {
+const CANDIDATES_SQL = `SELECT k.organization_id AS o, MAX(k.last_used_at) AS u, COALESCE(f.checked_at, 0) AS c
+  FROM key_last_use k LEFT JOIN request_window_floors f ON f.organization_id = k.organization_id
+  GROUP BY k.organization_id HAVING u >= c - ${HOUR_MS} ORDER BY c LIMIT ?1`;
+
+/**
+ * The bound on rows per organization: for each candidate (`CANDIDATES_SQL`; all of them after the
+ * bound changed), the rows older than its newest `bound` are deleted, in chunks, and its floor
+ * moves up so the request log reads them from R2. At most ORGS_PER_RUN organizations and
+ * MAX_CHUNKS_PER_RUN chunks a run; an organization is marked checked only once its rows are within
+ * the bound, so what a run leaves comes first in the next.
+ */
+export async function trimWindowRows(env: Env, now: number, orgsPerRun = ORGS_PER_RUN): Promise<number> {
+  const db = env.DB;
   const bound = await effectiveWindowRows(env);
-  const state = await env.DB.prepare("SELECT aggregated_until AS bound, updated_at AS at FROM aggregation_state WHERE id = ?1").bind(ROWS_TRIM_ID).first<{ bound: number; at: number }>();
-  // Keys' last use is the record's start: an hour's slack covers records applied late.
-  const since = state && state.bound === bound ? state.at - HOUR_MS : 0;
-  const orgs = await env.DB.prepare("SELECT DISTINCT organization_id AS o FROM key_last_use WHERE last_used_at >= ?1 ORDER BY o LIMIT ?2")
-    .bind(since, ORGS_PER_RUN + 1)
-    .all<{ o: string }>();
+  const state = await db.prepare("SELECT aggregated_until AS bound FROM aggregation_state WHERE id = ?1").bind(ROWS_TRIM_ID).first<{ bound: number }>();
+  if (!state || state.bound !== bound) {
+    // A new bound: every organization is checked against it again.
+    await db.batch([
+      db.prepare("UPDATE request_window_floors SET checked_at = 0"),
+      db.prepare("INSERT INTO aggregation_state (id, aggregated_until, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET aggregated_until = excluded.aggregated_until, updated_at = excluded.updated_at").bind(ROWS_TRIM_ID, bound, now),
+    ]);
+  }
+  const orgs = await db.prepare(CANDIDATES_SQL).bind(orgsPerRun).all<{ o: string }>();
   let deleted = 0;
   let chunks = 0;
-  const floors = new Map<string, number>();
-  for (const { o } of orgs.results.slice(0, ORGS_PER_RUN)) {
+  /** Per organization: its new floor, and whether its rows are within the bound now. */
+  const seen: Array<[string, number, boolean]> = [];
+  for (const { o } of orgs.results) {
     if (chunks >= MAX_CHUNKS_PER_RUN) break;
-    const edge = await env.DB.prepare(`SELECT created_at AS t FROM request_logs WHERE organization_id = ?1 AND kind <> 'video' ORDER BY created_at DESC LIMIT 1 OFFSET ?2`)
+    const edge = await db.prepare(`SELECT created_at AS t FROM request_logs WHERE organization_id = ?1 AND kind <> 'video' ORDER BY created_at DESC LIMIT 1 OFFSET ?2`)
       .bind(o, bound)
       .first<{ t: number }>();
-    if (!edge) continue;
-    for (; chunks < MAX_CHUNKS_PER_RUN; chunks++) {
-      const res = await env.DB.prepare(
-        `DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE organization_id = ?1 AND created_at <= ?2 AND ${trimmable(3)} LIMIT ?4)`,
-      )
-        .bind(o, edge.t, dedupHorizon(env, now), CHUNK)
-        .run();
-      deleted += res.meta.changes ?? 0;
-      if ((res.meta.changes ?? 0) < CHUNK) break;
+    let done = true;
+    if (edge) {
+      for (done = false; !done && chunks < MAX_CHUNKS_PER_RUN; chunks++) {
+        const res = await db.prepare(`DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE organization_id = ?1 AND created_at <= ?2 AND ${trimmable(3)} LIMIT ?4)`)
+          .bind(o, edge.t, dedupHorizon(env, now), CHUNK)
+          .run();
+        deleted += res.meta.changes ?? 0;
+        done = (res.meta.changes ?? 0) < CHUNK;
+      }
     }
-    floors.set(o, edge.t + 1);
+    // The floor moves past the trimmed rows even when a chunk limit left some behind (the window
+    // still holds every record after it); checked only when nothing is left.
+    seen.push([o, edge ? edge.t + 1 : 0, done]);
   }
-  if (floors.size > 0) await raiseFloorsStatement(env.DB, floors).run();
-  if (chunks < MAX_CHUNKS_PER_RUN && orgs.results.length <= ORGS_PER_RUN) {
-    await env.DB.prepare(
-      "INSERT INTO aggregation_state (id, aggregated_until, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET aggregated_until = excluded.aggregated_until, updated_at = excluded.updated_at",
-    )
-      .bind(ROWS_TRIM_ID, bound, now)
-      .run();
-  }
+  if (seen.length > 0) await floorsStatement(db, seen, now).run();
   return deleted;
+}
+
+/** Floors raised (never lowered); organizations within the bound marked checked at `now`, the others left to be checked first. */
+function floorsStatement(db: D1Database, seen: ReadonlyArray<[string, number, boolean]>, now: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO request_window_floors (organization_id, kept_from, checked_at)
+       SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), CASE WHEN json_extract(value, '$[2]') THEN ?2 ELSE 0 END FROM json_each(?1) WHERE 1
+       ON CONFLICT (organization_id) DO UPDATE SET kept_from = MAX(kept_from, excluded.kept_from), checked_at = excluded.checked_at`,
+    )
+    .bind(JSON.stringify(seen), now);
 }
 
 /** The D1 side: window rows and applied ids past their time. */

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { call, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { incoming, sampleRows } from "../helpers/logs";
 import { applyLogRecords } from "../../src/usage/log-consumer";
-import { trimWindow } from "../../src/usage/retention";
+import { trimWindow, trimWindowRows } from "../../src/usage/retention";
 import { copyOldRows } from "../../src/usage/upgrade";
 import { findRequest, listRequests, type Cursor } from "../../src/usage/request-list";
 import { recordsByHour } from "../../src/usage/log-export";
@@ -47,6 +47,20 @@ describe("the window bounded by rows per organization", () => {
     expect((await windowIds(quiet.orgId)).length).toBe(5);
     // A second run finds nothing more to delete.
     expect((await trimWindow(e, now + 60_000)).deletedOverRows).toBe(0);
+  });
+
+  it("every organization gets its turn: a run that reaches only some leaves the others first in line", async () => {
+    const e = withRows("10");
+    const now = Date.now();
+    await copyOldRows(e, now - 2 * HOUR_MS);
+    await trimWindowRows(e, now); // the organizations of earlier tests are checked
+    const [a, b] = [await seedOrg(), await seedOrg()];
+    await traffic(e, a, 15, now);
+    await traffic(e, b, 15, now);
+    // One organization a run: the first run trims one of them, the next the other.
+    expect(await trimWindowRows(e, now + 60_000, 1)).toBe(5);
+    expect(await trimWindowRows(e, now + 120_000, 1)).toBe(5);
+    expect([(await windowIds(a.orgId)).length, (await windowIds(b.orgId)).length]).toEqual([10, 10]);
   });
 
   it("the request log pages past the window into R2: every request listed once, details and export too", async () => {
