@@ -49,6 +49,9 @@ export default defineConfig(async () => {
               ...TEST_SECRETS,
               ENVIRONMENT: "test",
               LOG_FLUSH_MS: "50",
+              // The tests' records span hours: they are written against the code's 24-hour dedup
+              // horizon, not the 1 hour wrangler.jsonc sets for D1's size (docs/scale.md).
+              LOG_DEDUP_HOURS: "24",
               SETTLE_BATCH_MS: "50",
               FAKE_UPSTREAM_URL: upstream,
               TEST_MIGRATIONS: migrations,

@@ -48,6 +48,21 @@ declare global {
        * that starts this long after it returned. Tests shorten it.
        */
       POLICY_FRESHNESS_MS?: string;
+      /**
+       * Rows of the request window (`request_logs`) kept per organization, besides
+       * REQUEST_LOG_WINDOW_HOURS (whichever keeps less; default 2000, 0: no window). Older requests
+       * are read from R2 (src/usage/window.ts).
+       */
+      REQUEST_LOG_WINDOW_ROWS?: string;
+      /** Hours an applied log id is remembered (default 24; wrangler.jsonc sets 1). docs/scale.md. */
+      LOG_DEDUP_HOURS?: string;
+      /**
+       * The D1 database's size limit in bytes (default 10 GB, the paid plan; 500000000 on the free
+       * plan): above 80% the operator is told, above 90% the request window shrinks itself.
+       */
+      D1_SIZE_LIMIT_BYTES?: string;
+      /** Where operator alerts go (D1 size); unset: they are only logged. */
+      OPERATOR_EMAIL?: string;
     }
   }
   /**

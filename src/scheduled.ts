@@ -4,6 +4,7 @@ import { retentionJob } from "./usage/retention";
 import { expireKeysJob } from "./keys/expire";
 import { oauthCleanupJob } from "./oauth/cleanup";
 import { auditRetentionJob } from "./audit/store";
+import { storageWatchJob } from "./usage/storage-watch";
 
 /**
  * Cron entry point (wrangler.jsonc `triggers.crons`). Each job is independent and idempotent;
@@ -20,6 +21,7 @@ const jobs: ScheduledJob[] = [
   retentionJob,
   oauthCleanupJob,
   auditRetentionJob,
+  storageWatchJob,
   // jobs:end
 ];
 

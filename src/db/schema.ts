@@ -427,6 +427,19 @@ export const requestLogs = sqliteTable("request_logs", {
 ]);
 
 /**
+ * Per organization, the time from which the request window (`request_logs`) holds every record:
+ * raised by the window's row bound (REQUEST_LOG_WINDOW_ROWS) and by a window insert that was
+ * dropped. Readers of the request log go to R2 for anything before it (src/usage/window.ts).
+ * WITHOUT ROWID (migration 0018, hand-written).
+ */
+export const requestWindowFloors = sqliteTable("request_window_floors", {
+  organizationId: text("organization_id").primaryKey(),
+  keptFrom: integer("kept_from", { mode: "number" }).notNull().default(0),
+  /** When the trim by rows last found the organization within the bound (0: to be checked). */
+  checkedAt: integer("checked_at", { mode: "number" }).notNull().default(0),
+});
+
+/**
  * Log ids the queue consumer has applied (aggregates, debit, window), written in the same D1 batch:
  * a redelivered record is skipped. Keyed by the hour of the record's `created_at` (known to every
  * copy of the record, so a redelivery finds it) and kept while that hour is within LOG_DEDUP_HOURS

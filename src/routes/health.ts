@@ -1,6 +1,7 @@
 /**
  * `GET /` health check (spec 2.6, 4.1). Two checks, each bounded by a timeout:
- * - `database`: a real D1 query (`SELECT 1`);
+ * - `database`: a real D1 query (`SELECT 1`), with the database's size (`sizeBytes`, as D1 reports
+ *   it) and its limit (`limitBytes`, D1_SIZE_LIMIT_BYTES);
  * - `redis`: the counter layer that plays Redis' role here: a round trip to a RateLimiter Durable
  *   Object (which reads its storage) plus a read from the `CACHE` KV namespace.
  * `?skip=redis,database` skips checks; a skipped check reports `connected: false, skipped: true`
@@ -13,6 +14,7 @@ import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
 import { validate } from "../errors/validation";
+import { d1SizeLimit } from "../usage/storage-watch";
 import pkg from "../../package.json";
 
 export const HEALTH_CHECKS = ["redis", "database"] as const;
@@ -28,6 +30,9 @@ export interface CheckResult {
   connected: boolean;
   error?: string;
   skipped?: true;
+  /** `database`: its size as D1 reports it, and the limit the size watch uses (src/usage/storage-watch.ts). */
+  sizeBytes?: number;
+  limitBytes?: number;
 }
 
 export interface HealthBody {
@@ -36,13 +41,13 @@ export interface HealthBody {
   health: { status: "ok" | "error"; redis: CheckResult; database: CheckResult };
 }
 
-async function withTimeout(work: () => Promise<unknown>, failure: string): Promise<CheckResult> {
+async function withTimeout(work: () => Promise<Partial<CheckResult> | void>, failure: string): Promise<CheckResult> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<CheckResult>((resolve) => {
     timer = setTimeout(() => resolve({ connected: false, error: `${failure}: timed out after ${CHECK_TIMEOUT_MS} ms` }), CHECK_TIMEOUT_MS);
   });
   try {
-    return await Promise.race([work().then((): CheckResult => ({ connected: true })), timeout]);
+    return await Promise.race([work().then((extra): CheckResult => ({ connected: true, ...(extra ?? {}) })), timeout]);
   } catch {
     return { connected: false, error: failure };
   } finally {
@@ -52,8 +57,10 @@ async function withTimeout(work: () => Promise<unknown>, failure: string): Promi
 
 export const checkDatabase = (env: Env): Promise<CheckResult> =>
   withTimeout(async () => {
-    const row = await env.DB.prepare("SELECT 1 AS ok").first<{ ok: number }>();
-    if (row?.ok !== 1) throw new Error("unexpected result");
+    const res = await env.DB.prepare("SELECT 1 AS ok").all<{ ok: number }>();
+    if (res.results[0]?.ok !== 1) throw new Error("unexpected result");
+    const size = res.meta.size_after;
+    return { ...(typeof size === "number" ? { sizeBytes: size } : {}), limitBytes: d1SizeLimit(env) };
   }, "database query failed");
 
 export const checkCounters = (env: Env): Promise<CheckResult> =>

@@ -190,8 +190,8 @@ export interface RebuildResult {
 // it changed the token, and the rebuild reads again. A random token, not a counter: a mark cleared
 // and set again never comes back with the value a stale reader holds.
 
-/** The mark's row id. */
-const markId = (hour: number) => `rebuild:${hour}`;
+/** The mark's row id: the whole hour, or one organization's records of it (late records mark those). */
+const markId = (hour: number, organizationId: string | null = null) => (organizationId === null ? `rebuild:${hour}` : `rebuild:${hour}:${organizationId}`);
 /** Marks are `rebuild:<epoch ms>`; the cron looks for these. */
 const MARK_PREFIX = "rebuild:";
 /** A new token (a safe integer; 2^53 values). */
@@ -210,30 +210,54 @@ export function markStatement(db: D1Database, hours: readonly number[], token: n
     .bind(JSON.stringify(hours), token);
 }
 
+/**
+ * Marks organizations' hours (pairs of hour and organization id, one bound JSON value): a late
+ * record's rebuild reads only its organization's objects. A whole-hour mark of the same hour gets
+ * the new token too, so a whole-hour rebuild that read R2 before these records cannot commit.
+ */
+export function markOrganizationsStatements(db: D1Database, marks: ReadonlyArray<{ hour: number; organizationId: string }>, token: number): D1PreparedStatement[] {
+  const pairs = JSON.stringify(marks.map((m) => [m.hour, m.organizationId]));
+  return [
+    db
+      .prepare(
+        `INSERT INTO aggregation_state (id, aggregated_until, updated_at)
+         SELECT '${MARK_PREFIX}' || json_extract(value, '$[0]') || ':' || json_extract(value, '$[1]'), json_extract(value, '$[0]'), ?2 FROM json_each(?1) WHERE 1
+         ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at`,
+      )
+      .bind(pairs, token),
+    db.prepare(`UPDATE aggregation_state SET updated_at = ?2 WHERE id IN (SELECT '${MARK_PREFIX}' || json_extract(value, '$[0]') FROM json_each(?1))`).bind(pairs, token),
+  ];
+}
+
 /** A rebuild's read: the mark's token as read before R2 (null: no mark) and the hour's sums. */
 export interface HourRead {
   hour: number;
+  /** One organization's records of the hour, or null: every organization's. */
+  organizationId: string | null;
   token: number | null;
   groups: HourGroup[];
   organizations: number;
   records: number;
 }
 
-/** Reads the hour's mark, then its records in R2 (every organization; none when unmarked, unless `always`). */
-export async function readHour(env: Env, hour: number, always = false): Promise<HourRead> {
-  const mark = await env.DB.prepare("SELECT updated_at AS t FROM aggregation_state WHERE id = ?1").bind(markId(hour)).first<{ t: number }>();
+/**
+ * Reads the hour's mark, then its records in R2 (every organization, or only `organizationId`'s
+ * objects; none when unmarked, unless `always`).
+ */
+export async function readHour(env: Env, hour: number, always = false, organizationId: string | null = null): Promise<HourRead> {
+  const mark = await env.DB.prepare("SELECT updated_at AS t FROM aggregation_state WHERE id = ?1").bind(markId(hour, organizationId)).first<{ t: number }>();
   const groups: HourGroup[] = [];
   let records = 0;
   let organizations = 0;
-  if (!mark && !always) return { hour, token: null, groups, organizations, records };
-  for (const org of await organizationsInBucket(env.LOGS_BUCKET)) {
+  if (!mark && !always) return { hour, organizationId, token: null, groups, organizations, records };
+  for (const org of organizationId === null ? await organizationsInBucket(env.LOGS_BUCKET) : [organizationId]) {
     const list = await hourRecords(env.LOGS_BUCKET, org, hour);
     if (list.length === 0) continue;
     organizations++;
     records += list.length;
     groups.push(...groupRecords(list));
   }
-  return { hour, token: mark?.t ?? null, groups, organizations, records };
+  return { hour, organizationId, token: mark?.t ?? null, groups, organizations, records };
 }
 
 /**
@@ -244,11 +268,11 @@ export async function commitHour(env: Env, read: HourRead, now: number): Promise
   if (read.token === null) return false;
   const db = env.DB;
   const marked = (id: string, token: string) => `EXISTS (SELECT 1 FROM aggregation_state WHERE id = ${id} AND updated_at = ${token})`;
-  const id = markId(read.hour);
+  const id = markId(read.hour, read.organizationId);
   // Money as decimal strings in JSON (sums may pass 2^53), cast back to INTEGER in SQL.
   const param = JSON.stringify(read.groups, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
   const res = await db.batch([
-    db.prepare(`DELETE FROM usage_hourly WHERE hour_start = ?1 AND ${marked("?2", "?3")}`).bind(read.hour, id, read.token),
+    db.prepare(`DELETE FROM usage_hourly WHERE hour_start = ?1 AND (?4 IS NULL OR organization_id = ?4) AND ${marked("?2", "?3")}`).bind(read.hour, id, read.token, read.organizationId),
     db.prepare(`${REBUILD_INSERT_SQL} WHERE ${marked("?4", "?5")}`).bind(param, read.hour, now, id, read.token),
     db.prepare("DELETE FROM aggregation_state WHERE id = ?1 AND updated_at = ?2").bind(id, read.token),
   ]);
@@ -262,10 +286,10 @@ const REBUILD_ATTEMPTS = 5;
  * Rebuilds a marked hour until a commit holds or the mark is gone (another rebuild that read after
  * it committed). Null when the hour had no mark.
  */
-export async function rebuildMarkedHour(env: Env, hour: number, now: number): Promise<RebuildResult | null> {
+export async function rebuildMarkedHour(env: Env, hour: number, now: number, organizationId: string | null = null): Promise<RebuildResult | null> {
   let last: HourRead | null = null;
   for (let i = 0; i < REBUILD_ATTEMPTS; i++) {
-    const read = await readHour(env, hour);
+    const read = await readHour(env, hour, false, organizationId);
     if (read.token === null) break;
     last = read;
     if (await commitHour(env, read, now)) break;
@@ -290,9 +314,12 @@ export async function rebuildHour(env: Env, hourStart: number, now = Date.now())
 
 /** Cron: rebuilds the hours still marked (a consumer or a rebuild that stopped after marking). */
 export async function rebuildMarkedHours(env: Env, now: number, limit = 6): Promise<number> {
-  const marks = await env.DB.prepare("SELECT aggregated_until AS h FROM aggregation_state WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT ?3")
+  const marks = await env.DB.prepare("SELECT id, aggregated_until AS h FROM aggregation_state WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT ?3")
     .bind(MARK_PREFIX, `${MARK_PREFIX.slice(0, -1)};`, limit)
-    .all<{ h: number }>();
-  for (const m of marks.results) await rebuildMarkedHour(env, m.h, now);
+    .all<{ id: string; h: number }>();
+  for (const m of marks.results) {
+    const org = m.id.slice(markId(m.h).length + 1);
+    await rebuildMarkedHour(env, m.h, now, org === "" ? null : org);
+  }
   return marks.results.length;
 }

@@ -7,10 +7,11 @@
  *     hash of the record ids it holds (`logs/{org}/{yyyy}/{mm}/{dd}/{hh}/{batch}.ndjson.gz`): the
  *     same records again rewrite the same object;
  *  2. applies them to D1 in ONE batch (a transaction; one per ~1 MB of records): the credit debits,
- *     the hourly aggregates (`usage_hourly`, added to), the recent window (`request_logs`,
- *     REQUEST_LOG_WINDOW_HOURS), each key's last use (`key_last_use`), and the applied ids
- *     themselves. Every statement skips the ids already in `log_applied`, so a batch delivered
- *     twice, or a record sent twice by an outbox, is counted once.
+ *     the hourly aggregates (`usage_hourly`, added to), each key's last use (`key_last_use`), and
+ *     the applied ids themselves. Every statement skips the ids already in `log_applied`, so a
+ *     batch delivered twice, or a record sent twice by an outbox, is counted once;
+ *  3. then, best-effort, the recent window (`request_logs`): a window that cannot be written (a
+ *     full database) never holds back billing nor makes the queue redeliver a batch that bills.
  * A failure before the D1 batch commits retries the whole batch (at least once delivery). A record
  * can end up in two objects only when a retry groups it with other records than the first attempt
  * did and the first attempt's D1 batch never committed; readers skip repeated ids (docs/scale.md).
@@ -25,22 +26,16 @@ import type { Env } from "../env";
 import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
 import type { LogEntry } from "./log-queue";
-import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markStatement, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
+import { floorPastDropped, windowHours, windowOn } from "./window";
+import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markOrganizationsStatements, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
 
-export const DEFAULT_WINDOW_HOURS = 720;
 export const DEFAULT_DEDUP_HOURS = 24;
 export const DEFAULT_RETENTION_DAYS = 30;
 const DAY_MS = 86_400_000;
 /** Records per D1 batch are cut at about this many characters of JSON. */
 const D1_CHUNK_CHARS = 1_000_000;
 
-/** Hours of single requests kept in D1 (`request_logs`); 0: none (reads go to R2). */
-export function windowHours(env: Env): number {
-  const raw = (env as unknown as Record<string, unknown>).REQUEST_LOG_WINDOW_HOURS;
-  if (raw === undefined || raw === "") return DEFAULT_WINDOW_HOURS;
-  const n = Number(raw);
-  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : DEFAULT_WINDOW_HOURS;
-}
+export { DEFAULT_WINDOW_HOURS, windowHours } from "./window";
 
 /**
  * Hours an applied log id is remembered, counted from the hour of the record's start: records of
@@ -134,7 +129,10 @@ ON CONFLICT (api_key_id, organization_id) DO UPDATE SET last_used_at = MAX(last_
 
 const APPLIED_SQL = `INSERT OR IGNORE INTO log_applied (hour_start, id) SELECT json_extract(value, '$.k'), ${at("id")} FROM json_each(?1)`;
 
-/** Statements of one application, in order (the applied ids last). One bound JSON value for all records. */
+/**
+ * Statements of one application, in order (the applied ids last). One bound JSON value for all
+ * records. The window is not among them (`windowStatement`): billing never waits on it.
+ */
 export function applyStatements(env: Env, records: readonly IncomingRecord[], now: number, boundary: RecordsBoundary): D1PreparedStatement[] {
   const horizon = dedupHorizon(env, now);
   const param = `[${records
@@ -144,15 +142,61 @@ export function applyStatements(env: Env, records: readonly IncomingRecord[], no
     })
     .join(",")}]`;
   const db = env.DB;
-  const out = [db.prepare(DEBIT_SQL).bind(param), db.prepare(AGGREGATE_SQL).bind(param, now)];
-  const hours = windowHours(env);
-  if (hours > 0) out.push(db.prepare(WINDOW_SQL).bind(param, now - hours * HOUR_MS));
-  out.push(db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param));
+  const out = [db.prepare(DEBIT_SQL).bind(param), db.prepare(AGGREGATE_SQL).bind(param, now), db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param)];
   // Late records' hours are marked for a rebuild in the same transaction (their R2 objects are
-  // written already): the rebuild that commits holds them (src/usage/aggregate.ts, marks).
-  const late = [...new Set(records.filter((r) => rebuilt(env, r, horizon, now, boundary)).map((r) => r.hour))];
-  if (late.length > 0) out.push(markStatement(db, late, newMarkToken()));
+  // written already): the rebuild that commits holds them (src/usage/aggregate.ts, marks). Per
+  // organization: the rebuild reads only the objects of the organizations whose records came late.
+  const late = lateHours(records.filter((r) => rebuilt(env, r, horizon, now, boundary)));
+  if (late.length > 0) out.push(...markOrganizationsStatements(db, late, newMarkToken()));
   return out;
+}
+
+/**
+ * The window rows of records just applied (null: the window is off). Run after their application
+ * committed, on its own: a window that cannot be written (a full database) must not stop debits
+ * and aggregates, and every record is in R2 already, where the request log reads past the window.
+ */
+export function windowStatement(env: Env, records: readonly IncomingRecord[], now: number): D1PreparedStatement | null {
+  if (!windowOn(env) || records.length === 0) return null;
+  return env.DB.prepare(WINDOW_SQL).bind(`[${records.map((r) => `{"r":${r.row}}`).join(",")}]`, now - windowHours(env) * HOUR_MS);
+}
+
+/** Attempts at a window insert before its rows are dropped (they stay in R2). */
+const WINDOW_ATTEMPTS = 2;
+
+/**
+ * Best-effort window insert: retried once, then dropped with an error log. Never throws: the
+ * records are billed and counted already, and a redelivery would find them applied and skip them.
+ */
+export async function writeWindow(env: Env, records: readonly IncomingRecord[], now: number): Promise<boolean> {
+  const stmt = windowStatement(env, records, now);
+  if (!stmt) return true;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // A batch of one, like the application: D1 meters it the same way.
+      await env.DB.batch([stmt]);
+      return true;
+    } catch (err) {
+      if (attempt >= WINDOW_ATTEMPTS) {
+        console.error(`request window: ${records.length} rows not written (kept in R2)`, err instanceof Error ? err.message : String(err));
+        await floorPastDropped(env, records.map((r) => r.record));
+        return false;
+      }
+    }
+  }
+}
+
+/** A late record's rebuild: its hour, of its organization only. */
+export interface LateHour {
+  hour: number;
+  organizationId: string;
+}
+
+/** The (hour, organization) pairs of records, each once, oldest hour first. */
+function lateHours(records: readonly IncomingRecord[]): LateHour[] {
+  const pairs = new Map<string, LateHour>();
+  for (const r of records) pairs.set(`${r.hour}:${r.record.organizationId}`, { hour: r.hour, organizationId: r.record.organizationId });
+  return [...pairs.values()].sort((a, b) => a.hour - b.hour || (a.organizationId < b.organizationId ? -1 : 1));
 }
 
 /**
@@ -229,12 +273,12 @@ export async function writeObjects(env: Env, records: readonly LogRecord[]): Pro
 export async function applyLogRecords(env: Env, incoming: readonly IncomingRecord[], now = Date.now()): Promise<number> {
   const { fresh, rebuilds } = await storeLogRecords(env, incoming, now);
   // Also the hours of late records an earlier delivery stored but did not rebuild (still marked).
-  for (const hour of rebuilds) await rebuildMarkedHour(env, hour, now);
+  for (const late of rebuilds) await rebuildMarkedHour(env, late.hour, now, late.organizationId);
   return fresh;
 }
 
-/** The first step of `applyLogRecords`: R2, then D1 (late records' hours marked). Returns the new records' count and the late hours to rebuild. */
-export async function storeLogRecords(env: Env, incoming: readonly IncomingRecord[], now: number): Promise<{ fresh: number; rebuilds: number[] }> {
+/** The first step of `applyLogRecords`: R2, then D1 (late records' hours marked). Returns the new records' count and the late hours to rebuild (per organization). */
+export async function storeLogRecords(env: Env, incoming: readonly IncomingRecord[], now: number): Promise<{ fresh: number; rebuilds: LateHour[] }> {
   // The same record twice in a batch (an outbox that sent it again) counts once.
   const unique = new Map<string, IncomingRecord>();
   for (const r of incoming) if (!unique.has(r.record.id)) unique.set(r.record.id, r);
@@ -243,11 +287,11 @@ export async function storeLogRecords(env: Env, incoming: readonly IncomingRecor
   const { done, boundary } = await appliedIds(env, [...unique.values()], horizon, now);
   const fresh = [...unique.values()].filter((r) => !done.has(r.record.id));
   // Late records' hours are rebuilt from R2 after the D1 batch that marks them.
-  const rebuilds = new Set([...unique.values()].filter((r) => rebuilt(env, r, horizon, now, boundary)).map((r) => r.hour));
-  if (rebuilds.size > 0) console.warn("log records older than the dedup horizon; their hours are rebuilt from R2", [...rebuilds].map((h) => new Date(h).toISOString()).join(", "));
+  const rebuilds = lateHours([...unique.values()].filter((r) => rebuilt(env, r, horizon, now, boundary)));
+  if (rebuilds.length > 0) console.warn("log records older than the dedup horizon; their hours are rebuilt from R2", rebuilds.map((l) => `${new Date(l.hour).toISOString()} ${l.organizationId}`).join(", "));
   if (fresh.length > 0) await writeObjects(env, fresh.map((r) => r.record));
   if (fresh.length > 0) await applyFresh(env, fresh, now, boundary);
-  return { fresh: fresh.length, rebuilds: [...rebuilds].sort((a, b) => a - b) };
+  return { fresh: fresh.length, rebuilds };
 }
 
 /** D1 batches of ~1 MB of records (D1 caps a bound value at 2 MB); each is idempotent alone. */
@@ -257,6 +301,7 @@ async function applyFresh(env: Env, fresh: readonly IncomingRecord[], now: numbe
   for (const r of fresh) {
     if (chunk.length > 0 && size + r.row.length > D1_CHUNK_CHARS) {
       await env.DB.batch(applyStatements(env, chunk, now, boundary));
+      await writeWindow(env, chunk, now);
       chunk = [];
       size = 0;
     }
@@ -264,6 +309,7 @@ async function applyFresh(env: Env, fresh: readonly IncomingRecord[], now: numbe
     size += r.row.length;
   }
   await env.DB.batch(applyStatements(env, chunk, now, boundary));
+  await writeWindow(env, chunk, now);
 }
 
 /** The records of a message body (several, or one bare record from before messages held several); null when it is neither. */

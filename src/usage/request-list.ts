@@ -1,12 +1,13 @@
 /**
  * Single requests for the dashboard's request log (newest first, filtered, paged by a cursor):
- * from the D1 window (`request_logs`) when the period lies inside it, else from the R2 hour
+ * from the D1 window (`request_logs`) when the period lies inside it (after the organization's
+ * window start: hours and rows bound the window, src/usage/window.ts), else from the R2 hour
  * objects (src/usage/log-export.ts), paging back hour by hour. Scope: the project; developers only
  * their own keys (including inactive ones), as analytics.
  */
 import type { Env } from "../env";
 import { HOUR_MS } from "./aggregate";
-import { windowHours } from "./log-consumer";
+import { windowStart } from "./window";
 import { REFUND_KIND } from "./request-log";
 import { recordFromDbRow, hourPrefix, readNdjsonGz, type LogRecord } from "./log-record";
 import { recordsByHourDesc, type LogScope } from "./log-export";
@@ -98,9 +99,21 @@ async function fromArchive(env: Env, scope: LogScope, f: RequestFilters, cursor:
 
 /** One page of requests. `memberId`: a developer's scope (only keys they created). */
 export async function listRequests(env: Env, scope: LogScope & { projectId: string }, f: RequestFilters, cursor: Cursor | null, memberId: string | null, now = Date.now()): Promise<RequestPage> {
-  const hours = windowHours(env);
-  if (hours > 0 && f.from >= now - hours * HOUR_MS) return fromWindow(env, scope, f, cursor, memberId);
-  return fromArchive(env, scope, f, cursor);
+  // The window holds every record from its start on (bounded by hours and rows, shrunk by the size
+  // watch, past dropped rows: src/usage/window.ts); R2 holds everything, so what lies before the
+  // start is read there.
+  const start = await windowStart(env, scope.organizationId, now);
+  const upper = cursor ? cursor.at + 1 : f.to;
+  if (start === null || upper <= start) return fromArchive(env, scope, f, cursor);
+  const recent = await fromWindow(env, scope, { ...f, from: Math.max(f.from, start) }, cursor, memberId);
+  if (recent.next || f.from >= start) return recent;
+  // The window ran out before the period did: the page goes on in R2, before the window start.
+  const older = await fromArchive(env, scope, { ...f, to: start }, null);
+  const rows = [...recent.rows, ...older.rows];
+  const shown = rows.slice(0, PAGE_SIZE);
+  const last = shown[shown.length - 1];
+  const next = rows.length > PAGE_SIZE && last ? { at: last.createdAt, id: last.id } : rows.length > PAGE_SIZE ? null : older.next;
+  return { rows: shown, next, source: older.rows.length > 0 ? "archive" : "window" };
 }
 
 /** One request by id: the window, else its hour's objects in R2 (`at`: the request's time, from the list). */

@@ -26,18 +26,18 @@ describe("two late batches of one hour", () => {
   it("A reads R2, B stores, reads and commits, A commits: A's stale commit is refused, the hour holds both", async () => {
     const L = lateHour(30);
     const { org, a, b } = await twoLateBatches(L);
-    expect(await storeLogRecords(env, a, now)).toEqual({ fresh: 5, rebuilds: [L] });
-    const readA = await readHour(env, L);
+    expect(await storeLogRecords(env, a, now)).toEqual({ fresh: 5, rebuilds: [{ hour: L, organizationId: org.orgId }] });
+    const readA = await readHour(env, L, false, org.orgId);
     expect(readA.records).toBe(5);
     await storeLogRecords(env, b, now);
-    const readB = await readHour(env, L);
+    const readB = await readHour(env, L, false, org.orgId);
     expect(readB.records).toBe(10);
     const committed = [await commitHour(env, readB, now), await commitHour(env, readA, now)];
     const expected = directSum([...a, ...b].map((r) => r.record));
     expect(await aggregates(org.projectId)).toEqual(expected);
     expect(committed).toEqual([true, false]);
     // A's consumer goes on: the mark is gone, nothing to do.
-    expect(await rebuildMarkedHour(env, L, now)).toBeNull();
+    expect(await rebuildMarkedHour(env, L, now, org.orgId)).toBeNull();
     expect(await aggregates(org.projectId)).toEqual(expected);
     expect(await marks()).toBe(0);
   });
@@ -46,10 +46,10 @@ describe("two late batches of one hour", () => {
     const L = lateHour(31);
     const { org, a, b } = await twoLateBatches(L);
     await storeLogRecords(env, a, now);
-    const readA = await readHour(env, L);
+    const readA = await readHour(env, L, false, org.orgId);
     await storeLogRecords(env, b, now);
     expect(await commitHour(env, readA, now)).toBe(false);
-    expect((await rebuildMarkedHour(env, L, now))?.records).toBe(10);
+    expect((await rebuildMarkedHour(env, L, now, org.orgId))?.records).toBe(10);
     expect(await aggregates(org.projectId)).toEqual(directSum([...a, ...b].map((r) => r.record)));
     expect(await marks()).toBe(0);
   });
