@@ -101,7 +101,7 @@ export interface KeyContext {
     requestsPerMinute?: number | null;
     tokensPerMinute?: number | null;
   };
-  project: { id: string; name: string; mode: ProjectMode; cachingEnabled: boolean; cacheDurationSeconds: number };
+  project: { id: string; name: string; mode: ProjectMode; cachingEnabled: boolean; cacheDurationSeconds: number; logBodies: boolean };
   /** The member who created the key (member and team rules apply through them). */
   member: {
     id: string;
@@ -262,6 +262,7 @@ function contextOf(h: HeadRow, { teamRows, ruleRows, cps, cms, pks }: DetailRows
       mode: h.project.mode,
       cachingEnabled: h.project.cachingEnabled,
       cacheDurationSeconds: h.project.cacheDurationSeconds,
+      logBodies: h.project.logBodies,
     },
     member: {
       id: h.member.id,

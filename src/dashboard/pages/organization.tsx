@@ -33,6 +33,8 @@ import {
 import { formatDate, formatUsd } from "../format";
 import { loadSpendingLimits, SpendingLimits } from "./spending-limits";
 import { NO_LIMITS } from "../../members/limits";
+import { ProjectSettings } from "./project-settings";
+import { loadProject } from "../../actions/projects";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext) {
   const s = ctx.session;
@@ -47,7 +49,8 @@ export async function loadOrganizationPage(env: Env, ctx: PageContext) {
     listCustomModels(env, org),
     loadSpendingLimits(env, org),
   ]);
-  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits };
+  const project = ctx.project ? await loadProject(env, org, ctx.project.id) : null;
+  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project };
 }
 
 type OrgData = Awaited<ReturnType<typeof loadOrganizationPage>>;
@@ -101,6 +104,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
         {admin ? <Submit class="primary" label="Save notifications" /> : null}
       </form>
       <RateLimitsForm data={data} admin={admin} />
+      {data.project ? <ProjectSettings project={data.project} admin={admin} /> : null}
     </div>
   );
 };

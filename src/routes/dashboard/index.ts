@@ -17,6 +17,7 @@ import { dashboardOrganizationRoutes } from "./organization";
 import { dashboardOrganizationAdminRoutes, ORGANIZATION_ADMIN_PATHS } from "./organization-admin";
 import { dashboardMasterKeyRoutes } from "./master-keys";
 import { dashboardPlatformRoutes, PLATFORM_PATHS, requireOrgAdmin } from "./platform";
+import { dashboardProjectRoutes, PROJECT_PATHS } from "./projects";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   const session = await readSession(c.env, c.req.header("cookie"));
@@ -50,6 +51,8 @@ dashboardRoutes.use("/master-keys/*", requireSession);
 dashboardRoutes.route("/master-keys", dashboardMasterKeyRoutes);
 for (const path of PLATFORM_PATHS) dashboardRoutes.use(path, requireSession, requireOrgAdmin);
 dashboardRoutes.route("/", dashboardPlatformRoutes);
+for (const path of PROJECT_PATHS) dashboardRoutes.use(path, requireSession);
+dashboardRoutes.route("/", dashboardProjectRoutes);
 dashboardRoutes.route("/keys", dashboardKeyRoutes);
 for (const path of ["/members/:ref/iam", "/members/:ref/iam/*", "/teams/:ref/iam", "/teams/:ref/iam/*"]) {
   dashboardRoutes.use(path, requireSession, requireManager);
