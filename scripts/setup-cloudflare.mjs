@@ -212,6 +212,9 @@ export async function setupCloudflare(opts = {}) {
   const rules = wrangler(["r2", "bucket", "lifecycle", "list", LOGS_BUCKET], { allowFailure: true }).out;
   if (named(rules, "expire-logs")) log("the request records' lifecycle rule exists");
   else wrangler(["r2", "bucket", "lifecycle", "add", LOGS_BUCKET, "expire-logs", "logs/", "--expire-days", String(retentionDaysOf(original)), "--force"]);
+  // Request bodies (projects with logBodies) expire with the records.
+  if (named(rules, "expire-bodies")) log("the request bodies' lifecycle rule exists");
+  else wrangler(["r2", "bucket", "lifecycle", "add", LOGS_BUCKET, "expire-bodies", "bodies/", "--expire-days", String(retentionDaysOf(original)), "--force"]);
   const queues = wrangler(["queues", "list"]).out;
   for (const queue of [LOGS_DLQ, LOGS_QUEUE]) {
     if (named(queues, queue)) log(`the queue ${queue} exists`);

@@ -19,6 +19,8 @@ export const organizationPatchBody = z.object({
     .object({
       noTraining: z.boolean().optional(),
       deniedProviders: z.array(z.enum(PROVIDER_IDS)).max(PROVIDER_IDS.length).optional(),
+      /** Mask e-mail addresses, phone and card numbers in stored request bodies (src/usage/redact.ts). */
+      redactBodies: z.boolean().optional(),
     })
     .optional(),
   notifications: z

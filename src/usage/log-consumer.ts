@@ -25,6 +25,7 @@ import type { Env } from "../env";
 import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
 import type { LogEntry } from "./log-queue";
+import { bodyEntriesOf, storeBodies, type BodyEntry } from "./bodies";
 import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markStatement, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
 
 export const DEFAULT_WINDOW_HOURS = 720;
@@ -283,7 +284,14 @@ function parseEntry(e: unknown): IncomingRecord | null {
 /** The Worker's queue() handler: one application per batch; a failure retries the batch. */
 export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const incoming: IncomingRecord[] = [];
+  const bodies: BodyEntry[] = [];
   for (const m of batch.messages) {
+    // Request bodies (projects with logBodies) ride the same queue: to R2, never D1.
+    const kept = bodyEntriesOf(m.body);
+    if (kept) {
+      bodies.push(...kept);
+      continue;
+    }
     const entries = entriesOf(m.body);
     if (!entries) {
       // Not a record (nothing else sends here): dropped loudly rather than retried forever.
@@ -300,6 +308,7 @@ export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): P
   }
   try {
     await applyLogRecords(env, incoming);
+    if (bodies.length > 0) await storeBodies(env, bodies);
   } catch (err) {
     console.error("log batch not applied; retried", err instanceof Error ? err.message : String(err));
     throw err;

@@ -29,6 +29,7 @@ import { doCallsHeader } from "../../durable-objects/debug-latency";
 import { pathCallsHeader, pathTimingHeader, traceMark } from "../../lib/debug-world";
 import { cacheKey, isCacheable, readCache, writeCache, type CachedAnswer } from "../../cache/response-cache";
 import { writeRequestLog, type RequestLogInput } from "../../usage/request-log";
+import { queueBodies, streamAnswer } from "../../usage/bodies";
 import { runAttempt, upstreamTimeoutMs } from "./attempt";
 import { boundTarget, estimatedUsage, isCreditPaid, recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
 import { noteCreditAnswer, noteKeyAnswer, planFor, startBeforeAdmission, type BeforeAdmission, type EarlyCall } from "./early";
@@ -62,6 +63,8 @@ interface Run {
   logged: boolean;
   /** An early upstream call cancelled after admission answered (logged with the request, not billed). */
   cancelledEarly: RoutingAttempt | null;
+  /** The answer as a JSON completion's `choices`, kept for a project with `logBodies` (src/usage/bodies.ts). */
+  answer: unknown;
 }
 
 export async function executeChatCompletion(input: ChatExecutionInput): Promise<Response> {
@@ -79,6 +82,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     upstreamMs: 0,
     logged: false,
     cancelledEarly: null,
+    answer: null,
   };
   traceMark(input.env, "exec");
   try {
@@ -102,6 +106,14 @@ const logSettleError = (err: unknown) => console.error("settlement failed", err 
  */
 function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
   const { env, waitUntil } = run.input;
+  queueBodies(env, waitUntil, {
+    auth: run.auth,
+    logId: run.logId,
+    requestId: run.input.requestId,
+    createdAt: run.startedAt,
+    request: run.input.body,
+    response: run.answer ?? { error: { message: log.errorMessage ?? null, type: log.errorType ?? null, status: log.statusCode } },
+  });
   if (!run.admitted) {
     waitUntil(writeRequestLog(env, log));
     return;
@@ -445,6 +457,7 @@ function serveJson(s: Served, parsed: import("../../providers/types").ParsedComp
     systemFingerprint: parsed.systemFingerprint,
   });
   recordSample(s.samples, s.cand, "ok", null, parsed.usage.completionTokens, upstreamMs);
+  run.answer = { choices: parsed.choices };
   settleAndLog(s, {
     usage: parsed.usage,
     totalPico: priced.cost.total,
@@ -481,6 +494,7 @@ function serveStream(
   const attempt = s.routing[s.routing.length - 1]!;
 
   const finish = async (o: StreamOutcome): Promise<Record<string, unknown>> => {
+    if (run.auth.project.logBodies) run.answer = streamAnswer(o.events);
     if (o.status === "upstream_error") {
       attempt.succeeded = false;
       attempt.status_code = 502;
@@ -563,6 +577,7 @@ function serveCached(run: Run, hit: CachedAnswer, responseModel: string): Respon
     cached: true,
     routing: [],
   };
+  if (run.auth.project.logBodies) run.answer = hit.kind === "json" ? { choices: hit.choices } : streamAnswer(hit.events);
   finishRequest(run, {
     ...baseLog(run),
     usedModel: hit.model,
