@@ -26,6 +26,10 @@ declare global {
        * (src/mcp/origin.ts). Any other `Origin` is refused with 403.
        */
       ALLOWED_ORIGINS?: string;
+      /** Outbound deliveries (OpenTelemetry spans, webhook events): the queue src/integrations/deliveries.ts consumes. */
+      DELIVERIES: Queue;
+      /** Seconds before the first retry of a failed delivery, doubling per attempt (default 10, at most an hour). */
+      DELIVERY_RETRY_BASE_SECONDS?: string;
     }
   }
 }

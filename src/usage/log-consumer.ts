@@ -26,6 +26,7 @@ import { LOG_COLUMNS, REFUND_KIND } from "./request-log";
 import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogRecord } from "./log-record";
 import type { LogEntry } from "./log-queue";
 import { bodyEntriesOf, storeBodies, type BodyEntry } from "./bodies";
+import { exportSpans } from "../integrations/otlp";
 import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markStatement, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
 
 export const DEFAULT_WINDOW_HOURS = 720;
@@ -248,6 +249,8 @@ export async function storeLogRecords(env: Env, incoming: readonly IncomingRecor
   if (rebuilds.size > 0) console.warn("log records older than the dedup horizon; their hours are rebuilt from R2", [...rebuilds].map((h) => new Date(h).toISOString()).join(", "));
   if (fresh.length > 0) await writeObjects(env, fresh.map((r) => r.record));
   if (fresh.length > 0) await applyFresh(env, fresh, now, boundary);
+  // Each record once, after it is applied, to the organizations' OpenTelemetry collectors (never throws).
+  if (fresh.length > 0) await exportSpans(env, fresh.map((r) => r.record));
   return { fresh: fresh.length, rebuilds: [...rebuilds].sort((a, b) => a - b) };
 }
 
