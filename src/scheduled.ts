@@ -2,6 +2,7 @@ import type { Env } from "./env";
 import { aggregateUsageJob } from "./usage/upgrade";
 import { retentionJob } from "./usage/retention";
 import { expireKeysJob } from "./keys/expire";
+import { expiringKeysJob } from "./keys/expiring";
 import { oauthCleanupJob } from "./oauth/cleanup";
 
 /**
@@ -18,6 +19,7 @@ const jobs: ScheduledJob[] = [
   aggregateUsageJob,
   retentionJob,
   oauthCleanupJob,
+  expiringKeysJob,
   // jobs:end
 ];
 
