@@ -9,6 +9,7 @@ import { env } from "cloudflare:workers";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat, user, waitForLog } from "../chat/helpers";
 import { checkUpstreamUrl } from "../../src/lib/ssrf";
+import { signIn } from "../dashboard/session";
 
 type Json = Record<string, any>;
 interface Received { path: string; headers: Record<string, string>; body: string; status: number }
@@ -79,6 +80,10 @@ describe("OpenTelemetry export", () => {
     const status = await until(async () => ((await (await call("/v1/master/organization", { key: o.masterKey })).json()) as Json).organization.observability.lastDelivery, (d) => d?.ok === true);
     expect(status).toMatchObject({ ok: true, status: 200 });
     expect(JSON.stringify(view)).not.toContain("team-secret-value");
+    const owner = await signIn(o.ownerEmail, o.ownerPassword);
+    const page = await (await call("/dashboard/organization", { headers: { cookie: owner.cookie, accept: "text/html" } })).text();
+    expect(page).toContain('data-otlp-status="ok"');
+    expect(page).not.toContain("team-secret-value");
 
     // Off: no more spans.
     expect((await call("/v1/master/organization", { method: "PATCH", key: o.masterKey, ...json({ observability: null }) })).status).toBe(200);

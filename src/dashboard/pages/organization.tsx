@@ -34,6 +34,7 @@ import { formatDate, formatUsd } from "../format";
 import { loadSpendingLimits, SpendingLimits } from "./spending-limits";
 import { NO_LIMITS } from "../../members/limits";
 import { ProjectSettings } from "./project-settings";
+import { Integrations, loadIntegrations } from "./integrations";
 import { loadProject } from "../../actions/projects";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext) {
@@ -49,8 +50,8 @@ export async function loadOrganizationPage(env: Env, ctx: PageContext) {
     listCustomModels(env, org),
     loadSpendingLimits(env, org),
   ]);
-  const project = ctx.project ? await loadProject(env, org, ctx.project.id) : null;
-  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project };
+  const [project, integrations] = await Promise.all([ctx.project ? loadProject(env, org, ctx.project.id) : null, isAdmin(s) ? loadIntegrations(env, org) : null]);
+  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations };
 }
 
 type OrgData = Awaited<ReturnType<typeof loadOrganizationPage>>;
@@ -105,6 +106,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
       </form>
       <RateLimitsForm data={data} admin={admin} />
       {data.project ? <ProjectSettings project={data.project} admin={admin} /> : null}
+      {data.integrations ? <Integrations data={data.integrations} /> : null}
     </div>
   );
 };
