@@ -96,8 +96,12 @@ async function enqueue(env: Env, targets: ReadonlyArray<{ id: string; organizati
   const payload = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data });
   const rows = targets.map((t) => ({ id: newId("msg"), webhookId: t.id, organizationId: t.organizationId, eventType: type, payload, createdAt: now, updatedAt: now }));
   const db = getDb(env.DB);
-  for (const r of rows) await db.insert(webhookDeliveries).values(r);
-  await env.DELIVERIES.sendBatch(rows.map((r) => ({ body: { kind: "webhook", deliveryId: r.id } satisfies WebhookMessage })));
+  // A queue batch takes at most 100 messages.
+  for (let i = 0; i < rows.length; i += 100) {
+    const part = rows.slice(i, i + 100);
+    for (const r of part) await db.insert(webhookDeliveries).values(r);
+    await env.DELIVERIES.sendBatch(part.map((r) => ({ body: { kind: "webhook", deliveryId: r.id } satisfies WebhookMessage })));
+  }
   return rows.map((r) => r.id);
 }
 
@@ -109,6 +113,18 @@ export async function emitWebhookEvent(env: Env, organizationId: string, type: W
   try {
     const res = await env.DB.prepare("SELECT id, organization_id FROM webhooks WHERE organization_id = ?1 AND EXISTS (SELECT 1 FROM json_each(webhooks.events) WHERE value = ?2)").bind(organizationId, type).all<{ id: string; organization_id: string }>();
     await enqueue(env, res.results.map((r) => ({ id: r.id, organizationId: r.organization_id })), type, { organizationId, ...data });
+  } catch (err) {
+    console.error("webhook event not queued", type, err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** An event of no one organization (a provider's health) to every webhook subscribed to it. Never throws. */
+export async function emitGlobalWebhookEvent(env: Env, type: WebhookEvent, data: Record<string, unknown>): Promise<void> {
+  try {
+    const res = await env.DB.prepare("SELECT id, organization_id FROM webhooks WHERE EXISTS (SELECT 1 FROM json_each(webhooks.events) WHERE value = ?1)").bind(type).all<{ id: string; organization_id: string }>();
+    const byOrg = new Map<string, Array<{ id: string; organizationId: string }>>();
+    for (const r of res.results) byOrg.set(r.organization_id, [...(byOrg.get(r.organization_id) ?? []), { id: r.id, organizationId: r.organization_id }]);
+    for (const [org, targets] of byOrg) await enqueue(env, targets, type, { organizationId: org, ...data });
   } catch (err) {
     console.error("webhook event not queued", type, err instanceof Error ? err.message : String(err));
   }
