@@ -9,7 +9,8 @@
  * record). Never in D1. Retention deletes them with the records (src/usage/retention.ts).
  *
  * Each side is capped at BODY_CAP_BYTES of JSON text: a larger one is kept as the first
- * BODY_CAP_BYTES of its text, marked truncated. A body message the queue refuses is dropped (the
+ * BODY_CAP_BYTES of its text, marked truncated (shorter still when both sides, escaped, would not
+ * fit one queue message). A body message the queue refuses is dropped (the
  * record itself is never at stake: it travels separately).
  */
 import type { Env } from "../env";
@@ -103,6 +104,7 @@ export function queueBodies(env: Env, waitUntil: (p: Promise<unknown>) => void, 
         request: capJson(c.request),
         response: capJson(c.response),
       };
+      fitMessage(entry);
       try {
         await env.LOGS.send({ bodies: [entry] });
       } catch (err) {
@@ -110,6 +112,18 @@ export function queueBodies(env: Env, waitUntil: (p: Promise<unknown>) => void, 
       }
     }),
   );
+}
+
+/** Queue messages hold at most 128 KB; escaping (quotes, newlines) can nearly double a capped side. */
+const MESSAGE_BYTES = 120_000;
+
+/** Halves the longer side until the message fits (both sides stay marked truncated when cut). */
+function fitMessage(entry: BodyEntry): void {
+  while (encoder.encode(JSON.stringify({ bodies: [entry] })).length > MESSAGE_BYTES) {
+    const side = entry.request.text.length >= entry.response.text.length ? entry.request : entry.response;
+    side.text = side.text.slice(0, Math.floor(side.text.length / 2));
+    side.truncated = true;
+  }
 }
 
 /** The bodies of a queue message (`{ bodies: [...] }`), or null when it is not one. */
