@@ -20,6 +20,7 @@ import { decryptSecret, encryptSecret } from "../lib/crypto";
 import { checkUpstreamUrl } from "../lib/ssrf";
 import { requireHashSecret } from "../auth/gateway-key";
 import type { LogRecord } from "../usage/log-record";
+import { REFUND_KIND } from "../usage/request-log";
 import { postJson } from "./deliveries";
 
 export interface OtlpMessage {
@@ -126,7 +127,8 @@ export async function exportSpans(env: Env, records: readonly LogRecord[]): Prom
         bytes = 0;
       };
       for (const r of records) {
-        if (r.organizationId !== org) continue;
+        // A refund is a correction of another request's cost, not a request.
+        if (r.organizationId !== org || r.kind === REFUND_KIND) continue;
         const s = JSON.stringify(await spanOf(r));
         if (bytes + s.length > MESSAGE_BYTES) flush();
         spans.push(s);
