@@ -53,6 +53,8 @@ export default defineConfig(async () => {
               // horizon, not the 1 hour wrangler.jsonc sets for D1's size (docs/scale.md).
               LOG_DEDUP_HOURS: "24",
               SETTLE_BATCH_MS: "50",
+              // Retries of outbound deliveries within a test's patience (production: 10 s doubling).
+              DELIVERY_RETRY_BASE_SECONDS: "0",
               FAKE_UPSTREAM_URL: upstream,
               TEST_MIGRATIONS: migrations,
               ...extra,
@@ -61,6 +63,7 @@ export default defineConfig(async () => {
             // a fifth of a second, as the tests' polls of request_logs expect.
             queueConsumers: {
               "switchboard-logs": { maxBatchSize: 100, maxBatchTimeout: 0.2, maxRetries: 10, retryDelay: 0, deadLetterQueue: "switchboard-logs-dlq" },
+              "switchboard-deliveries": { maxBatchSize: 50, maxBatchTimeout: 0.2, maxRetries: 20, retryDelay: 0 },
             },
           },
         };

@@ -38,6 +38,8 @@ export const KV_TITLE = "switchboard-cache";
 export const R2_BUCKET = "switchboard-uploads";
 export const LOGS_BUCKET = "switchboard-logs";
 export const LOGS_QUEUE = "switchboard-logs";
+/** Outbound deliveries (OpenTelemetry spans, webhook events). */
+export const DELIVERIES_QUEUE = "switchboard-deliveries";
 export const LOGS_DLQ = "switchboard-logs-dlq";
 const PLACEHOLDER_D1 = "00000000-0000-0000-0000-000000000000";
 const PLACEHOLDER_KV = "00000000000000000000000000000000";
@@ -212,8 +214,11 @@ export async function setupCloudflare(opts = {}) {
   const rules = wrangler(["r2", "bucket", "lifecycle", "list", LOGS_BUCKET], { allowFailure: true }).out;
   if (named(rules, "expire-logs")) log("the request records' lifecycle rule exists");
   else wrangler(["r2", "bucket", "lifecycle", "add", LOGS_BUCKET, "expire-logs", "logs/", "--expire-days", String(retentionDaysOf(original)), "--force"]);
+  // Request bodies (projects with logBodies) expire with the records.
+  if (named(rules, "expire-bodies")) log("the request bodies' lifecycle rule exists");
+  else wrangler(["r2", "bucket", "lifecycle", "add", LOGS_BUCKET, "expire-bodies", "bodies/", "--expire-days", String(retentionDaysOf(original)), "--force"]);
   const queues = wrangler(["queues", "list"]).out;
-  for (const queue of [LOGS_DLQ, LOGS_QUEUE]) {
+  for (const queue of [LOGS_DLQ, LOGS_QUEUE, DELIVERIES_QUEUE]) {
     if (named(queues, queue)) log(`the queue ${queue} exists`);
     else wrangler(["queues", "create", queue]);
   }

@@ -63,6 +63,10 @@ declare global {
       D1_SIZE_LIMIT_BYTES?: string;
       /** Where operator alerts go (D1 size); unset: they are only logged. */
       OPERATOR_EMAIL?: string;
+      /** Outbound deliveries (OpenTelemetry spans, webhook events): the queue src/integrations/deliveries.ts consumes. */
+      DELIVERIES: Queue;
+      /** Seconds before the first retry of a failed delivery, doubling per attempt (default 10, at most an hour). */
+      DELIVERY_RETRY_BASE_SECONDS?: string;
     }
   }
   /**

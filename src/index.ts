@@ -3,6 +3,7 @@ import { app } from "./app";
 import { runScheduled } from "./scheduled";
 import { worldEnv } from "./lib/debug-world";
 import { consumeLogBatch } from "./usage/log-consumer";
+import { consumeDeliveryBatch, DELIVERIES_QUEUE } from "./integrations/deliveries";
 
 export { KeyState } from "./durable-objects/key-state";
 export { ProviderMetrics } from "./durable-objects/provider-metrics";
@@ -16,6 +17,7 @@ export default {
   scheduled: (controller, env, ctx) => {
     ctx.waitUntil(runScheduled(controller, env));
   },
-  // The LOGS queue: request records to R2, the hourly aggregates and the D1 window.
-  queue: (batch, env) => consumeLogBatch(batch, env),
+  // The LOGS queue: request records to R2, the hourly aggregates and the D1 window. DELIVERIES:
+  // OpenTelemetry spans and webhook events to their receivers.
+  queue: (batch, env) => (batch.queue.startsWith(DELIVERIES_QUEUE) ? consumeDeliveryBatch(batch, env) : consumeLogBatch(batch, env)),
 } satisfies ExportedHandler<Env>;

@@ -2,6 +2,7 @@ import type { Env } from "./env";
 import { aggregateUsageJob } from "./usage/upgrade";
 import { retentionJob } from "./usage/retention";
 import { expireKeysJob } from "./keys/expire";
+import { expiringKeysJob } from "./keys/expiring";
 import { oauthCleanupJob } from "./oauth/cleanup";
 import { auditRetentionJob } from "./audit/store";
 import { storageWatchJob } from "./usage/storage-watch";
@@ -22,6 +23,7 @@ const jobs: ScheduledJob[] = [
   oauthCleanupJob,
   auditRetentionJob,
   storageWatchJob,
+  expiringKeysJob,
   // jobs:end
 ];
 

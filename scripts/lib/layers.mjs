@@ -14,7 +14,7 @@ export const LAYERS = [
   { name: "pipeline", paths: ["embeddings/", "generation/", "cache/"] },
   { name: "operations", paths: ["audit/", "actions/", "organizations/", "platform/", "keys/", "oauth/"] },
   { name: "admission", paths: ["auth/", "members/", "rate-limits/", "app-types.ts"] },
-  { name: "domain", paths: ["routing/", "providers/", "catalog/", "iam/", "billing/", "usage/", "context/", "durable-objects/"] },
+  { name: "domain", paths: ["routing/", "providers/", "catalog/", "iam/", "billing/", "usage/", "integrations/", "context/", "durable-objects/"] },
   { name: "storage", paths: ["db/"] },
   { name: "lib", paths: ["lib/", "errors/", "env.ts"] },
 ];

@@ -20,7 +20,7 @@ test("--dry-run walks through every step in order without touching the config", 
     const result = await setupCloudflare({ dryRun: true, config, yes: true, env: {}, log: (l) => lines.push(l) });
     const commands = lines.filter((l) => l.startsWith("$ npx wrangler ")).map((l) => l.slice("$ npx wrangler ".length));
     const order = ["whoami", "d1 create switchboard", "kv namespace create switchboard-cache", "r2 bucket create switchboard-uploads", "r2 bucket create switchboard-logs",
-      "r2 bucket lifecycle add switchboard-logs expire-logs logs/ --expire-days 30", "queues create switchboard-logs-dlq", "queues create switchboard-logs", "d1 migrations apply DB --remote", "secret put KEY_HASH_SECRET", "secret put ADMIN_TOKEN", "deploy --minify"];
+      "r2 bucket lifecycle add switchboard-logs expire-logs logs/ --expire-days 30", "r2 bucket lifecycle add switchboard-logs expire-bodies bodies/ --expire-days 30", "queues create switchboard-logs-dlq", "queues create switchboard-logs", "queues create switchboard-deliveries", "d1 migrations apply DB --remote", "secret put KEY_HASH_SECRET", "secret put ADMIN_TOKEN", "deploy --minify"];
     let at = -1;
     for (const cmd of order) {
       const i = commands.findIndex((c, idx) => idx > at && c.startsWith(cmd));

@@ -13,6 +13,7 @@ import { notFound } from "../errors/api-error";
 import { bumpKeyVersions } from "../keys/sync";
 import { publicOrganization } from "../organizations/view";
 import { assertWithinCeilings, organizationRateFields, perMinute } from "../rate-limits/plans";
+import { otlpExportView, setOtlpExport } from "../integrations/otlp";
 
 export const organizationPatchBody = z.object({
   compliance: z
@@ -21,6 +22,8 @@ export const organizationPatchBody = z.object({
       deniedProviders: z.array(z.enum(PROVIDER_IDS)).max(PROVIDER_IDS.length).optional(),
       /** No upstream call before the key's current rules are confirmed (docs/admission.md). */
       strictPolicy: z.boolean().optional(),
+      /** Mask e-mail addresses, phone and card numbers in stored request bodies (src/usage/redact.ts). */
+      redactBodies: z.boolean().optional(),
     })
     .optional(),
   notifications: z
@@ -37,8 +40,17 @@ export const organizationPatchBody = z.object({
     .optional(),
   /** Requests / tokens per minute of the whole organization; null returns to the plan's default. */
   rateLimits: organizationRateFields.optional(),
-}).refine((b) => b.compliance !== undefined || b.notifications !== undefined || b.rateLimits !== undefined, {
-  message: "nothing to update: send compliance, notifications or rateLimits",
+  /** OpenTelemetry export (src/integrations/otlp.ts); null turns it off. Header values are never shown again. */
+  observability: z
+    .object({
+      otlpEndpoint: z.string().min(1).max(2000),
+      otlpHeaders: z.record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/, "header names are letters, digits and '-'"), z.string().max(4000)).optional(),
+    })
+    .strict()
+    .nullable()
+    .optional(),
+}).refine((b) => b.compliance !== undefined || b.notifications !== undefined || b.rateLimits !== undefined || b.observability !== undefined, {
+  message: "nothing to update: send compliance, notifications, rateLimits or observability",
 });
 
 export type OrganizationPatch = z.infer<typeof organizationPatchBody>;
@@ -68,6 +80,7 @@ export async function loadOrganization(env: Env, id: string) {
 
 export async function updateOrganization(env: Env, orgId: string, body: OrganizationPatch) {
   const current = await loadOrganization(env, orgId);
+  if (body.observability !== undefined) await setOtlpExport(env, orgId, body.observability);
   const compliance = { ...current.compliance, ...body.compliance };
   if (compliance.deniedProviders) compliance.deniedProviders = [...new Set(compliance.deniedProviders)];
   const { lowCreditsThreshold, ...notificationPatch } = body.notifications ?? {};
@@ -83,10 +96,12 @@ export async function updateOrganization(env: Env, orgId: string, body: Organiza
     const asked = { requestsPerMinute: body.rateLimits.requestsPerMinute ?? null, tokensPerMinute: body.rateLimits.tokensPerMinute ?? null };
     assertWithinCeilings(current.plan, asked, { requestsPerMinute: current.maxRequestsPerMinute, tokensPerMinute: current.maxTokensPerMinute });
   }
+  const view = publicOrganization({ ...current, compliance, notifications, ...rate });
+  if (body.compliance === undefined && body.notifications === undefined && body.rateLimits === undefined) return { ...view, observability: await otlpExportView(env, orgId) };
   await getDb(env.DB).update(organizations).set({ compliance, notifications, ...rate }).where(eq(organizations.id, orgId));
   // Policy and rate limits are part of every key's context.
   await bumpKeyVersions(env, { organizationId: orgId });
-  return publicOrganization({ ...current, compliance, notifications, ...rate });
+  return { ...view, observability: await otlpExportView(env, orgId) };
 }
 
 /** The operator's `PATCH /v1/admin/organizations/{id}/rate-limits` body: the ceilings (null: the plan's). */

@@ -14,6 +14,7 @@ import type { SettleResult } from "../durable-objects/key-state";
 import { getDb } from "../db/client";
 import { apiKeys, members, notifications, organizations, users } from "../db/schema";
 import { newId } from "../lib/ids";
+import { emitWebhookEvent } from "../integrations/webhooks";
 
 import { DEFAULT_THRESHOLD_PERCENT, effectiveNotifications, MIN_THRESHOLD_PERCENT as MIN_THRESHOLD, thresholdOf } from "../organizations/notification-settings";
 
@@ -30,6 +31,11 @@ export async function processBudgetAlerts(env: Env, auth: KeyContext, crossed: r
   if (auth.key.kind === "session") return;
   // Nothing below the lowest possible threshold can cross one: skip the D1 read.
   if (!crossed.some((c) => c.percent >= MIN_THRESHOLD && c.percentBefore < 100)) return;
+  // A limit reached is an event whatever the alert settings: spend only grows within a window, so
+  // a settlement crosses 100% once.
+  for (const c of crossed.filter((x) => x.percentBefore < 100 && x.percent >= 100)) {
+    await emitWebhookEvent(env, auth.organization.id, "key.limit_reached", { apiKeyId: auth.key.id, description: auth.key.description, limit: c.limit, windowStart: c.windowStart === 0 ? null : new Date(c.windowStart).toISOString() });
+  }
   const db = getDb(env.DB);
   const org = await db
     .select({ notifications: organizations.notifications, keyThreshold: apiKeys.alertThresholdPercent })
@@ -62,6 +68,7 @@ export async function processBudgetAlerts(env: Env, auth: KeyContext, crossed: r
       .onConflictDoNothing()
       .returning({ id: notifications.id });
     if (!row) continue; // already alerted for this key, limit and window
+    await emitWebhookEvent(env, auth.organization.id, "key.budget_threshold", { apiKeyId: auth.key.id, description: auth.key.description, limit: c.limit, percent: Math.floor(c.percent), thresholdPercent: threshold, message });
     try {
       if (await sendAlertEmail(env, auth.organization.id, auth.organization.name, message)) {
         await db.update(notifications).set({ emailedAt: Date.now() }).where(eq(notifications.id, row.id));

@@ -8,6 +8,7 @@ import { getDb } from "../db/client";
 import { members, notifications, organizations, users } from "../db/schema";
 import { newId } from "../lib/ids";
 import { sendMail } from "../lib/mail";
+import { emitWebhookEvent } from "../integrations/webhooks";
 import { formatUsd, isDecimalString, parseUsd, type Pico } from "./money";
 
 /** The threshold in pico-dollars, or null when the organization set none. */
@@ -32,6 +33,7 @@ export async function alertLowCredits(env: Env, organizationId: string, balance:
     .onConflictDoNothing()
     .returning({ id: notifications.id });
   if (!row) return;
+  await emitWebhookEvent(env, organizationId, "credits.low", { balance: formatUsd(balance), threshold: formatUsd(threshold), message });
   const org = await db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, organizationId)).get();
   const owners = await db
     .select({ email: users.email })

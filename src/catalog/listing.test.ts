@@ -19,7 +19,7 @@ function ctxWith(over: {
       periodUsageDurationValue: null, periodUsageDurationUnit: null, version: 1,
     },
     organization: { id: "org_1", name: "Org", plan: "enterprise", compliance: over.compliance ?? {}, notifications: {} },
-    project: { id: "prj_1", name: "P", mode: over.mode ?? "hybrid", cachingEnabled: false, cacheDurationSeconds: 0 },
+    project: { id: "prj_1", name: "P", mode: over.mode ?? "hybrid", cachingEnabled: false, cacheDurationSeconds: 0, logBodies: false },
     member: { id: "mem_1", role: "owner", userId: "usr_1", email: "o@x.test", name: "O", teamIds: [] },
     rules: over.rules ?? { team: [], member: [], key: [] },
     customProviders: (over.customProviders ?? []).map((name, i) => ({ id: `cp_${i}`, name, baseUrl: "https://x.test/v1", tokenCiphertext: "c" })),

@@ -115,6 +115,8 @@ export interface KeyContext {
     firstByteTimeoutMs?: number | null;
     timeoutMs?: number | null;
     hedging?: boolean;
+    /** Request and response bodies kept with the record (src/usage/bodies.ts). */
+    logBodies: boolean;
   };
   /** The member who created the key (member and team rules apply through them). */
   member: {
@@ -290,6 +292,7 @@ function contextOf(h: HeadRow, { teamRows, ruleRows, cps, cms, pks }: DetailRows
       firstByteTimeoutMs: h.project.firstByteTimeoutMs,
       timeoutMs: h.project.timeoutMs,
       hedging: h.project.hedging,
+      logBodies: h.project.logBodies,
     },
     member: {
       id: h.member.id,

@@ -46,6 +46,8 @@ export interface CompliancePolicy {
    * call under rules this isolate may hold from before a change; docs/admission.md).
    */
   strictPolicy?: boolean;
+  /** Stored request and response bodies have e-mail addresses, phone and card numbers masked. */
+  redactBodies?: boolean;
 }
 
 export interface NotificationSettings {
@@ -149,6 +151,11 @@ export const projects = sqliteTable("projects", {
   organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
   name: text("name").notNull(),
   mode: text("mode", { enum: PROJECT_MODES }).notNull().default("hybrid"),
+  /**
+   * Response cache, opt-in: every insert sets it (`false` unless asked: src/actions/projects.ts,
+   * src/organizations/bootstrap.ts). The SQL default (true) predates the opt-in and stays: SQLite
+   * cannot change a column's default without rebuilding the table, whose keys cascade from it.
+   */
   cachingEnabled: integer("caching_enabled", { mode: "boolean" }).notNull().default(true),
   cacheDurationSeconds: integer("cache_duration_seconds", { mode: "number" }).notNull().default(3600),
   /** The project's first-byte and whole-answer timeouts of an upstream attempt (ms); null: the gateway's. */
@@ -157,6 +164,8 @@ export const projects = sqliteTable("projects", {
   /** Hedged requests: a second candidate starts when the first is slow to its first token. */
   hedging: integer("hedging", { mode: "boolean" }).notNull().default(false),
   isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
+  /** Keep each request's body and answer in R2 beside its record (src/usage/bodies.ts). */
+  logBodies: integer("log_bodies", { mode: "boolean" }).notNull().default(false),
   deletedAt: integer("deleted_at", { mode: "number" }),
   createdAt: createdAt(),
 }, (t) => [index("projects_org_idx").on(t.organizationId)]);
@@ -424,6 +433,7 @@ export const requestLogs = sqliteTable("request_logs", {
   index("request_logs_project_created_idx").on(t.projectId, t.createdAt),
   index("request_logs_key_created_idx").on(t.apiKeyId, t.createdAt),
   index("request_logs_org_created_idx").on(t.organizationId, t.createdAt),
+  index("request_logs_org_request_idx").on(t.organizationId, t.requestId),
 ]);
 
 /**
@@ -580,3 +590,51 @@ export const auditLog = sqliteTable("audit_log", {
   after: text("after"),
   ip: text("ip"),
 }, (t) => [index("audit_log_org_at_idx").on(t.organizationId, t.at, t.id)]);
+
+/**
+ * OpenTelemetry export of an organization (src/integrations/otlp.ts): its collector, the headers
+ * sent to it (sealed with KEY_HASH_SECRET, never shown again: only their names are) and the last
+ * delivery's outcome.
+ */
+export const otlpExports = sqliteTable("otlp_exports", {
+  organizationId: text("organization_id").primaryKey().references(() => organizations.id, { onDelete: "cascade" }),
+  endpoint: text("endpoint").notNull(),
+  headersSealed: text("headers_sealed"),
+  headerNames: text("header_names", { mode: "json" }).$type<string[]>().notNull().default([]),
+  lastAttemptAt: integer("last_attempt_at", { mode: "number" }),
+  lastSuccessAt: integer("last_success_at", { mode: "number" }),
+  lastStatus: integer("last_status", { mode: "number" }),
+  lastError: text("last_error"),
+  updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+});
+
+export const WEBHOOK_EVENTS = ["key.budget_threshold", "key.limit_reached", "key.expiring", "credits.low", "provider.down", "provider.recovered"] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** Webhook endpoints (src/integrations/webhooks.ts). The signing secret is sealed, shown once. */
+export const webhooks = sqliteTable("webhooks", {
+  id: text("id").primaryKey(),
+  organizationId: text("organization_id").notNull().references(() => organizations.id, { onDelete: "cascade" }),
+  url: text("url").notNull(),
+  events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+  secretSealed: text("secret_sealed").notNull(),
+  createdAt: createdAt(),
+}, (t) => [index("webhooks_org_idx").on(t.organizationId)]);
+
+export const WEBHOOK_DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+
+/** One event sent to one webhook (its `webhook-id`), with the outcome of its latest attempt. */
+export const webhookDeliveries = sqliteTable("webhook_deliveries", {
+  id: text("id").primaryKey(),
+  webhookId: text("webhook_id").notNull().references(() => webhooks.id, { onDelete: "cascade" }),
+  organizationId: text("organization_id").notNull(),
+  eventType: text("event_type").notNull(),
+  /** The exact body sent (signed as is on every attempt). */
+  payload: text("payload").notNull(),
+  status: text("status", { enum: WEBHOOK_DELIVERY_STATUSES }).notNull().default("pending"),
+  attempts: integer("attempts", { mode: "number" }).notNull().default(0),
+  responseCode: integer("response_code", { mode: "number" }),
+  lastError: text("last_error"),
+  createdAt: createdAt(),
+  updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+}, (t) => [index("webhook_deliveries_hook_idx").on(t.webhookId, t.createdAt)]);

@@ -10,9 +10,12 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { checkProviderHealth } from "../integrations/provider-health";
 import { addSample, prune, splitSeriesKey, seriesKey, summarize, type AttemptSample, type Series, type StatsSummary } from "../routing/metrics";
 
 const STORAGE_KEY = "series";
+/** Providers judged down (src/integrations/provider-health.ts). */
+const DOWN_KEY = "down";
 /** Metrics are persisted at most this often (an evicted object loses at most this much history). */
 const PERSIST_EVERY_MS = 5_000;
 
@@ -46,7 +49,12 @@ export class ProviderMetrics extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     this.persistScheduled = false;
-    if (this.series) await this.ctx.storage.put(STORAGE_KEY, this.series);
+    if (!this.series) return;
+    await this.ctx.storage.put(STORAGE_KEY, this.series);
+    // Provider health for the provider.down / provider.recovered webhooks, at the same pace.
+    const before = new Set((await this.ctx.storage.get<string[]>(DOWN_KEY)) ?? []);
+    const after = await checkProviderHealth(this.env, this.series, before, Date.now());
+    if (after.size !== before.size || [...after].some((p) => !before.has(p))) await this.ctx.storage.put(DOWN_KEY, [...after]);
   }
 
   /** Raw buckets of the window, for isolate snapshots. */

@@ -26,7 +26,7 @@ function ctx(opts: { key?: IamRuleRecord[]; member?: IamRuleRecord[]; team?: Iam
       version: 1,
     },
     organization: { id: "org_1", name: "Org", plan: "enterprise", compliance: {}, notifications: {} },
-    project: { id: "proj_1", name: "P", mode: "hybrid", cachingEnabled: true, cacheDurationSeconds: 60 },
+    project: { id: "proj_1", name: "P", mode: "hybrid", cachingEnabled: true, cacheDurationSeconds: 60, logBodies: false },
     member: { id: "mem_1", role: opts.role ?? "developer", userId: "u", email: "d@x.test", name: "D", teamIds: ["team_1"] },
     rules: { key: opts.key ?? [], member: opts.member ?? [], team: opts.team ?? [] },
     customProviders: [],

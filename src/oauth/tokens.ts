@@ -22,7 +22,7 @@ import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { apiKeys, oauthClients, oauthGrants } from "../db/schema";
 import { candidates, secretHashes, type SecretHashes } from "../lib/secret-hash";
-import { requireHashSecret } from "../auth/gateway-key";
+import { requireHashSecret } from "../lib/crypto";
 import { randomAlphanumeric } from "../lib/ids";
 
 export const ACCESS_TOKEN_PREFIX = "swbo_at_";

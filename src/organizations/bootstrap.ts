@@ -56,7 +56,7 @@ export async function bootstrapOrganization(env: Env, input: BootstrapInput) {
 
   const insertOrg = db.insert(organizations).values({ id: orgId, name: input.name, plan: input.plan, creditsPico: input.creditsPico ?? 0 }).returning();
   const insertMember = db.insert(members).values({ id: memberId, organizationId: orgId, userId, role: "owner", name: input.owner.name, acceptedAt: pending ? null : Date.now() });
-  const insertProject = db.insert(projects).values({ id: projectId, organizationId: orgId, name: "Default project", isDefault: true }).returning();
+  const insertProject = db.insert(projects).values({ id: projectId, organizationId: orgId, name: "Default project", isDefault: true, cachingEnabled: false }).returning();
   const master = await newMasterKeyValues(env, orgId, "Created with the organization", { via: "bootstrap", id: null });
   const insertMaster = db.insert(masterKeys).values(master.values);
   // The starting balance is the ledger's first entry (src/billing/credit-ledger.ts).

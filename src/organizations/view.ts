@@ -42,6 +42,7 @@ export function publicProject(row: ProjectRow) {
     firstByteTimeoutMs: row.firstByteTimeoutMs,
     timeoutMs: row.timeoutMs,
     hedging: row.hedging,
+    logBodies: row.logBodies,
     isDefault: row.isDefault,
     createdAt: new Date(row.createdAt).toISOString(),
   };

@@ -28,6 +28,8 @@ import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogR
 import type { LogEntry } from "./log-queue";
 import { floorPastDropped, windowHours, windowOn } from "./window";
 import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markOrganizationsStatements, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
+import { bodyEntriesOf, storeBodies, type BodyEntry } from "./bodies";
+import { exportSpans } from "../integrations/otlp";
 
 export const DEFAULT_DEDUP_HOURS = 24;
 export const DEFAULT_RETENTION_DAYS = 30;
@@ -291,6 +293,8 @@ export async function storeLogRecords(env: Env, incoming: readonly IncomingRecor
   if (rebuilds.length > 0) console.warn("log records older than the dedup horizon; their hours are rebuilt from R2", rebuilds.map((l) => `${new Date(l.hour).toISOString()} ${l.organizationId}`).join(", "));
   if (fresh.length > 0) await writeObjects(env, fresh.map((r) => r.record));
   if (fresh.length > 0) await applyFresh(env, fresh, now, boundary);
+  // Each record once, after it is applied, to the organizations' OpenTelemetry collectors (never throws).
+  if (fresh.length > 0) await exportSpans(env, fresh.map((r) => r.record));
   return { fresh: fresh.length, rebuilds };
 }
 
@@ -329,7 +333,14 @@ function parseEntry(e: unknown): IncomingRecord | null {
 /** The Worker's queue() handler: one application per batch; a failure retries the batch. */
 export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const incoming: IncomingRecord[] = [];
+  const bodies: BodyEntry[] = [];
   for (const m of batch.messages) {
+    // Request bodies (projects with logBodies) ride the same queue: to R2, never D1.
+    const kept = bodyEntriesOf(m.body);
+    if (kept) {
+      bodies.push(...kept);
+      continue;
+    }
     const entries = entriesOf(m.body);
     if (!entries) {
       // Not a record (nothing else sends here): dropped loudly rather than retried forever.
@@ -346,6 +357,7 @@ export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): P
   }
   try {
     await applyLogRecords(env, incoming);
+    if (bodies.length > 0) await storeBodies(env, bodies);
   } catch (err) {
     console.error("log batch not applied; retried", err instanceof Error ? err.message : String(err));
     throw err;

@@ -3,8 +3,9 @@
  *  - every run: trims the D1 window (`request_logs` older than REQUEST_LOG_WINDOW_HOURS, and beyond
  *    REQUEST_LOG_WINDOW_ROWS per organization; video jobs stay, the content proxy reads them) and forgets applied log ids of hours before the dedup
  *    horizon (LOG_DEDUP_HOURS; a primary-key prefix of `log_applied`);
- *  - daily: deletes R2 record objects of days older than REQUEST_LOG_RETENTION_DAYS (a bucket
- *    lifecycle rule does the same in production; `npm run setup:cloudflare` creates it).
+ *  - daily: deletes R2 record objects (and request bodies, `bodies/`) of days older than
+ *    REQUEST_LOG_RETENTION_DAYS (bucket lifecycle rules do the same in production;
+ *    `npm run setup:cloudflare` creates them).
  * Analytics read only the hourly aggregates, so none of this changes them. Deletes in bounded chunks.
  */
 import type { Env } from "../env";
@@ -13,6 +14,7 @@ import { dedupHorizon, retentionDays } from "./log-consumer";
 import { effectiveWindowRows, windowHours } from "./window";
 import { dayPrefix, organizationsInBucket } from "./log-record";
 import { CATCH_UP_COPIED_ID, OLD_ROWS_COPIED } from "./upgrade";
+import { deleteExpiredBodies } from "./bodies";
 
 const DAY_MS = 86_400_000;
 /** Rows per DELETE statement and statements per run, to stay within D1 limits. */
@@ -160,5 +162,9 @@ export async function deleteExpiredObjects(env: Env, now: number): Promise<numbe
 /** Cron job (src/scheduled.ts). */
 export async function retentionJob(env: Env, now: number, cron: string): Promise<void> {
   await trimWindow(env, now);
-  if (cron === RETENTION_CRON) await deleteExpiredObjects(env, now);
+  if (cron === RETENTION_CRON) {
+    await deleteExpiredObjects(env, now);
+    // Request bodies (projects with logBodies) go with their records.
+    await deleteExpiredBodies(env, now, retentionDays(env), R2_LOOKBACK_DAYS);
+  }
 }

@@ -8,6 +8,8 @@ import { chat, readSse, resetMetrics, setProject, user, waitForLog } from "./hel
 let org: SeededOrg;
 beforeAll(async () => {
   org = await seedOrg();
+  // Caching is opt-in (a new project starts without it).
+  await setProject(org.projectId, { cachingEnabled: true });
 });
 beforeEach(resetMetrics);
 
@@ -54,7 +56,7 @@ describe("response cache", () => {
     await prime(org.key, body);
     await new Promise((r) => setTimeout(r, 100));
     const projectId = `proj_other${crypto.randomUUID().slice(0, 8)}`;
-    await getDb(env.DB).insert(projects).values({ id: projectId, organizationId: org.orgId, name: "other" });
+    await getDb(env.DB).insert(projects).values({ id: projectId, organizationId: org.orgId, name: "other", cachingEnabled: true });
     const other = await addKey(org, { projectId });
     const res = await chat(other.token, body);
     const json = (await res.json()) as Body;
@@ -105,9 +107,8 @@ describe("response cache", () => {
     expect((await recorded("cache-truncated")).length).toBe(2);
   });
 
-  it("is off when the project disables caching", async () => {
+  it("is off for a new organization's project, which has not turned it on", async () => {
     const seeded = await seedOrg();
-    await setProject(seeded.projectId, { cachingEnabled: false });
     const body = { model: "gpt-4o-mini", messages: user("no caching here [[tag:cache-disabled]]") };
     await prime(seeded.key, body);
     await new Promise((r) => setTimeout(r, 100));

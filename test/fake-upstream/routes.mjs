@@ -13,10 +13,12 @@ import { videoRoutes } from "./videos.mjs";
 import { moderationRoutes } from "./moderation.mjs";
 import { faultRoutes } from "./faults.mjs";
 import { embeddingRoutes } from "./embeddings.mjs";
+import { receiverRoutes } from "./receivers.mjs";
 
 /** @type {import("./server.mjs").FakeRoute[]} */
 export const routes = [
   // routes:begin
+  ...receiverRoutes,
   ...faultRoutes,
   ...moderationRoutes,
   ...embeddingRoutes,

@@ -33,6 +33,9 @@ import {
 import { formatDate, formatUsd } from "../format";
 import { loadSpendingLimits, SpendingLimits } from "./spending-limits";
 import { NO_LIMITS } from "../../members/limits";
+import { ProjectSettings } from "./project-settings";
+import { Integrations, loadIntegrations } from "./integrations";
+import { loadProject } from "../../actions/projects";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext) {
   const s = ctx.session;
@@ -47,7 +50,8 @@ export async function loadOrganizationPage(env: Env, ctx: PageContext) {
     listCustomModels(env, org),
     loadSpendingLimits(env, org),
   ]);
-  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits };
+  const [project, integrations] = await Promise.all([ctx.project ? loadProject(env, org, ctx.project.id) : null, isAdmin(s) ? loadIntegrations(env, org) : null]);
+  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations };
 }
 
 type OrgData = Awaited<ReturnType<typeof loadOrganizationPage>>;
@@ -106,6 +110,8 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
         {admin ? <Submit class="primary" label="Save notifications" /> : null}
       </form>
       <RateLimitsForm data={data} admin={admin} />
+      {data.project ? <ProjectSettings project={data.project} admin={admin} /> : null}
+      {data.integrations ? <Integrations data={data.integrations} /> : null}
     </div>
   );
 };

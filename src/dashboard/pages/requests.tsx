@@ -4,6 +4,8 @@
  * the D1 window, else the R2 archive), with filters, paging and a detail view of one request
  * (metadata and routing attempts). Owners and admins see the project; developers their own keys.
  */
+import { readBodies, type StoredBodies } from "../../usage/bodies";
+import { RequestBodies } from "./request-bodies";
 import type { FC } from "hono/jsx";
 import { and, eq } from "drizzle-orm";
 import * as z from "zod";
@@ -72,11 +74,13 @@ export async function loadRequests(env: Env, ctx: PageContext, q: RequestsQuery)
   return { page, keys: s.keys, q, from, to };
 }
 
-export async function loadRequest(env: Env, ctx: PageContext, id: string, at: number | null): Promise<{ record: LogRecord; keyName: string } | null> {
+export async function loadRequest(env: Env, ctx: PageContext, id: string, at: number | null): Promise<{ record: LogRecord; keyName: string; bodies: StoredBodies | null; keepsBodies: boolean } | null> {
   const s = await sessionLogScope(env, ctx);
   if (!s) return null;
   const record = await findRequest(env, s.scope, id, at);
-  return record ? { record, keyName: s.keys.get(record.apiKeyId) ?? record.apiKeyId } : null;
+  if (!record) return null;
+  const [bodies, project] = await Promise.all([readBodies(env, record), env.DB.prepare("SELECT log_bodies FROM projects WHERE id = ?1").bind(record.projectId).first<{ log_bodies: number }>()]);
+  return { record, keyName: s.keys.get(record.apiKeyId) ?? record.apiKeyId, bodies, keepsBodies: project?.log_bodies === 1 };
 }
 
 const TIME_FMT = new Intl.DateTimeFormat("en-GB", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: "UTC" });
@@ -222,7 +226,7 @@ const Row: FC<{ label: string; value: string }> = ({ label, value }) => (
   </tr>
 );
 
-export const RequestDetailPage: FC<{ ctx: PageContext; data: { record: LogRecord; keyName: string } | null }> = ({ ctx, data }) => {
+export const RequestDetailPage: FC<{ ctx: PageContext; data: { record: LogRecord; keyName: string; bodies: StoredBodies | null; keepsBodies: boolean } | null }> = ({ ctx, data }) => {
   if (!data) {
     return (
       <Layout title="Request" ctx={ctx}>
@@ -268,6 +272,7 @@ export const RequestDetailPage: FC<{ ctx: PageContext; data: { record: LogRecord
           </table>
         </div>
       </section>
+      <RequestBodies bodies={data.bodies} kept={data.keepsBodies} />
       <section class="card" aria-labelledby="req-routing">
         <h2 id="req-routing">Routing attempts</h2>
         {r.routing.length ? (

@@ -50,6 +50,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     logged: false,
     cancelledEarly: null,
     dropEarly: null,
+    answer: null,
   };
   traceMark(input.env, "exec");
   try {

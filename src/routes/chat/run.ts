@@ -11,6 +11,7 @@ import { queueSettlement, type RequestCost } from "../../billing/settle";
 import { estimateUpperBound } from "../../billing/estimate";
 import type { Candidate } from "../../routing/candidates";
 import { writeRequestLog } from "../../usage/log-queue";
+import { queueBodies } from "../../usage/bodies";
 import type { RequestLogInput } from "../../usage/request-log";
 import { boundTarget } from "./model-facts";
 import { splitCost } from "./response";
@@ -45,6 +46,8 @@ export interface Run {
   cancelledEarly: RoutingAttempt | null;
   /** Cancels the early call when the pipeline ends without taking it (set once admitted). */
   dropEarly: (() => void) | null;
+  /** The answer as a JSON completion's `choices`, kept for a project with `logBodies` (src/usage/bodies.ts). */
+  answer: unknown;
 }
 
 const logSettleError = (err: unknown) => console.error("settlement failed", err instanceof Error ? err.message : String(err));
@@ -55,6 +58,14 @@ const logSettleError = (err: unknown) => console.error("settlement failed", err 
  */
 export function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
   const { env, waitUntil } = run.input;
+  queueBodies(env, waitUntil, {
+    auth: run.auth,
+    logId: run.logId,
+    requestId: run.input.requestId,
+    createdAt: run.startedAt,
+    request: run.input.body,
+    response: run.answer ?? { error: { message: log.errorMessage ?? null, type: log.errorType ?? null, status: log.statusCode } },
+  });
   if (!run.admitted) {
     waitUntil(writeRequestLog(env, log));
     return;

@@ -13,6 +13,7 @@ import { doCallsHeader } from "../../durable-objects/debug-latency";
 import { pathCallsHeader, pathTimingHeader } from "../../lib/debug-world";
 import { writeCache, type CachedAnswer } from "../../cache/response-cache";
 import type { RequestLogInput } from "../../usage/request-log";
+import { streamAnswer } from "../../usage/bodies";
 import { upstreamTimeoutMs } from "./attempt";
 import { estimatedUsage, recordSample } from "./model-facts";
 import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
@@ -106,6 +107,7 @@ export function serveJson(s: Served, parsed: ParsedCompletion, upstreamMs: numbe
     systemFingerprint: parsed.systemFingerprint,
   });
   recordSample(s.samples, s.cand, "ok", null, parsed.usage.completionTokens, upstreamMs);
+  run.answer = { choices: parsed.choices };
   settleAndLog(s, {
     usage: parsed.usage,
     totalPico: priced.cost.total,
@@ -142,6 +144,7 @@ export function serveStream(
   const attempt = s.routing[s.routing.length - 1]!;
 
   const finish = async (o: StreamOutcome): Promise<Record<string, unknown>> => {
+    if (run.auth.project.logBodies) run.answer = streamAnswer(o.events);
     if (o.status === "upstream_error") {
       attempt.succeeded = false;
       attempt.status_code = 502;
@@ -225,6 +228,7 @@ export function serveCached(run: Run, hit: CachedAnswer, responseModel: string):
     cached: true,
     routing: [],
   };
+  if (run.auth.project.logBodies) run.answer = hit.kind === "json" ? { choices: hit.choices } : streamAnswer(hit.events);
   finishRequest(run, {
     ...baseLog(run),
     usedModel: hit.model,

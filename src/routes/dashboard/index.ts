@@ -18,6 +18,7 @@ import { dashboardOrganizationAdminRoutes, ORGANIZATION_ADMIN_PATHS } from "./or
 import { dashboardMasterKeyRoutes } from "./master-keys";
 import { dashboardPlatformRoutes, PLATFORM_PATHS, requireOrgAdmin } from "./platform";
 import { dashboardAuditRoutes } from "../audit-log";
+import { dashboardProjectRoutes, PROJECT_PATHS } from "./projects";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   const session = await readSession(c.env, c.req.header("cookie"));
@@ -53,6 +54,8 @@ for (const path of PLATFORM_PATHS) dashboardRoutes.use(path, requireSession, req
 dashboardRoutes.route("/", dashboardPlatformRoutes);
 dashboardRoutes.use("/audit-log", requireSession);
 dashboardRoutes.route("/audit-log", dashboardAuditRoutes);
+for (const path of PROJECT_PATHS) dashboardRoutes.use(path, requireSession);
+dashboardRoutes.route("/", dashboardProjectRoutes);
 dashboardRoutes.route("/keys", dashboardKeyRoutes);
 for (const path of ["/members/:ref/iam", "/members/:ref/iam/*", "/teams/:ref/iam", "/teams/:ref/iam/*"]) {
   dashboardRoutes.use(path, requireSession, requireManager);

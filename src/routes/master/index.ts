@@ -2,6 +2,7 @@
  * Master API (contract section 4): `Authorization: Bearer <master key>`, every route scoped to the
  * master key's organization. Each resource lives in its own router; this file only mounts them.
  */
+import { webhookRoutes } from "./webhooks";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-types";
 import { requireMasterKey } from "../../auth/master-auth";
@@ -35,6 +36,7 @@ masterRoutes.route("/master-keys", masterMasterKeyRoutes);
 masterRoutes.route("/credits", masterCreditRoutes);
 masterRoutes.route("/logs", masterLogRoutes);
 masterRoutes.route("/audit-log", masterAuditRoutes);
+masterRoutes.route("/webhooks", webhookRoutes);
 masterRoutes.route("/", masterPlatformRoutes);
 
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)

@@ -7,7 +7,7 @@ interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
 }
 interface ProjectBody {
-  project: { id: string; name: string; mode: string; cachingEnabled: boolean; cacheDurationSeconds: number; isDefault: boolean };
+  project: { id: string; name: string; mode: string; cachingEnabled: boolean; cacheDurationSeconds: number; isDefault: boolean; logBodies: boolean };
 }
 
 describe("master API: projects", () => {
@@ -18,12 +18,20 @@ describe("master API: projects", () => {
     expect((await call("/v1/master/projects", { key: `swbm_${"A".repeat(40)}` })).status).toBe(401);
   });
 
+  it("starts a project with the response cache off unless it is created with it on", async () => {
+    const org = await seedOrg();
+    const list = (await (await call("/v1/master/projects", { key: org.masterKey })).json()) as { projects: Array<ProjectBody["project"]> };
+    expect(list.projects[0]).toMatchObject({ id: org.projectId, cachingEnabled: false });
+    const on = await call("/v1/master/projects", { method: "POST", key: org.masterKey, ...json({ name: "Cached", cachingEnabled: true }) });
+    expect(((await on.json()) as ProjectBody).project).toMatchObject({ cachingEnabled: true, cacheDurationSeconds: 3600 });
+  });
+
   it("creates, lists, updates and deletes projects", async () => {
     const org = await seedOrg();
     const created = await call("/v1/master/projects", { method: "POST", key: org.masterKey, ...json({ name: "Research", mode: "credits", cacheDurationSeconds: 60 }) });
     expect(created.status).toBe(201);
     const { project } = (await created.json()) as ProjectBody;
-    expect(project).toMatchObject({ name: "Research", mode: "credits", cachingEnabled: true, cacheDurationSeconds: 60, isDefault: false });
+    expect(project).toMatchObject({ name: "Research", mode: "credits", cachingEnabled: false, cacheDurationSeconds: 60, isDefault: false, logBodies: false });
 
     const list = (await (await call("/v1/master/projects", { key: org.masterKey })).json()) as { projects: Array<{ id: string }> };
     expect(list.projects.map((p) => p.id)).toEqual([org.projectId, project.id]);
@@ -31,9 +39,9 @@ describe("master API: projects", () => {
     const empty = await call(`/v1/master/projects/${project.id}`, { method: "PATCH", key: org.masterKey, ...json({}) });
     expect(empty.status).toBe(400);
     expect(await empty.text()).toContain("nothing to update");
-    const patched = await call(`/v1/master/projects/${project.id}`, { method: "PATCH", key: org.masterKey, ...json({ cachingEnabled: false, mode: "api-keys" }) });
+    const patched = await call(`/v1/master/projects/${project.id}`, { method: "PATCH", key: org.masterKey, ...json({ cachingEnabled: true, logBodies: true, mode: "api-keys" }) });
     expect(patched.status).toBe(200);
-    expect(((await patched.json()) as ProjectBody).project).toMatchObject({ cachingEnabled: false, mode: "api-keys", name: "Research" });
+    expect(((await patched.json()) as ProjectBody).project).toMatchObject({ cachingEnabled: true, logBodies: true, mode: "api-keys", name: "Research" });
 
     const del = await call(`/v1/master/projects/${project.id}`, { method: "DELETE", key: org.masterKey });
     expect(del.status).toBe(200);
@@ -44,10 +52,10 @@ describe("master API: projects", () => {
   it("PATCH reaches warm key contexts immediately (versions bumped and synced)", async () => {
     const org = await seedOrg();
     const warm = await checkKey(env, await resolveGatewayKey(env, org.key));
-    expect(warm.project.cachingEnabled).toBe(true);
-    await call(`/v1/master/projects/${org.projectId}`, { method: "PATCH", key: org.masterKey, ...json({ cachingEnabled: false }) });
+    expect(warm.project.cachingEnabled).toBe(false);
+    await call(`/v1/master/projects/${org.projectId}`, { method: "PATCH", key: org.masterKey, ...json({ cachingEnabled: true }) });
     const fresh = await checkKey(env, await resolveGatewayKey(env, org.key));
-    expect(fresh.project.cachingEnabled).toBe(false);
+    expect(fresh.project.cachingEnabled).toBe(true);
     expect(fresh.key.version).toBeGreaterThan(warm.key.version);
   });
 

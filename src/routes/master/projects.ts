@@ -4,54 +4,20 @@ import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import * as z from "zod";
 import type { AppEnv } from "../../app-types";
 import { getDb } from "../../db/client";
-import { apiKeys, projects, PROJECT_MODES } from "../../db/schema";
-import { badRequest, notFound } from "../../errors/api-error";
+import { apiKeys, projects } from "../../db/schema";
+import { badRequest } from "../../errors/api-error";
 import { validate, validateBody } from "../../errors/validation";
-import { newId } from "../../lib/ids";
-import { bumpKeyVersions, syncKeys } from "../../keys/sync";
+import { syncKeys } from "../../keys/sync";
 import { endKeyOAuth } from "../../oauth/tokens";
 import { publicProject } from "../../organizations/view";
-import type { Env } from "../../env";
+import { createProject, loadProject, projectCreateBody, projectPatchBody, updateProject } from "../../actions/projects";
 
-/** At most one year of response caching. */
-const MAX_CACHE_SECONDS = 365 * 24 * 3600;
-/** A timeout longer than an hour is no timeout; requests clamp to the operator's bounds anyway. */
-const MAX_TIMEOUT_MS = 3_600_000;
-
-const createBody = z.object({
-  name: z.string().trim().min(1).max(200),
-  mode: z.enum(PROJECT_MODES).optional(),
-  cachingEnabled: z.boolean().optional(),
-  cacheDurationSeconds: z.number().int().min(1).max(MAX_CACHE_SECONDS).optional(),
-  /** Upstream timeouts (ms; null: the gateway's), within the operator's bounds at request time. */
-  firstByteTimeoutMs: z.number().int().min(100).max(MAX_TIMEOUT_MS).nullable().optional(),
-  timeoutMs: z.number().int().min(100).max(MAX_TIMEOUT_MS).nullable().optional(),
-  hedging: z.boolean().optional(),
-});
-const patchBody = createBody.partial().refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
 const idParam = z.object({ id: z.string().min(1) });
-
-/** A live (not deleted) project of this organization, or 404. */
-async function loadProject(env: Env, organizationId: string, id: string) {
-  const row = await getDb(env.DB)
-    .select()
-    .from(projects)
-    .where(and(eq(projects.id, id), eq(projects.organizationId, organizationId), isNull(projects.deletedAt)))
-    .get();
-  if (!row) throw notFound(`Project '${id}' not found.`);
-  return row;
-}
 
 export const projectRoutes = new Hono<AppEnv>();
 
-projectRoutes.post("/", validateBody(createBody), async (c) => {
-  const body = c.req.valid("json");
-  const row = await getDb(c.env.DB)
-    .insert(projects)
-    .values({ id: newId("proj"), organizationId: c.get("master").organizationId, ...body, createdAt: Date.now() })
-    .returning()
-    .get();
-  return c.json({ project: publicProject(row) }, 201);
+projectRoutes.post("/", validateBody(projectCreateBody), async (c) => {
+  return c.json({ project: await createProject(c.env, c.get("master").organizationId, c.req.valid("json")) }, 201);
 });
 
 projectRoutes.get("/", async (c) => {
@@ -68,15 +34,8 @@ projectRoutes.get("/:id", validate("param", idParam), async (c) => {
   return c.json({ project: publicProject(row) });
 });
 
-projectRoutes.patch("/:id", validate("param", idParam), validateBody(patchBody), async (c) => {
-  const orgId = c.get("master").organizationId;
-  const current = await loadProject(c.env, orgId, c.req.valid("param").id);
-  const body = c.req.valid("json");
-  if (!Object.keys(body).length) return c.json({ project: publicProject(current) });
-  const row = await getDb(c.env.DB).update(projects).set(body).where(eq(projects.id, current.id)).returning().get();
-  // Mode, caching and timeouts are part of every key's context in this project.
-  await bumpKeyVersions(c.env, { projectId: current.id });
-  return c.json({ project: publicProject(row ?? current) });
+projectRoutes.patch("/:id", validate("param", idParam), validateBody(projectPatchBody), async (c) => {
+  return c.json({ project: await updateProject(c.env, c.get("master").organizationId, c.req.valid("param").id, c.req.valid("json")) });
 });
 
 projectRoutes.delete("/:id", validate("param", idParam), async (c) => {

@@ -1,0 +1,66 @@
+/**
+ * Creating and changing projects, shared by the master API (`/v1/master/projects`) and the
+ * dashboard's session API (`PATCH /api/projects/{id}`, owners and admins).
+ */
+import { and, eq, isNull } from "drizzle-orm";
+import * as z from "zod";
+import type { Env } from "../env";
+import { getDb } from "../db/client";
+import { projects, PROJECT_MODES } from "../db/schema";
+import { notFound } from "../errors/api-error";
+import { newId } from "../lib/ids";
+import { bumpKeyVersions } from "../keys/sync";
+import { publicProject } from "../organizations/view";
+
+/** At most one year of response caching. */
+export const MAX_CACHE_SECONDS = 365 * 24 * 3600;
+/** A timeout longer than an hour is no timeout; requests clamp to the operator's bounds anyway. */
+const MAX_TIMEOUT_MS = 3_600_000;
+
+export const projectCreateBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  mode: z.enum(PROJECT_MODES).optional(),
+  /** Off unless asked for: an identical request of another key of the project would get this one's answer. */
+  cachingEnabled: z.boolean().optional(),
+  cacheDurationSeconds: z.number().int().min(1).max(MAX_CACHE_SECONDS).optional(),
+  /** Keep each request's body and answer in R2 beside its record (src/usage/bodies.ts). */
+  logBodies: z.boolean().optional(),
+  /** Upstream timeouts (ms; null: the gateway's), within the operator's bounds at request time. */
+  firstByteTimeoutMs: z.number().int().min(100).max(MAX_TIMEOUT_MS).nullable().optional(),
+  timeoutMs: z.number().int().min(100).max(MAX_TIMEOUT_MS).nullable().optional(),
+  /** Start the next candidate when the first is late (src/routes/chat/hedge.ts). */
+  hedging: z.boolean().optional(),
+});
+export const projectPatchBody = projectCreateBody.partial().refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
+export type ProjectCreate = z.infer<typeof projectCreateBody>;
+export type ProjectPatch = z.infer<typeof projectPatchBody>;
+
+/** A live (not deleted) project of this organization, or 404. */
+export async function loadProject(env: Env, organizationId: string, id: string) {
+  const row = await getDb(env.DB)
+    .select()
+    .from(projects)
+    .where(and(eq(projects.id, id), eq(projects.organizationId, organizationId), isNull(projects.deletedAt)))
+    .get();
+  if (!row) throw notFound(`Project '${id}' not found.`);
+  return row;
+}
+
+export async function createProject(env: Env, organizationId: string, body: ProjectCreate) {
+  // The column's SQL default predates the opt-in; the insert says it (see schema.ts).
+  const row = await getDb(env.DB)
+    .insert(projects)
+    .values({ id: newId("proj"), organizationId, ...body, cachingEnabled: body.cachingEnabled ?? false, createdAt: Date.now() })
+    .returning()
+    .get();
+  return publicProject(row);
+}
+
+export async function updateProject(env: Env, organizationId: string, id: string, body: ProjectPatch) {
+  const current = await loadProject(env, organizationId, id);
+  if (!Object.keys(body).length) return publicProject(current);
+  const row = await getDb(env.DB).update(projects).set(body).where(eq(projects.id, current.id)).returning().get();
+  // Mode, caching, body logging and timeouts are part of every key's context in this project.
+  await bumpKeyVersions(env, { projectId: current.id });
+  return publicProject(row ?? current);
+}

@@ -1,0 +1,195 @@
+/**
+ * OpenTelemetry export per organization (contract section 8): every request record becomes one
+ * span, sent as OTLP/HTTP JSON to `<otlpEndpoint>/v1/traces`. The LOGS consumer hands the records
+ * it has just applied (each once) to `exportSpans`, which packs the spans of each exporting
+ * organization into DELIVERIES messages; the delivery consumer POSTs them, retrying with backoff
+ * (src/integrations/deliveries.ts). A collector that is down delays spans, never records or
+ * requests. Span and trace ids derive from the record id, so a re-sent span is recognisably the same.
+ *
+ * Attributes follow the GenAI semantic conventions (gen_ai.operation.name, gen_ai.provider.name,
+ * gen_ai.request.model, gen_ai.response.model, gen_ai.usage.input_tokens/output_tokens), plus
+ * switchboard.request_id (the x-request-id) and switchboard.cost_usd.
+ */
+import { eq } from "drizzle-orm";
+import type { Env } from "../env";
+import { isProduction } from "../env";
+import { getDb } from "../db/client";
+import { otlpExports } from "../db/schema";
+import { badRequest } from "../errors/api-error";
+import { decryptSecret, encryptSecret } from "../lib/crypto";
+import { checkUpstreamUrl } from "../lib/ssrf";
+import { requireHashSecret } from "../lib/crypto";
+import type { LogRecord } from "../usage/log-record";
+import { REFUND_KIND } from "../usage/request-log";
+import { postJson } from "./post";
+
+export interface OtlpMessage {
+  kind: "otlp";
+  organizationId: string;
+  /** The OTLP JSON body (ExportTraceServiceRequest). */
+  payload: string;
+  spans: number;
+}
+
+/** Bytes of spans per queue message (a message holds at most 128 KB). */
+const MESSAGE_BYTES = 100_000;
+
+/** Our provider ids as the conventions' `gen_ai.provider.name` values, where they differ. */
+const PROVIDER_NAMES: Record<string, string> = {
+  "google-ai-studio": "gcp.gemini",
+  "google-vertex": "gcp.vertex_ai",
+  "aws-bedrock": "aws.bedrock",
+  azure: "azure.ai.openai",
+  mistral: "mistral_ai",
+  xai: "x_ai",
+};
+const OPERATIONS: Record<string, string> = { chat: "chat", embedding: "embeddings", image: "generate_content", video: "generate_content", moderation: "moderation" };
+
+type AnyValue = { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean };
+const attr = (key: string, value: string | number | boolean | null | undefined, double = false): { key: string; value: AnyValue } | null => {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string") return { key, value: { stringValue: value } };
+  if (typeof value === "boolean") return { key, value: { boolValue: value } };
+  return double ? { key, value: { doubleValue: value } } : { key, value: { intValue: String(Math.trunc(value)) } };
+};
+
+async function idHex(seed: string, bytes: number): Promise<string> {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(seed)));
+  return [...d.slice(0, bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** One record as an OTLP span (JSON encoding: hex ids, nanosecond times as strings). */
+export async function spanOf(r: LogRecord): Promise<Record<string, unknown>> {
+  const provider = r.usedProvider ?? r.requestedProvider ?? null;
+  const operation = OPERATIONS[r.kind] ?? r.kind;
+  const model = r.usedModel ?? r.requestedModel;
+  const ns = (ms: number) => `${Math.trunc(ms)}000000`;
+  const attributes = [
+    attr("gen_ai.operation.name", operation),
+    attr("gen_ai.provider.name", provider === null ? null : (PROVIDER_NAMES[provider] ?? provider)),
+    attr("gen_ai.request.model", r.requestedModel),
+    attr("gen_ai.response.model", r.usedModel),
+    attr("gen_ai.usage.input_tokens", r.promptTokens),
+    attr("gen_ai.usage.output_tokens", r.completionTokens),
+    attr("gen_ai.response.finish_reasons", r.finishReason),
+    attr("switchboard.request_id", r.requestId),
+    attr("switchboard.cost_usd", r.costPico / 1e12, true),
+    attr("switchboard.provider", provider),
+    attr("switchboard.project_id", r.projectId),
+    attr("switchboard.api_key_id", r.apiKeyId),
+    attr("switchboard.source_app", r.sourceApp),
+    attr("switchboard.cached", r.cached),
+    attr("switchboard.streamed", r.streamed),
+    attr("http.response.status_code", r.statusCode),
+    attr("error.type", r.errorType),
+    attr("switchboard.ttft_ms", r.ttftMs),
+  ].filter((a) => a !== null);
+  return {
+    traceId: await idHex(`trace:${r.id}`, 16),
+    spanId: await idHex(`span:${r.id}`, 8),
+    name: `${operation} ${model}`,
+    kind: 3, // CLIENT: the gateway calls the model
+    startTimeUnixNano: ns(r.createdAt),
+    endTimeUnixNano: ns(r.createdAt + (r.latencyMs ?? 0)),
+    attributes,
+    status: r.statusCode >= 400 ? { code: 2, message: (r.errorMessage ?? r.errorType ?? `HTTP ${r.statusCode}`).slice(0, 300) } : { code: 1 },
+  };
+}
+
+/** The ExportTraceServiceRequest around some spans. */
+export const tracesPayload = (spans: readonly unknown[]): string =>
+  JSON.stringify({
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: "service.name", value: { stringValue: "switchboard" } }] },
+        scopeSpans: [{ scope: { name: "switchboard.gateway" }, spans }],
+      },
+    ],
+  });
+
+/**
+ * Called by the LOGS consumer with the records it applied: queues their spans for the
+ * organizations that export. Never throws (the records are stored whatever happens here).
+ */
+export async function exportSpans(env: Env, records: readonly LogRecord[]): Promise<void> {
+  try {
+    const orgs = [...new Set(records.map((r) => r.organizationId))];
+    const res = await env.DB.prepare("SELECT organization_id FROM otlp_exports WHERE organization_id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(orgs)).all<{ organization_id: string }>();
+    if (res.results.length === 0) return;
+    const exporting = new Set(res.results.map((r) => r.organization_id));
+    const messages: Array<{ body: OtlpMessage }> = [];
+    for (const org of exporting) {
+      let spans: string[] = [];
+      let bytes = 0;
+      const flush = () => {
+        if (spans.length) messages.push({ body: { kind: "otlp", organizationId: org, payload: tracesPayload(spans.map((s) => JSON.parse(s) as unknown)), spans: spans.length } });
+        spans = [];
+        bytes = 0;
+      };
+      for (const r of records) {
+        // A refund is a correction of another request's cost, not a request.
+        if (r.organizationId !== org || r.kind === REFUND_KIND) continue;
+        const s = JSON.stringify(await spanOf(r));
+        if (bytes + s.length > MESSAGE_BYTES) flush();
+        spans.push(s);
+        bytes += s.length;
+      }
+      flush();
+    }
+    for (let i = 0; i < messages.length; i += 100) await env.DELIVERIES.sendBatch(messages.slice(i, i + 100));
+  } catch (err) {
+    console.error("spans not queued for export", err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** The consumer's step: one POST of a message's spans; records the outcome. True when delivered. */
+export async function deliverSpans(env: Env, m: OtlpMessage, attempts: number, last: boolean): Promise<boolean> {
+  const db = getDb(env.DB);
+  const cfg = await db.select().from(otlpExports).where(eq(otlpExports.organizationId, m.organizationId)).get();
+  if (!cfg) return true; // turned off since: nothing to send
+  const headers = cfg.headersSealed ? (JSON.parse(await decryptSecret(requireHashSecret(env), cfg.headersSealed)) as Record<string, string>) : {};
+  const out = await postJson(`${cfg.endpoint}/v1/traces`, m.payload, headers);
+  const now = Date.now();
+  const error = out.ok ? null : `${out.error ?? "failed"}${last ? ` (given up after ${attempts} attempts)` : ` (attempt ${attempts}, retried)`}`;
+  await db
+    .update(otlpExports)
+    .set({ lastAttemptAt: now, lastStatus: out.status, lastError: error, ...(out.ok ? { lastSuccessAt: now } : {}) })
+    .where(eq(otlpExports.organizationId, m.organizationId));
+  return out.ok;
+}
+
+// ---------- settings ----------
+
+export interface ObservabilityPatch {
+  otlpEndpoint: string;
+  otlpHeaders?: Record<string, string>;
+}
+
+/** Sets (or with null removes) the organization's OTLP export. The endpoint passes the outbound-address guard. */
+export async function setOtlpExport(env: Env, organizationId: string, patch: ObservabilityPatch | null): Promise<void> {
+  const db = getDb(env.DB);
+  if (patch === null) {
+    await db.delete(otlpExports).where(eq(otlpExports.organizationId, organizationId));
+    return;
+  }
+  const check = checkUpstreamUrl(patch.otlpEndpoint, { production: isProduction(env) });
+  if (!check.ok) throw badRequest(`Invalid value for 'observability.otlpEndpoint': ${check.reason}`, "observability.otlpEndpoint");
+  const endpoint = patch.otlpEndpoint.replace(/\/+$/, "").replace(/\/v1\/traces$/, "");
+  const names = Object.keys(patch.otlpHeaders ?? {});
+  const headersSealed = names.length ? await encryptSecret(requireHashSecret(env), JSON.stringify(patch.otlpHeaders)) : null;
+  const values = { endpoint, headersSealed, headerNames: names, lastAttemptAt: null, lastSuccessAt: null, lastStatus: null, lastError: null, updatedAt: Date.now() };
+  await db.insert(otlpExports).values({ organizationId, ...values }).onConflictDoUpdate({ target: otlpExports.organizationId, set: values });
+}
+
+/** The export as shown (header names only, never their values) with the last delivery's outcome; null when off. */
+export async function otlpExportView(env: Env, organizationId: string) {
+  const row = await getDb(env.DB).select().from(otlpExports).where(eq(otlpExports.organizationId, organizationId)).get();
+  if (!row) return null;
+  const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+  return {
+    otlpEndpoint: row.endpoint,
+    otlpHeaderNames: row.headerNames,
+    lastDelivery: row.lastAttemptAt === null ? null : { at: iso(row.lastAttemptAt), ok: row.lastError === null, status: row.lastStatus, error: row.lastError },
+    lastSuccessAt: iso(row.lastSuccessAt),
+  };
+}
