@@ -13,12 +13,18 @@ import { notFound } from "../errors/api-error";
 import { bumpKeyVersions } from "../keys/sync";
 import { publicOrganization } from "../organizations/view";
 import { organizationRateFields } from "../rate-limits/plans";
+import { isRegionEntry } from "../routing/regions";
 
 export const organizationPatchBody = z.object({
   compliance: z
     .object({
       noTraining: z.boolean().optional(),
       deniedProviders: z.array(z.enum(PROVIDER_IDS)).max(PROVIDER_IDS.length).optional(),
+      /** Residency for every key: regions (`eu-central-1`) or continent codes (`EU`); `[]` lifts it. */
+      regions: z
+        .array(z.string().trim().refine(isRegionEntry, "must be a region (lower case, e.g. 'eu-central-1') or a continent code (NA, SA, EU, AF, AS, OC)"))
+        .max(100)
+        .optional(),
     })
     .optional(),
   notifications: z
@@ -66,6 +72,7 @@ export async function updateOrganization(env: Env, orgId: string, body: Organiza
   const current = await loadOrganization(env, orgId);
   const compliance = { ...current.compliance, ...body.compliance };
   if (compliance.deniedProviders) compliance.deniedProviders = [...new Set(compliance.deniedProviders)];
+  if (compliance.regions) compliance.regions = [...new Set(compliance.regions)];
   const { lowCreditsThreshold, ...notificationPatch } = body.notifications ?? {};
   const notifications: NotificationSettings = { ...current.notifications, ...notificationPatch };
   if (lowCreditsThreshold === null) delete notifications.lowCreditsThreshold;

@@ -33,6 +33,7 @@ import {
   type RuleValue,
 } from "../db/schema";
 import { effectiveMemberLimits, type MemberLimits } from "../members/limits";
+import type { ProviderPreferences } from "../routing/preferences";
 
 export interface KeyRecord {
   id: string;
@@ -87,6 +88,10 @@ export interface ProviderKeyRecord {
   label: string | null;
   baseUrl: string | null;
   tokenCiphertext: string;
+  /** Share of the provider's requests (positive; 1 when not set). */
+  weight?: number;
+  /** The region whose endpoint this key serves; null or absent: every endpoint. */
+  region?: string | null;
 }
 
 export interface KeyContext {
@@ -101,7 +106,15 @@ export interface KeyContext {
     requestsPerMinute?: number | null;
     tokensPerMinute?: number | null;
   };
-  project: { id: string; name: string; mode: ProjectMode; cachingEnabled: boolean; cacheDurationSeconds: number };
+  project: {
+    id: string;
+    name: string;
+    mode: ProjectMode;
+    cachingEnabled: boolean;
+    cacheDurationSeconds: number;
+    /** Default `provider` preferences for requests that send none; absent or null: none. */
+    providerPreferences?: ProviderPreferences | null;
+  };
   /** The member who created the key (member and team rules apply through them). */
   member: {
     id: string;
@@ -262,6 +275,7 @@ function contextOf(h: HeadRow, { teamRows, ruleRows, cps, cms, pks }: DetailRows
       mode: h.project.mode,
       cachingEnabled: h.project.cachingEnabled,
       cacheDurationSeconds: h.project.cacheDurationSeconds,
+      providerPreferences: h.project.providerPreferences ?? null,
     },
     member: {
       id: h.member.id,
@@ -284,7 +298,7 @@ function contextOf(h: HeadRow, { teamRows, ruleRows, cps, cms, pks }: DetailRows
       contextLength: m.contextLength,
       capabilities: m.capabilities,
     })),
-    providerKeys: pks.map((p) => ({ id: p.id, provider: p.provider, label: p.label, baseUrl: p.baseUrl, tokenCiphertext: p.tokenCiphertext })),
+    providerKeys: pks.map((p) => ({ id: p.id, provider: p.provider, label: p.label, baseUrl: p.baseUrl, tokenCiphertext: p.tokenCiphertext, weight: p.weight, region: p.region })),
     loadedAt: Date.now(),
   };
 }

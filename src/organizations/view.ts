@@ -35,6 +35,7 @@ export function publicProject(row: ProjectRow) {
     mode: row.mode,
     cachingEnabled: row.cachingEnabled,
     cacheDurationSeconds: row.cacheDurationSeconds,
+    provider: row.providerPreferences ?? null,
     isDefault: row.isDefault,
     createdAt: new Date(row.createdAt).toISOString(),
   };

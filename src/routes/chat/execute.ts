@@ -20,7 +20,10 @@ import { estimateUpperBound } from "../../billing/estimate";
 import { newId } from "../../lib/ids";
 import { parseChatRequest } from "./schema";
 import type { ResolvedModel } from "../../routing/parse-model-id";
-import { selectCandidates, type Candidate, type RequestNeeds, type Selection } from "../../routing/candidates";
+import type { Candidate, RequestNeeds, Selection } from "../../routing/candidates";
+import { resolveFallbacks, selectWithFallbacks } from "../../routing/fallback-models";
+import { isDecisiveAttempt } from "../../routing/order";
+import { withAnotherKey } from "../../routing/key-choice";
 import { maybeRefreshMetrics, reportAttempts } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
@@ -150,7 +153,7 @@ function baseLog(run: Run): Pick<RequestLogInput, "logId" | "requestId" | "auth"
  * custom provider or model created a moment ago, issue 22), the request is judged again on it:
  * the isolate's cached context may prove a model known, never refuse one.
  */
-async function parseOrGate(run: Run): Promise<{ req: ChatRequest; resolved: ResolvedModel }> {
+async function parseOrGate(run: Run): Promise<Parsed> {
   try {
     return parseOnce(run);
   } catch (err) {
@@ -162,13 +165,16 @@ async function parseOrGate(run: Run): Promise<{ req: ChatRequest; resolved: Reso
   }
 }
 
-function parseOnce(run: Run): { req: ChatRequest; resolved: ResolvedModel } {
+/** The validated request, its model and its fallback models (`models`) as this key resolves them. */
+interface Parsed { req: ChatRequest; resolved: ResolvedModel; fallbacks: ResolvedModel[] }
+
+function parseOnce(run: Run): Parsed {
   const req = parseChatRequest(run.input.body);
   run.requestedModel = req.model;
   const resolved = resolve(run.auth, req);
   run.requestedProvider = requestedProviderOf(resolved);
   run.canonicalModel = responseModelOf(resolved);
-  return { req, resolved };
+  return { req, resolved, fallbacks: resolveFallbacks(run.auth, req, resolved) };
 }
 
 /** Cancels an early call admission did not let through: recorded with the request (cost 0), never released. */
@@ -184,7 +190,8 @@ async function execute(run: Run): Promise<Response> {
   const parsed = await parseOrGate(run);
   const req = parsed.req;
   let resolved = parsed.resolved;
-  let selection: Selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
+  let fallbacks = parsed.fallbacks;
+  let selection: Selection = selectWithFallbacks(env, run.auth, resolved, fallbacks, req, run.input.clientIp);
   maybeRefreshMetrics(env, waitUntil);
   const stream = req.stream === true;
   const keyId = run.auth.key.id;
@@ -226,7 +233,8 @@ async function execute(run: Run): Promise<Response> {
     fresh = true;
     run.auth = admission.context;
     resolved = resolve(run.auth, req);
-    selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
+    fallbacks = resolveFallbacks(run.auth, req, resolved);
+    selection = selectWithFallbacks(env, run.auth, resolved, fallbacks, req, run.input.clientIp);
   }
   // Settled with the request, whatever happens next (released when nothing was credit-paid).
   const credits = credit ? await credit : null;
@@ -273,9 +281,12 @@ async function execute(run: Run): Promise<Response> {
   const signal = run.input.signal;
   // A non-retryable 4xx is the request's own fault when the provider it was meant for says so:
   // the pinned provider, or the first choice of a canonical request. A fallback's own 4xx (a
-  // provider that lists the model but refuses it) only rules that fallback out.
-  const pinnedPlan = plan.some((c) => c.pinned);
+  // provider that lists the model but refuses it) only rules that fallback out. With fallback
+  // models (`models`) it ends that model's attempts, and the next model is tried.
+  let doneModel = -1;
+  const triedKeys = new Set<string>();
   for (const [i, cand] of plan.entries()) {
+    if (cand.modelRank <= doneModel) continue;
     const earlyResult = i === 0 && early.call?.cand === cand ? early.call.result : null;
     if (!earlyResult && signal?.aborted) return clientGone(run, cand, req, routing, stream, false);
     const result = await (earlyResult ?? runAttempt(env, req, cand, stream, signal));
@@ -288,12 +299,18 @@ async function execute(run: Run): Promise<Response> {
       routing.push(attemptRecord(run, cand, attemptStatus(result.failure), false, result.upstreamMs, result.apiKeyHash, result.failure.errorType));
       recordSample(samples, cand, result.failure.providerFault ? "error" : "client_error", null, 0, null);
       last = { failure: result.failure, cand };
-      const decisive = cand.pinned || (!pinnedPlan && i === 0);
-      if (!result.failure.retryable && decisive) break;
+      // A key that is refused, rate limited or failing: another key of the same provider first.
+      const sameProvider = withAnotherKey(cand, result.failure.status, triedKeys);
+      if (sameProvider) {
+        plan.splice(i + 1, 0, sameProvider);
+        continue;
+      }
+      if (!result.failure.retryable && isDecisiveAttempt(plan, cand)) doneModel = cand.modelRank;
       continue;
     }
     routing.push(attemptRecord(run, cand, 200, true, result.upstreamMs, result.apiKeyHash));
-    const ctx: Served = { run, req, cand, routing, samples, responseModel, cacheKey: key, needs: selection.needs };
+    // A fallback model answers under its own id.
+    const ctx: Served = { run, req, cand, routing, samples, responseModel: cand.modelRank > 0 ? cand.modelId : responseModel, cacheKey: key, needs: selection.needs };
     if (result.kind === "json") return serveJson(ctx, result.parsed, result.upstreamMs);
     return serveStream(ctx, result);
   }
@@ -359,8 +376,7 @@ function attemptRecord(run: Run, cand: Candidate, status: number, succeeded: boo
     latency_ms: latencyMs,
   };
   if (apiKeyHash) rec.apiKeyHash = apiKeyHash;
-  const region = cand.mapping.region ?? cand.provider.region;
-  if (region) rec.region = region;
+  if (cand.region) rec.region = cand.region;
   if (errorType) rec.error_type = errorType;
   if ("providerKey" in cand.credential) {
     rec.providerKeyId = cand.credential.providerKey.id;
@@ -377,7 +393,7 @@ function metadata(s: Pick<Served, "run" | "cand" | "routing">, underlying: strin
     requested_provider: run.requestedProvider ?? "",
     used_model: cand.modelId,
     used_provider: cand.providerId,
-    used_region: cand.mapping.region ?? cand.provider.region ?? "",
+    used_region: cand.region,
     underlying_used_model: underlying,
     log_id: run.logId,
     organization_id: run.auth.organization.id,
@@ -414,7 +430,7 @@ function settleAndLog(s: Served, o: { usage: NormalizedUsage | null; totalPico: 
       ...baseLog(s.run),
       usedModel: s.cand.modelId,
       usedProvider: s.cand.providerId,
-      usedRegion: s.cand.mapping.region ?? s.cand.provider.region ?? null,
+      usedRegion: s.cand.region || null,
       statusCode: 200,
       usage: o.usage,
       costPico: o.totalPico,
@@ -459,7 +475,7 @@ function serveJson(s: Served, parsed: import("../../providers/types").ParsedComp
       provider: s.cand.providerId,
       model: s.cand.modelId,
       underlyingModel: underlying,
-      region: s.cand.mapping.region ?? s.cand.provider.region ?? null,
+      region: s.cand.region || null,
       usage: parsed.usage,
       storedAt: now,
       expiresAt: now + run.auth.project.cacheDurationSeconds * 1000,
@@ -518,7 +534,7 @@ function serveStream(
           provider: s.cand.providerId,
           model: s.cand.modelId,
           underlyingModel: underlying,
-          region: s.cand.mapping.region ?? s.cand.provider.region ?? null,
+          region: s.cand.region || null,
           usage,
           storedAt: now,
           expiresAt: now + run.auth.project.cacheDurationSeconds * 1000,

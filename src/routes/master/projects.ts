@@ -12,6 +12,7 @@ import { bumpKeyVersions, syncKeys } from "../../keys/sync";
 import { endKeyOAuth } from "../../oauth/tokens";
 import { publicProject } from "../../organizations/view";
 import type { Env } from "../../env";
+import { providerPreferencesSchema, type ProviderPreferences } from "../../routing/preferences";
 
 /** At most one year of response caching. */
 const MAX_CACHE_SECONDS = 365 * 24 * 3600;
@@ -21,8 +22,16 @@ const createBody = z.object({
   mode: z.enum(PROJECT_MODES).optional(),
   cachingEnabled: z.boolean().optional(),
   cacheDurationSeconds: z.number().int().min(1).max(MAX_CACHE_SECONDS).optional(),
+  /** Default routing preferences of requests that send no `provider` (null clears them). */
+  provider: providerPreferencesSchema.nullable().optional(),
 });
 const patchBody = createBody.partial().refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
+
+/** The API's `provider` is stored as `providerPreferences`. */
+function columnsOf<T extends { provider?: ProviderPreferences | null }>(body: T): Omit<T, "provider"> & { providerPreferences?: ProviderPreferences | null } {
+  const { provider, ...rest } = body;
+  return provider === undefined ? rest : { ...rest, providerPreferences: provider };
+}
 const idParam = z.object({ id: z.string().min(1) });
 
 /** A live (not deleted) project of this organization, or 404. */
@@ -42,7 +51,7 @@ projectRoutes.post("/", validateBody(createBody), async (c) => {
   const body = c.req.valid("json");
   const row = await getDb(c.env.DB)
     .insert(projects)
-    .values({ id: newId("proj"), organizationId: c.get("master").organizationId, ...body, createdAt: Date.now() })
+    .values({ id: newId("proj"), organizationId: c.get("master").organizationId, ...columnsOf(body), createdAt: Date.now() })
     .returning()
     .get();
   return c.json({ project: publicProject(row) }, 201);
@@ -67,8 +76,8 @@ projectRoutes.patch("/:id", validate("param", idParam), validateBody(patchBody),
   const current = await loadProject(c.env, orgId, c.req.valid("param").id);
   const body = c.req.valid("json");
   if (!Object.keys(body).length) return c.json({ project: publicProject(current) });
-  const row = await getDb(c.env.DB).update(projects).set(body).where(eq(projects.id, current.id)).returning().get();
-  // Mode and caching are part of every key's context in this project.
+  const row = await getDb(c.env.DB).update(projects).set(columnsOf(body)).where(eq(projects.id, current.id)).returning().get();
+  // Mode, caching and default routing preferences are part of every key's context in this project.
   await bumpKeyVersions(c.env, { projectId: current.id });
   return c.json({ project: publicProject(row ?? current) });
 });
