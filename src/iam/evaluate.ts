@@ -49,7 +49,7 @@ export interface AccessRequest {
 
 export type AccessDecision =
   | { allowed: true }
-  | { allowed: false; level: "team" | "member" | "key"; message: string; ruleType?: RuleType };
+  | { allowed: false; level: "organization" | "team" | "member" | "key"; message: string; ruleType?: RuleType };
 
 // ---------- compiled rules ----------
 
@@ -262,7 +262,21 @@ function bindingLayers(ctx: KeyContext): Array<[RuleLevel, readonly IamRuleRecor
   return out;
 }
 
+/** The organization's residency (`compliance.regions`): the same filter as an `allow_regions` rule, for every key. */
+function complianceRegionDecision(ctx: KeyContext, req: AccessRequest): AccessDecision | null {
+  const regions = ctx.organization.compliance.regions;
+  if (req.region === undefined || !regions?.length || regions.some((e) => regionMatches(e, req.region ?? ""))) return null;
+  const where = req.region ? `region '${req.region}'` : "a global endpoint (no region)";
+  return {
+    allowed: false,
+    level: "organization",
+    message: `Access denied: ${where} of provider '${req.provider}' is not in the organization's compliance regions (${regions.join(", ")}).`,
+  };
+}
+
 export function evaluateAccess(ctx: KeyContext, req: AccessRequest): AccessDecision {
+  const residency = complianceRegionDecision(ctx, req);
+  if (residency) return residency;
   const { rules } = ctx;
   if (rules.team.length === 0 && rules.member.length === 0 && rules.key.length === 0) return { allowed: true };
   for (const [level, layer] of bindingLayers(ctx)) {

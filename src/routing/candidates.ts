@@ -6,8 +6,8 @@
  *     JSON or structured output, multiple choices, streaming, context window, output cap);
  *  3. the organization's compliance policy allows the provider (noTraining, deniedProviders);
  *  4. a credential exists for the project's mode (credentials.ts);
- *  5. IAM allows it (evaluateAccess, per mapping and endpoint region);
- *  6. the caller's `provider` preferences keep it (preferences.ts: they only narrow).
+ *  5. the caller's `provider` preferences keep it (preferences.ts: they only narrow);
+ *  6. IAM allows it (evaluateAccess, per mapping and endpoint region).
  * A mapping is a candidate once per endpoint (src/routing/endpoints.ts): each (provider, region)
  * is checked, ranked and failed over on its own, and residency (compliance `regions`,
  * `allow_regions` / `deny_regions`) is decided per endpoint.
@@ -231,10 +231,12 @@ export function selectCandidates(env: Env, auth: KeyContext, resolved: ResolvedM
             : planCredential(env, auth.project.mode, c.providerId, auth.providerKeys, endpoint);
         if (!credential) rejections.push({ stage: 3, providerId: c.providerId, detail: auth.project.mode });
         else {
-          const decision = evaluateAccess(auth, { model: c.modelId, provider: c.providerId, free: c.free, clientIp, kind: "chat", region: c.region });
-          const dropped = decision.allowed && prefs ? preferenceGap(prefs, c.providerId, c.provider, c.mapping, needs.params ?? []) : null;
-          if (!decision.allowed) rejections.push({ stage: 4, providerId: c.providerId, detail: decision.message });
-          else if (dropped) rejections.push({ stage: 5, providerId: c.providerId, detail: dropped });
+          // Preferences before IAM: a provider the caller did not want is no IAM denial of theirs,
+          // while one they asked for that IAM denies answers with the rule's 403.
+          const dropped = prefs ? preferenceGap(prefs, c.providerId, c.provider, c.mapping, needs.params ?? []) : null;
+          const decision = dropped ? null : evaluateAccess(auth, { model: c.modelId, provider: c.providerId, free: c.free, clientIp, kind: "chat", region: c.region });
+          if (dropped) rejections.push({ stage: 4, providerId: c.providerId, detail: dropped });
+          else if (decision && !decision.allowed) rejections.push({ stage: 5, providerId: c.providerId, detail: decision.message });
           else eligible.push({ ...c, credential });
         }
       }
@@ -258,12 +260,12 @@ function selectionError(model: string, rejections: Rejection[], auth: KeyContext
   const at = rejections.filter((r) => r.stage === furthest);
   const providers = [...new Set(at.map((r) => r.providerId))].join(", ");
   switch (furthest) {
-    case 5: {
+    case 5:
+      return permissionDenied(at[0]?.detail ?? `Access to '${model}' is denied by an IAM rule.`);
+    case 4: {
       const why = [...new Set(at.map((r) => `${r.providerId}: ${r.detail}`))].join("; ");
       return badRequest(`No provider of '${model}' is left under the request's provider preferences (${why}).`, "provider", "no_provider_available");
     }
-    case 4:
-      return permissionDenied(at[0]?.detail ?? `Access to '${model}' is denied by an IAM rule.`);
     case 3:
       return auth.project.mode === "api-keys"
         ? badRequest(`No provider key is configured for ${providers} (model '${model}'); this project uses its own provider keys. Add one with POST /v1/master/provider-keys.`, "model", "no_provider_key")

@@ -83,3 +83,9 @@ export const isRegionEntry = (entry: string): boolean => isContinent(entry) || /
 export const regionFromEnvSuffix = (suffix: string): string => suffix.toLowerCase().replace(/_/g, "-");
 /** `eu-central-1` -> `EU_CENTRAL_1`. */
 export const envSuffixOfRegion = (region: string): string => region.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+
+/**
+ * The region of a mapping's default endpoint: what residency is judged on at the doors that use
+ * only the default endpoint (embeddings, images, moderations, the model listing).
+ */
+export const defaultRegion = (m: { region?: string }, provider: { region?: string } | undefined): string => normalRegion(m.region ?? provider?.region);
