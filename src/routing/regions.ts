@@ -14,7 +14,7 @@ export const isContinent = (v: string): v is Continent => (CONTINENTS as readonl
 /** Region -> continent. Broad codes (`us`, `eu`, `cn`) are the catalogue's fixed regions. */
 const REGION_CONTINENT: Readonly<Record<string, Continent>> = {
   // broad
-  us: "NA", eu: "EU", cn: "AS", jp: "AS", in: "AS", au: "OC", ca: "NA", uk: "EU",
+  us: "NA", eu: "EU", cn: "AS", jp: "AS", in: "AS", sg: "AS", au: "OC", ca: "NA", uk: "EU",
   // AWS
   "us-east-1": "NA", "us-east-2": "NA", "us-west-1": "NA", "us-west-2": "NA", "ca-central-1": "NA",
   "sa-east-1": "SA",
