@@ -28,7 +28,7 @@ import { estimatePromptTokens, requestedMaxTokens } from "../billing/estimate";
 import { planCredential, type CredentialPlan } from "./credentials";
 import type { ResolvedModel } from "./parse-model-id";
 import { endpointsOf, type Endpoint } from "./endpoints";
-import { regionMatches } from "./regions";
+import { regionMatches, type Continent } from "./regions";
 import { preferenceGap, sentParameters, type ProviderPreferences } from "./preferences";
 
 export interface Candidate {
@@ -65,6 +65,8 @@ export interface RequestNeeds {
   preferences?: ProviderPreferences | null;
   /** Parameters the request sent that a provider could drop (`require_parameters`). */
   params?: string[];
+  /** The caller's continent (ranking's distance prior, candidate-stats.ts); null or absent: unknown. */
+  callerContinent?: Continent | null;
 }
 
 /** Wire formats that can return several choices (`n > 1`). */

@@ -12,6 +12,7 @@ import { ApiError, badRequest } from "../errors/api-error";
 import type { ChatRequest } from "../providers/types";
 import { parseModelId, type ResolvedModel } from "./parse-model-id";
 import { selectCandidates, type Selection } from "./candidates";
+import type { Continent } from "./regions";
 
 /** What a resolved model names, so the same model is not planned twice. */
 const identity = (r: ResolvedModel): string =>
@@ -45,8 +46,10 @@ export function selectWithFallbacks(
   fallbacks: readonly ResolvedModel[],
   req: ChatRequest,
   clientIp: string | null,
+  callerContinent: Continent | null = null,
 ): Selection {
   const primary = selectCandidates(env, auth, resolved, req, clientIp);
+  primary.needs.callerContinent = callerContinent;
   if (!fallbacks.length) return primary;
   const candidates = primary.ok ? [...primary.candidates] : [];
   const now = Date.now();

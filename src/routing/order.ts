@@ -77,12 +77,14 @@ function orderOneModel(candidates: readonly Candidate[], needs: RequestNeeds, op
   const ranked = (list: readonly Candidate[]) =>
     prefs?.sort ? sortedBy(list, needs, prefs.sort, opts) : rankByScore(list, needs, opts);
 
-  const pinned = candidates.find((c) => c.pinned);
+  // The pinned mapping's endpoints (one per region), best first: they fail over among themselves.
+  const pinnedEndpoints = ranked(candidates.filter((c) => c.pinned));
+  const pinned = pinnedEndpoints[0];
   if (pinned) {
     if (opts.noFallback) return [pinned];
     const { uptime, samples = 0 } = opts.stats(pinned);
-    if (uptime >= PINNED_FAILOVER_UPTIME || samples < PINNED_MIN_SAMPLES) return [pinned];
-    const better = ranked(candidates.filter((c) => c !== pinned && opts.stats(c).uptime > uptime)).slice(0, MAX_ATTEMPTS - 1);
+    if (uptime >= PINNED_FAILOVER_UPTIME || samples < PINNED_MIN_SAMPLES) return pinnedEndpoints.slice(0, MAX_ATTEMPTS);
+    const better = ranked(candidates.filter((c) => !c.pinned && opts.stats(c).uptime > uptime)).slice(0, MAX_ATTEMPTS - 1);
     const random = opts.random ?? Math.random;
     if (better.length && random() < opts.pinnedProbeRate) return [pinned, ...better];
     return [...better, pinned];

@@ -89,3 +89,31 @@ export const envSuffixOfRegion = (region: string): string => region.toUpperCase(
  * only the default endpoint (embeddings, images, moderations, the model listing).
  */
 export const defaultRegion = (m: { region?: string }, provider: { region?: string } | undefined): string => normalRegion(m.region ?? provider?.region);
+
+/**
+ * The caller's continent: the request's `cf.continent` (Cloudflare's edge sets it); outside
+ * production the `x-debug-caller-continent` header overrides it, so tests and benchmarks can play
+ * callers anywhere. Null when unknown (then routing applies no distance prior).
+ */
+export function callerContinent(request: Request, production: boolean): Continent | null {
+  if (!production) {
+    const debug = request.headers.get("x-debug-caller-continent")?.trim().toUpperCase();
+    if (debug && isContinent(debug)) return debug;
+  }
+  const cf = (request as Request & { cf?: { continent?: unknown } }).cf;
+  const c = typeof cf?.continent === "string" ? cf.continent.toUpperCase() : "";
+  return isContinent(c) ? c : null;
+}
+
+/** Time to first token added for distance when ranking, until per-continent evidence exists. */
+export const NEAR_PRIOR_MS = 20;
+export const GLOBAL_PRIOR_MS = 60;
+export const FAR_PRIOR_MS = 150;
+
+/** The distance prior of an endpoint for a caller: same continent near, a global endpoint between, others far. */
+export function distancePriorMs(caller: Continent | null, region: string): number {
+  if (!caller) return 0;
+  const c = continentOf(region);
+  if (!c) return GLOBAL_PRIOR_MS;
+  return c === caller ? NEAR_PRIOR_MS : FAR_PRIOR_MS;
+}

@@ -12,7 +12,7 @@ import type { ChatRequest } from "../../providers/types";
 import type { Candidate, RequestNeeds, Selection } from "../../routing/candidates";
 import { orderCandidates } from "../../routing/order";
 import { explorationRate, pinnedProbeRate } from "../../routing/score";
-import { routeStats } from "../../routing/live-metrics";
+import { candidateStats } from "../../routing/candidate-stats";
 import { cacheKey, isCacheable, readCache, type CachedAnswer } from "../../cache/response-cache";
 import { earlyAllowed, startEarly as startEarlyCall, type EarlyCall as GenericEarlyCall } from "../../billing/early-call";
 import { runAttempt, type AttemptResult } from "./attempt";
@@ -47,7 +47,7 @@ export const planFor = (env: Env, headers: Headers, candidates: Candidate[], nee
     noFallback: (headers.get("x-no-fallback") ?? "").trim().toLowerCase() === "true",
     explorationRate: explorationRate(env),
     pinnedProbeRate: pinnedProbeRate(env),
-    stats: (c) => routeStats(c.providerId, c.modelId),
+    stats: (c) => candidateStats(c, needs.callerContinent),
   });
 
 /** What ran while admission is asked: the cache read, then (no hit) the plan and its first attempt. */

@@ -191,7 +191,7 @@ async function execute(run: Run): Promise<Response> {
   const req = parsed.req;
   let resolved = parsed.resolved;
   let fallbacks = parsed.fallbacks;
-  let selection: Selection = selectWithFallbacks(env, run.auth, resolved, fallbacks, req, run.input.clientIp);
+  let selection: Selection = selectWithFallbacks(env, run.auth, resolved, fallbacks, req, run.input.clientIp, run.input.callerContinent);
   maybeRefreshMetrics(env, waitUntil);
   const stream = req.stream === true;
   const keyId = run.auth.key.id;
@@ -234,7 +234,7 @@ async function execute(run: Run): Promise<Response> {
     run.auth = admission.context;
     resolved = resolve(run.auth, req);
     fallbacks = resolveFallbacks(run.auth, req, resolved);
-    selection = selectWithFallbacks(env, run.auth, resolved, fallbacks, req, run.input.clientIp);
+    selection = selectWithFallbacks(env, run.auth, resolved, fallbacks, req, run.input.clientIp, run.input.callerContinent);
   }
   // Settled with the request, whatever happens next (released when nothing was credit-paid).
   const credits = credit ? await credit : null;
