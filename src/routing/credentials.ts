@@ -56,7 +56,7 @@ export function planCredential(
 ): CredentialPlan | null {
   const region = endpoint.isDefault ? {} : { region: endpoint.region };
   if (mode !== "credits") {
-    const own = keysForEndpoint(providerKeys, providerId, endpoint.region);
+    const own = keysForEndpoint(providerKeys, providerId, endpoint.region, endpoint.isDefault);
     const chosen = pickKey(own, new Set(), random);
     if (chosen) return { source: "byok", providerId, providerKey: chosen, ...region, ...(own.length > 1 ? { keys: own } : {}) };
   }

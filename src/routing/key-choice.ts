@@ -16,10 +16,14 @@ export const KEY_COOLDOWN_MS = 30_000;
 
 const coolingUntil = new Map<string, number>();
 
-/** The organization's keys of a provider that may serve an endpoint in `region`. */
-export function keysForEndpoint(keys: readonly ProviderKeyRecord[], providerId: string, region: string): ProviderKeyRecord[] {
+/**
+ * The organization's keys of a provider that may serve an endpoint in `region`: a key with that
+ * region, or one without a region (any endpoint), unless it has its own base URL (which is one
+ * place: it serves only the default endpoint, so no other region is claimed for it).
+ */
+export function keysForEndpoint(keys: readonly ProviderKeyRecord[], providerId: string, region: string, isDefault = true): ProviderKeyRecord[] {
   const r = normalRegion(region);
-  return keys.filter((k) => k.provider === providerId && (!k.region || normalRegion(k.region) === r));
+  return keys.filter((k) => k.provider === providerId && (k.region ? normalRegion(k.region) === r : isDefault || !k.baseUrl));
 }
 
 const weightOf = (k: ProviderKeyRecord): number => (k.weight && k.weight > 0 ? k.weight : 1);
