@@ -14,6 +14,7 @@ import { bumpKeyVersions } from "../keys/sync";
 import { publicOrganization } from "../organizations/view";
 import { assertWithinCeilings, organizationRateFields, perMinute } from "../rate-limits/plans";
 import { otlpExportView, setOtlpExport } from "../integrations/otlp";
+import { isRegionEntry } from "../routing/regions";
 
 export const organizationPatchBody = z.object({
   compliance: z
@@ -24,6 +25,11 @@ export const organizationPatchBody = z.object({
       strictPolicy: z.boolean().optional(),
       /** Mask e-mail addresses, phone and card numbers in stored request bodies (src/usage/redact.ts). */
       redactBodies: z.boolean().optional(),
+      /** Residency for every key: regions (`eu-central-1`) or continent codes (`EU`); `[]` lifts it. */
+      regions: z
+        .array(z.string().trim().refine(isRegionEntry, "must be a region (lower case, e.g. 'eu-central-1') or a continent code (NA, SA, EU, AF, AS, OC)"))
+        .max(100)
+        .optional(),
     })
     .optional(),
   notifications: z
@@ -83,6 +89,7 @@ export async function updateOrganization(env: Env, orgId: string, body: Organiza
   if (body.observability !== undefined) await setOtlpExport(env, orgId, body.observability);
   const compliance = { ...current.compliance, ...body.compliance };
   if (compliance.deniedProviders) compliance.deniedProviders = [...new Set(compliance.deniedProviders)];
+  if (compliance.regions) compliance.regions = [...new Set(compliance.regions)];
   const { lowCreditsThreshold, ...notificationPatch } = body.notifications ?? {};
   const notifications: NotificationSettings = { ...current.notifications, ...notificationPatch };
   if (lowCreditsThreshold === null) delete notifications.lowCreditsThreshold;

@@ -11,6 +11,7 @@ import { notFound } from "../errors/api-error";
 import { newId } from "../lib/ids";
 import { bumpKeyVersions } from "../keys/sync";
 import { publicProject } from "../organizations/view";
+import { providerPreferencesSchema, type ProviderPreferences } from "../routing/preferences";
 
 /** At most one year of response caching. */
 export const MAX_CACHE_SECONDS = 365 * 24 * 3600;
@@ -30,10 +31,18 @@ export const projectCreateBody = z.object({
   timeoutMs: z.number().int().min(100).max(MAX_TIMEOUT_MS).nullable().optional(),
   /** Start the next candidate when the first is late (src/routes/chat/hedge.ts). */
   hedging: z.boolean().optional(),
+  /** Default routing preferences of requests that send no `provider` (null clears them). */
+  provider: providerPreferencesSchema.nullable().optional(),
 });
 export const projectPatchBody = projectCreateBody.partial().refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
 export type ProjectCreate = z.infer<typeof projectCreateBody>;
 export type ProjectPatch = z.infer<typeof projectPatchBody>;
+
+/** The API's `provider` is stored as `providerPreferences`. */
+function columnsOf<T extends { provider?: ProviderPreferences | null }>(body: T): Omit<T, "provider"> & { providerPreferences?: ProviderPreferences | null } {
+  const { provider, ...rest } = body;
+  return provider === undefined ? rest : { ...rest, providerPreferences: provider };
+}
 
 /** A live (not deleted) project of this organization, or 404. */
 export async function loadProject(env: Env, organizationId: string, id: string) {
@@ -50,7 +59,7 @@ export async function createProject(env: Env, organizationId: string, body: Proj
   // The column's SQL default predates the opt-in; the insert says it (see schema.ts).
   const row = await getDb(env.DB)
     .insert(projects)
-    .values({ id: newId("proj"), organizationId, ...body, cachingEnabled: body.cachingEnabled ?? false, createdAt: Date.now() })
+    .values({ id: newId("proj"), organizationId, ...columnsOf(body), cachingEnabled: body.cachingEnabled ?? false, createdAt: Date.now() })
     .returning()
     .get();
   return publicProject(row);
@@ -59,8 +68,8 @@ export async function createProject(env: Env, organizationId: string, body: Proj
 export async function updateProject(env: Env, organizationId: string, id: string, body: ProjectPatch) {
   const current = await loadProject(env, organizationId, id);
   if (!Object.keys(body).length) return publicProject(current);
-  const row = await getDb(env.DB).update(projects).set(body).where(eq(projects.id, current.id)).returning().get();
-  // Mode, caching, body logging and timeouts are part of every key's context in this project.
+  const row = await getDb(env.DB).update(projects).set(columnsOf(body)).where(eq(projects.id, current.id)).returning().get();
+  // Mode, caching, body logging, timeouts and routing defaults are part of every key's context in this project.
   await bumpKeyVersions(env, { projectId: current.id });
   return publicProject(row ?? current);
 }

@@ -2,7 +2,8 @@
  * The organization's own provider credentials (BYOK), shared by `/v1/master/provider-keys` and the
  * session API (`/api/provider-keys`). The token is encrypted at rest (AES-GCM under a key derived
  * from KEY_HASH_SECRET) and never returned, only `tokenHint`. A key is edited in place (new token,
- * base URL, label); its provider is fixed.
+ * base URL, label, weight, region); its provider is fixed. An organization may hold several keys
+ * of one provider: requests spread over them by `weight` (src/routing/key-choice.ts).
  */
 import { and, eq } from "drizzle-orm";
 import * as z from "zod";
@@ -25,6 +26,10 @@ export const providerKeyCreateBody = z.object({
   token: z.string().trim().min(1).max(8192),
   baseUrl: z.string().trim().min(1).max(2048).optional(),
   label: z.string().trim().min(1).max(200).optional(),
+  /** Share of the provider's requests relative to the organization's other keys for it (default 1). */
+  weight: z.number().int().positive().max(1_000_000).optional(),
+  /** The region whose endpoint this key serves (`eu-central-1`, `eu`, ...); absent: every endpoint. */
+  region: z.string().trim().regex(/^[a-z][a-z0-9-]{1,40}$/, "must be a provider region in lower case, e.g. 'eu-central-1'").optional(),
 });
 
 /** What an edit may change: a new token, and the base URL and label (`null` clears them). */
@@ -33,8 +38,10 @@ export const providerKeyPatchBody = z
     token: providerKeyCreateBody.shape.token.optional(),
     baseUrl: z.string().trim().min(1).max(2048).nullable().optional(),
     label: z.string().trim().min(1).max(200).nullable().optional(),
+    weight: providerKeyCreateBody.shape.weight,
+    region: providerKeyCreateBody.shape.region.unwrap().nullable().optional(),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update: send token, baseUrl or label" });
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update: send token, baseUrl, label, weight or region" });
 
 /** Unknown-field hints for the edit body (validateBody). */
 export const PROVIDER_KEY_PATCH_HINTS = { provider: "A provider key's provider cannot change: add a key for the other provider and delete this one." };
@@ -46,6 +53,8 @@ const view = (r: ProviderKeyRow) => ({
   provider: r.provider,
   label: r.label,
   baseUrl: r.baseUrl,
+  weight: r.weight,
+  region: r.region,
   tokenHint: r.tokenHint,
   createdAt: new Date(r.createdAt).toISOString(),
 });
@@ -71,6 +80,8 @@ export async function createProviderKey(env: Env, organizationId: string, body: 
       provider: body.provider,
       label: body.label ?? null,
       baseUrl: body.baseUrl ?? null,
+      weight: body.weight ?? 1,
+      region: body.region ?? null,
       ...(await sealToken(env, body.token)),
       createdAt: Date.now(),
     })
@@ -91,7 +102,9 @@ export async function listProviderKeys(env: Env, organizationId: string) {
  * ciphertext, Vertex tokens by a digest of the secret: an edited key never hits an old entry).
  */
 export async function updateProviderKey(env: Env, organizationId: string, id: string, body: z.infer<typeof providerKeyPatchBody>) {
-  const changes: Partial<Pick<ProviderKeyRow, "baseUrl" | "label" | "tokenCiphertext" | "tokenHint">> = {};
+  const changes: Partial<Pick<ProviderKeyRow, "baseUrl" | "label" | "tokenCiphertext" | "tokenHint" | "weight" | "region">> = {};
+  if (body.weight !== undefined) changes.weight = body.weight;
+  if (body.region !== undefined) changes.region = body.region;
   if (body.baseUrl !== undefined) {
     if (body.baseUrl !== null) assertUpstreamUrl(env, body.baseUrl);
     changes.baseUrl = body.baseUrl;

@@ -14,6 +14,7 @@ import { evaluateAccess } from "../iam/evaluate";
 import { isDeactivated, isDeprecated, isFreeMapping, listModels } from "./index";
 import { PROVIDERS } from "./providers";
 import type { ModelDefinition, ProviderId, ProviderMapping } from "./types";
+import { defaultRegion } from "../routing/regions";
 
 export interface CatalogQuery {
   includeDeactivated: boolean;
@@ -80,7 +81,7 @@ export function keyedMappingFilter(env: Env, ctx: KeyContext, clientIp: string |
       available.set(m.providerId, ok);
     }
     if (!ok) return false;
-    return evaluateAccess(ctx, { model: model.id, provider: m.providerId, free: isFreeMapping(model, m), clientIp, kind: "catalog" }).allowed;
+    return evaluateAccess(ctx, { model: model.id, provider: m.providerId, free: isFreeMapping(model, m), clientIp, kind: "catalog", region: defaultRegion(m, provider) }).allowed;
   };
 }
 
@@ -97,6 +98,8 @@ export function visibleCustomModels(ctx: KeyContext, clientIp: string | null, is
       free: isFree(cm),
       clientIp,
       kind: "catalog",
+      // A custom provider's endpoint has no known region (residency cannot be promised for it).
+      region: "",
     }).allowed;
   });
 }

@@ -56,6 +56,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://aiplatform.googleapis.com",
     trainsOnApiData: false,
     region: "global",
+    regionSetting: "GOOGLE_VERTEX_LOCATION",
   },
   "aws-bedrock": {
     id: "aws-bedrock",
@@ -64,6 +65,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     baseUrl: "https://bedrock-runtime.us-east-1.amazonaws.com",
     trainsOnApiData: false,
     region: "us-east-1",
+    regionSetting: "AWS_BEDROCK_REGION",
   },
   azure: {
     id: "azure",

@@ -41,6 +41,11 @@ export interface ProviderInfo {
   trainsOnApiData: boolean;
   /** Region reported in `metadata.used_region` when the provider has a fixed one. */
   region?: string;
+  /**
+   * The provider setting that names the region a request is served in (`AWS_BEDROCK_REGION`,
+   * `GOOGLE_VERTEX_LOCATION`): a regional endpoint (`<ID>_BASE_URL__<REGION>`) sets it to its region.
+   */
+  regionSetting?: string;
   /** Offers `/moderations` (OpenAI wire format). */
   moderation?: boolean;
   quirks?: OpenAICompatQuirks;

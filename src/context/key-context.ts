@@ -34,6 +34,7 @@ import {
 } from "../db/schema";
 import { effectiveMemberLimits, type MemberLimits } from "../members/limits";
 import { noteConfirmed } from "./policy-freshness";
+import type { ProviderPreferences } from "../routing/preferences";
 
 export interface KeyRecord {
   id: string;
@@ -88,6 +89,10 @@ export interface ProviderKeyRecord {
   label: string | null;
   baseUrl: string | null;
   tokenCiphertext: string;
+  /** Share of the provider's requests (positive; 1 when not set). */
+  weight?: number;
+  /** The region whose endpoint this key serves; null or absent: every endpoint. */
+  region?: string | null;
 }
 
 export interface KeyContext {
@@ -117,6 +122,8 @@ export interface KeyContext {
     hedging?: boolean;
     /** Request and response bodies kept with the record (src/usage/bodies.ts). */
     logBodies: boolean;
+    /** Default `provider` preferences for requests that send none; absent or null: none. */
+    providerPreferences?: ProviderPreferences | null;
   };
   /** The member who created the key (member and team rules apply through them). */
   member: {
@@ -293,6 +300,7 @@ function contextOf(h: HeadRow, { teamRows, ruleRows, cps, cms, pks }: DetailRows
       timeoutMs: h.project.timeoutMs,
       hedging: h.project.hedging,
       logBodies: h.project.logBodies,
+      providerPreferences: h.project.providerPreferences ?? null,
     },
     member: {
       id: h.member.id,
@@ -315,7 +323,7 @@ function contextOf(h: HeadRow, { teamRows, ruleRows, cps, cms, pks }: DetailRows
       contextLength: m.contextLength,
       capabilities: m.capabilities,
     })),
-    providerKeys: pks.map((p) => ({ id: p.id, provider: p.provider, label: p.label, baseUrl: p.baseUrl, tokenCiphertext: p.tokenCiphertext })),
+    providerKeys: pks.map((p) => ({ id: p.id, provider: p.provider, label: p.label, baseUrl: p.baseUrl, tokenCiphertext: p.tokenCiphertext, weight: p.weight, region: p.region })),
     loadedAt: Date.now(),
   };
 }

@@ -6,6 +6,7 @@ import type { RuleLevel, RuleType, RuleValue } from "../db/schema";
 import { compileLayer, evaluateLayer, type AccessRequest } from "../iam/evaluate";
 import { FIELD_OF } from "../iam/rule-body";
 import { listModels } from "../catalog";
+import { isContinent } from "../routing/regions";
 
 /** Addresses an allowed-range rule is shown refusing (the first one outside the ranges); the client script uses the same list. */
 export const OUTSIDE_IPS = ["203.0.113.7", "198.51.100.7", "2001:db8::7", "192.0.2.7"];
@@ -23,8 +24,17 @@ function samples(ruleType: RuleType, v: RuleValue): Array<Partial<AccessRequest>
       return [{ free: allow ? v.pricingType !== "free" : v.pricingType === "free" }];
     case "ipCidrs":
       return allow ? OUTSIDE_IPS.map((clientIp) => ({ clientIp })) : [{ clientIp: (v.ipCidrs?.[0] ?? "10.0.0.0/8").split("/")[0] ?? null }];
+    case "regions": {
+      const first = v.regions?.[0] ?? "EU";
+      return allow ? SAMPLE_REGIONS.map((region) => ({ region })) : [{ region: isContinent(first) ? (CONTINENT_SAMPLE[first] ?? first) : first }];
+    }
   }
 }
+
+/** Regions an allowed-regions rule is shown refusing (the first one outside the list). */
+const SAMPLE_REGIONS = ["ap-south-1", "us-east-1", "eu-central-1", ""];
+/** A region of each continent, for a denied continent's preview. */
+const CONTINENT_SAMPLE: Record<string, string> = { NA: "us-east-1", SA: "sa-east-1", EU: "eu-central-1", AF: "af-south-1", AS: "ap-northeast-1", OC: "ap-southeast-2" };
 
 /** `Access denied: ... (ruleType), by ...` or null when no sample is refused. */
 export function denialPreview(level: RuleLevel, ruleType: RuleType, ruleValue: RuleValue): string | null {
@@ -46,6 +56,8 @@ export const SAMPLE_VALUES: Record<RuleType, RuleValue> = {
   deny_pricing: { pricingType: "paid" },
   allow_ip_cidrs: { ipCidrs: ["10.0.0.0/8"] },
   deny_ip_cidrs: { ipCidrs: ["10.0.0.0/8"] },
+  allow_regions: { regions: ["EU"] },
+  deny_regions: { regions: ["us-east-1"] },
 };
 
 /**
@@ -62,6 +74,8 @@ export const PREVIEW_SAMPLE: Record<RuleType, string> = {
   deny_pricing: "paid",
   allow_ip_cidrs: "203.0.113.7",
   deny_ip_cidrs: "10.0.0.0",
+  allow_regions: "ap-south-1",
+  deny_regions: "us-east-1",
 };
 
 /**

@@ -8,6 +8,7 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { ProviderPreferences } from "../routing/preferences";
 
 export const PLANS = ["free", "pro", "enterprise"] as const;
 export const ROLES = ["owner", "admin", "developer"] as const;
@@ -26,6 +27,8 @@ export const RULE_TYPES = [
   "deny_pricing",
   "allow_ip_cidrs",
   "deny_ip_cidrs",
+  "allow_regions",
+  "deny_regions",
 ] as const;
 
 export type Plan = (typeof PLANS)[number];
@@ -48,6 +51,8 @@ export interface CompliancePolicy {
   strictPolicy?: boolean;
   /** Stored request and response bodies have e-mail addresses, phone and card numbers masked. */
   redactBodies?: boolean;
+  /** Residency: only endpoints in these regions or continents (`eu-central-1`, `EU`); global endpoints excluded. */
+  regions?: string[];
 }
 
 export interface NotificationSettings {
@@ -66,6 +71,8 @@ export interface RuleValue {
   providers?: string[];
   pricingType?: "free" | "paid";
   ipCidrs?: string[];
+  /** Regions (`eu-central-1`) or continent codes (`EU`) of `allow_regions` / `deny_regions`. */
+  regions?: string[];
 }
 
 const createdAt = () => integer("created_at", { mode: "number" }).notNull().default(sql`(unixepoch() * 1000)`);
@@ -163,6 +170,8 @@ export const projects = sqliteTable("projects", {
   timeoutMs: integer("timeout_ms", { mode: "number" }),
   /** Hedged requests: a second candidate starts when the first is slow to its first token. */
   hedging: integer("hedging", { mode: "boolean" }).notNull().default(false),
+  /** Default `provider` routing preferences of requests that send none (src/routing/preferences.ts); null: none. */
+  providerPreferences: text("provider_preferences", { mode: "json" }).$type<ProviderPreferences>(),
   isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
   /** Keep each request's body and answer in R2 beside its record (src/usage/bodies.ts). */
   logBodies: integer("log_bodies", { mode: "boolean" }).notNull().default(false),
@@ -326,6 +335,10 @@ export const providerKeys = sqliteTable("provider_keys", {
   baseUrl: text("base_url"),
   tokenCiphertext: text("token_ciphertext").notNull(),
   tokenHint: text("token_hint").notNull(),
+  /** Share of the provider's requests this key takes, relative to the others' weights. */
+  weight: integer("weight", { mode: "number" }).notNull().default(1),
+  /** The region whose endpoint this key serves (src/routing/endpoints.ts); null: every endpoint. */
+  region: text("region"),
   createdAt: createdAt(),
 }, (t) => [index("provider_keys_org_provider_idx").on(t.organizationId, t.provider)]);
 

@@ -30,6 +30,7 @@ import { writeRequestLog } from "../usage/log-queue";
 import type { RequestLogInput } from "../usage/request-log";
 import { embeddingAdapterFor, toBase64Float32, type EmbeddingInput } from "./adapters";
 import type { EmbeddingsRequest } from "./schema";
+import { defaultRegion } from "../routing/regions";
 
 interface Candidate {
   provider: ProviderInfo;
@@ -49,7 +50,7 @@ function selectCandidates(input: GatewayRequest, auth: KeyContext, model: ModelD
     if ((policy.noTraining && provider.trainsOnApiData) || (policy.deniedProviders ?? []).includes(m.providerId)) continue;
     const credential = planCredential(input.env, auth.project.mode, m.providerId, auth.providerKeys);
     if (!credential) continue;
-    const decision = evaluateAccess(auth, { model: model.id, provider: m.providerId, free: isFreeMapping(model, m), clientIp: input.clientIp, kind: "chat" });
+    const decision = evaluateAccess(auth, { model: model.id, provider: m.providerId, free: isFreeMapping(model, m), clientIp: input.clientIp, kind: "chat", region: defaultRegion(m, provider) });
     if (!decision.allowed) {
       denial ??= decision.message;
       continue;

@@ -28,6 +28,7 @@ import { imageAdapterFor } from "./providers";
 import type { GeneratedImage, ImageAdapter, ImageUpstreamResult, ImageUsage } from "./providers/types";
 import { fetchJson, UpstreamFailure } from "./upstream";
 import { safely, writeGenerationLog, type GenerationLog } from "./log";
+import { defaultRegion } from "../routing/regions";
 
 export const DEFAULT_IMAGE_MODEL = "qwen-image-3.0";
 export const DEFAULT_IMAGE_SIZE = "1024x1024";
@@ -257,7 +258,7 @@ async function usableCandidates(input: GenerationDeps, ctx: KeyContext, resolved
   const { model } = resolved;
   let denial: string | null = null;
   const allowed = resolved.candidates.filter((c) => {
-    const d = evaluateAccess(ctx, { model: model.id, provider: c.mapping.providerId, free: isFreeMapping(model, c.mapping), clientIp: input.clientIp, kind: "image" });
+    const d = evaluateAccess(ctx, { model: model.id, provider: c.mapping.providerId, free: isFreeMapping(model, c.mapping), clientIp: input.clientIp, kind: "image", region: defaultRegion(c.mapping, getProvider(c.mapping.providerId)) });
     if (!d.allowed) denial ??= d.message;
     return d.allowed;
   });

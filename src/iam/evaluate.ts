@@ -18,11 +18,16 @@
  *
  * Rule arrays are compiled once (CIDRs parsed, lists turned into sets) and cached in a WeakMap keyed
  * by the array, which lives as long as the cached KeyContext.
+ *
+ * Residency (`allow_regions` / `deny_regions`) applies to requests that name the serving endpoint's
+ * region (every door that calls a provider, and the catalogue); an entry is a region or a continent
+ * code, and under `allow_regions` a global endpoint matches nothing (src/routing/regions.ts).
  */
 import type { KeyContext, IamRuleRecord } from "../context/key-context";
 import type { RuleLevel, RuleType } from "../db/schema";
 import { permissionDenied } from "../errors/api-error";
 import { ipInCidr, parseCidr, parseIp, type Cidr, type IpAddress } from "./cidr";
+import { regionMatches } from "../routing/regions";
 
 export interface AccessRequest {
   /** Canonical model id, or `<customProvider>/<model>` for custom models. */
@@ -35,11 +40,16 @@ export interface AccessRequest {
   clientIp: string | null;
   /** Moderation requests skip model and pricing rules. */
   kind: "chat" | "image" | "video" | "moderation" | "catalog";
+  /**
+   * The region of the endpoint that would serve (`""` for a global one; src/routing/regions.ts).
+   * Absent: the request is not region-scoped, and `allow_regions` / `deny_regions` do not apply.
+   */
+  region?: string;
 }
 
 export type AccessDecision =
   | { allowed: true }
-  | { allowed: false; level: "team" | "member" | "key"; message: string; ruleType?: RuleType };
+  | { allowed: false; level: "organization" | "team" | "member" | "key"; message: string; ruleType?: RuleType };
 
 // ---------- compiled rules ----------
 
@@ -59,6 +69,8 @@ interface CompiledLayer {
   denyPricing: Set<"free" | "paid"> | null;
   allowIp: Cidr[] | null;
   denyIp: Cidr[] | null;
+  allowRegions: string[] | null;
+  denyRegions: string[] | null;
 }
 
 const compiledLayers = new WeakMap<readonly IamRuleRecord[], CompiledLayer>();
@@ -103,6 +115,8 @@ export function compileLayer(rules: readonly IamRuleRecord[]): CompiledLayer {
     denyPricing: null,
     allowIp: null,
     denyIp: null,
+    allowRegions: null,
+    denyRegions: null,
   };
   for (const r of rules) {
     const v = r.ruleValue;
@@ -130,6 +144,12 @@ export function compileLayer(rules: readonly IamRuleRecord[]): CompiledLayer {
         break;
       case "deny_ip_cidrs":
         l.denyIp = addCidrs(l.denyIp, v.ipCidrs ?? []);
+        break;
+      case "allow_regions":
+        l.allowRegions = [...(l.allowRegions ?? []), ...(v.regions ?? [])];
+        break;
+      case "deny_regions":
+        l.denyRegions = [...(l.denyRegions ?? []), ...(v.regions ?? [])];
         break;
     }
   }
@@ -191,11 +211,18 @@ export function evaluateLayer(level: RuleLevel, l: CompiledLayer, req: AccessReq
   if (scoped && l.denyPricing?.has(pricing)) return deny(level, "deny_pricing", `${pricing} models are denied`);
   const deniedIp = denyIpDecision(level, l, ip);
   if (deniedIp) return deniedIp;
+  if (req.region !== undefined && l.denyRegions?.some((e) => regionMatches(e, req.region ?? ""))) {
+    return deny(level, "deny_regions", `region '${req.region}' of provider '${req.provider}' is denied`);
+  }
 
   // Every configured allow type must be satisfied.
   if (scoped && l.allowModels && !modelMatches(l.allowModels, req)) return deny(level, "allow_models", `model '${req.model}' is not in the allowed models`);
   if (l.allowProviders && !providerMatches(l.allowProviders, req.provider)) return deny(level, "allow_providers", `provider '${req.provider}' is not in the allowed providers`);
   if (scoped && l.allowPricing && !l.allowPricing.has(pricing)) return deny(level, "allow_pricing", `${pricing} models are not allowed`);
+  if (req.region !== undefined && l.allowRegions && !l.allowRegions.some((e) => regionMatches(e, req.region ?? ""))) {
+    const where = req.region ? `region '${req.region}'` : "a global endpoint (no region)";
+    return deny(level, "allow_regions", `${where} of provider '${req.provider}' is not in the allowed regions (${l.allowRegions.join(", ")})`);
+  }
   return allowIpDecision(level, l, ip);
 }
 
@@ -235,7 +262,21 @@ function bindingLayers(ctx: KeyContext): Array<[RuleLevel, readonly IamRuleRecor
   return out;
 }
 
+/** The organization's residency (`compliance.regions`): the same filter as an `allow_regions` rule, for every key. */
+function complianceRegionDecision(ctx: KeyContext, req: AccessRequest): AccessDecision | null {
+  const regions = ctx.organization.compliance.regions;
+  if (req.region === undefined || !regions?.length || regions.some((e) => regionMatches(e, req.region ?? ""))) return null;
+  const where = req.region ? `region '${req.region}'` : "a global endpoint (no region)";
+  return {
+    allowed: false,
+    level: "organization",
+    message: `Access denied: ${where} of provider '${req.provider}' is not in the organization's compliance regions (${regions.join(", ")}).`,
+  };
+}
+
 export function evaluateAccess(ctx: KeyContext, req: AccessRequest): AccessDecision {
+  const residency = complianceRegionDecision(ctx, req);
+  if (residency) return residency;
   const { rules } = ctx;
   if (rules.team.length === 0 && rules.member.length === 0 && rules.key.length === 0) return { allowed: true };
   for (const [level, layer] of bindingLayers(ctx)) {

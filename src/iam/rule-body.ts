@@ -1,12 +1,13 @@
 /**
  * IAM rule bodies (contract section 4): `{ruleType, ruleValue, status?}`. `ruleValue` must carry
- * exactly the field of its type: models / providers / pricingType / ipCidrs. CIDRs are parsed
+ * exactly the field of its type: models / providers / pricingType / ipCidrs / regions. CIDRs are parsed
  * strictly (src/iam/cidr.ts); a single address must be written /32 or /128.
  */
 import * as z from "zod";
 import { RULE_TYPES, type RuleType, type RuleValue } from "../db/schema";
 import { PROVIDER_IDS } from "../catalog/types";
 import { parseCidr } from "./cidr";
+import { isRegionEntry } from "../routing/regions";
 
 export type RuleField = Exclude<keyof RuleValue, "canonicalModels">;
 
@@ -19,6 +20,8 @@ export const FIELD_OF: Record<RuleType, RuleField> = {
   deny_pricing: "pricingType",
   allow_ip_cidrs: "ipCidrs",
   deny_ip_cidrs: "ipCidrs",
+  allow_regions: "regions",
+  deny_regions: "regions",
 };
 
 export const isIpRule = (t: RuleType): boolean => FIELD_OF[t] === "ipCidrs";
@@ -41,6 +44,11 @@ const ruleValueSchema = z.strictObject({
     .optional(),
   pricingType: z.enum(["free", "paid"]).optional(),
   ipCidrs: entryList("CIDR").optional(),
+  regions: entryList("region")
+    .refine((list) => list.every(isRegionEntry), {
+      message: "each entry is a region (lower case, e.g. 'eu-central-1') or a continent code (NA, SA, EU, AF, AS, OC)",
+    })
+    .optional(),
 });
 
 const statusSchema = z.enum(["active", "inactive"]);
@@ -105,5 +113,7 @@ export function normalizeRuleValue(ruleType: RuleType, value: RuleValue): RuleVa
       return value.pricingType ? { pricingType: value.pricingType } : {};
     case "ipCidrs":
       return { ipCidrs: dedupe(value.ipCidrs) };
+    case "regions":
+      return { regions: dedupe(value.regions) };
   }
 }

@@ -43,6 +43,7 @@ export function publicProject(row: ProjectRow) {
     timeoutMs: row.timeoutMs,
     hedging: row.hedging,
     logBodies: row.logBodies,
+    provider: row.providerPreferences ?? null,
     isDefault: row.isDefault,
     createdAt: new Date(row.createdAt).toISOString(),
   };

@@ -4,6 +4,7 @@
  * its callers; an adapter translates a validated OpenAI request into the provider's request and
  * the provider's response or stream back into OpenAI shapes plus normalized usage.
  */
+import type { ProviderPreferences } from "../routing/preferences";
 import type { ModelDefinition, ProviderInfo, ProviderMapping } from "../catalog/types";
 
 // ---------- OpenAI Chat Completions request (what callers send) ----------
@@ -114,6 +115,10 @@ export interface ChatRequest {
   service_tier?: "auto" | "default" | "flex" | "scale" | "priority";
   store?: boolean;
   verbosity?: "low" | "medium" | "high";
+  /** Routing preferences (src/routing/preferences.ts); read by routing, never sent upstream. */
+  provider?: ProviderPreferences;
+  /** Fallback models tried after `model`; read by routing, never sent upstream. */
+  models?: string[];
 }
 
 export type AudioFormat = "wav" | "aac" | "mp3" | "flac" | "opus" | "pcm16";

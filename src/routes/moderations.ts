@@ -32,6 +32,7 @@ import { writeRequestLog } from "../usage/log-queue";
 import { detectSourceApp } from "../usage/source-app";
 import type { RoutingAttempt } from "../db/schema";
 import { newId } from "../lib/ids";
+import { defaultRegion } from "../routing/regions";
 
 export const DEFAULT_MODERATION_MODEL = "omni-moderation-latest";
 const UPSTREAM_TIMEOUT_MS = 30_000;
@@ -69,7 +70,7 @@ function selectCandidates(env: Env, ctx: KeyContext, modelRef: string, clientIp:
   let denial: AccessDecision | null = null;
   for (const m of mappings) {
     if (!getProvider(m.providerId)?.moderation) continue;
-    const decision = evaluateAccess(ctx, { model: ref.model.id, provider: m.providerId, free: isFreeMapping(ref.model, m), clientIp, kind: "moderation" });
+    const decision = evaluateAccess(ctx, { model: ref.model.id, provider: m.providerId, free: isFreeMapping(ref.model, m), clientIp, kind: "moderation", region: defaultRegion(m, getProvider(m.providerId)) });
     if (!decision.allowed) {
       denial ??= decision;
       continue;

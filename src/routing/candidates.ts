@@ -6,9 +6,14 @@
  *     JSON or structured output, multiple choices, streaming, context window, output cap);
  *  3. the organization's compliance policy allows the provider (noTraining, deniedProviders);
  *  4. a credential exists for the project's mode (credentials.ts);
- *  5. IAM allows it (evaluateAccess, per mapping).
+ *  5. the caller's `provider` preferences keep it (preferences.ts: they only narrow);
+ *  6. IAM allows it (evaluateAccess, per mapping and endpoint region).
+ * A mapping is a candidate once per endpoint (src/routing/endpoints.ts): each (provider, region)
+ * is checked, ranked and failed over on its own, and residency (compliance `regions`,
+ * `allow_regions` / `deny_regions`) is decided per endpoint.
  * When nothing is left the error is the one of the furthest stage any mapping reached, so an IAM
- * denial is a 403 with the rule's message, a missing capability a 400 saying which.
+ * denial is a 403 with the rule's message, a missing capability a 400 saying which, and
+ * preferences that leave nothing a 400 `no_provider_available` saying why.
  * A pinned id (`provider/model`) is checked alone: its failure is the answer, it is not silently
  * replaced by another provider (alternatives are only used when the pinned one is unhealthy).
  */
@@ -22,6 +27,9 @@ import { evaluateAccess } from "../iam/evaluate";
 import { estimatePromptTokens, requestedMaxTokens } from "../billing/estimate";
 import { planCredential, type CredentialPlan } from "./credentials";
 import type { ResolvedModel } from "./parse-model-id";
+import { endpointsOf, type Endpoint } from "./endpoints";
+import { regionMatches, type Continent } from "./regions";
+import { preferenceGap, sentParameters, type ProviderPreferences } from "./preferences";
 
 export interface Candidate {
   /** `openai`, ... or `custom:<name>`. */
@@ -35,6 +43,10 @@ export interface Candidate {
   free: boolean;
   /** This is the mapping the caller pinned with `provider/model`. */
   pinned: boolean;
+  /** Region of the endpoint (`""` for a global one; `metadata.used_region`). */
+  region: string;
+  /** 0: the request's `model`; i > 0: its fallback `models[i - 1]`. */
+  modelRank: number;
 }
 
 export interface RequestNeeds {
@@ -49,6 +61,12 @@ export interface RequestNeeds {
   n: number;
   promptTokens: number;
   maxTokens: number | undefined;
+  /** The request's `provider` preferences, else the project's default; null: none. */
+  preferences?: ProviderPreferences | null;
+  /** Parameters the request sent that a provider could drop (`require_parameters`). */
+  params?: string[];
+  /** The caller's continent (ranking's distance prior, candidate-stats.ts); null or absent: unknown. */
+  callerContinent?: Continent | null;
 }
 
 /** Wire formats that can return several choices (`n > 1`). */
@@ -88,6 +106,8 @@ export function requestNeeds(req: ChatRequest): RequestNeeds {
     n: req.n ?? 1,
     promptTokens: estimatePromptTokens(req),
     maxTokens: requestedMaxTokens(req),
+    preferences: req.provider ?? null,
+    params: req.provider?.require_parameters ? sentParameters(req) : [],
   };
 }
 
@@ -108,11 +128,14 @@ export function capabilityGap(needs: RequestNeeds, provider: ProviderInfo, m: Pr
   return null;
 }
 
-function compliant(auth: KeyContext, providerId: string, provider: ProviderInfo, custom: boolean): boolean {
+/** Why the organization's compliance policy refuses an endpoint, or null. */
+function complianceGap(auth: KeyContext, providerId: string, provider: ProviderInfo, custom: boolean, region: string): string | null {
   const policy = auth.organization.compliance;
-  if (policy.noTraining && provider.trainsOnApiData) return false;
+  if (policy.noTraining && provider.trainsOnApiData) return "compliance";
   const denied = policy.deniedProviders ?? [];
-  return !(denied.includes(providerId) || (custom && denied.includes("custom")));
+  if (denied.includes(providerId) || (custom && denied.includes("custom"))) return "compliance";
+  if (policy.regions?.length && !policy.regions.some((e) => regionMatches(e, region))) return "regions";
+  return null;
 }
 
 /** A custom provider as catalogue-shaped data (OpenAI-compatible wire format). */
@@ -153,17 +176,24 @@ const NON_CHAT: Readonly<Record<Exclude<ModelKind, "chat">, string>> = {
 
 export type Selection = { ok: true; candidates: Candidate[]; needs: RequestNeeds } | { ok: false; error: ApiError; needs: RequestNeeds };
 
-type Stage = 0 | 1 | 2 | 3 | 4;
+type Stage = 0 | 1 | 2 | 3 | 4 | 5;
 interface Rejection { stage: Stage; providerId: string; detail: string }
 
-export function selectCandidates(env: Env, auth: KeyContext, resolved: ResolvedModel, req: ChatRequest, clientIp: string | null, now = Date.now()): Selection {
+export function selectCandidates(env: Env, auth: KeyContext, resolved: ResolvedModel, req: ChatRequest, clientIp: string | null, now = Date.now(), modelRank = 0): Selection {
   const needs = requestNeeds(req);
-  const raw: Array<Omit<Candidate, "credential">> = [];
+  if (!needs.preferences && auth.project.providerPreferences) {
+    needs.preferences = auth.project.providerPreferences;
+    if (needs.preferences.require_parameters) needs.params = sentParameters(req);
+  }
+  const prefs = needs.preferences;
+  const raw: Array<Omit<Candidate, "credential"> & { endpoint: Endpoint }> = [];
+  const byok = auth.project.mode !== "credits" ? auth.providerKeys : [];
   let modelName: string;
   if (resolved.kind === "custom") {
     const t = customTarget(resolved.provider, resolved.model);
     modelName = `${resolved.provider.name}/${resolved.model.modelId}`;
-    raw.push({ providerId: t.provider.id, modelId: modelName, provider: t.provider, mapping: t.mapping, model: null, free: isZeroPricing(t.mapping), pinned: true });
+    const endpoint: Endpoint = { region: "", isDefault: true };
+    raw.push({ providerId: t.provider.id, modelId: modelName, provider: t.provider, mapping: t.mapping, model: null, free: isZeroPricing(t.mapping), pinned: true, region: "", modelRank, endpoint });
   } else {
     const model = resolved.model;
     modelName = model.id;
@@ -177,35 +207,42 @@ export function selectCandidates(env: Env, auth: KeyContext, resolved: ResolvedM
     for (const m of mappings) {
       const provider = getProvider(m.providerId);
       if (!provider) continue;
-      raw.push({ providerId: m.providerId, modelId: model.id, provider, mapping: m, model, free: isFreeMapping(model, m), pinned: resolved.pinned?.mapping === m });
+      const base = { providerId: m.providerId, modelId: model.id, provider, mapping: m, model, free: isFreeMapping(model, m), pinned: resolved.pinned?.mapping === m, modelRank };
+      for (const endpoint of endpointsOf(env, m.providerId, m.region ?? provider.region, byok)) raw.push({ ...base, region: endpoint.region, endpoint });
     }
   }
 
   const eligible: Candidate[] = [];
   const rejections: Rejection[] = [];
-  for (const c of raw) {
+  const anyPinned = raw.some((c) => c.pinned);
+  for (const { endpoint, ...c } of raw) {
+    // A pinned mapping (all its endpoints come first) is decisive: if none can serve, alternatives are not considered.
+    if (anyPinned && !c.pinned && resolved.kind !== "custom" && eligible.length === 0) break;
     const custom = resolved.kind === "custom";
     if (c.mapping.deactivatedAt && Date.parse(c.mapping.deactivatedAt) <= now) {
       rejections.push({ stage: 0, providerId: c.providerId, detail: "deactivated" });
     } else {
       const gap = capabilityGap(needs, c.provider, c.mapping, c.model);
+      const complianceDetail = gap ? null : complianceGap(auth, c.providerId, c.provider, custom, c.region);
       if (gap) rejections.push({ stage: 1, providerId: c.providerId, detail: gap });
-      else if (!compliant(auth, c.providerId, c.provider, custom)) rejections.push({ stage: 2, providerId: c.providerId, detail: "compliance" });
+      else if (complianceDetail) rejections.push({ stage: 2, providerId: c.providerId, detail: complianceDetail });
       else {
         const credential: CredentialPlan | null =
           resolved.kind === "custom"
             ? { source: "byok", providerId: c.providerId, customProvider: resolved.provider }
-            : planCredential(env, auth.project.mode, c.providerId, auth.providerKeys);
+            : planCredential(env, auth.project.mode, c.providerId, auth.providerKeys, endpoint);
         if (!credential) rejections.push({ stage: 3, providerId: c.providerId, detail: auth.project.mode });
         else {
-          const decision = evaluateAccess(auth, { model: c.modelId, provider: c.providerId, free: c.free, clientIp, kind: "chat" });
-          if (!decision.allowed) rejections.push({ stage: 4, providerId: c.providerId, detail: decision.message });
+          // Preferences before IAM: a provider the caller did not want is no IAM denial of theirs,
+          // while one they asked for that IAM denies answers with the rule's 403.
+          const dropped = prefs ? preferenceGap(prefs, c.providerId, c.provider, c.mapping, needs.params ?? []) : null;
+          const decision = dropped ? null : evaluateAccess(auth, { model: c.modelId, provider: c.providerId, free: c.free, clientIp, kind: "chat", region: c.region });
+          if (dropped) rejections.push({ stage: 4, providerId: c.providerId, detail: dropped });
+          else if (decision && !decision.allowed) rejections.push({ stage: 5, providerId: c.providerId, detail: decision.message });
           else eligible.push({ ...c, credential });
         }
       }
     }
-    // A pinned mapping is decisive: if it cannot serve, alternatives are not considered.
-    if (c.pinned && resolved.kind !== "custom" && eligible.length === 0) break;
   }
 
   if (eligible.length > 0) {
@@ -225,14 +262,23 @@ function selectionError(model: string, rejections: Rejection[], auth: KeyContext
   const at = rejections.filter((r) => r.stage === furthest);
   const providers = [...new Set(at.map((r) => r.providerId))].join(", ");
   switch (furthest) {
-    case 4:
+    case 5:
       return permissionDenied(at[0]?.detail ?? `Access to '${model}' is denied by an IAM rule.`);
+    case 4: {
+      const why = [...new Set(at.map((r) => `${r.providerId}: ${r.detail}`))].join("; ");
+      return badRequest(`No provider of '${model}' is left under the request's provider preferences (${why}).`, "provider", "no_provider_available");
+    }
     case 3:
       return auth.project.mode === "api-keys"
         ? badRequest(`No provider key is configured for ${providers} (model '${model}'); this project uses its own provider keys. Add one with POST /v1/master/provider-keys.`, "model", "no_provider_key")
         : new ApiError(503, `No provider for '${model}' is available right now (${providers} not configured on this gateway).`, { type: "api_error", code: "provider_unavailable" });
-    case 2:
+    case 2: {
+      const regions = auth.organization.compliance.regions ?? [];
+      if (at.every((r) => r.detail === "regions")) {
+        return permissionDenied(`The organization's compliance policy allows only the regions ${regions.join(", ")}, and no endpoint of '${model}' (${providers}) is in them.`);
+      }
       return permissionDenied(`The organization's compliance policy does not allow any provider of '${model}' (${providers}).`);
+    }
     case 1: {
       const reasons = [...new Set(at.map((r) => r.detail))].join("; ");
       return badRequest(`No provider of '${model}' supports this request: needs ${reasons}.`, "model", "unsupported_request");

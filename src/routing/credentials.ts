@@ -14,10 +14,19 @@ import type { ProjectMode } from "../db/schema";
 import type { CustomProviderRecord, ProviderKeyRecord } from "../context/key-context";
 import { decryptSecret, fingerprint } from "../lib/crypto";
 import { requireHashSecret } from "../lib/crypto";
+import { getProvider } from "../catalog";
+import { regionalBaseUrl, type Endpoint } from "./endpoints";
+import { keysForEndpoint, pickKey } from "./key-choice";
 
+/**
+ * `region` is set for a regional endpoint other than the provider's default (src/routing/endpoints.ts):
+ * its base URL is `<ID>_BASE_URL__<REGION>`, and the provider's `regionSetting` is that region.
+ * `keys` are every key of the organization that may serve the endpoint (the chosen one among them),
+ * for another key of the same provider after a key failed (src/routing/key-choice.ts).
+ */
 export type CredentialPlan =
-  | { source: "credits"; providerId: string }
-  | { source: "byok"; providerId: string; providerKey: ProviderKeyRecord }
+  | { source: "credits"; providerId: string; region?: string }
+  | { source: "byok"; providerId: string; providerKey: ProviderKeyRecord; region?: string; keys?: readonly ProviderKeyRecord[] }
   | { source: "byok"; providerId: string; customProvider: CustomProviderRecord };
 
 export interface ResolvedCredential {
@@ -31,16 +40,29 @@ export interface ResolvedCredential {
 
 const hasOperatorKey = (env: Env, providerId: string): boolean => envVar(env, `${providerEnvPrefix(providerId)}_API_KEY`) !== undefined;
 
-/** The credential a catalogue mapping would use, or null when none is available for this mode. */
+/**
+ * The credential a catalogue mapping would use at an endpoint, or null when none is available for
+ * this mode. The organization's keys for the endpoint (a key with a region serves only that
+ * region; one without, every endpoint) are chosen among by weight (key-choice.ts); the operator's
+ * key serves the default endpoint and every configured regional one.
+ */
 export function planCredential(
   env: Env,
   mode: ProjectMode,
   providerId: string,
   providerKeys: readonly ProviderKeyRecord[],
+  endpoint: Endpoint = { region: "", isDefault: true },
+  random: () => number = Math.random,
 ): CredentialPlan | null {
-  const own = providerKeys.find((k) => k.provider === providerId);
-  if (mode !== "credits" && own) return { source: "byok", providerId, providerKey: own };
-  if (mode !== "api-keys" && hasOperatorKey(env, providerId)) return { source: "credits", providerId };
+  const region = endpoint.isDefault ? {} : { region: endpoint.region };
+  if (mode !== "credits") {
+    const own = keysForEndpoint(providerKeys, providerId, endpoint.region, endpoint.isDefault);
+    const chosen = pickKey(own, new Set(), random);
+    if (chosen) return { source: "byok", providerId, providerKey: chosen, ...region, ...(own.length > 1 ? { keys: own } : {}) };
+  }
+  if (mode !== "api-keys" && hasOperatorKey(env, providerId) && (endpoint.isDefault || regionalBaseUrl(env, providerId, endpoint.region))) {
+    return { source: "credits", providerId, ...region };
+  }
   return null;
 }
 
@@ -81,14 +103,22 @@ function providerSettings(env: Env, providerId: string): Readonly<Record<string,
   return out;
 }
 
+/** The provider's settings with its region setting (`AWS_BEDROCK_REGION`, ...) naming a regional endpoint's region. */
+function regionalSettings(env: Env, providerId: string, region: string): Readonly<Record<string, string | undefined>> {
+  const base = providerSettings(env, providerId);
+  const name = getProvider(providerId)?.regionSetting;
+  return name ? { ...base, [name]: region } : base;
+}
+
 /** Resolves the secret and base URL of a plan (decrypts BYOK tokens, cached). */
 export async function resolveCredential(env: Env, plan: CredentialPlan, defaultBaseUrl: string): Promise<ResolvedCredential> {
   if ("customProvider" in plan) {
     return { apiKey: await decryptCached(env, plan.customProvider.tokenCiphertext), baseUrl: trimSlash(plan.customProvider.baseUrl), settings: {}, owner: `custom-provider:${plan.customProvider.id}` };
   }
   const prefix = providerEnvPrefix(plan.providerId);
-  const envBase = envVar(env, `${prefix}_BASE_URL`);
-  const settings = providerSettings(env, plan.providerId);
+  const regional = plan.region ? regionalBaseUrl(env, plan.providerId, plan.region) : undefined;
+  const envBase = regional ?? envVar(env, `${prefix}_BASE_URL`);
+  const settings = plan.region ? regionalSettings(env, plan.providerId, plan.region) : providerSettings(env, plan.providerId);
   if (plan.source === "byok") {
     return {
       apiKey: await decryptCached(env, plan.providerKey.tokenCiphertext),

@@ -7,7 +7,7 @@
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { chat, resetMetrics, user, waitForLog } from "./helpers";
+import { chat, resetMetrics, setProject, user, waitForLog } from "./helpers";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -126,6 +126,8 @@ describe("OpenAI platform fields on /v1/chat/completions", () => {
 });
 
 describe("response cache and the new fields", () => {
+  // The response cache is opt-in per project.
+  beforeAll(() => setProject(org.projectId, { cachingEnabled: true }));
   /** Sends `body`, waits for its log row (the cache write is queued before it), returns metadata.cached. */
   async function cached(body: Record<string, unknown>): Promise<boolean> {
     const res = await chat(org.key, body);

@@ -19,6 +19,7 @@
  *   tier means the same, so the upstream request names none (the provider's default tier).
  */
 import * as z from "zod";
+import { fallbackModelsSchema, providerPreferencesSchema } from "../../routing/preferences";
 import { badRequest } from "../../errors/api-error";
 import { parseOrThrow } from "../../errors/validation";
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ReasoningDetail, TextPart, ToolCall, ToolChoice } from "../../providers/types";
@@ -89,7 +90,9 @@ export const messagesRequestSchema = z.object({
     ])
     .optional(),
   metadata: z.object({ user_id: z.string().max(256).nullish() }).optional(),
-  service_tier: z.enum(["auto", "standard_only"]).optional(),
+  service_tier: z.enum(["auto", "standard_only"]).optional(),  /** Routing preferences and fallback models, as on /v1/chat/completions (src/routing/preferences.ts). */
+  provider: providerPreferencesSchema.nullish(),
+  models: fallbackModelsSchema.nullish(),
 });
 export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
 
@@ -218,5 +221,7 @@ export function toChatRequest(req: MessagesRequest): ChatRequest {
   }
   if (req.thinking?.type === "enabled") out.reasoning_effort = effortForBudget(req.thinking.budget_tokens);
   else if (req.thinking?.type === "adaptive") out.reasoning_effort = "medium";
+  if (req.provider) out.provider = req.provider;
+  if (req.models?.length) out.models = req.models;
   return out;
 }

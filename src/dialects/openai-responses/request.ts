@@ -20,6 +20,7 @@
  *   conversation). Hosted tools (web_search, file_search, namespace, …) are left out.
  */
 import * as z from "zod";
+import { fallbackModelsSchema, providerPreferencesSchema } from "../../routing/preferences";
 import { badRequest } from "../../errors/api-error";
 import { describeZodError, parseOrThrow } from "../../errors/validation";
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, TextPart, ToolChoice } from "../../providers/types";
@@ -87,7 +88,9 @@ export const responsesRequestSchema = z.object({
   user: z.string().max(256).nullish(),
   prompt_cache_key: z.string().nullish(),
   safety_identifier: z.string().nullish(),
-  service_tier: serviceTierSchema.nullish(),
+  service_tier: serviceTierSchema.nullish(),  /** Routing preferences and fallback models, as on /v1/chat/completions (src/routing/preferences.ts). */
+  provider: providerPreferencesSchema.nullish(),
+  models: fallbackModelsSchema.nullish(),
 });
 export type ResponsesRequest = Omit<z.infer<typeof responsesRequestSchema>, "tools"> & { tools: Array<z.infer<typeof functionTool>> };
 
@@ -207,5 +210,7 @@ export function toChatRequest(req: ResponsesRequest): ChatRequest {
     out.tool_choice = tc;
   }
   if (req.parallel_tool_calls != null) out.parallel_tool_calls = req.parallel_tool_calls;
+  if (req.provider) out.provider = req.provider;
+  if (req.models?.length) out.models = req.models;
   return out;
 }

@@ -15,10 +15,11 @@ import type { KeyContext } from "../../context/key-context";
 import type { ChatRequest } from "../../providers/types";
 import type { RoutingAttempt } from "../../db/schema";
 import type { ResolvedModel } from "../../routing/parse-model-id";
-import { selectCandidates, type Candidate, type RequestNeeds, type Selection } from "../../routing/candidates";
+import type { Candidate, RequestNeeds, Selection } from "../../routing/candidates";
+import { resolveFallbacks, selectWithFallbacks } from "../../routing/fallback-models";
 import { orderCandidates } from "../../routing/order";
 import { explorationRate, pinnedProbeRate } from "../../routing/score";
-import { routeStats } from "../../routing/live-metrics";
+import { candidateStats } from "../../routing/candidate-stats";
 import { cacheKey, isCacheable, readCache, type CachedAnswer } from "../../cache/response-cache";
 import { admitWithEarlyCall, type EarlyPlan } from "../../billing/early-call";
 import { admitCredits } from "../../billing/credits";
@@ -37,7 +38,7 @@ export const planFor = (env: Env, headers: Headers, candidates: Candidate[], nee
     noFallback: (headers.get("x-no-fallback") ?? "").trim().toLowerCase() === "true",
     explorationRate: explorationRate(env),
     pinnedProbeRate: pinnedProbeRate(env),
-    stats: (c) => routeStats(c.providerId, c.modelId),
+    stats: (c) => candidateStats(c, needs.callerContinent),
   });
 
 /** What ran while admission was asked: the cache read, then (no hit) the plan. */
@@ -124,7 +125,7 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
     // Newer key version (rules, project, keys changed): decide again with the fresh context.
     run.auth = admitted.admission.context;
     resolved = resolve(run.auth, req);
-    selection = selectCandidates(env, run.auth, resolved, req, run.input.clientIp);
+    selection = selectWithFallbacks(env, run.auth, resolved, resolveFallbacks(run.auth, req, resolved), req, run.input.clientIp, run.input.callerContinent);
   }
   if (!selection.ok) throw selection.error;
   let candidates = selection.candidates;

@@ -21,6 +21,7 @@ import {
 } from "../../routing/failover";
 import { traceUpstreamFirst, traceUpstreamStart } from "../../lib/debug-world";
 import { routeStats } from "../../routing/live-metrics";
+import { metricsProviderId } from "../../routing/candidate-stats";
 import { attemptTimeouts, requestTimeouts, timeoutSettings, type AttemptTimeouts, type RequestTimeouts } from "../../routing/timeouts";
 
 /**
@@ -36,7 +37,7 @@ export function timeoutsFor(env: Env, req: ChatRequest, cand: Candidate, stream:
   // A reasoning mapping without selectable modes (OpenAI's o-series) thinks unless told not to;
   // one with modes (Anthropic's extended thinking) thinks only when asked.
   const reasonsByDefault = cand.mapping.reasoning && !cand.mapping.reasoningModes?.length;
-  return attemptTimeouts(request, routeStats(cand.providerId, cand.modelId), reasonsByDefault, effortOff);
+  return attemptTimeouts(request, routeStats(metricsProviderId(cand), cand.modelId), reasonsByDefault, effortOff);
 }
 
 export type AttemptResult = (

@@ -20,7 +20,10 @@ import { newId } from "../../lib/ids";
 import { noteUpstreamMs } from "../middleware/overhead";
 import { parseChatRequest } from "./schema";
 import type { ResolvedModel } from "../../routing/parse-model-id";
-import { selectCandidates, type Candidate } from "../../routing/candidates";
+import type { Candidate } from "../../routing/candidates";
+import { resolveFallbacks, selectWithFallbacks } from "../../routing/fallback-models";
+import { isDecisiveAttempt } from "../../routing/order";
+import { withAnotherKey } from "../../routing/key-choice";
 import { maybeRefreshMetrics, reportAttempts } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
@@ -75,7 +78,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
  * custom provider or model created a moment ago), the request is judged again on it:
  * the isolate's cached context may prove a model known, never refuse one.
  */
-async function parseOrGate(run: Run): Promise<{ req: ChatRequest; resolved: ResolvedModel }> {
+async function parseOrGate(run: Run): Promise<Parsed> {
   try {
     return parseOnce(run);
   } catch (err) {
@@ -87,20 +90,23 @@ async function parseOrGate(run: Run): Promise<{ req: ChatRequest; resolved: Reso
   }
 }
 
-function parseOnce(run: Run): { req: ChatRequest; resolved: ResolvedModel } {
+/** The validated request, its model and its fallback models (`models`) as this key resolves them. */
+interface Parsed { req: ChatRequest; resolved: ResolvedModel; fallbacks: ResolvedModel[] }
+
+function parseOnce(run: Run): Parsed {
   const req = parseChatRequest(run.input.body);
   run.requestedModel = req.model;
   const resolved = resolve(run.auth, req);
   run.requestedProvider = requestedProviderOf(resolved);
   run.canonicalModel = responseModelOf(resolved);
-  return { req, resolved };
+  return { req, resolved, fallbacks: resolveFallbacks(run.auth, req, resolved) };
 }
 
 async function execute(run: Run): Promise<Response> {
   const { env, waitUntil } = run.input;
   const parsed = await parseOrGate(run);
   const req = parsed.req;
-  const selection = selectCandidates(env, run.auth, parsed.resolved, req, run.input.clientIp);
+  const selection = selectWithFallbacks(env, run.auth, parsed.resolved, parsed.fallbacks, req, run.input.clientIp, run.input.callerContinent);
   maybeRefreshMetrics(env, waitUntil);
   const stream = req.stream === true;
   // Before admission: a bad timeout header is a 400 with nothing reserved.
@@ -118,17 +124,20 @@ async function execute(run: Run): Promise<Response> {
   const signal = run.input.signal;
   // A non-retryable 4xx is the request's own fault when the provider it was meant for says so:
   // the pinned provider, or the first choice of a canonical request. A fallback's own 4xx (a
-  // provider that lists the model but refuses it) only rules that fallback out.
-  const pinnedPlan = plan.some((c) => c.pinned);
+  // provider that lists the model but refuses it) only rules that fallback out. With fallback
+  // models (`models`) it ends that model's attempts, and the next model is tried.
+  let doneModel = -1;
+  const triedKeys = new Set<string>();
   // Each planned candidate, and with hedging (hedge.ts) the next one when it is late; `tried`
-  // skips a candidate a hedge already ran.
+  // skips a candidate a hedge already ran. The plan may grow while it runs (another key of a
+  // provider whose key failed goes right after it).
   const hedge: HedgeInput = { env, req, stream, signal, timeouts, promptTokens: admitted.needs.promptTokens };
   const tried = new Set<Candidate>();
-  attempts: for (const planned of plan) {
-    if (tried.has(planned)) continue;
+  for (const planned of plan) {
+    if (tried.has(planned) || planned.modelRank <= doneModel) continue;
     const earlyCall = admitted.takeEarly(planned);
     if (!earlyCall && signal?.aborted) return clientGone(run, planned, req, routing, stream, false);
-    const next = plan.slice(plan.indexOf(planned) + 1).find((c) => !tried.has(c));
+    const next = plan.slice(plan.indexOf(planned) + 1).find((c) => !tried.has(c) && c.modelRank === planned.modelRank);
     for (const { cand, result, spanMs, loser } of await runHedged(hedge, earlyCall ?? startAttempt(hedge, planned), next)) {
       tried.add(cand);
       if (loser) {
@@ -144,12 +153,18 @@ async function execute(run: Run): Promise<Response> {
         routing.push(attemptRecord(run, cand, attemptStatus(result.failure), false, result.upstreamMs, result.apiKeyHash, result.failure.errorType));
         recordSample(samples, cand, result.failure.providerFault ? "error" : "client_error", null, 0, null);
         last = { failure: result.failure, cand };
-        const decisive = cand.pinned || (!pinnedPlan && plan.indexOf(cand) === 0);
-        if (!result.failure.retryable && decisive) break attempts;
+        // A key that is refused, rate limited or failing: another key of the same provider first.
+        const sameProvider = withAnotherKey(cand, result.failure.status, triedKeys);
+        if (sameProvider) {
+          plan.splice(plan.indexOf(cand) + 1, 0, sameProvider);
+          continue;
+        }
+        if (!result.failure.retryable && isDecisiveAttempt(plan, cand)) doneModel = cand.modelRank;
         continue;
       }
       routing.push(attemptRecord(run, cand, 200, true, result.upstreamMs, result.apiKeyHash));
-      const ctx: Served = { run, req, cand, routing, samples, responseModel, cacheKey: key, needs: admitted.needs };
+      // A fallback model answers under its own id.
+      const ctx: Served = { run, req, cand, routing, samples, responseModel: cand.modelRank > 0 ? cand.modelId : responseModel, cacheKey: key, needs: admitted.needs };
       if (result.kind === "json") return serveJson(ctx, result.parsed, result.upstreamMs);
       return serveStream(ctx, result);
     }

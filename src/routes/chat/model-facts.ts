@@ -11,6 +11,7 @@ import { parseModelId, type ResolvedModel } from "../../routing/parse-model-id";
 import type { Candidate } from "../../routing/candidates";
 import type { AttemptSample } from "../../routing/metrics";
 import { sharesProviderMetrics } from "../../routing/credentials";
+import { metricsProviderId } from "../../routing/candidate-stats";
 
 /** The `model` of a raw body, or "" (for the log of a request refused before validation). */
 export const requestedModelOf = (body: unknown): string =>
@@ -52,5 +53,5 @@ export function recordSample(
   generationMs: number | null,
 ): void {
   if (!sharesProviderMetrics(cand.credential)) return;
-  samples.push({ provider: cand.providerId, model: cand.modelId, at: Date.now(), outcome, ttftMs, outputTokens, generationMs });
+  samples.push({ provider: metricsProviderId(cand), model: cand.modelId, at: Date.now(), outcome, ttftMs, outputTokens, generationMs });
 }

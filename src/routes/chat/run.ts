@@ -150,8 +150,7 @@ export function attemptRecord(run: Run, cand: Candidate, status: number, succeed
     latency_ms: latencyMs,
   };
   if (apiKeyHash) rec.apiKeyHash = apiKeyHash;
-  const region = cand.mapping.region ?? cand.provider.region;
-  if (region) rec.region = region;
+  if (cand.region) rec.region = cand.region;
   if (errorType) rec.error_type = errorType;
   if ("providerKey" in cand.credential) {
     rec.providerKeyId = cand.credential.providerKey.id;

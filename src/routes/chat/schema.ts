@@ -31,6 +31,7 @@ import * as z from "zod";
 import type { ChatRequest } from "../../providers/types";
 import { badRequest } from "../../errors/api-error";
 import { describeZodError } from "../../errors/validation";
+import { fallbackModelsSchema, providerPreferencesSchema } from "../../routing/preferences";
 
 /** Anthropic-style prompt-cache breakpoint; other formats drop it (src/providers/openai strips it). */
 const cacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() });
@@ -209,6 +210,9 @@ export const chatRequestSchema = z.object({
   verbosity: opt(verbositySchema),
   /** Validated, then refused (parseChatRequest): the catalogue does not price web searches. */
   web_search_options: opt(webSearchOptions),
+  /** OpenRouter-style routing preferences and fallback models (src/routing/preferences.ts). */
+  provider: opt(providerPreferencesSchema),
+  models: opt(fallbackModelsSchema),
 });
 
 /**

@@ -9,6 +9,8 @@ import type { Env } from "../../env";
 import type { KeyContext } from "../../context/key-context";
 import { clientIpOf } from "../../iam/cidr";
 import { detectSourceApp } from "../../usage/source-app";
+import { isProduction } from "../../env";
+import { callerContinent, type Continent } from "../../routing/regions";
 
 export interface GatewayRequest {
   env: Env;
@@ -19,6 +21,8 @@ export interface GatewayRequest {
   clientIp: string | null;
   /** Aborts when the client goes away (workerd `enable_request_signal`, the default since compatibility date 2026-11-17): spending routes stop the upstream and settle. */
   signal?: AbortSignal;
+  /** Where the caller is (`cf.continent`, or `x-debug-caller-continent` outside production); routing ranks by it. */
+  callerContinent?: Continent | null;
 }
 
 export { clientIpOf };
@@ -33,5 +37,6 @@ export function gatewayRequest(c: Context<AppEnv>, auth: KeyContext = c.get("key
     sourceApp: detectSourceApp(headers),
     clientIp: clientIpOf(headers),
     signal: c.req.raw.signal,
+    callerContinent: callerContinent(c.req.raw, isProduction(c.env)),
   };
 }

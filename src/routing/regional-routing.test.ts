@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import type { KeyContext, ProviderKeyRecord } from "../context/key-context";
+import type { Env } from "../env";
+import { findModel } from "../catalog";
+import type { ChatRequest } from "../providers/types";
+import { selectCandidates, type Candidate } from "./candidates";
+import { orderCandidates } from "./order";
+import { resolveCredential } from "./credentials";
+import { pickKey } from "./key-choice";
+import { callerContinent, continentOf, regionMatches } from "./regions";
+import { distancePriorMs } from "./regions";
+import type { RouteStats } from "./score";
+
+const MODEL = "nova-lite";
+
+function ctx(over: { mode?: KeyContext["project"]["mode"]; keys?: ProviderKeyRecord[]; regions?: string[] } = {}): KeyContext {
+  return {
+    key: {
+      id: "key_1", organizationId: "org_1", projectId: "prj_1", createdBy: "mem_1", description: "", kind: "standard",
+      status: "active", fingerprint: "fp", expiresAt: null, usageLimit: null, periodUsageLimit: null,
+      periodUsageDurationValue: null, periodUsageDurationUnit: null, version: 1,
+    },
+    organization: { id: "org_1", name: "Org", plan: "enterprise", compliance: over.regions ? { regions: over.regions } : {}, notifications: {} },
+    project: { id: "prj_1", name: "P", mode: over.mode ?? "credits", cachingEnabled: false, cacheDurationSeconds: 0, logBodies: false },
+    member: { id: "mem_1", role: "owner", userId: "usr_1", email: "o@x.test", name: "O", teamIds: [] },
+    rules: { team: [], member: [], key: [] },
+    customProviders: [],
+    customModels: [],
+    providerKeys: over.keys ?? [],
+    loadedAt: 0,
+  };
+}
+
+const env = {
+  AWS_BEDROCK_API_KEY: "op-key",
+  AWS_BEDROCK_BASE_URL: "https://bedrock.test/us",
+  AWS_BEDROCK_BASE_URL__EU_CENTRAL_1: "https://bedrock.test/eu",
+  AWS_BEDROCK_BASE_URL__AP_NORTHEAST_1: "https://bedrock.test/ap",
+} as unknown as Env;
+
+const req: ChatRequest = { model: MODEL, messages: [{ role: "user", content: "hi" }] };
+const select = (k: KeyContext): Candidate[] => {
+  const model = findModel(MODEL)!;
+  const s = selectCandidates(env, k, { kind: "catalog", model, pinned: null }, req, null);
+  if (!s.ok) throw s.error;
+  return s.candidates;
+};
+const noStats = (): RouteStats => ({ uptime: 1, throughput: null, latencyMs: null, samples: 0 });
+
+describe("regional endpoints", () => {
+  it("each <ID>_BASE_URL__<REGION> is a candidate of its own beside the default endpoint", () => {
+    expect(select(ctx()).map((c) => c.region)).toEqual(["us-east-1", "ap-northeast-1", "eu-central-1"]);
+  });
+
+  it("a regional candidate resolves to its base URL and signs for its region", async () => {
+    const eu = select(ctx()).find((c) => c.region === "eu-central-1")!;
+    const cred = await resolveCredential(env, eu.credential, eu.provider.baseUrl);
+    expect(cred.baseUrl).toBe("https://bedrock.test/eu");
+    expect(cred.settings.AWS_BEDROCK_REGION).toBe("eu-central-1");
+  });
+
+  it("residency (compliance regions) keeps only the endpoints in them", () => {
+    expect(select(ctx({ regions: ["EU"] })).map((c) => c.region)).toEqual(["eu-central-1"]);
+    expect(select(ctx({ regions: ["ap-northeast-1", "us-east-1"] })).map((c) => c.region)).toEqual(["us-east-1", "ap-northeast-1"]);
+  });
+
+  it("a provider key with a region adds that endpoint for its organization", () => {
+    const keys: ProviderKeyRecord[] = [{ id: "pk_1", provider: "aws-bedrock", label: null, baseUrl: null, tokenCiphertext: "c", region: "eu-west-3" }];
+    const regions = select(ctx({ mode: "api-keys", keys })).map((c) => c.region);
+    expect(regions).toEqual(["eu-west-3"]);
+  });
+
+  it("the caller's continent ranks the near endpoint first (distance prior)", () => {
+    const cands = select(ctx());
+    const needs = { stream: false, tools: false, vision: false, audio: false, audioOutput: false, files: false, json: "none" as const, n: 1, promptTokens: 10, maxTokens: 10 };
+    for (const [continent, first] of [["EU", "eu-central-1"], ["AS", "ap-northeast-1"], ["NA", "us-east-1"]] as const) {
+      const plan = orderCandidates(cands, { ...needs, callerContinent: continent }, {
+        noFallback: false,
+        explorationRate: 0,
+        pinnedProbeRate: 0,
+        stats: (c) => ({ ...noStats(), latencyMs: 300 + distancePriorMs(continent, c.region) }),
+      });
+      expect(plan[0]!.region).toBe(first);
+    }
+  });
+});
+
+describe("regions", () => {
+  it("matches regions and continent codes; a global endpoint matches nothing", () => {
+    expect(regionMatches("EU", "eu-central-1")).toBe(true);
+    expect(regionMatches("EU", "europe-west4")).toBe(true);
+    expect(regionMatches("AS", "asia-northeast1")).toBe(true);
+    expect(regionMatches("eu", "eu")).toBe(true);
+    expect(regionMatches("EU", "us-east-1")).toBe(false);
+    expect(regionMatches("EU", "")).toBe(false);
+    expect(regionMatches("NA", "global")).toBe(false);
+    expect(continentOf("eu-north1")).toBe("EU");
+  });
+
+  it("the caller's continent: cf.continent, overridden by x-debug-caller-continent outside production only", () => {
+    const r = new Request("https://gw.test/", { headers: { "x-debug-caller-continent": "as" } });
+    expect(callerContinent(r, false)).toBe("AS");
+    expect(callerContinent(r, true)).toBeNull();
+  });
+});
+
+describe("weighted key choice", () => {
+  it("spreads within a point of the weights over 10,000 choices, and skips keys already tried", () => {
+    const keys: ProviderKeyRecord[] = [
+      { id: "a", provider: "openai", label: null, baseUrl: null, tokenCiphertext: "c", weight: 3 },
+      { id: "b", provider: "openai", label: null, baseUrl: null, tokenCiphertext: "c", weight: 1 },
+    ];
+    let a = 0;
+    for (let i = 0; i < 10_000; i++) if (pickKey(keys, new Set())!.id === "a") a++;
+    expect(Math.abs(a / 10_000 - 0.75)).toBeLessThan(0.02);
+    expect(pickKey(keys, new Set(["a"]))!.id).toBe("b");
+    expect(pickKey(keys, new Set(["a", "b"]))).toBeNull();
+  });
+});
