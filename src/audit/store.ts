@@ -17,19 +17,10 @@ export interface AuditActor {
   email?: string;
 }
 
-export interface AuditEntryInput {
-  organizationId: string;
-  actor: AuditActor;
-  action: string;
-  target: { type: string; id: string | null };
-  before?: unknown;
-  after?: unknown;
-  ip: string | null;
-  at?: number;
-}
-
+/** One entry as the API shows it. */
 export interface AuditEntry {
   id: string;
+  /** ISO 8601. */
   at: string;
   actor: AuditActor;
   action: string;
@@ -37,6 +28,12 @@ export interface AuditEntry {
   before?: unknown;
   after?: unknown;
   ip: string | null;
+}
+
+/** What the middleware records: the entry without its id, in its organization, at `at` (ms; default now). */
+export interface AuditEntryInput extends Omit<AuditEntry, "id" | "at"> {
+  organizationId: string;
+  at?: number;
 }
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
