@@ -49,8 +49,8 @@ interface Answer {
   raw: string;
 }
 
-/** Headers that differ between any two answers (the request's id, the clock). */
-const VOLATILE = new Set(["x-request-id", "date", "x-ratelimit-reset"]);
+/** Headers that differ between any two answers (the request's id, the clock; the Worker's own time, which the far side's latency changes). */
+const VOLATILE = new Set(["x-request-id", "date", "x-ratelimit-reset", "x-gateway-overhead-ms"]);
 
 /** Brings a fresh key into the refusal `kind` and sends the refused request under `e`. */
 async function refusal(kind: Kind, side: "far" | "near", tag: string): Promise<{ answer: Answer; keyId: string }> {
