@@ -6,6 +6,7 @@
 import type { Env } from "./env";
 import type { ApiError } from "./errors/api-error";
 import type { KeyContext } from "./context/key-context";
+import type { RequestProbe } from "./lib/probe";
 
 /** A master key's request: set by `requireMasterKey` (src/auth/master-auth.ts). */
 export interface MasterContext {
@@ -42,6 +43,8 @@ export interface AppVariables {
   master: MasterContext;
   /** Set by `requirePlatformKey` (src/platform/platform-keys.ts). */
   platform: PlatformContext;
+  /** The bench's path-timing hook (src/routes/middleware/instruments.ts); silent unless traced. */
+  probe?: RequestProbe;
 }
 
 export interface AppEnv {

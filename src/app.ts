@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "./app-types";
 import { onError, notFoundHandler } from "./errors/on-error";
 import { requestContext } from "./routes/middleware/request-context";
+import { instruments } from "./routes/middleware/instruments";
 import { rateLimitHeaders } from "./rate-limits/admission";
 import { dashboardRoutes } from "./routes/dashboard";
 import { moderationRoutes } from "./routes/moderations";
@@ -41,6 +42,9 @@ export function createApp(): Hono<AppEnv> {
   // One audit entry per state-changing call of the master, session and operator APIs (src/audit/).
   const audit = auditTrail((request, env, ctx) => app.fetch(request, env, ctx));
   for (const path of ["/v1/master/*", "/v1/admin/*", "/api/*"]) app.use(path, audit);
+  // Bench instruments (inert in production): the pipeline's probe and the bench's answer headers.
+  // Innermost, so the headers are read when the handler's answer is ready, as the bench measures.
+  app.use("*", instruments);
 
   // routes:begin (one line per concept; helpers add their own line)
   app.route("/v1/master", masterRoutes);

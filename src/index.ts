@@ -12,7 +12,8 @@ export { RateLimiter } from "./durable-objects/rate-limiter";
 export { OrgCredits } from "./durable-objects/org-credits";
 
 export default {
-  // worldEnv: env itself, except in the bench's world-latency mode (src/lib/debug-world.ts).
+  // worldEnv: env itself, except in the bench's world-latency mode (src/lib/debug-world.ts); the
+  // rest of the bench instruments enter through src/routes/middleware/instruments.ts.
   fetch: (request, env, ctx) => app.fetch(request, worldEnv(env), ctx),
   scheduled: (controller, env, ctx) => {
     ctx.waitUntil(runScheduled(controller, env));

@@ -27,7 +27,6 @@ import { keyStateStub, snapshotOf, type GateResult } from "../durable-objects/ke
 import type { Pico } from "../billing/money";
 import { admissionCallBoundMs, leaseVouches, viaLease } from "./leases";
 import { noteConfirmed } from "../context/policy-freshness";
-import { traceMark } from "../lib/debug-world";
 import { awaitRate, hasPendingRate, localHold, recheckRate, releaseTokens, reserveTokens, startRate, tokenHoldNeeded, withTokenHold } from "../rate-limits/admission";
 import { admitMember, cancelMember, joinReservations } from "../members/budget";
 
@@ -305,7 +304,7 @@ export function requireGatewayKey(opts: { spend: boolean }): MiddlewareHandler<A
   return async (c, next) => {
     // Counted against the rate limits from here; the answer is awaited with the key's own check.
     let ctx = startRate(c, await authenticateGatewayKey(c.env, presentedKey(c.req.raw.headers), Date.now(), { sessions: true }));
-    traceMark(c.env, "key");
+    c.get("probe")?.mark("key");
     if (!opts.spend) ctx = await checkKey(c.env, ctx);
     c.set("keyAuth", ctx);
     await next();

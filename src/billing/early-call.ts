@@ -27,7 +27,6 @@ import type { Env } from "../env";
 import type { KeyContext } from "../context/key-context";
 import { admitKey, type Admission } from "../auth/gateway-key";
 import { rulesFreshEnough } from "../context/policy-freshness";
-import { countCancelledEarly } from "../lib/debug-world";
 import { admitCredits, releaseCredits, type CreditAdmission } from "./credits";
 import type { Pico } from "./money";
 
@@ -108,7 +107,6 @@ export function startEarly<R>(keyId: string, run: (signal: AbortSignal) => Promi
       if (cancelled) return;
       cancelled = true;
       cancelledTotal++;
-      countCancelledEarly();
       ctl.abort();
       result.then((r) => release?.(r)).catch(() => undefined);
     },

@@ -7,10 +7,14 @@
  *  - D1_REPLICA_LATENCY_MS: reads in a `first-unconstrained` session (a nearby read replica);
  *  - KV_LATENCY_MS: every KV call (the response cache);
  *  - the budget objects wait DO_LATENCY_MS themselves (src/durable-objects/debug-latency.ts);
- *  - DEBUG_PATH_CALLS=1: chat responses carry `x-gateway-path-calls: far=N;near=M;cancelled=C`,
+ *  - DEBUG_PATH_CALLS=1: responses carry `x-gateway-path-calls: far=N;near=M;cancelled=C`,
  *    the remote calls (far: Durable Object, D1 primary; near: D1 replica, KV) that sat on the path
  *    to the response, and the early upstream calls this isolate cancelled after a refusal so far;
  *    and `x-gateway-path-timing` (`pathTimingHeader`), when each step of the request happened.
+ *
+ * Production code does not import this module: the Worker's fetch entry calls `worldEnv` and
+ * src/routes/middleware/instruments.ts (once per request) hands the pipeline its probe
+ * (`probeOf`, src/lib/probe.ts) and stamps the headers on the answer.
  *
  * A call "sat on the path" when it ended before the response was released and either before the
  * upstream call started (the upstream waited for it) or after the upstream's first byte (the
@@ -19,13 +23,14 @@
  */
 import type { Env } from "../env";
 import { envVar, isProduction } from "../env";
+import { silentProbe, type RequestProbe } from "./probe";
 
 type Kind = "do" | "d1-primary" | "d1-replica" | "kv";
 
 interface Trace {
   /** When the request reached the Worker. */
   t0: number;
-  /** Named moments of the request (`traceMark`), in the order they happened. */
+  /** Named moments of the request (the probe's `mark`), in the order they happened. */
   marks: Array<[string, number]>;
   calls: Array<{ kind: Kind; start: number; end: number }>;
   upstreamStart: number | null;
@@ -41,8 +46,6 @@ interface WorldConfig {
 
 const configs = new WeakMap<object, WorldConfig | null>();
 const traces = new WeakMap<object, Trace>();
-/** Early upstream calls cancelled after a refusal in this isolate (operator exposure). */
-let cancelledEarly = 0;
 
 const ms = (env: Env, name: string): number => {
   const v = Number(envVar(env, name));
@@ -211,17 +214,25 @@ export function worldEnv(env: Env): Env {
   return out;
 }
 
-/** The upstream call of a traced request starts now. */
-export function traceUpstreamStart(env: Env): void {
+/** The probe of a request run with `worldEnv`'s env: it records into the request's trace. */
+export function probeOf(env: Env): RequestProbe {
   const t = traces.get(env);
-  if (t && t.upstreamStart === null) t.upstreamStart = Date.now();
+  if (!t) return silentProbe;
+  return {
+    mark: (name) => {
+      if (!t.marks.some(([n]) => n === name)) t.marks.push([name, Date.now()]);
+    },
+    upstreamStart: () => {
+      if (t.upstreamStart === null) t.upstreamStart = Date.now();
+    },
+    upstreamFirst: () => {
+      if (t.upstreamFirst === null) t.upstreamFirst = Date.now();
+    },
+  };
 }
 
-/** A named moment of a traced request (`pathTimingHeader`); the first mark of a name counts. */
-export function traceMark(env: Env, name: string): void {
-  const t = traces.get(env);
-  if (t && !t.marks.some(([n]) => n === name)) t.marks.push([name, Date.now()]);
-}
+/** Whether `env` is a traced request's env (its responses carry the path headers). */
+export const isTraced = (env: Env): boolean => traces.has(env);
 
 /**
  * `x-gateway-path-timing` of a traced request: ms since it reached the Worker of each mark, of
@@ -243,22 +254,12 @@ export function pathTimingHeader(env: Env, now = Date.now()): string | null {
   return [`at=${t.t0}`, ...steps].join(";");
 }
 
-/** The upstream's first byte (first stream event, or the answer) arrived now. */
-export function traceUpstreamFirst(env: Env): void {
-  const t = traces.get(env);
-  if (t && t.upstreamFirst === null) t.upstreamFirst = Date.now();
-}
-
-/** Counts an early upstream call cancelled because admission refused (see `pathCallsHeader`). */
-export const countCancelledEarly = (): void => {
-  cancelledEarly++;
-};
-
-/** Early upstream calls cancelled after a refusal in this isolate so far. */
-export const cancelledEarlySoFar = (): number => cancelledEarly;
-
-/** `far=N;near=M;cancelled=C` for a traced request (see the module comment), else null. */
-export function pathCallsHeader(env: Env, now = Date.now()): string | null {
+/**
+ * `far=N;near=M;cancelled=C` for a traced request (see the module comment), else null.
+ * `cancelled`: the early upstream calls this isolate cancelled after a refusal so far (the
+ * early-call module counts them; the caller passes the count in).
+ */
+export function pathCallsHeader(env: Env, now = Date.now(), cancelled = 0): string | null {
   const t = traces.get(env);
   if (!t) return null;
   let far = 0;
@@ -271,5 +272,5 @@ export function pathCallsHeader(env: Env, now = Date.now()): string | null {
     if (c.kind === "do" || c.kind === "d1-primary") far++;
     else near++;
   }
-  return `far=${far};near=${near};cancelled=${cancelledEarly}`;
+  return `far=${far};near=${near};cancelled=${cancelled}`;
 }

@@ -49,7 +49,7 @@ interface Answer {
   raw: string;
 }
 
-/** Headers that differ between any two answers (the request's id, the clock, the time spent in the gateway). */
+/** Headers that differ between any two answers (the request's id, the clock; the Worker's own time, which the far side's latency changes). */
 const VOLATILE = new Set(["x-request-id", "date", "x-ratelimit-reset", "x-gateway-overhead-ms"]);
 
 /** Brings a fresh key into the refusal `kind` and sends the refused request under `e`. */

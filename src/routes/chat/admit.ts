@@ -25,7 +25,6 @@ import { admitWithEarlyCall, type EarlyPlan } from "../../billing/early-call";
 import { admitCredits } from "../../billing/credits";
 import { estimateUpperBound, tokensUpperBound } from "../../billing/estimate";
 import { renewLeasesEarly } from "../../billing/settle";
-import { traceMark } from "../../lib/debug-world";
 import { runAttempt, type AttemptResult } from "./attempt";
 import type { Running } from "./hedge";
 import type { RequestTimeouts } from "../../routing/timeouts";
@@ -94,7 +93,7 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
       creditPaid: isCreditPaid(first),
       run: (signal) => {
         earlyStartedAt = Date.now();
-        return runAttempt(env, req, first, stream, AbortSignal.any([signal, hedgeStop.signal]), timeouts);
+        return runAttempt(env, req, first, stream, AbortSignal.any([signal, hedgeStop.signal]), timeouts, run.input.probe);
       },
       clientSignal: run.input.signal,
       release: releaseAttempt,
@@ -113,8 +112,8 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
     },
     waitUntil,
   });
-  traceMark(env, "admitted");
-  traceMark(env, "credits");
+  run.input.probe?.mark("admitted");
+  run.input.probe?.mark("credits");
   run.dropEarly = () => admitted.drop();
   run.admitted = true;
   run.reservationId = admitted.admission.reservationId;
@@ -176,6 +175,6 @@ async function prepare(run: Run, auth: KeyContext, req: ChatRequest, selection: 
     if (hit && (hit.kind === "stream") === stream) return { key, hit, plan: null };
   }
   const plan = planFor(env, headers, selection.candidates, selection.needs);
-  traceMark(env, "early");
+  run.input.probe?.mark("early");
   return { key, hit: null, plan };
 }

@@ -19,7 +19,7 @@ import {
   unsupportedInput,
   type AttemptFailure,
 } from "../../routing/failover";
-import { traceUpstreamFirst, traceUpstreamStart } from "../../lib/debug-world";
+import { silentProbe, type RequestProbe } from "../../lib/probe";
 import { routeStats } from "../../routing/live-metrics";
 import { metricsProviderId } from "../../routing/candidate-stats";
 import { attemptTimeouts, requestTimeouts, timeoutSettings, type AttemptTimeouts, type RequestTimeouts } from "../../routing/timeouts";
@@ -75,7 +75,7 @@ export const redactCredential = (message: string, apiKey: string | null | undefi
  * request's (src/routing/timeouts.ts); the attempt is cancelled when its first byte does not come
  * within the bound derived for this candidate.
  */
-export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, stream: boolean, clientSignal?: AbortSignal, timeouts?: RequestTimeouts): Promise<AttemptResult> {
+export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, stream: boolean, clientSignal?: AbortSignal, timeouts?: RequestTimeouts, probe: RequestProbe = silentProbe): Promise<AttemptResult> {
   const bounds = timeoutsFor(env, req, cand, stream, timeouts);
   const timeoutMs = bounds.firstByteMs;
   const started = Date.now();
@@ -116,7 +116,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   }
 
   let res: Response;
-  traceUpstreamStart(env);
+  probe.upstreamStart();
   try {
     // Redirects are never followed: an organization's upstream URL passed the SSRF guard, the
     // place it redirects to did not (docs/security.md). A redirect is an upstream error.
@@ -145,7 +145,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   if (!stream) {
     try {
       const body: unknown = await res.json();
-      traceUpstreamFirst(env);
+      probe.upstreamFirst();
       const parsed = adapter.parseResponse(body, target);
       clearTimeout(timer);
       clientSignal?.removeEventListener("abort", onClientGone);
@@ -159,7 +159,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   const iterator = adapter.parseStream(res.body, target)[Symbol.asyncIterator]();
   try {
     const first = await iterator.next();
-    traceUpstreamFirst(env);
+    probe.upstreamFirst();
     if (first.done) return fail(streamFailure("the upstream stream ended without any output", "empty_stream"));
     if (first.value.type === "error") {
       void iterator.return?.();

@@ -27,7 +27,6 @@ import { withAnotherKey } from "../../routing/key-choice";
 import { maybeRefreshMetrics, reportAttempts } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
-import { traceMark } from "../../lib/debug-world";
 import { runHedged, startAttempt, type HedgeInput } from "./hedge";
 import { requestTimeouts } from "../../routing/timeouts";
 import { recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
@@ -55,7 +54,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     dropEarly: null,
     answer: null,
   };
-  traceMark(input.env, "exec");
+  input.probe?.mark("exec");
   try {
     return await execute(run);
   } catch (err) {
@@ -131,7 +130,7 @@ async function execute(run: Run): Promise<Response> {
   // Each planned candidate, and with hedging (hedge.ts) the next one when it is late; `tried`
   // skips a candidate a hedge already ran. The plan may grow while it runs (another key of a
   // provider whose key failed goes right after it).
-  const hedge: HedgeInput = { env, req, stream, signal, timeouts, promptTokens: admitted.needs.promptTokens };
+  const hedge: HedgeInput = { env, req, stream, signal, timeouts, promptTokens: admitted.needs.promptTokens, probe: run.input.probe };
   const tried = new Set<Candidate>();
   for (const planned of plan) {
     if (tried.has(planned) || planned.modelRank <= doneModel) continue;

@@ -9,6 +9,7 @@
 import type { Env } from "../../env";
 import type { ChatRequest } from "../../providers/types";
 import type { Candidate } from "../../routing/candidates";
+import type { RequestProbe } from "../../lib/probe";
 import type { RequestTimeouts } from "../../routing/timeouts";
 import { runAttempt, timeoutsFor, type AttemptResult } from "./attempt";
 import { estimatedUsage } from "./model-facts";
@@ -44,12 +45,14 @@ export interface HedgeInput {
   signal: AbortSignal | undefined;
   timeouts: RequestTimeouts;
   promptTokens: number;
+  /** The request's path-timing hook (src/lib/probe.ts). */
+  probe?: RequestProbe | undefined;
 }
 
 export function startAttempt(i: HedgeInput, cand: Candidate): Running {
   const ctl = new AbortController();
   const signal = i.signal ? AbortSignal.any([i.signal, ctl.signal]) : ctl.signal;
-  return { cand, startedAt: Date.now(), result: runAttempt(i.env, i.req, cand, i.stream, signal, i.timeouts), stop: () => ctl.abort() };
+  return { cand, startedAt: Date.now(), result: runAttempt(i.env, i.req, cand, i.stream, signal, i.timeouts, i.probe), stop: () => ctl.abort() };
 }
 
 /** A result nobody will use still holds its upstream stream open. */

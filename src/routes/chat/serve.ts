@@ -9,8 +9,6 @@ import type { ChatRequest, NormalizedUsage, ParsedCompletion, StreamEvent } from
 import type { Candidate, RequestNeeds } from "../../routing/candidates";
 import { reportAttempts } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
-import { doCallsHeader } from "../../durable-objects/debug-latency";
-import { pathCallsHeader, pathTimingHeader } from "../../lib/debug-world";
 import { writeCache, type CachedAnswer } from "../../cache/response-cache";
 import type { RequestLogInput } from "../../usage/request-log";
 import { streamAnswer } from "../../usage/bodies";
@@ -53,12 +51,6 @@ function metadata(s: Pick<Served, "run" | "cand" | "routing">, underlying: strin
 function responseHeaders(run: Run, contentType: string): Headers {
   const overhead = Math.max(0, Date.now() - run.startedAt - run.upstreamMs);
   const h = new Headers({ "content-type": contentType, "x-request-id": run.input.requestId, "x-gateway-overhead-ms": String(overhead) });
-  const doCalls = doCallsHeader(run.input.env);
-  if (doCalls !== null) h.set("x-gateway-do-calls", doCalls);
-  const pathCalls = pathCallsHeader(run.input.env);
-  if (pathCalls !== null) h.set("x-gateway-path-calls", pathCalls);
-  const pathTiming = pathTimingHeader(run.input.env);
-  if (pathTiming !== null) h.set("x-gateway-path-timing", pathTiming);
   if (contentType.startsWith("text/event-stream")) {
     h.set("cache-control", "no-cache");
     h.set("x-accel-buffering", "no");

@@ -11,6 +11,7 @@ import { clientIpOf } from "../../iam/cidr";
 import { detectSourceApp } from "../../usage/source-app";
 import { isProduction } from "../../env";
 import { callerContinent, type Continent } from "../../routing/regions";
+import { silentProbe, type RequestProbe } from "../../lib/probe";
 
 export interface GatewayRequest {
   env: Env;
@@ -23,6 +24,8 @@ export interface GatewayRequest {
   signal?: AbortSignal;
   /** Where the caller is (`cf.continent`, or `x-debug-caller-continent` outside production); routing ranks by it. */
   callerContinent?: Continent | null;
+  /** The bench's path-timing hook (src/lib/probe.ts); the silent one unless the request is traced. */
+  probe?: RequestProbe;
 }
 
 export { clientIpOf };
@@ -38,5 +41,6 @@ export function gatewayRequest(c: Context<AppEnv>, auth: KeyContext = c.get("key
     clientIp: clientIpOf(headers),
     signal: c.req.raw.signal,
     callerContinent: callerContinent(c.req.raw, isProduction(c.env)),
+    probe: c.get("probe") ?? silentProbe,
   };
 }

@@ -1,0 +1,40 @@
+/**
+ * The bench instruments' one seam with the request path (docs/architecture.md). The Worker's
+ * fetch entry gives a request `worldEnv(env)` (src/lib/debug-world.ts: slowed and traced
+ * bindings, only when the world bench configures it); this middleware, once per request, hands
+ * the pipeline its probe (`c.var.probe`, the only hook it holds) and stamps the bench headers on
+ * the answer: `x-gateway-path-calls`, `x-gateway-path-timing` (path tracing) and
+ * `x-gateway-do-calls` (DEBUG_DO_CALLS). Neither is ever configured in production: there the
+ * probe is the silent one and the answer goes out untouched.
+ */
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../../app-types";
+import { isTraced, pathCallsHeader, pathTimingHeader, probeOf } from "../../lib/debug-world";
+import { silentProbe } from "../../lib/probe";
+import { doCallsHeader } from "../../durable-objects/debug-latency";
+import { cancelledEarlyCalls } from "../../billing/early-call";
+
+export const instruments: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const env = c.env;
+  const traced = isTraced(env);
+  c.set("probe", traced ? probeOf(env) : silentProbe);
+  await next();
+  const doCalls = doCallsHeader(env);
+  if (!traced && doCalls === null) return;
+  // The answer's headers are released now: the moment `release` and the path calls are read at.
+  const now = Date.now();
+  const stamps: Array<[string, string | null]> = [
+    ["x-gateway-do-calls", doCalls],
+    ["x-gateway-path-calls", pathCallsHeader(env, now, cancelledEarlyCalls())],
+    ["x-gateway-path-timing", pathTimingHeader(env, now)],
+  ];
+  let res = c.res;
+  try {
+    for (const [name, value] of stamps) if (value !== null) res.headers.set(name, value);
+  } catch {
+    // Immutable headers (a proxied upstream response): copy the response once.
+    res = new Response(res.body, res);
+    for (const [name, value] of stamps) if (value !== null) res.headers.set(name, value);
+    c.res = res;
+  }
+};
