@@ -95,3 +95,22 @@ test("error codes, sign-in limits and the client-IP order in the docs are the co
   assert.doesNotMatch(doc(".dev.vars.example"), /\b(spec|contract)\b/i);
   assert.doesNotMatch(readme, /Hello from openai\//, "the stand-in's provider depends on routing");
 });
+
+test("deployment.md's manual path creates every bucket, queue and dead-letter queue wrangler.jsonc binds, with the log lifecycle rules", () => {
+  const jsonc = readFileSync(join(ROOT, "wrangler.jsonc"), "utf8");
+  const doc = readFileSync(join(ROOT, "docs", "deployment.md"), "utf8");
+  const manual = shellBlocks(doc, "docs/deployment.md").find((b) => b.code.includes("wrangler d1 create switchboard"));
+  assert.ok(manual, "the manual block");
+  const buckets = [...jsonc.matchAll(/"bucket_name"\s*:\s*"([^"]+)"/g)].map((m) => m[1]);
+  const queues = new Set([...jsonc.matchAll(/"(?:queue|dead_letter_queue)"\s*:\s*"([^"]+)"/g)].map((m) => m[1]));
+  assert.ok(buckets.length >= 2 && queues.size >= 3, "wrangler.jsonc binds buckets and queues");
+  for (const b of buckets) assert.match(manual.code, new RegExp(`wrangler r2 bucket create ${b}(\\s|$)`), `creates the bucket ${b}`);
+  for (const q of queues) assert.match(manual.code, new RegExp(`wrangler queues create ${q}(\\s|$)`), `creates the queue ${q}`);
+  const days = /"REQUEST_LOG_RETENTION_DAYS"\s*:\s*"(\d+)"/.exec(jsonc)?.[1];
+  const logs = /"binding"\s*:\s*"LOGS_BUCKET"\s*,\s*"bucket_name"\s*:\s*"([^"]+)"/.exec(jsonc)?.[1];
+  for (const prefix of ["logs/", "bodies/"]) {
+    assert.match(manual.code, new RegExp(`wrangler r2 bucket lifecycle add ${logs} \\S+ ${prefix} --expire-days ${days}\\b`), `expires ${prefix} after ${days} days`);
+  }
+  // A dead-letter queue must exist before the consumer that names it is deployed.
+  assert.ok(manual.code.indexOf("queues create switchboard-logs-dlq") < manual.code.indexOf("npm run deploy"));
+});

@@ -37,13 +37,14 @@ export interface OpenAIUsage {
     audio_input_cost: number;
     data_storage_cost: number;
   };
-  info: string;
+  /** Present only when there is a note: an empty string on every answer told clients nothing. */
+  info?: string;
 }
 
 /**
  * `cost` / `total_cost` are what the request costs (after discount); `upstream_inference_*` are the
  * provider-side costs before discount. `output_cost` covers text, reasoning and audio output;
- * image output has its own field. `info` is a free-form note from the caller (default "").
+ * image output has its own field. `info` is a free-form note from the caller, left out when empty.
  */
 export function toOpenAIUsage(usage: NormalizedUsage, cost: CostBreakdown, info = ""): OpenAIUsage {
   const cacheWrites = usage.cacheWrite5mTokens + usage.cacheWrite1hTokens;
@@ -85,6 +86,6 @@ export function toOpenAIUsage(usage: NormalizedUsage, cost: CostBreakdown, info 
       audio_input_cost: toUsdNumber(cost.audioInputCost),
       data_storage_cost: 0,
     },
-    info,
+    ...(info ? { info } : {}),
   };
 }

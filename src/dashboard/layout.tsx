@@ -5,7 +5,7 @@
  */
 import type { Child, FC } from "hono/jsx";
 import { raw } from "hono/html";
-import type { PageContext } from "./context";
+import { isAdmin, type PageContext } from "./context";
 import { exampleModelIds } from "./rule-preview";
 
 export const ASSET_CSS = "/dashboard/assets/app.css";
@@ -15,14 +15,16 @@ export const ASSET_THEME = "/dashboard/assets/theme.js";
 /** CSV cells of the Export CSV buttons (formula-like cells neutralised), used by app.js. */
 export const ASSET_CSV = "/dashboard/assets/csv.js";
 
-const NAV = [
+/** `admin`: shown to owners and admins only (the page refuses developers). */
+const NAV: ReadonlyArray<{ href: string; label: string; admin?: true }> = [
   { href: "/dashboard/keys", label: "Keys" },
   { href: "/dashboard/usage", label: "Usage" },
   { href: "/dashboard/requests", label: "Requests" },
   { href: "/dashboard/access", label: "Access rules" },
   { href: "/dashboard/organization", label: "Organization" },
   { href: "/dashboard/platform", label: "Platform" },
-] as const;
+  { href: "/dashboard/audit-log", label: "Audit log", admin: true },
+];
 
 /** A bare standards-mode document: head with the shared stylesheet; used by every HTML page. */
 export const Document: FC<{ title: string; csrf?: string | undefined; script?: boolean; children?: Child }> = ({ title, csrf, script = true, children }) => (
@@ -70,7 +72,7 @@ export const Layout: FC<{ title: string; ctx: PageContext; children?: Child }> =
         Switchboard
       </a>
       <nav class="nav" aria-label="Main">
-        {NAV.map((n) => (
+        {NAV.filter((n) => !n.admin || isAdmin(ctx.session)).map((n) => (
           <a href={withProject(n.href, ctx)} aria-current={ctx.path.startsWith(n.href) ? "page" : undefined}>
             {n.label}
           </a>

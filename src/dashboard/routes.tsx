@@ -18,6 +18,8 @@ import { OrganizationPage, loadOrganizationPage } from "./pages/organization";
 import { NotFoundPage } from "./pages/not-found";
 import { PlatformPage, loadPlatformPage } from "./pages/platform";
 import { RequestDetailPage, RequestsPage, loadRequest, loadRequests, requestsQuery, downloadScope } from "./pages/requests";
+import { AuditLogForbiddenPage, AuditLogPage, auditPageQuery, loadAuditLog } from "./pages/audit-log";
+import { isAdmin } from "./context";
 import { exportContentType, exportStream, periodQuery } from "../usage/log-export";
 import { validate } from "../errors/validation";
 
@@ -58,6 +60,7 @@ dashboardPages.use("/platform", requirePage);
 dashboardPages.use("/requests", requirePage);
 dashboardPages.use("/requests/:id", requirePage);
 dashboardPages.use("/usage/download", requirePage);
+dashboardPages.use("/audit-log", requirePage);
 
 dashboardPages.get("/keys", async (c) => {
   const ctx = c.get("page");
@@ -101,6 +104,12 @@ dashboardPages.get("/requests/:id", async (c) => {
   const ctx = c.get("page");
   const at = Number(c.req.query("at"));
   return c.html(<RequestDetailPage ctx={ctx} data={await loadRequest(c.env, ctx, c.req.param("id"), Number.isFinite(at) ? at : null)} />);
+});
+
+dashboardPages.get("/audit-log", async (c) => {
+  const ctx = c.get("page");
+  if (!isAdmin(ctx.session)) return c.html(<AuditLogForbiddenPage ctx={ctx} />, 403);
+  return c.html(<AuditLogPage ctx={ctx} data={await loadAuditLog(c.env, ctx, auditPageQuery.parse(c.req.query()))} />);
 });
 
 /** The period's request records of the session's scope (Usage page download), NDJSON or `format=csv`. */

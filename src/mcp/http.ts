@@ -19,6 +19,7 @@ import type { AppEnv } from "../app-types";
 import { ApiError } from "../errors/api-error";
 import { discardBody, readUpTo } from "../lib/body";
 import { gatewayRequest } from "../routes/middleware/gateway-request";
+import { MCP_APP, UNKNOWN_APP } from "../usage/source-app";
 import { issuerOrigin } from "../oauth/metadata";
 import { authenticateMcp, enforceMcpRateLimit, jsonRpcErrorResponse, type McpAuth } from "./auth";
 import type { McpToolContext } from "./context";
@@ -56,7 +57,9 @@ export function jsonRpcError(status: number, code: number, message: string, id: 
 
 /** The gateway request context (same attribution and client IP as the HTTP API) plus MCP's own. */
 export function toolContext(c: Context<AppEnv>, auth: McpAuth): McpToolContext {
-  const { env, waitUntil, requestId, sourceApp, clientIp } = gatewayRequest(c, auth.context);
+  const { env, waitUntil, requestId, sourceApp: detected, clientIp } = gatewayRequest(c, auth.context);
+  // An MCP client's own name (x-source, a known User-Agent) wins; otherwise the request is MCP's.
+  const sourceApp = detected === UNKNOWN_APP ? MCP_APP : detected;
   return { env, waitUntil, auth, requestId, sourceApp, clientIp, headers: c.req.raw.headers, origin: issuerOrigin(env, c.req.raw) };
 }
 

@@ -6,6 +6,14 @@
 import { CONFIGURED_PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION, TOOL_NAMES } from "./server";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { resourceMetadataUrl } from "../oauth/metadata";
+import { TOOL_TEXT } from "./tools/descriptions";
+
+/**
+ * The Inspector release the page tells people to run, pinned: an unpinned `npx` reuses whatever
+ * old copy is cached (0.15 refuses arguments for URL servers). `npm run test:mcp-inspector`
+ * (scripts/mcp-inspector.mjs) runs this same release against a local gateway.
+ */
+export const INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector@2.12.0";
 
 export function serverInfo(origin: string) {
   return {
@@ -35,12 +43,12 @@ const escapeHtml = (s: string): string =>
 export function setupPage(origin: string): string {
   const url = escapeHtml(`${origin}/mcp`);
   const sse = escapeHtml(`${origin}/sse`);
-  const tools = TOOL_NAMES.map((t) => `<li><code>${t}</code></li>`).join("");
+  const tools = TOOL_NAMES.map((t) => `<li><code>${t}</code>: ${escapeHtml(TOOL_TEXT[t].description)}</li>`).join("");
   const claudeCmd = escapeHtml(`claude mcp add --transport http switchboard ${origin}/mcp --header "Authorization: Bearer swb_..."`);
   const cursorJson = escapeHtml(
     JSON.stringify({ mcpServers: { switchboard: { url: `${origin}/mcp`, headers: { Authorization: "Bearer swb_..." } } } }, null, 2),
   );
-  const inspector = escapeHtml(`npx @modelcontextprotocol/inspector --cli ${origin}/mcp --transport http --header "Authorization: Bearer swb_..." --method tools/list`);
+  const inspector = escapeHtml(`npx -y ${INSPECTOR_PACKAGE} --cli ${origin}/mcp --transport http --header "Authorization: Bearer swb_..." --method tools/list`);
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -1,6 +1,6 @@
 /**
  * App attribution (spec 5.6): the `x-source` header, else a recognised coding client by
- * User-Agent, else `unknown`. Known aliases of recognised clients are merged to one id (at recording time here, and
+ * User-Agent, else `unknown` (`mcp` for MCP tool calls). Known aliases of recognised clients are merged to one id (at recording time here, and
  * again by analytics when ranking, so rows recorded under an alias still count for the app).
  */
 const USER_AGENT_APPS: ReadonlyArray<readonly [RegExp, string]> = [
@@ -57,10 +57,13 @@ const APP_NAMES: Readonly<Record<string, string>> = {
   "gemini-cli": "Gemini CLI",
   "github-copilot": "GitHub Copilot",
   goose: "Goose",
+  mcp: "MCP",
   unknown: "Unknown",
 };
 
 export const UNKNOWN_APP = "unknown";
+/** Requests made through the gateway's MCP server by a client that names no app. */
+export const MCP_APP = "mcp";
 
 /** Longest custom app name kept (characters). */
 export const MAX_APP_NAME = 100;

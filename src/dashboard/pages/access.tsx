@@ -19,6 +19,7 @@ import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead, Submit } from "../layout";
 import { denialPreview, exampleModelIds, OUTSIDE_IPS, PREVIEW_SAMPLE, SAMPLE_VALUES } from "../rule-preview";
 import { ModelRefsData } from "../model-refs";
+import { providerLabel, ruleTypeLabel } from "../labels";
 
 type Rule = ReturnType<typeof publicRule>;
 
@@ -64,7 +65,7 @@ const SOURCE_LABEL: Record<RuleLevel, string> = { key: "Key", member: "Member", 
 
 const valueText = (r: Rule): string => {
   const v = r.ruleValue;
-  return (v.models ?? v.providers ?? v.ipCidrs ?? (v.pricingType ? [v.pricingType] : [])).join(", ");
+  return (v.models ?? v.providers?.map(providerLabel) ?? v.ipCidrs ?? (v.pricingType ? [v.pricingType] : [])).join(", ");
 };
 
 const TargetPicker: FC<{ ctx: PageContext; data: AccessData }> = ({ ctx, data }) => {
@@ -110,7 +111,7 @@ const RuleForm: FC<{ ctx: PageContext; data: AccessData; level: RuleLevel; id: s
           <select id="rule-type" name="ruleType">
             {RULE_TYPES.map((t) => (
               <option value={t} disabled={!enterprise && FIELD_OF[t] === "ipCidrs"} data-preview={denialPreview(level, t, SAMPLE_VALUES[t]) ?? ""} data-sample={PREVIEW_SAMPLE[t]}>
-                {t}
+                {ruleTypeLabel(t)}
                 {!enterprise && FIELD_OF[t] === "ipCidrs" ? " (Enterprise plan)" : ""}
               </option>
             ))}
@@ -145,7 +146,7 @@ const RuleForm: FC<{ ctx: PageContext; data: AccessData; level: RuleLevel; id: s
           {providers.map((p) => (
             <label class="check">
               <input type="checkbox" name="ruleValue.providers" value={p} data-type="list" />
-              {p}
+              {providerLabel(p)}
             </label>
           ))}
         </div>
@@ -198,9 +199,7 @@ const RulesTable: FC<{ data: AccessData; level: RuleLevel; id: string; editable:
           {data.rules.length ? (
             data.rules.map((r) => (
               <tr>
-                <td data-label="Rule">
-                  <code>{r.ruleType}</code>
-                </td>
+                <td data-label="Rule">{ruleTypeLabel(r.ruleType)}</td>
                 <td data-label="Values">{valueText(r)}</td>
                 <td data-label="Status">{r.status === "active" ? <span class="badge ok">active</span> : <span class="badge warn">inactive</span>}</td>
                 <td data-label="Denial message">
@@ -214,7 +213,7 @@ const RulesTable: FC<{ data: AccessData; level: RuleLevel; id: string; editable:
                           {r.status === "active" ? "Disable" : "Enable"}
                         </button>
                       </form>
-                      <form data-api={`${base}/${r.id}`} data-method="DELETE" data-confirm={`Delete this ${r.ruleType} rule?`} data-success="Rule deleted.">
+                      <form data-api={`${base}/${r.id}`} data-method="DELETE" data-confirm={`Delete this ${ruleTypeLabel(r.ruleType)} rule?`} data-success="Rule deleted.">
                         <button class="sm danger" type="submit">
                           Delete
                         </button>

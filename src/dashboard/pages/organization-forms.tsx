@@ -8,6 +8,7 @@ import type { FC } from "hono/jsx";
 import { ROLES } from "../../db/schema";
 import type { MemberView } from "../../actions/members";
 import { Submit } from "../layout";
+import { providerLabel } from "../labels";
 
 const RoleOptions: FC<{ selected?: string }> = ({ selected }) => (
   <>
@@ -132,7 +133,7 @@ export const AddProviderKey: FC<{ providers: readonly string[] }> = ({ providers
       <Field id="pk-provider" label="Provider">
         <select id="pk-provider" name="provider">
           {providers.map((p) => (
-            <option value={p}>{p}</option>
+            <option value={p}>{providerLabel(p)}</option>
           ))}
         </select>
       </Field>

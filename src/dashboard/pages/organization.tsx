@@ -8,6 +8,7 @@ import type { FC } from "hono/jsx";
 import { DataTable } from "../table";
 import type { Env } from "../../env";
 import { PROVIDER_IDS } from "../../catalog/types";
+import { providerLabel } from "../labels";
 import { listMembers } from "../../actions/members";
 import { listTeams } from "../../actions/teams";
 import { listProviderKeys } from "../../actions/provider-keys";
@@ -82,7 +83,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
             {PROVIDER_IDS.map((p) => (
               <label class="check">
                 <input type="checkbox" name="compliance.deniedProviders" value={p} data-type="list" checked={denied.has(p)} />
-                {p}
+                {providerLabel(p)}
               </label>
             ))}
           </div>
@@ -226,7 +227,7 @@ export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx,
         head={admin ? ["Provider", "Label", "Key", "Base URL", "Actions"] : ["Provider", "Label", "Key", "Base URL"]}
         rows={data.byok}
         cells={(k) => [
-          k.provider,
+          providerLabel(k.provider),
           k.label ?? "—",
           <code>{k.tokenHint}</code>,
           k.baseUrl ? <code>{k.baseUrl}</code> : "default",

@@ -20,6 +20,7 @@ import { PeriodFields } from "./usage";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead } from "../layout";
 import { compactNumber, formatUsd } from "../format";
+import { appDisplayName, UNKNOWN_APP } from "../../usage/source-app";
 
 const DAY_MS = 86_400_000;
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).refine((v) => Number.isFinite(Date.parse(v)));
@@ -187,7 +188,7 @@ export const RequestsPage: FC<{ ctx: PageContext; data: RequestsData }> = ({ ctx
                       <a href={detailHref(ctx, r)}>{time(r.createdAt)}</a>
                     </td>
                     <td>{keys.get(r.apiKeyId) ?? r.apiKeyId}</td>
-                    <td>{r.sourceApp || "unknown"}</td>
+                    <td>{appDisplayName(r.sourceApp || UNKNOWN_APP)}</td>
                     <td>{r.usedModel ?? r.requestedModel}</td>
                     <td>{r.usedProvider ?? r.requestedProvider ?? "—"}</td>
                     <td>{r.statusCode}</td>
@@ -254,7 +255,7 @@ export const RequestDetailPage: FC<{ ctx: PageContext; data: { record: LogRecord
               <Row label="Log id" value={r.id} />
               <Row label="Key" value={data.keyName} />
               <Row label="Kind" value={r.kind} />
-              <Row label="App" value={r.sourceApp || "unknown"} />
+              <Row label="App" value={appDisplayName(r.sourceApp || UNKNOWN_APP)} />
               <Row label="Requested model" value={r.requestedModel} />
               <Row label="Model" value={r.usedModel ?? "—"} />
               <Row label="Provider" value={r.usedProvider ?? r.requestedProvider ?? "—"} />

@@ -11,6 +11,7 @@ import { formatUsd } from "../../billing/money";
 import { settleQueuedFor } from "../../billing/settle";
 import { accountOutput, breakdownOutput, getUsageBreakdownInput, getUsageInput, usageOutput } from "../schemas";
 import { jsonResult, toolError } from "./result";
+import { TOOL_TEXT } from "./descriptions";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
@@ -26,9 +27,7 @@ export function registerAnalyticsTools(server: McpServer, ctx: McpToolContext): 
   server.registerTool(
     "get-account",
     {
-      title: "Account",
-      description:
-        "The connected user, organization, project, role, analytics scope and the API key's spending limits. Owners and admins also see the organization's credit balance. Never returns credentials.",
+      ...TOOL_TEXT["get-account"],
       outputSchema: accountOutput,
       annotations: READ_ONLY,
     },
@@ -79,9 +78,7 @@ export function registerAnalyticsTools(server: McpServer, ctx: McpToolContext): 
   server.registerTool(
     "get-usage",
     {
-      title: "Usage",
-      description:
-        "Usage of the connected scope over a UTC date range: totals (requests, tokens, errors, cache hits, costs split into credits and BYOK, data storage), a time series of active buckets, and the most used provider, model and app. Statistics from hourly aggregates, not invoice totals; recent requests may lag.",
+      ...TOOL_TEXT["get-usage"],
       inputSchema: getUsageInput,
       outputSchema: usageOutput,
       annotations: READ_ONLY,
@@ -99,9 +96,7 @@ export function registerAnalyticsTools(server: McpServer, ctx: McpToolContext): 
   server.registerTool(
     "get-usage-breakdown",
     {
-      title: "Usage breakdown",
-      description:
-        "Ranks providers, models, apps or API keys of the connected scope by requests, cost or tokens over a UTC date range, with pagination. `unknown` stands for requests without a recorded source app.",
+      ...TOOL_TEXT["get-usage-breakdown"],
       inputSchema: getUsageBreakdownInput,
       outputSchema: breakdownOutput,
       annotations: READ_ONLY,

@@ -5,9 +5,10 @@ import type { ModelDefinition } from "../../catalog/types";
 import { formatUsd, parseUsd } from "../../billing/money";
 import { listImageModelsOutput, listModelsInput, listModelsOutput } from "../schemas";
 import { jsonResult } from "./result";
+import { IMAGE_DEFAULTS, TOOL_TEXT } from "./descriptions";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
-export const DEFAULT_IMAGE_MODEL = "qwen-image-3.0";
+export const DEFAULT_IMAGE_MODEL = IMAGE_DEFAULTS.model;
 
 const lowest = (values: string[]): string => {
   let best: bigint | null = null;
@@ -50,8 +51,7 @@ export function registerCatalogTools(server: McpServer): void {
   server.registerTool(
     "list-models",
     {
-      title: "List models",
-      description: "Language models of the catalogue with capabilities and pricing (USD per token). Deactivated models are left out unless asked for.",
+      ...TOOL_TEXT["list-models"],
       inputSchema: listModelsInput,
       outputSchema: listModelsOutput,
       annotations: READ_ONLY,
@@ -74,8 +74,7 @@ export function registerCatalogTools(server: McpServer): void {
   server.registerTool(
     "list-image-models",
     {
-      title: "List image models",
-      description: "Image generation models usable with generate-image and generate-nano-banana, with sizes and prices.",
+      ...TOOL_TEXT["list-image-models"],
       outputSchema: listImageModelsOutput,
       annotations: READ_ONLY,
     },

@@ -9,6 +9,7 @@ import { gatewayRequestOf, type McpToolContext } from "../context";
 import { chatInput, chatOutput } from "../schemas";
 import { generationFailure, toolError } from "./result";
 import { executeChatCompletion } from "../../routes/chat/execute";
+import { TOOL_TEXT } from "./descriptions";
 
 const GENERATES = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true } as const;
 
@@ -80,9 +81,7 @@ export function registerChatTool(server: McpServer, ctx: McpToolContext): void {
   server.registerTool(
     "chat",
     {
-      title: "Chat",
-      description:
-        "Runs a chat completion with any model of the catalogue (see list-models) through the gateway, charged to the connected key; spend limits and access rules apply.",
+      ...TOOL_TEXT["chat"],
       inputSchema: chatInput,
       outputSchema: chatOutput,
       annotations: GENERATES,

@@ -12,9 +12,10 @@ import { generateImageInput, generateImageOutput, generateNanoBananaInput, nanoB
 import { DEFAULT_IMAGE_MODEL } from "./catalog";
 import { registerChatTool } from "./chat";
 import { generationFailure } from "./result";
+import { IMAGE_DEFAULTS, TOOL_TEXT } from "./descriptions";
 
 const GENERATES = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true } as const;
-export const DEFAULT_IMAGE_SIZE = "1024x1024";
+export const DEFAULT_IMAGE_SIZE = IMAGE_DEFAULTS.size;
 
 const deps = (ctx: McpToolContext): GenerationDeps => ({
   ...gatewayRequestOf(ctx),
@@ -27,8 +28,7 @@ export function registerGenerationTools(server: McpServer, ctx: McpToolContext):
   server.registerTool(
     "generate-image",
     {
-      title: "Generate image",
-      description: `Generates images from a text prompt (default model ${DEFAULT_IMAGE_MODEL}, size ${DEFAULT_IMAGE_SIZE}, 1 to 4 images). Charged like the images API; spend limits apply.`,
+      ...TOOL_TEXT["generate-image"],
       inputSchema: generateImageInput,
       outputSchema: generateImageOutput,
       annotations: GENERATES,
@@ -69,9 +69,7 @@ export function registerGenerationTools(server: McpServer, ctx: McpToolContext):
   server.registerTool(
     "generate-nano-banana",
     {
-      title: "Generate image (Nano Banana)",
-      description:
-        "Generates an image with Google's Gemini image model (Nano Banana) and returns it inline. It is saved to storage only when the server operator configured UPLOAD_DIR; clients cannot enable saving.",
+      ...TOOL_TEXT["generate-nano-banana"],
       inputSchema: generateNanoBananaInput,
       outputSchema: nanoBananaOutput,
       annotations: GENERATES,
