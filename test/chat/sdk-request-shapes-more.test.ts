@@ -1,0 +1,45 @@
+/**
+ * More request and answer shapes of the official `openai` SDK: bodies of any type sent to routes we
+ * do not serve, image `size: "auto"`, `role: "function"` messages, `custom` tools, and the
+ * Responses usage/logprobs fields the SDK types declare.
+ */
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import OpenAI, { toFile } from "openai";
+import { env, exports } from "cloudflare:workers";
+import { seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { resetMetrics } from "./helpers";
+
+let org: SeededOrg;
+beforeAll(async () => {
+  org = await seedOrg();
+});
+beforeEach(resetMetrics);
+
+const gwFetch = (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i));
+const client = () => new OpenAI({ baseURL: "http://gw.test/v1", apiKey: org.key, maxRetries: 0, fetch: gwFetch });
+const recorded = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Record<string, unknown> }>;
+
+describe("routes we do not serve", () => {
+  it("a multipart images.edits call answers 404 with the envelope, not a content-type error", async () => {
+    const err = await client()
+      .images.edit({ model: "openai/gpt-image-1", prompt: "a hat", image: await toFile(new Uint8Array([1, 2, 3]), "a.png", { type: "image/png" }) })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((err as InstanceType<typeof OpenAI.NotFoundError>).code).toBe("route_not_found");
+  });
+
+  it("any content type to an unknown path (or a video remix) answers 404 with the envelope", async () => {
+    for (const path of ["/v1/videos/video_123/remix", "/v1/nope", "/v1/images/variations"]) {
+      const res = await gwFetch(`http://gw.test${path}`, { method: "POST", body: "x=1", headers: { "content-type": "text/plain", authorization: `Bearer ${org.key}` } });
+      expect(res.status, path).toBe(404);
+      const body = (await res.json()) as { error: { code: string; type: string } };
+      expect(body.error).toMatchObject({ type: "not_found_error", code: "route_not_found" });
+    }
+  });
+
+  it("a served JSON route still refuses a wrong content type", async () => {
+    const res = await gwFetch("http://gw.test/v1/chat/completions", { method: "POST", body: "hi", headers: { "content-type": "text/plain" } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unsupported_content_type");
+  });
+});
