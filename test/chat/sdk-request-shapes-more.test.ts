@@ -43,3 +43,20 @@ describe("routes we do not serve", () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unsupported_content_type");
   });
 });
+
+describe("images", () => {
+  it("size auto goes on to OpenAI; the answer carries usage.input_tokens_details", async () => {
+    const r = await client().images.generate({ model: "openai/gpt-image-1", prompt: "a red fox [[tag:img-auto]]", size: "auto" });
+    expect(r.data?.[0]?.b64_json).toBeTruthy();
+    expect((await recorded("img-auto"))[0]?.body.size).toBe("auto");
+    expect(r.usage?.input_tokens_details).toEqual({ text_tokens: r.usage?.input_tokens, image_tokens: 0 });
+  });
+
+  it("size auto becomes the provider's default size where the API has no auto", async () => {
+    const r = await client().images.generate({ model: "alibaba/qwen-image-3.0", prompt: "a poster [[tag:img-auto-qwen]]", size: "auto" });
+    expect(r.data?.length).toBe(1);
+    const sent = (await recorded("img-auto-qwen"))[0]?.body as { parameters: { size: string } };
+    expect(sent.parameters.size).toBe("1024*1024");
+    expect(r.usage?.input_tokens_details).toMatchObject({ image_tokens: 0 });
+  });
+});
