@@ -60,3 +60,40 @@ describe("images", () => {
     expect(r.usage?.input_tokens_details).toMatchObject({ image_tokens: 0 });
   });
 });
+
+describe("legacy function messages", () => {
+  const history = (tag: string) =>
+    [
+      { role: "user", content: "weather in Paris?" },
+      { role: "assistant", content: null, function_call: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+      { role: "function", name: "get_weather", content: '{"temp":21}' },
+      { role: "user", content: `so? [[tag:${tag}]]` },
+    ] as OpenAI.Chat.ChatCompletionMessageParam[];
+
+  it("role function goes to Claude as the tool result of the assistant's function call", async () => {
+    const r = await client().chat.completions.create({ model: "anthropic/claude-sonnet-4", max_tokens: 100, messages: history("fn-claude") });
+    expect(r.choices[0]?.message.content).toContain('{"temp":21}');
+    const sent = (await recorded("fn-claude"))[0]?.body.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>;
+    const use = sent[1]!.content.find((b) => b.type === "tool_use")!;
+    expect(use).toMatchObject({ name: "get_weather", input: { city: "Paris" } });
+    expect(sent[2]!.content[0]).toMatchObject({ type: "tool_result", tool_use_id: use.id });
+  });
+
+  it("role function goes to OpenAI-format providers as a tool message tied to the call", async () => {
+    await client().chat.completions.create({ model: "openai/gpt-4o-mini", messages: history("fn-openai") });
+    const sent = (await recorded("fn-openai"))[0]?.body.messages as Array<Record<string, unknown>>;
+    const calls = sent[1]!.tool_calls as Array<{ id: string; function: { name: string } }>;
+    expect(calls[0]?.function.name).toBe("get_weather");
+    expect(sent[2]).toEqual({ role: "tool", tool_call_id: calls[0]!.id, content: '{"temp":21}' });
+  });
+
+  it("a truly wrong role still gets a clear 400 naming the message", async () => {
+    const err = await client()
+      .chat.completions.create({ model: "openai/gpt-4o-mini", messages: [{ role: "wizard", content: "hi" } as unknown as OpenAI.Chat.ChatCompletionMessageParam] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    const e = err as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(e.param).toBe("messages.0.role");
+    expect(e.message).toContain("must be one of 'system', 'developer', 'user', 'assistant', 'tool', 'function'");
+  });
+});

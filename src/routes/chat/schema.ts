@@ -28,7 +28,7 @@
  *   the catalogue does not price).
  */
 import * as z from "zod";
-import type { ChatRequest } from "../../providers/types";
+import type { ChatMessage, ChatRequest } from "../../providers/types";
 import { badRequest } from "../../errors/api-error";
 import { describeZodError } from "../../errors/validation";
 import { fallbackModelsSchema, providerPreferencesSchema } from "../../routing/preferences";
@@ -75,6 +75,8 @@ const assistantMessage = z.object({
   content: assistantContent.nullable().optional(),
   name: z.string().optional(),
   tool_calls: z.array(toolCall).optional(),
+  /** Legacy function calling (before `tool_calls`); becomes a tool call (`legacyFunctionCalls`). */
+  function_call: z.object({ name: z.string().min(1), arguments: z.string() }).nullish(),
   reasoning: z.string().nullable().optional(),
   /** Signed reasoning blocks as the gateway returned them (Anthropic thinking); only anthropic-format upstreams get them. */
   reasoning_details: z
@@ -91,7 +93,35 @@ const assistantMessage = z.object({
 });
 const toolMessage = z.object({ role: z.literal("tool"), content: textContent, tool_call_id: z.string().min(1) });
 
-const message = z.discriminatedUnion("role", [systemMessage, userMessage, assistantMessage, toolMessage]);
+/** Legacy function result (`role: "function"`, named by the function); becomes a tool result. */
+const functionMessage = z.object({ role: z.literal("function"), name: z.string().min(1), content: z.string().nullable() });
+
+const message = z.discriminatedUnion("role", [systemMessage, userMessage, assistantMessage, toolMessage, functionMessage]);
+type ParsedMessage = z.infer<typeof message>;
+
+/**
+ * Legacy function calling as the OpenAI SDKs still type it: an assistant `function_call` becomes a
+ * tool call and the `role: "function"` answer that follows becomes its tool result, so every
+ * adapter (Anthropic, Gemini and Bedrock need a result tied to a call) serves one shape. A function
+ * result no call precedes is passed on as the user's text: no provider takes an orphan result.
+ */
+function legacyFunctionCalls(messages: ParsedMessage[]): ChatMessage[] {
+  const callIds = new Map<string, string>();
+  return messages.map((m, i): ChatMessage => {
+    if (m.role === "assistant") {
+      const { function_call: call, ...rest } = m;
+      if (!call) return rest;
+      const id = `call_fn_${i}`;
+      callIds.set(call.name, id);
+      return { ...rest, tool_calls: [...(rest.tool_calls ?? []), { id, type: "function", function: call }] };
+    }
+    if (m.role !== "function") return m;
+    const id = callIds.get(m.name);
+    if (!id) return { role: "user", content: `Result of function ${m.name}: ${m.content ?? ""}` };
+    callIds.delete(m.name);
+    return { role: "tool", tool_call_id: id, content: m.content ?? "" };
+  });
+}
 
 /** Free-form JSON (tool parameters, JSON schemas) may nest at most this deep: deeper input would
  * overflow the stack of the recursive code that walks it (cache key, schema sanitizers). */
@@ -274,8 +304,9 @@ export function parseChatRequest(body: unknown): ChatRequest {
     throw badRequest("'modalities' with \"audio\" requires 'audio' (voice and format).", "audio");
   }
   refuseUnpriced(req);
+  const messages = legacyFunctionCalls(req.messages);
   // Drop undefined keys so the object is a clean, normalized request (also used as the cache key).
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(req)) if (v !== undefined) out[k] = v;
+  for (const [k, v] of Object.entries({ ...req, messages })) if (v !== undefined) out[k] = v;
   return out as unknown as ChatRequest;
 }
