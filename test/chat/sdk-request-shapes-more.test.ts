@@ -97,3 +97,29 @@ describe("legacy function messages", () => {
     expect(e.message).toContain("must be one of 'system', 'developer', 'user', 'assistant', 'tool', 'function'");
   });
 });
+
+describe("custom tools", () => {
+  const customTool = { type: "custom" as const, custom: { name: "run_sql", description: "runs SQL", format: { type: "grammar" as const, grammar: { syntax: "regex" as const, definition: "SELECT .*" } } } };
+
+  it("go to OpenAI in tools, next to the function tools", async () => {
+    const r = await client().chat.completions.create({
+      model: "openai/gpt-5",
+      tools: [{ type: "function", function: { name: "get_time", parameters: { type: "object" } } }, customTool],
+      messages: [{ role: "user", content: "count rows [[tag:custom-tool]]" }],
+    });
+    expect(r.choices[0]?.message.content).toContain("Hello from");
+    const tools = (await recorded("custom-tool"))[0]?.body.tools as Array<Record<string, unknown>>;
+    expect(tools.map((t) => t.type)).toEqual(["function", "custom"]);
+    expect(tools[1]).toEqual(customTool);
+  });
+
+  it("a provider that cannot take them is a clear 400 naming the provider and the capability", async () => {
+    const err = await client()
+      .chat.completions.create({ model: "anthropic/claude-sonnet-4", max_tokens: 50, tools: [customTool], messages: [{ role: "user", content: "count rows" }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    const message = (err as Error).message;
+    expect(message).toContain("custom tools");
+    expect(message).toContain("anthropic");
+  });
+});

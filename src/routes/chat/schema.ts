@@ -145,6 +145,20 @@ const functionTool = z.object({
   }),
 });
 
+const customTool = z.object({
+  type: z.literal("custom"),
+  custom: z.object({
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes"),
+    description: z.string().optional(),
+    format: z
+      .discriminatedUnion("type", [
+        z.object({ type: z.literal("text") }),
+        z.object({ type: z.literal("grammar"), grammar: z.object({ definition: z.string().min(1), syntax: z.enum(["lark", "regex"]) }) }),
+      ])
+      .optional(),
+  }),
+});
+
 /** A tool named in `allowed_tools`: the Chat shape (`function.name`) or the Responses one (`name`). */
 const allowedTool = z
   .object({ type: z.literal("function"), function: z.object({ name: z.string().min(1) }).optional(), name: z.string().min(1).optional() })
@@ -211,7 +225,7 @@ export const chatRequestSchema = z.object({
   messages: z.array(message).min(1, "at least one message is required"),
   stream: opt(z.boolean()),
   stream_options: opt(z.object({ include_usage: z.boolean().optional() })),
-  tools: opt(z.array(functionTool).max(128)),
+  tools: opt(z.array(z.discriminatedUnion("type", [functionTool, customTool])).max(128)),
   tool_choice: opt(toolChoice),
   parallel_tool_calls: opt(z.boolean()),
   temperature: opt(z.number().min(0).max(2)),
@@ -257,7 +271,7 @@ export function refuseProtoMetadataKey(body: object): void {
 }
 
 /** Values the gateway cannot bill honestly: a 400 saying what is supported. */
-function refuseUnpriced(req: z.infer<typeof chatRequestSchema>): void {
+function refuseUnpriced(req: Pick<z.infer<typeof chatRequestSchema>, "service_tier" | "web_search_options">): void {
   if (req.service_tier !== undefined && !BILLED_SERVICE_TIERS.has(req.service_tier)) {
     throw badRequest(
       `service_tier '${req.service_tier}' is not supported: the provider bills it at other prices than the standard ones this gateway charges. Use 'auto' or 'default', or leave it out.`,
@@ -283,7 +297,12 @@ export function parseChatRequest(body: unknown): ChatRequest {
     const { message, param } = describeZodError(result.error);
     throw badRequest(message, param);
   }
-  const req = result.data;
+  const { tools: allTools, ...parsed } = result.data;
+  const req: typeof parsed & Pick<ChatRequest, "tools" | "custom_tools"> = { ...parsed };
+  const functionTools = allTools?.filter((t) => t.type === "function");
+  const customTools = allTools?.filter((t) => t.type === "custom");
+  if (functionTools?.length || (allTools && !customTools?.length)) req.tools = functionTools;
+  if (customTools?.length) req.custom_tools = customTools;
   // `allowed_tools` restricts which of the tools the model may call: every provider serves that as
   // the same request with only those tools, and the mode as the tool choice.
   if (typeof req.tool_choice === "object" && req.tool_choice.type === "allowed_tools") {
@@ -293,8 +312,10 @@ export function parseChatRequest(body: unknown): ChatRequest {
     if (unknown.length) throw badRequest(`'tool_choice.allowed_tools' names tools that are not in 'tools': ${unknown.join(", ")}.`, "tool_choice");
     req.tool_choice = req.tool_choice.allowed_tools.mode;
     req.tools = tools;
+    // The allowed list names function tools only, so custom tools are not among the allowed.
+    delete req.custom_tools;
   }
-  if (req.tool_choice !== undefined && req.tool_choice !== "none" && req.tool_choice !== "auto" && !req.tools?.length) {
+  if (req.tool_choice !== undefined && req.tool_choice !== "none" && req.tool_choice !== "auto" && !req.tools?.length && !req.custom_tools?.length) {
     throw badRequest("'tool_choice' requires 'tools'.", "tool_choice");
   }
   if (req.top_logprobs !== undefined && req.logprobs !== true) {
