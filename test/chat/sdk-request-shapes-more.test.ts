@@ -123,3 +123,30 @@ describe("custom tools", () => {
     expect(message).toContain("anthropic");
   });
 });
+
+describe("responses answer shapes", () => {
+  type Details = { cached_tokens: number; cache_write_tokens?: number };
+  type TextPart = { type: string; logprobs?: unknown };
+
+  it("usage.input_tokens_details.cache_write_tokens and output_text.logprobs, not streamed", async () => {
+    const r = await client().responses.create({ model: "anthropic/claude-sonnet-4", max_output_tokens: 100, input: "a long prompt to cache [[fake:cached]]" });
+    const details = r.usage?.input_tokens_details as Details;
+    expect(details.cache_write_tokens).toBeGreaterThan(0);
+    expect(details.cached_tokens).toBeGreaterThan(0);
+    const part = (r.output.find((o) => o.type === "message") as { content: TextPart[] }).content[0]!;
+    expect(part).toMatchObject({ type: "output_text", logprobs: [] });
+  });
+
+  it("the same fields streamed (0 cache writes where the provider reports none)", async () => {
+    const stream = await client().responses.create({ model: "openai/gpt-4o-mini", input: "stream it", stream: true });
+    const parts: TextPart[] = [];
+    let details: Details | undefined;
+    for await (const ev of stream) {
+      if (ev.type === "response.content_part.added" || ev.type === "response.content_part.done") parts.push(ev.part as TextPart);
+      if (ev.type === "response.completed") details = ev.response.usage?.input_tokens_details as Details;
+    }
+    expect(parts.length).toBe(2);
+    for (const p of parts) expect(p.logprobs).toEqual([]);
+    expect(details).toEqual({ cached_tokens: 0, cache_write_tokens: 0 });
+  });
+});
