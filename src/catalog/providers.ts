@@ -31,7 +31,7 @@ export const PROVIDERS: Readonly<Record<ProviderId, ProviderInfo>> = {
     trainsOnApiData: false,
     region: "us",
     moderation: true,
-    quirks: { maxTokensField: "max_completion_tokens" },
+    quirks: { maxTokensField: "max_completion_tokens", customTools: true },
   },
   anthropic: {
     id: "anthropic",

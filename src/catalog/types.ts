@@ -29,6 +29,8 @@ export interface OpenAICompatQuirks {
   streamUsageOption?: boolean;
   /** Path appended to the base URL. Default `/chat/completions`. */
   chatPath?: string;
+  /** Takes `tools` of type `custom` (free-form or grammar-constrained text input). Default false. */
+  customTools?: boolean;
 }
 
 export interface ProviderInfo {

@@ -45,6 +45,9 @@ function sentence(issue: Issue, name: string): string {
       return `${name} must be ${article(issue.expected)}${got ? `, not ${article(got)}` : ""}`;
     }
     case "invalid_union": {
+      // A discriminated union whose tag matched no option (`role: "wizard"`): name the tags it takes.
+      const tags = !issue.errors.length && "options" in issue && Array.isArray(issue.options) ? (issue.options as unknown[]) : null;
+      if (tags?.length) return `${name} must be one of ${quoteList(tags)}`;
       const types = unionTypes(issue) ?? [];
       const list = types.length > 1 ? `${types.slice(0, -1).join(", ")} or ${types[types.length - 1]}` : (types[0] ?? "another value");
       const missing = issue.errors.every((b) => b[0] && receivedOf(b[0]) === "undefined");

@@ -79,7 +79,16 @@ export interface ImageGenerationResult {
   created: number;
   data: ImageData[];
   model: string;
-  usage?: { input_tokens: number; output_tokens: number; total_tokens: number; images: number; cost: number; cost_usd: string };
+  usage?: {
+    input_tokens: number;
+    /** As the OpenAI Images API: generation prompts are text, so all input is text unless the upstream splits it. */
+    input_tokens_details: { text_tokens: number; image_tokens: number };
+    output_tokens: number;
+    total_tokens: number;
+    images: number;
+    cost: number;
+    cost_usd: string;
+  };
   metadata: ImageMetadata;
   /** MIME type of each image in `data` (not part of the OpenAI body; MCP uses it). */
   mimeTypes: string[];
@@ -97,6 +106,15 @@ interface Candidate {
 /** Sizes a mapping accepts: the catalogue's priced sizes plus the wire format's own. */
 export function sizesFor(mapping: ProviderMapping, adapter: ImageAdapter): string[] {
   return [...new Set([...Object.keys(mapping.pricing.per_image ?? {}), ...adapter.sizes])];
+}
+
+/**
+ * The size sent upstream: `auto` goes on to APIs that take it and becomes the provider's default
+ * size elsewhere (the gateway's default when the provider offers it, else its first size).
+ */
+export function upstreamSize(adapter: ImageAdapter, size: string): string {
+  if (size !== "auto" || adapter.autoSize) return size;
+  return adapter.sizes.includes(DEFAULT_IMAGE_SIZE) ? DEFAULT_IMAGE_SIZE : (adapter.sizes[0] ?? DEFAULT_IMAGE_SIZE);
 }
 
 const price = (v: string | undefined): Pico => (v ? parseUsd(v) : 0n);
@@ -159,7 +177,7 @@ export function resolveImageRequest(body: ImageGenerationBody, now = Date.now())
   const n = body.n ?? 1;
   if (!Number.isInteger(n) || n < 1 || n > MAX_IMAGES) throw badRequest(`'n' must be an integer from 1 to ${MAX_IMAGES}.`, "n");
   const size = body.size ?? DEFAULT_IMAGE_SIZE;
-  const candidates = all.filter((c) => sizesFor(c.mapping, c.adapter).includes(size));
+  const candidates = size === "auto" ? all : all.filter((c) => sizesFor(c.mapping, c.adapter).includes(size));
   if (!candidates.length) {
     const first = all[0]!;
     throw badRequest(`Unsupported size '${size}' for ${ref.model.id}; supported: ${sizesFor(first.mapping, first.adapter).join(", ")}.`, "size", "unsupported_size");
@@ -169,7 +187,8 @@ export function resolveImageRequest(body: ImageGenerationBody, now = Date.now())
 
 // ---------- upstream ----------
 
-async function runUpstream(c: Candidate, cred: UpstreamCredential, prompt: string, size: string, n: number, aspectRatio: string | undefined, cancel?: AbortSignal): Promise<ImageUpstreamResult> {
+async function runUpstream(c: Candidate, cred: UpstreamCredential, prompt: string, requestedSize: string, n: number, aspectRatio: string | undefined, cancel?: AbortSignal): Promise<ImageUpstreamResult> {
+  const size = upstreamSize(c.adapter, requestedSize);
   const calls = c.adapter.supportsN ? 1 : n;
   const perCall = c.adapter.supportsN ? n : 1;
   const results = await Promise.all(
@@ -181,7 +200,12 @@ async function runUpstream(c: Candidate, cred: UpstreamCredential, prompt: strin
   const images = results.flatMap((r) => r.images).slice(0, n);
   const usages = results.map((r) => r.usage).filter((u): u is ImageUsage => u !== null);
   const usage = usages.length
-    ? usages.reduce((a, b) => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens }))
+    ? usages.reduce((a, b) => ({
+        inputTokens: a.inputTokens + b.inputTokens,
+        outputTokens: a.outputTokens + b.outputTokens,
+        inputTextTokens: (a.inputTextTokens ?? a.inputTokens) + (b.inputTextTokens ?? b.inputTokens),
+        inputImageTokens: (a.inputImageTokens ?? 0) + (b.inputImageTokens ?? 0),
+      }))
     : null;
   const text = results.map((r) => r.text ?? "").join("");
   return text ? { images, usage, text } : { images, usage };
@@ -295,7 +319,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
     throw badRequest("Coding-plan keys accept only canonical model ids (no 'provider/' prefix).", "model", "provider_pinning_not_allowed");
   }
 
-  const estimate = resolved.candidates.map((c) => estimateImageCost(c.mapping, size, n, prompt.length)).reduce(maxPico, 0n);
+  const estimate = resolved.candidates.map((c) => estimateImageCost(c.mapping, upstreamSize(c.adapter, size), n, prompt.length)).reduce(maxPico, 0n);
   const logId = newId("log");
   const baseLog = {
     logId,
@@ -310,7 +334,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
   // A credential that cannot be read is answered after admission, as before (no early call then).
   const pre = await usableCandidates(input, input.auth, resolved).catch(() => null);
   const creditPaid = (c: Usable) => c.cred.source === "credits";
-  const creditBound = (c: Usable) => estimateImageCost(c.mapping, size, n, prompt.length);
+  const creditBound = (c: Usable) => estimateImageCost(c.mapping, upstreamSize(c.adapter, size), n, prompt.length);
   const routing: RoutingAttempt[] = [];
   const earlyCand = pre?.usable[0] ?? null;
   const earlyStarted = Date.now();
@@ -394,7 +418,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
         attempt.succeeded = true;
         attempt.latency_ms = Date.now() - attemptStart;
         routing.push(attempt);
-        const cost = imageCost(c.mapping, size, shaped.length, result.usage);
+        const cost = imageCost(c.mapping, upstreamSize(c.adapter, size), shaped.length, result.usage);
         const inputTokens = result.usage?.inputTokens ?? 0;
         const outputTokens = result.usage?.outputTokens ?? 0;
         let storagePico: Pico = 0n;
@@ -431,6 +455,10 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
           model: model.id,
           usage: {
             input_tokens: inputTokens,
+            input_tokens_details: {
+              text_tokens: result.usage?.inputTextTokens ?? inputTokens,
+              image_tokens: result.usage?.inputImageTokens ?? 0,
+            },
             output_tokens: outputTokens,
             total_tokens: inputTokens + outputTokens,
             images: shaped.length,

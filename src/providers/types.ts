@@ -64,6 +64,16 @@ export interface FunctionTool {
   function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
 }
 
+/** OpenAI's `custom` tool: the model answers with free-form text (optionally grammar-constrained). */
+export interface CustomTool {
+  type: "custom";
+  custom: {
+    name: string;
+    description?: string;
+    format?: { type: "text" } | { type: "grammar"; grammar: { definition: string; syntax: "lark" | "regex" } };
+  };
+}
+
 export type ToolChoice =
   | "none"
   | "auto"
@@ -82,6 +92,12 @@ export interface ChatRequest {
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   tools?: FunctionTool[];
+  /**
+   * The request's `custom` tools, kept apart from `tools` so adapters that only speak function
+   * tools never meet them: routing serves them only where `quirks.customTools` is set, and the
+   * OpenAI adapter puts them back into `tools`.
+   */
+  custom_tools?: CustomTool[];
   tool_choice?: ToolChoice;
   parallel_tool_calls?: boolean;
   temperature?: number;

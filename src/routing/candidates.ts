@@ -52,6 +52,8 @@ export interface Candidate {
 export interface RequestNeeds {
   stream: boolean;
   tools: boolean;
+  /** Tools of type `custom` (served only where the provider has `quirks.customTools`). */
+  customTools?: boolean;
   vision: boolean;
   audio: boolean;
   /** `modalities` with "audio", or `audio` (voice and format). */
@@ -97,7 +99,8 @@ export function requestNeeds(req: ChatRequest): RequestNeeds {
   const rf = req.response_format?.type;
   return {
     stream: req.stream === true,
-    tools: (req.tools?.length ?? 0) > 0,
+    tools: (req.tools?.length ?? 0) + (req.custom_tools?.length ?? 0) > 0,
+    customTools: (req.custom_tools?.length ?? 0) > 0,
     vision,
     audio,
     audioOutput: req.modalities?.includes("audio") === true || req.audio !== undefined,
@@ -116,6 +119,7 @@ export function capabilityGap(needs: RequestNeeds, provider: ProviderInfo, m: Pr
   const unsupported = new Set(provider.quirks?.unsupportedParams ?? []);
   if (needs.stream && !m.streaming) return "streaming";
   if (needs.tools && (!m.tools || unsupported.has("tools"))) return "tool calling";
+  if (needs.customTools && !provider.quirks?.customTools) return "custom tools (tools of type custom)";
   if (needs.vision && !m.vision) return "image input";
   if (needs.audio && model && !model.inputModalities.includes("audio")) return "audio input";
   if (needs.files && model && !model.inputModalities.includes("file")) return "file input";
@@ -281,7 +285,7 @@ function selectionError(model: string, rejections: Rejection[], auth: KeyContext
     }
     case 1: {
       const reasons = [...new Set(at.map((r) => r.detail))].join("; ");
-      return badRequest(`No provider of '${model}' supports this request: needs ${reasons}.`, "model", "unsupported_request");
+      return badRequest(`No provider of '${model}' supports this request: needs ${reasons} (providers: ${providers}).`, "model", "unsupported_request");
     }
     default:
       return badRequest(`The model '${model}' is deactivated on every provider.`, "model", "model_deactivated");

@@ -12,7 +12,8 @@ export const newItemId = (prefix: string): string => `${prefix}_${randomAlphanum
 
 export interface ResponsesUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  /** `cache_write_tokens`: prompt tokens written to the provider's cache (Anthropic cache writes), 0 elsewhere. */
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
@@ -24,7 +25,10 @@ export function usageOf(u: ChatUsageJson | null | undefined): ResponsesUsage {
   const output = u?.completion_tokens ?? 0;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0 },
+    input_tokens_details: {
+      cached_tokens: u?.prompt_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: u?.prompt_tokens_details?.cache_write_tokens ?? 0,
+    },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: u?.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: input + output,
@@ -69,13 +73,15 @@ export function responseShell(req: ResponsesRequest, id: string, createdAt: numb
   };
 }
 
+/** An `output_text` part as the Responses schema has it; the chat pipeline carries no token logprobs, so `logprobs` is empty. */
+export const outputTextPart = (text: string) => ({ type: "output_text", text, annotations: [], logprobs: [] });
 export const reasoningItem = (id: string, text: string) => ({ type: "reasoning", id, summary: text ? [{ type: "summary_text", text }] : [] });
 export const messageItem = (id: string, text: string, status: "in_progress" | "completed") => ({
   type: "message",
   id,
   status,
   role: "assistant",
-  content: status === "completed" ? [{ type: "output_text", text, annotations: [] }] : [],
+  content: status === "completed" ? [outputTextPart(text)] : [],
 });
 /** A refusal is a message whose content part is `refusal` (the Responses API's shape for it). */
 export const refusalItem = (id: string, refusal: string, status: "in_progress" | "completed") => ({

@@ -14,7 +14,7 @@
  */
 import { firstChoice, type ChatChunk, type ChunkEncoder } from "../chat-sse";
 import type { ResponsesRequest } from "./request";
-import { functionCallItem, messageItem, newItemId, reasoningItem, refusalItem, responseShell, statusOf, usageOf } from "./response";
+import { functionCallItem, messageItem, newItemId, outputTextPart, reasoningItem, refusalItem, responseShell, statusOf, usageOf } from "./response";
 
 type Item =
   | { kind: "reasoning"; id: string; text: string }
@@ -61,7 +61,7 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
       out += this.event("response.reasoning_summary_part.done", { item_id: it.id, output_index, summary_index: 0, part });
       item = reasoningItem(it.id, it.text);
     } else if (it.kind === "message") {
-      const part = { type: "output_text", text: it.text, annotations: [] };
+      const part = outputTextPart(it.text);
       out += this.event("response.output_text.done", { item_id: it.id, output_index, content_index: 0, text: it.text, logprobs: [] });
       out += this.event("response.content_part.done", { item_id: it.id, output_index, content_index: 0, part });
       item = messageItem(it.id, it.text, "completed");
@@ -87,7 +87,7 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
       out += this.event("response.reasoning_summary_part.added", { item_id: it.id, output_index, summary_index: 0, part: { type: "summary_text", text: "" } });
     } else if (it.kind === "message") {
       out += this.event("response.output_item.added", { output_index, item: messageItem(it.id, "", "in_progress") });
-      out += this.event("response.content_part.added", { item_id: it.id, output_index, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
+      out += this.event("response.content_part.added", { item_id: it.id, output_index, content_index: 0, part: outputTextPart("") });
     } else if (it.kind === "refusal") {
       out += this.event("response.output_item.added", { output_index, item: refusalItem(it.id, "", "in_progress") });
       out += this.event("response.content_part.added", { item_id: it.id, output_index, content_index: 0, part: { type: "refusal", refusal: "" } });

@@ -6,10 +6,11 @@
 import { asArray, asRecord, count, isRecord, str } from "../../providers/json";
 import { malformed } from "../../providers/errors";
 import { joinUrl } from "../credentials";
-import type { GeneratedImage, ImageAdapter } from "./types";
+import type { GeneratedImage, ImageAdapter, ImageUsage } from "./types";
 
 export const openaiImageAdapter: ImageAdapter = {
   sizes: ["1024x1024", "1536x1024", "1024x1536"],
+  autoSize: true,
   supportsN: true,
   request(req, cred) {
     return {
@@ -37,7 +38,13 @@ export const openaiImageAdapter: ImageAdapter = {
       images.push(img);
     }
     if (!images.length) throw malformed("no image in data[]");
-    const usage = isRecord(root.usage) ? { inputTokens: count(root.usage.input_tokens), outputTokens: count(root.usage.output_tokens) } : null;
+    if (!isRecord(root.usage)) return { images, usage: null };
+    const details = asRecord(root.usage.input_tokens_details);
+    const usage: ImageUsage = { inputTokens: count(root.usage.input_tokens), outputTokens: count(root.usage.output_tokens) };
+    if (isRecord(root.usage.input_tokens_details)) {
+      usage.inputTextTokens = count(details.text_tokens);
+      usage.inputImageTokens = count(details.image_tokens);
+    }
     return { images, usage };
   },
 };

@@ -9,7 +9,7 @@ export interface ImageUpstreamRequest {
   prompt: string;
   /** The provider's model id (catalogue `externalId`). */
   externalModel: string;
-  /** `WIDTHxHEIGHT`, already validated against the model's sizes. */
+  /** `WIDTHxHEIGHT`, already validated against the model's sizes, or `auto` where `autoSize` is set. */
   size: string;
   n: number;
   /** Aspect ratio for APIs that take one instead of a size (Gemini). */
@@ -26,6 +26,9 @@ export interface GeneratedImage {
 export interface ImageUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Input split by modality where the upstream reports it (OpenAI `input_tokens_details`). */
+  inputTextTokens?: number;
+  inputImageTokens?: number;
 }
 
 export interface ImageUpstreamResult {
@@ -38,6 +41,8 @@ export interface ImageUpstreamResult {
 export interface ImageAdapter {
   /** Sizes the upstream accepts when the catalogue does not list them (no `per_image` map). */
   sizes: readonly string[];
+  /** Whether the upstream takes `size: "auto"` itself; others get `defaultSize` for `auto`. */
+  autoSize?: boolean;
   /** Whether one upstream call yields `n` images; otherwise the caller repeats the call `n` times. */
   supportsN: boolean;
   request(req: ImageUpstreamRequest, cred: UpstreamCredential): { url: string; init: RequestInit };

@@ -69,6 +69,8 @@ export function buildOpenAIBody(req: ChatRequest, target: UpstreamTarget, opts: 
     delete body.stream_options;
   }
 
+  // Routing sends custom tools only where the provider takes them (quirks.customTools).
+  if (req.custom_tools?.length) body.tools = [...(req.tools ?? []), ...req.custom_tools];
   for (const p of quirks.unsupportedParams ?? []) delete body[p];
   return body;
 }

@@ -28,7 +28,7 @@
  *   the catalogue does not price).
  */
 import * as z from "zod";
-import type { ChatRequest } from "../../providers/types";
+import type { ChatMessage, ChatRequest } from "../../providers/types";
 import { badRequest } from "../../errors/api-error";
 import { describeZodError } from "../../errors/validation";
 import { fallbackModelsSchema, providerPreferencesSchema } from "../../routing/preferences";
@@ -75,6 +75,8 @@ const assistantMessage = z.object({
   content: assistantContent.nullable().optional(),
   name: z.string().optional(),
   tool_calls: z.array(toolCall).optional(),
+  /** Legacy function calling (before `tool_calls`); becomes a tool call (`legacyFunctionCalls`). */
+  function_call: z.object({ name: z.string().min(1), arguments: z.string() }).nullish(),
   reasoning: z.string().nullable().optional(),
   /** Signed reasoning blocks as the gateway returned them (Anthropic thinking); only anthropic-format upstreams get them. */
   reasoning_details: z
@@ -91,7 +93,35 @@ const assistantMessage = z.object({
 });
 const toolMessage = z.object({ role: z.literal("tool"), content: textContent, tool_call_id: z.string().min(1) });
 
-const message = z.discriminatedUnion("role", [systemMessage, userMessage, assistantMessage, toolMessage]);
+/** Legacy function result (`role: "function"`, named by the function); becomes a tool result. */
+const functionMessage = z.object({ role: z.literal("function"), name: z.string().min(1), content: z.string().nullable() });
+
+const message = z.discriminatedUnion("role", [systemMessage, userMessage, assistantMessage, toolMessage, functionMessage]);
+type ParsedMessage = z.infer<typeof message>;
+
+/**
+ * Legacy function calling as the OpenAI SDKs still type it: an assistant `function_call` becomes a
+ * tool call and the `role: "function"` answer that follows becomes its tool result, so every
+ * adapter (Anthropic, Gemini and Bedrock need a result tied to a call) serves one shape. A function
+ * result no call precedes is passed on as the user's text: no provider takes an orphan result.
+ */
+function legacyFunctionCalls(messages: ParsedMessage[]): ChatMessage[] {
+  const callIds = new Map<string, string>();
+  return messages.map((m, i): ChatMessage => {
+    if (m.role === "assistant") {
+      const { function_call: call, ...rest } = m;
+      if (!call) return rest;
+      const id = `call_fn_${i}`;
+      callIds.set(call.name, id);
+      return { ...rest, tool_calls: [...(rest.tool_calls ?? []), { id, type: "function", function: call }] };
+    }
+    if (m.role !== "function") return m;
+    const id = callIds.get(m.name);
+    if (!id) return { role: "user", content: `Result of function ${m.name}: ${m.content ?? ""}` };
+    callIds.delete(m.name);
+    return { role: "tool", tool_call_id: id, content: m.content ?? "" };
+  });
+}
 
 /** Free-form JSON (tool parameters, JSON schemas) may nest at most this deep: deeper input would
  * overflow the stack of the recursive code that walks it (cache key, schema sanitizers). */
@@ -112,6 +142,20 @@ const functionTool = z.object({
     description: z.string().optional(),
     parameters: freeFormObject.optional(),
     strict: z.boolean().nullable().optional().transform((v) => v ?? undefined),
+  }),
+});
+
+const customTool = z.object({
+  type: z.literal("custom"),
+  custom: z.object({
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes"),
+    description: z.string().optional(),
+    format: z
+      .discriminatedUnion("type", [
+        z.object({ type: z.literal("text") }),
+        z.object({ type: z.literal("grammar"), grammar: z.object({ definition: z.string().min(1), syntax: z.enum(["lark", "regex"]) }) }),
+      ])
+      .optional(),
   }),
 });
 
@@ -181,7 +225,7 @@ export const chatRequestSchema = z.object({
   messages: z.array(message).min(1, "at least one message is required"),
   stream: opt(z.boolean()),
   stream_options: opt(z.object({ include_usage: z.boolean().optional() })),
-  tools: opt(z.array(functionTool).max(128)),
+  tools: opt(z.array(z.discriminatedUnion("type", [functionTool, customTool])).max(128)),
   tool_choice: opt(toolChoice),
   parallel_tool_calls: opt(z.boolean()),
   temperature: opt(z.number().min(0).max(2)),
@@ -227,7 +271,7 @@ export function refuseProtoMetadataKey(body: object): void {
 }
 
 /** Values the gateway cannot bill honestly: a 400 saying what is supported. */
-function refuseUnpriced(req: z.infer<typeof chatRequestSchema>): void {
+function refuseUnpriced(req: Pick<z.infer<typeof chatRequestSchema>, "service_tier" | "web_search_options">): void {
   if (req.service_tier !== undefined && !BILLED_SERVICE_TIERS.has(req.service_tier)) {
     throw badRequest(
       `service_tier '${req.service_tier}' is not supported: the provider bills it at other prices than the standard ones this gateway charges. Use 'auto' or 'default', or leave it out.`,
@@ -253,7 +297,12 @@ export function parseChatRequest(body: unknown): ChatRequest {
     const { message, param } = describeZodError(result.error);
     throw badRequest(message, param);
   }
-  const req = result.data;
+  const { tools: allTools, ...parsed } = result.data;
+  const req: typeof parsed & Pick<ChatRequest, "tools" | "custom_tools"> = { ...parsed };
+  const functionTools = allTools?.filter((t) => t.type === "function");
+  const customTools = allTools?.filter((t) => t.type === "custom");
+  if (functionTools?.length || (allTools && !customTools?.length)) req.tools = functionTools;
+  if (customTools?.length) req.custom_tools = customTools;
   // `allowed_tools` restricts which of the tools the model may call: every provider serves that as
   // the same request with only those tools, and the mode as the tool choice.
   if (typeof req.tool_choice === "object" && req.tool_choice.type === "allowed_tools") {
@@ -263,8 +312,10 @@ export function parseChatRequest(body: unknown): ChatRequest {
     if (unknown.length) throw badRequest(`'tool_choice.allowed_tools' names tools that are not in 'tools': ${unknown.join(", ")}.`, "tool_choice");
     req.tool_choice = req.tool_choice.allowed_tools.mode;
     req.tools = tools;
+    // The allowed list names function tools only, so custom tools are not among the allowed.
+    delete req.custom_tools;
   }
-  if (req.tool_choice !== undefined && req.tool_choice !== "none" && req.tool_choice !== "auto" && !req.tools?.length) {
+  if (req.tool_choice !== undefined && req.tool_choice !== "none" && req.tool_choice !== "auto" && !req.tools?.length && !req.custom_tools?.length) {
     throw badRequest("'tool_choice' requires 'tools'.", "tool_choice");
   }
   if (req.top_logprobs !== undefined && req.logprobs !== true) {
@@ -274,8 +325,9 @@ export function parseChatRequest(body: unknown): ChatRequest {
     throw badRequest("'modalities' with \"audio\" requires 'audio' (voice and format).", "audio");
   }
   refuseUnpriced(req);
+  const messages = legacyFunctionCalls(req.messages);
   // Drop undefined keys so the object is a clean, normalized request (also used as the cache key).
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(req)) if (v !== undefined) out[k] = v;
+  for (const [k, v] of Object.entries({ ...req, messages })) if (v !== undefined) out[k] = v;
   return out as unknown as ChatRequest;
 }

@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "../../app-types";
 import { ApiError, badRequest } from "../../errors/api-error";
 import { newId } from "../../lib/ids";
@@ -71,6 +72,16 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
 };
 
+/**
+ * Whether a route (not only middleware) answers this method at this path. A body of any type sent
+ * to a path we do not serve (`/v1/images/edits` multipart, an unknown path) gets the 404 envelope:
+ * "wrong content type" would send the caller hunting for a header when the endpoint is missing.
+ */
+function servesMethod(c: Context<AppEnv>): boolean {
+  const method = c.req.method;
+  return matchedRoutes(c).some((route) => route.method === method);
+}
+
 async function withBodyChecks(c: Context<AppEnv>, next: () => Promise<void>): Promise<void> {
   if (BODY_METHODS.has(c.req.method) && !OWN_BODY_LIMIT.has(c.req.path)) {
     const size = await enforceBodyLimit(c);
@@ -78,7 +89,7 @@ async function withBodyChecks(c: Context<AppEnv>, next: () => Promise<void>): Pr
     if (size > 0 && !NON_JSON_PREFIXES.some((p) => path.startsWith(p))) {
       const type = c.req.header("content-type") ?? "";
       const multipartOk = MULTIPART_PATHS.has(path) && /^multipart\/form-data\b/i.test(type);
-      if (!multipartOk && !/^application\/(.+\+)?json\b/i.test(type)) {
+      if (!multipartOk && !/^application\/(.+\+)?json\b/i.test(type) && servesMethod(c)) {
         throw badRequest(`Content-Type must be application/json (got '${type || "none"}')`, null, "unsupported_content_type");
       }
     }
