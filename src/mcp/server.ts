@@ -21,16 +21,8 @@ export const INSTRUCTIONS =
 
 const SERVER_CAPABILITIES = { tools: { listChanged: false } };
 
-export const TOOL_NAMES = [
-  "get-account",
-  "get-usage",
-  "get-usage-breakdown",
-  "chat",
-  "generate-image",
-  "generate-nano-banana",
-  "list-models",
-  "list-image-models",
-] as const;
+// The tools, named where their texts live (src/mcp/tools/descriptions.ts).
+export { TOOL_NAMES } from "./tools/descriptions";
 
 /** The version answered to `initialize`: the client's if supported, else the configured one. */
 export function negotiateProtocolVersion(requested: string): string {

@@ -150,6 +150,8 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "DELETE /v1/master/webhooks/:id": { summary: "Delete a webhook" },
   "POST /v1/master/webhooks/:id/test": { summary: "Send a `webhook.test` event to a webhook", ok: [202, "queued"] },
   "GET /v1/master/webhooks/:id/deliveries": { summary: "A webhook's delivery log (status, attempts, response code), newest first" },
+  "GET /v1/master/audit-log": { summary: "The organization's audit log, newest first: one entry per state-changing call (`from`, `to`, `limit`, `cursor`, `action`; `format=csv` exports)" },
+  "GET /api/audit-log": { summary: "The audit log for the dashboard (owners and admins), as `GET /v1/master/audit-log`" },
   "GET /v1/master/logs": { summary: "Raw request records of a period (`from`, `to`; at most 31 days) as NDJSON, or CSV with `Accept: text/csv`", mediaType: "application/x-ndjson" },
   "POST /v1/admin/usage/rebuild": { summary: "Rebuild one closed hour's usage aggregates from its raw records in R2 (`?hour=`)" },
   "GET /dashboard/requests/:id": { summary: "Dashboard page: one request's detail (ids, tokens, cost, routing attempts, metadata)", mediaType: "text/html" },

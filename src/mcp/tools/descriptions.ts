@@ -2,7 +2,18 @@
  * Each tool's title and description, as `tools/list` gives them and the `/mcp` setup page lists them
  * (src/mcp/info.ts): one text for both, so the page never drifts from what clients see.
  */
-import type { TOOL_NAMES } from "../server";
+
+/** Every tool the MCP server registers (src/mcp/server.ts). */
+export const TOOL_NAMES = [
+  "get-account",
+  "get-usage",
+  "get-usage-breakdown",
+  "chat",
+  "generate-image",
+  "generate-nano-banana",
+  "list-models",
+  "list-image-models",
+] as const;
 
 /** What generate-image uses when the caller names no model or size. */
 export const IMAGE_DEFAULTS = { model: "qwen-image-3.0", size: "1024x1024" } as const;
