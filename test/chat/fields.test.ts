@@ -126,8 +126,12 @@ describe("OpenAI platform fields on /v1/chat/completions", () => {
 });
 
 describe("response cache and the new fields", () => {
-  // The response cache is opt-in per project.
-  beforeAll(() => setProject(org.projectId, { cachingEnabled: true }));
+  // The response cache is opt-in per project. Turning it on gives the key a new version: one
+  // request first, so no early call of the requests below goes out under the old context.
+  beforeAll(async () => {
+    await setProject(org.projectId, { cachingEnabled: true });
+    await (await chat(org.key, { model: "gpt-4o-mini", messages: user("new project settings") })).text();
+  });
   /** Sends `body`, waits for its log row (the cache write is queued before it), returns metadata.cached. */
   async function cached(body: Record<string, unknown>): Promise<boolean> {
     const res = await chat(org.key, body);

@@ -11,6 +11,7 @@ import { signIn, type Session } from "../dashboard/session";
 import { newId } from "../../src/lib/ids";
 import { csvHeader, type LogRecord } from "../../src/usage/log-record";
 import { HOUR_MS } from "../../src/usage/aggregate";
+import { appDisplayName } from "../../src/usage/source-app";
 
 const T0 = Date.UTC(2026, 2, 5, 10, 0, 0); // older than the 30-day window: R2 only
 const iso = (t: number) => new Date(t).toISOString();
@@ -154,7 +155,8 @@ describe("dashboard", () => {
     const first = page.slice(page.indexOf(`data-log-id="${newest[0]!.id}"`));
     const cells = first.slice(0, first.indexOf("</tr>"));
     expect(cells).toContain("test key");
-    expect(cells).toContain(newest[0]!.sourceApp);
+    // The page shows the app by its display name ("unknown" reads "Unknown").
+    expect(cells).toContain(appDisplayName(newest[0]!.sourceApp));
     expect(cells).toContain(newest[0]!.usedModel!);
     expect(cells).toContain(newest[0]!.usedProvider!);
     expect(cells).toContain(`>${newest[0]!.statusCode}<`);
