@@ -28,7 +28,7 @@ export async function rulePreview(ctx) {
   await page.getByLabel("Rule type").selectOption("deny_providers");
   await page.getByLabel("Anthropic", { exact: true }).check();
   assert.match((await preview.textContent()) ?? "", /provider 'anthropic' is denied \(deny_providers\)/);
-  await page.getByLabel("anthropic", { exact: true }).uncheck();
+  await page.getByLabel("Anthropic", { exact: true }).uncheck();
   await page.getByLabel("Rule type").selectOption("deny_ip_cidrs");
   await page.getByLabel("CIDRs").fill("192.168.0.0/16");
   assert.match((await preview.textContent()) ?? "", /client IP 192\.168\.0\.0 is in a denied range/);

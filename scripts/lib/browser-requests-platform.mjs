@@ -62,7 +62,8 @@ export async function requestsPage(ctx) {
   assert.equal(await text(success, "Key"), "Requests key");
   assert.ok((await text(success, "App")).length > 0, "empty App cell");
   assert.match(await text(success, "Model"), /gpt-4o-mini/);
-  assert.equal(await text(success, "Provider"), "openai");
+  // The router may pick any provider of the model (ranking by price, health and the caller's continent).
+  assert.match(await text(success, "Provider"), /^(openai|azure)$/);
   assert.match(await text(success, "Cost"), /^\$\d/);
   const failed = rows.filter({ has: page.locator("td", { hasText: /^4\d\d$/ }) });
   assert.equal(await failed.count(), 1, "no refused row");
