@@ -16,7 +16,7 @@ import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { admitCreditCandidates } from "../billing/credits";
 import { admitWithEarlyCall, type EarlyAdmitted } from "../billing/early-call";
-import { formatUsd, maxPico, parseUsd, toUsdNumber, type Pico } from "../billing/money";
+import { formatUsd, maxPico, toUsdNumber, type Pico } from "../billing/money";
 import type { RoutingAttempt } from "../db/schema";
 import { newId } from "../lib/ids";
 import { toBase64 } from "../lib/crypto";
@@ -31,7 +31,6 @@ import { safely, writeGenerationLog, type GenerationLog } from "./log";
 import { defaultRegion } from "../routing/regions";
 
 export const DEFAULT_IMAGE_MODEL = "qwen-image-3.0";
-export const DEFAULT_IMAGE_SIZE = "1024x1024";
 export const MAX_IMAGES = 4;
 
 export interface ImageGenerationBody {
@@ -103,53 +102,8 @@ interface Candidate {
 
 // ---------- validation and pricing (pure) ----------
 
-/** Sizes a mapping accepts: the catalogue's priced sizes plus the wire format's own. */
-export function sizesFor(mapping: ProviderMapping, adapter: ImageAdapter): string[] {
-  return [...new Set([...Object.keys(mapping.pricing.per_image ?? {}), ...adapter.sizes])];
-}
-
-/**
- * The size sent upstream: `auto` goes on to APIs that take it and becomes the provider's default
- * size elsewhere (the gateway's default when the provider offers it, else its first size).
- */
-export function upstreamSize(adapter: ImageAdapter, size: string): string {
-  if (size !== "auto" || adapter.autoSize) return size;
-  return adapter.sizes.includes(DEFAULT_IMAGE_SIZE) ? DEFAULT_IMAGE_SIZE : (adapter.sizes[0] ?? DEFAULT_IMAGE_SIZE);
-}
-
-const price = (v: string | undefined): Pico => (v ? parseUsd(v) : 0n);
-
-function maxPerImage(mapping: ProviderMapping): Pico | null {
-  const values = Object.values(mapping.pricing.per_image ?? {});
-  return values.length ? values.map((v) => parseUsd(v)).reduce(maxPico, 0n) : null;
-}
-
-const outputTokenPrice = (m: ProviderMapping): Pico => price(m.pricing.image_output ?? m.pricing.completion);
-
-/** What `n` images of `size` can cost on this mapping, for the reservation (upper bound). */
-export function estimateImageCost(mapping: ProviderMapping, size: string, n: number, promptChars: number): Pico {
-  const perImage = mapping.pricing.per_image?.[size];
-  const fee = price(mapping.pricing.request);
-  if (perImage !== undefined) return parseUsd(perImage) * BigInt(n) + fee;
-  // Image models emit a fixed number of tokens per image, which the listed per-image prices
-  // reflect; without any listed price the mapping's output cap bounds the tokens.
-  const promptCost = price(mapping.pricing.prompt) * BigInt(Math.ceil(promptChars / 2));
-  const flat = maxPerImage(mapping);
-  const perImageBound = flat ?? outputTokenPrice(mapping) * BigInt(Math.max(mapping.maxOutput, 1));
-  return (perImageBound + promptCost) * BigInt(n) + fee;
-}
-
-/**
- * Exact cost: the catalogue's per-image price for the size when it lists one; otherwise the
- * reported tokens at the mapping's token prices; otherwise the highest listed per-image price.
- */
-export function imageCost(mapping: ProviderMapping, size: string, images: number, usage: ImageUsage | null): Pico {
-  const fee = price(mapping.pricing.request);
-  const perImage = mapping.pricing.per_image?.[size];
-  if (perImage !== undefined) return parseUsd(perImage) * BigInt(images) + fee;
-  if (usage) return price(mapping.pricing.prompt) * BigInt(usage.inputTokens) + outputTokenPrice(mapping) * BigInt(usage.outputTokens) + fee;
-  return (maxPerImage(mapping) ?? 0n) * BigInt(images) + fee;
-}
+export { DEFAULT_IMAGE_SIZE, estimateImageCost, imageCost, sizesFor, upstreamSize } from "./image-pricing";
+import { DEFAULT_IMAGE_SIZE, estimateImageCost, imageCost, sizesFor, upstreamSize } from "./image-pricing";
 
 interface ResolvedRequest {
   model: ModelDefinition;
