@@ -107,7 +107,8 @@ process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
 // ---------- build ----------
 function build({ minify = true } = {}) {
   const outdir = path.join(root, "dist", minify ? "bench" : "bench-profile");
-  execFileSync("npx", ["wrangler", "deploy", "--dry-run", minify ? "--minify" : "--minify=false", "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  // The production bundle plus the bench instruments (the world modes read their headers).
+  execFileSync("npx", ["wrangler", "deploy", "--dry-run", minify ? "--minify" : "--minify=false", "--define", "__BENCH_INSTRUMENTS__:true", "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
   const files = readdirSync(outdir).filter((f) => f.endsWith(".js") || f.endsWith(".mjs") || f.endsWith(".wasm"));
   let raw = 0;
   let gz = 0;
