@@ -1,5 +1,5 @@
 /**
- * Bad input (issue "Benchmarks and resilience", item 4): random, hostile and malformed requests
+ * Bad input: random, hostile and malformed requests
  * against the chat route, the master and bootstrap APIs, MCP, models and health. The answer is
  * always a 4xx with the error envelope `{error:{message,type,param,code}}` (a JSON-RPC error for
  * MCP): never a 500, never a stack trace, never a partial write.

@@ -1,5 +1,5 @@
 /**
- * Fault tests (issue "Benchmarks and resilience", item 3): fake upstreams misbehave on command
+ * Fault tests: fake upstreams misbehave on command
  * (`[[fake:...]]` / `[[fake@<provider>:...]]`, see test/fake-upstream/fake-common.mjs) and every
  * request through `POST /v1/chat/completions` still ends well:
  *  - failover to another provider when one serves the model, else a clear error envelope

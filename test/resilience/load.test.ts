@@ -1,5 +1,5 @@
 /**
- * Load correctness (issue "Benchmarks and resilience", item 5): 32 concurrent clients hammer
+ * Load correctness: 32 concurrent clients hammer
  * `POST /v1/chat/completions` (half streamed) for a bounded time. Checked:
  *  - no request is lost: every response is a 200 with a complete body, or a deliberate error;
  *  - every response has its request_logs row, and `metadata.log_id` names it;

@@ -1,5 +1,5 @@
 /**
- * Security checks (issue "Benchmarks and resilience", item 6):
+ * Security checks:
  *  - no secret (gateway/master/provider/custom-provider tokens, ADMIN_TOKEN, KEY_HASH_SECRET,
  *    operator provider keys, session cookie, OAuth tokens and client secrets) appears in any
  *    response after the one that created it, in request_logs, or in error bodies;
