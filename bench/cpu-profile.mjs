@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * `npm run bench -- --cpu-profile`: a V8 CPU profile of the Switchboard isolate under c=32 load,
- * through workerd's inspector (port 9329, opened by bench/run.mjs). Prints self and inclusive time
+ * through workerd's inspector (port 9329, or 9321 under --peers; opened by bench/run.mjs). Prints self and inclusive time
  * per function and saves the profile as bench/results/switchboard.cpuprofile (Chrome DevTools
  * opens it). PROFILE_CALLERS=fetch,Request also lists where those (usually native) functions are
  * called from.
@@ -9,9 +9,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-export async function cpuProfile(target, { cannon, seconds, resultsDir }) {
+export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9329 }) {
   const { default: WebSocket } = await import("ws");
-  const list = await (await fetch("http://127.0.0.1:9329/json")).json();
+  const list = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
   const entry = list.find((t) => /switchboard/.test(t.title ?? t.id ?? "")) ?? list[0];
   const ws = new WebSocket(entry.webSocketDebuggerUrl);
   await new Promise((r) => ws.on("open", r));

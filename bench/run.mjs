@@ -38,7 +38,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { Miniflare } from "miniflare";
+import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { cpuProfile } from "./cpu-profile.mjs";
@@ -46,6 +46,7 @@ import { startLeanBounds } from "./lean-bound.mjs";
 import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
 import { worldBindings, worldProfileTarget, worldReport } from "./world.mjs";
 import { buildRef } from "./baseline.mjs";
+import { peersReport } from "./peers.mjs";
 
 function statSafe(p) {
   try {
@@ -144,14 +145,15 @@ function peakRssMiB(pid) {
 
 async function startMiniflare(options) {
   const before = new Set(childWorkerdPids());
-  const mf = new Miniflare(options);
+  // Miniflare 5 takes its own option shape; the bench's are Miniflare 4's, which it converts.
+  const mf = new Miniflare(convertV4MiniflareOptions(options));
   const url = await mf.ready;
   const pid = childWorkerdPids().find((p) => !before.has(p));
   return { mf, url: url.toString().replace(/\/$/, ""), pid };
 }
 
 // ---------- servers ----------
-async function startSwitchboard(bundle, upstreamUrl) {
+async function startSwitchboard(bundle, upstreamUrl, { port = 0, instruments = true, inspectorPort = flag("cpu-profile") ? 9329 : undefined } = {}) {
   // A copy of wrangler.jsonc away from the developer's .dev.vars, as the test suite uses: the bench
   // sets every binding it needs, and local secrets or overrides (SETTLE_BATCH_MS, ...) stay out.
   const config = hermeticWranglerConfig(root, path.join(root, "node_modules", ".cache", "switchboard-bench-config"));
@@ -162,7 +164,8 @@ async function startSwitchboard(bundle, upstreamUrl) {
     ADMIN_TOKEN,
     KEY_HASH_SECRET,
     ROUTING_EXPLORATION_RATE: "0",
-    DEBUG_DO_CALLS: "1",
+    // --peers measures Switchboard as deployed: no bench instrument configured.
+    ...(instruments ? { DEBUG_DO_CALLS: "1" } : {}),
     ...(DO_LATENCY_MS > 0 ? { DO_LATENCY_MS: String(DO_LATENCY_MS) } : {}),
     ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}),
     ...(WORLD ? worldBindings(WORLD_OPTS) : {}),
@@ -182,9 +185,9 @@ async function startSwitchboard(bundle, upstreamUrl) {
     scriptPath: bundle.entry,
     modulesRoot: bundle.outdir,
     bindings,
-    port: 0,
+    port,
     host: "127.0.0.1",
-    ...(flag("cpu-profile") ? { inspectorPort: 9329 } : {}),
+    ...(inspectorPort ? { inspectorPort } : {}),
   });
   // migrations
   const db = await sb.mf.getD1Database("DB");
@@ -195,13 +198,13 @@ async function startSwitchboard(bundle, upstreamUrl) {
   return { ...sb, db };
 }
 
-async function startPassThrough(upstreamUrl) {
+async function startPassThrough(upstreamUrl, port = 0) {
   // The floor: same runtime, forwards the request untouched to the same upstream path.
   const script = `export default { async fetch(req, env) {
     const u = new URL(req.url);
     return fetch(env.UPSTREAM + u.pathname.replace(/^\\/v1/, "") + u.search, { method: req.method, headers: req.headers, body: req.body });
   } };`;
-  return startMiniflare({ name: "passthrough", modules: true, script, bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-11-17", port: 0, host: "127.0.0.1" });
+  return startMiniflare({ name: "passthrough", modules: true, script, bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-11-17", port, host: "127.0.0.1" });
 }
 
 async function startDoReference(upstreamUrl) {
@@ -321,7 +324,7 @@ async function interleavedLatency(targets, seconds) {
       }
     }
   }
-  return samples.map(({ times, errors }) => ({ p50: pct(times, 50), p99: pct(times, 99), count: times.length, errors }));
+  return samples.map(({ times, errors }) => ({ mean: times.reduce((a, b) => a + b, 0) / Math.max(1, times.length), p50: pct(times, 50), p99: pct(times, 99), count: times.length, errors }));
 }
 
 function cannon({ url, body, headers, connections, seconds }) {
@@ -367,6 +370,17 @@ async function main() {
   console.log(`bench: ${ROUNDS} round(s) x ${SECONDS}s per target; machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`);
   const bundle = build({ minify: !flag("cpu-profile") });
   console.log(`bundle: ${(bundle.minifiedBytes / 1024).toFixed(1)} KiB minified, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);
+  if (flag("peers")) {
+    // --peers: floor, Portkey's gateway and Switchboard (and a --baseline-ref build), each in its
+    // own workerd process on fixed ports, ratios in one run (bench/peers.mjs).
+    const ref = args.includes("--baseline-ref") ? buildRef(root, args[args.indexOf("--baseline-ref") + 1]) : null;
+    const dir = ref ? ref.dir : args.includes("--baseline") ? path.resolve(args[args.indexOf("--baseline") + 1]) : null;
+    await peersReport({
+      root, args, rounds: ROUNDS, seconds: SECONDS, bundle, baselineDir: dir, baselineLabel: ref ? ref.label : dir, machine: machineInfo(),
+      startFakeUpstream, startPassThrough, startMiniflare, startSwitchboard, seed, chatBody, interleavedLatency, cannon, cpuMs, cpuProfile,
+    });
+    return;
+  }
   const upstream = await startFakeUpstream({ port: 0 });
   const sb = await startSwitchboard(bundle, upstream.url);
   // --baseline DIR: a second Switchboard from an earlier build (`wrangler deploy --dry-run --minify
