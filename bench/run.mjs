@@ -377,7 +377,7 @@ async function main() {
     const dir = ref ? ref.dir : args.includes("--baseline") ? path.resolve(args[args.indexOf("--baseline") + 1]) : null;
     await peersReport({
       root, args, rounds: ROUNDS, seconds: SECONDS, bundle, baselineDir: dir, baselineLabel: ref ? ref.label : dir, machine: machineInfo(),
-      startFakeUpstream, startPassThrough, startMiniflare, startSwitchboard, seed, chatBody, interleavedLatency, cannon, cpuMs, cpuProfile,
+      startFakeUpstream, startPassThrough, startMiniflare, startSwitchboard, startLeanBounds, seed, chatBody, interleavedLatency, cannon, cpuMs, cpuProfile,
     });
     return;
   }
