@@ -17,10 +17,12 @@ import { cancelledEarlyCalls } from "../../billing/early-call";
 export const instruments: MiddlewareHandler<AppEnv> = async (c, next) => {
   const env = c.env;
   const traced = isTraced(env);
+  // Unconfigured (production, and the bench's peers mode): no probe to hand out (readers default
+  // to the silent one) and nothing to stamp, so the route runs without this layer's continuation.
+  if (!traced && doCallsHeader(env) === null) return next();
   c.set("probe", traced ? probeOf(env) : silentProbe);
   await next();
   const doCalls = doCallsHeader(env);
-  if (!traced && doCalls === null) return;
   // The answer's headers are released now: the moment `release` and the path calls are read at.
   const now = Date.now();
   const stamps: Array<[string, string | null]> = [
