@@ -11,7 +11,10 @@
  *    bench instrument configured (no `DEBUG_DO_CALLS`, no path tracing);
  *  - with --baseline-ref REF (or --baseline DIR), a second Switchboard built from REF, set up alike;
  *  - with --lean, the lean bound with Hono and zod (bench/lean/hono-zod.ts: key from memory, the
- *    chat schema, the upstream call, one log row batched into D1): what the mandated stack costs.
+ *    chat schema, the upstream call, one log row batched into D1): what the mandated stack costs;
+ *  - with --no-consumer-row, this build again with its queue consumers off (records wait in the
+ *    local queue): the difference is what the log queue's consumer costs per request (its batch
+ *    JS plus the D1 and R2 writes it makes, on the same thread under workerd).
  * Rounds are interleaved: c=1 latency in 100 ms turns across all targets, then c=32 throughput
  * per target in a rotating order. Reported per target: the added mean latency over the floor at
  * c=1 and the share of the floor's c=32 throughput (each the median of its per-round ratios), and
@@ -28,7 +31,7 @@ import path from "node:path";
 import { buildPortkeyWorker } from "./peers/portkey.mjs";
 
 /** Ports of this mode (fixed so that parallel work on one machine keeps to its own). */
-export const PEER_PORTS = { upstream: 8831, floor: 8832, portkey: 8833, switchboard: 8834, baseline: 8835, leanMinimal: 8836, leanHonoZod: 8837, inspector: 9321 };
+export const PEER_PORTS = { upstream: 8831, floor: 8832, portkey: 8833, switchboard: 8834, baseline: 8835, leanMinimal: 8836, leanHonoZod: 8837, noConsumer: 8838, inspector: 9321 };
 
 const r2 = (x) => Math.round(x * 100) / 100;
 const median = (xs) => {
@@ -92,6 +95,8 @@ export async function peersReport(d) {
       ? await d.startSwitchboard({ outdir: baselineDir, entry: path.join(baselineDir, "index.js") }, upstream.url, { port: PEER_PORTS.baseline, instruments: false })
       : null;
     if (base) servers.push(base);
+    const bare = args.includes("--no-consumer-row") ? await d.startSwitchboard(bundle, upstream.url, { port: PEER_PORTS.noConsumer, instruments: false, consumers: false }) : null;
+    if (bare) servers.push(bare);
     const lean = args.includes("--lean") ? await d.startLeanBounds(root, upstream.url, d.startMiniflare, { minimal: PEER_PORTS.leanMinimal, honoZod: PEER_PORTS.leanHonoZod }) : null;
     if (lean) servers.push(...lean.servers);
 
@@ -103,6 +108,7 @@ export async function peersReport(d) {
         ? [{ name: `portkey ${portkey.version}`, url: `${portkey.url}/v1/chat/completions`, body, headers: { ...upstreamAuth, "x-portkey-provider": "openai", "x-portkey-custom-host": `${upstream.url}/openai` }, pid: portkey.pid }]
         : []),
       { name: "switchboard", url: `${sb.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(sb)).key}` }, pid: sb.pid, drainMs: 6500 },
+      ...(bare ? [{ name: "switchboard, queue consumers off", url: `${bare.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(bare)).key}` }, pid: bare.pid, drainMs: 6500 }] : []),
       ...(lean ? lean.targets(body, upstreamAuth).filter((t) => t.name.includes("Hono")).map((t) => ({ ...t, name: "lean bound + Hono + zod", drainMs: 2500 })) : []),
       ...(base ? [{ name: `baseline ${baselineLabel}`, url: `${base.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(base)).key}` }, pid: base.pid, drainMs: 6500 }] : []),
     ];

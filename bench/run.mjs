@@ -153,7 +153,7 @@ async function startMiniflare(options) {
 }
 
 // ---------- servers ----------
-async function startSwitchboard(bundle, upstreamUrl, { port = 0, instruments = true, inspectorPort = flag("cpu-profile") ? 9329 : undefined } = {}) {
+async function startSwitchboard(bundle, upstreamUrl, { port = 0, instruments = true, inspectorPort = flag("cpu-profile") ? 9329 : undefined, consumers = !flag("no-log-consumer") } = {}) {
   // A copy of wrangler.jsonc away from the developer's .dev.vars, as the test suite uses: the bench
   // sets every binding it needs, and local secrets or overrides (SETTLE_BATCH_MS, ...) stay out.
   const config = hermeticWranglerConfig(root, path.join(root, "node_modules", ".cache", "switchboard-bench-config"));
@@ -177,7 +177,7 @@ async function startSwitchboard(bundle, upstreamUrl, { port = 0, instruments = t
   const { modules: _m, modulesRules: _r, main: _main, ...rest } = /** @type {any} */ (workerOptions);
   // --no-log-consumer: the LOGS queue is not consumed (records wait in the local queue), to measure
   // the request path without the consumer's work, which on Cloudflare is its own invocation.
-  if (flag("no-log-consumer")) delete rest.queueConsumers;
+  if (!consumers) delete rest.queueConsumers;
   const sb = await startMiniflare({
     ...rest,
     name: "switchboard",
