@@ -1,17 +1,34 @@
 // @ts-check
 /**
  * `npm run bench -- --cpu-profile`: a V8 CPU profile of the Switchboard isolate under c=32 load,
- * through workerd's inspector (port 9329, opened by bench/run.mjs). Prints self and inclusive time
+ * through workerd's inspector (port 9329, or 9321 under --peers; opened by bench/run.mjs). Prints self and inclusive time
  * per function and saves the profile as bench/results/switchboard.cpuprofile (Chrome DevTools
  * opens it). PROFILE_CALLERS=fetch,Request also lists where those (usually native) functions are
  * called from.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { moduleMap, stageTable } from "./profile-stages.mjs";
 
-export async function cpuProfile(target, { cannon, seconds, resultsDir }) {
+/**
+ * Per-stage CPU per request: the workerd process's CPU per request (/proc) apportioned by the
+ * isolate's samples. V8 samples wall time while the isolate runs, so on a loaded machine its own
+ * totals overstate CPU; its shares are what it tells. The storage and queue simulators' work runs
+ * outside the isolate and is spread over the stages by this method: compare with the floor's CPU.
+ */
+function printStages(profile, bundleEntry, requests, processCpu) {
+  const { stages, modules, libs } = stageTable(profile, moduleMap(bundleEntry));
+  const perReq = processCpu / requests;
+  console.log(`workerd process CPU ${perReq.toFixed(3)} ms/request over ${requests} requests (profiler on)`);
+  console.log("| stage | share of isolate samples | ms/request |\n|---|---|---|");
+  for (const [k, v] of stages) if (v >= 0.005) console.log(`| ${k} | ${(100 * v).toFixed(1)}% | ${(v * perReq).toFixed(3)} |`);
+  console.log("src modules (nearest on the stack):", modules.slice(0, 25).map(([k, v]) => `${k.slice(4)} ${(100 * v).toFixed(1)}%`).join("; "));
+  console.log("library self time:", libs.slice(0, 14).map(([k, v]) => `${k} ${(100 * v).toFixed(1)}%`).join("; "));
+}
+
+export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9329, bundleEntry, cpuMs, drainMs = 0 }) {
   const { default: WebSocket } = await import("ws");
-  const list = await (await fetch("http://127.0.0.1:9329/json")).json();
+  const list = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
   const entry = list.find((t) => /switchboard/.test(t.title ?? t.id ?? "")) ?? list[0];
   const ws = new WebSocket(entry.webSocketDebuggerUrl);
   await new Promise((r) => ws.on("open", r));
@@ -26,7 +43,11 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir }) {
   await send("Profiler.enable");
   await send("Profiler.setSamplingInterval", { interval: 100 });
   await send("Profiler.start");
+  const cpu0 = cpuMs && target.pid ? cpuMs(target.pid) : NaN;
   const res = await cannon({ ...target, connections: 32, seconds });
+  // --peers: keep sampling while the load's background work (queue batches, alarms) runs out.
+  if (drainMs) await new Promise((r) => setTimeout(r, drainMs));
+  const processCpu = cpuMs && target.pid ? cpuMs(target.pid) - cpu0 : NaN;
   const { profile } = await send("Profiler.stop");
   ws.close();
   // Kept for other tools (Chrome DevTools opens .cpuprofile files), next to the other results.
@@ -41,6 +62,7 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir }) {
     total += n.hitCount ?? 0;
   }
   console.log(`${res.requests.total} requests; ${total} samples`);
+  if (bundleEntry) printStages(profile, bundleEntry, res.requests.total, processCpu);
   console.log("self time:");
   for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${((100 * v) / total).toFixed(1)}%  ${k}`);
   // Inclusive time: a function's samples plus all of its callees' (counted once per stack).

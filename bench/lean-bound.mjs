@@ -39,10 +39,10 @@ async function bundleHonoZod(root) {
  * @param {string} upstreamUrl fake upstream base URL
  * @param {(options: object) => Promise<{ mf: any, url: string, pid: number | undefined }>} startMiniflare
  */
-export async function startLeanBounds(root, upstreamUrl, startMiniflare) {
-  const common = { modules: true, d1Databases: ["DB"], bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-11-17", port: 0, host: "127.0.0.1" };
-  const minimal = await startMiniflare({ ...common, name: "lean-minimal", script: readFileSync(path.join(root, "bench", "lean", "minimal.js"), "utf8") });
-  const honoZod = await startMiniflare({ ...common, name: "lean-hono-zod", script: await bundleHonoZod(root) });
+export async function startLeanBounds(root, upstreamUrl, startMiniflare, ports = { minimal: 0, honoZod: 0 }) {
+  const common = { modules: true, d1Databases: ["DB"], bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-11-17", host: "127.0.0.1" };
+  const minimal = await startMiniflare({ ...common, port: ports.minimal, name: "lean-minimal", script: readFileSync(path.join(root, "bench", "lean", "minimal.js"), "utf8") });
+  const honoZod = await startMiniflare({ ...common, port: ports.honoZod, name: "lean-hono-zod", script: await bundleHonoZod(root) });
   for (const s of [minimal, honoZod]) await (await s.mf.getD1Database("DB")).prepare(LOG_TABLE).run();
   return {
     servers: [minimal, honoZod],

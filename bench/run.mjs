@@ -49,6 +49,7 @@ import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
 import { worldBindings, worldProfileTarget, worldReport } from "./world.mjs";
 import { failureReport } from "./world-failure.mjs";
 import { buildRef } from "./baseline.mjs";
+import { cpuUntilIdle, peersReport } from "./peers.mjs";
 
 function statSafe(p) {
   try {
@@ -152,7 +153,7 @@ function peakRssMiB(pid) {
 
 async function startMiniflare(options) {
   const before = new Set(childWorkerdPids());
-  // The bench's options are written in miniflare's flat (v4) shape: one Worker plus shared options.
+  // Miniflare 5 takes its own option shape; the bench's are Miniflare 4's, which it converts.
   const mf = new Miniflare(convertV4MiniflareOptions(options));
   const url = await mf.ready;
   const pid = childWorkerdPids().find((p) => !before.has(p));
@@ -160,7 +161,7 @@ async function startMiniflare(options) {
 }
 
 // ---------- servers ----------
-async function startSwitchboard(bundle, upstreamUrl) {
+async function startSwitchboard(bundle, upstreamUrl, { port = 0, instruments = true, inspectorPort = flag("cpu-profile") ? 9329 : undefined, consumers = !flag("no-log-consumer") } = {}) {
   // A copy of wrangler.jsonc away from the developer's .dev.vars, as the test suite uses: the bench
   // sets every binding it needs, and local secrets or overrides (SETTLE_BATCH_MS, ...) stay out.
   const config = hermeticWranglerConfig(root, path.join(root, "node_modules", ".cache", "switchboard-bench-config"));
@@ -171,7 +172,8 @@ async function startSwitchboard(bundle, upstreamUrl) {
     ADMIN_TOKEN,
     KEY_HASH_SECRET,
     ROUTING_EXPLORATION_RATE: "0",
-    DEBUG_DO_CALLS: "1",
+    // --peers measures Switchboard as deployed: no bench instrument configured.
+    ...(instruments ? { DEBUG_DO_CALLS: "1" } : {}),
     ...(DO_LATENCY_MS > 0 ? { DO_LATENCY_MS: String(DO_LATENCY_MS) } : {}),
     ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}),
     ...(WORLD ? worldBindings(WORLD_OPTS) : {}),
@@ -183,7 +185,7 @@ async function startSwitchboard(bundle, upstreamUrl) {
   const { modules: _m, modulesRules: _r, main: _main, ...rest } = /** @type {any} */ (workerOptions);
   // --no-log-consumer: the LOGS queue is not consumed (records wait in the local queue), to measure
   // the request path without the consumer's work, which on Cloudflare is its own invocation.
-  if (flag("no-log-consumer")) delete rest.queueConsumers;
+  if (!consumers) delete rest.queueConsumers;
   const sb = await startMiniflare({
     ...rest,
     name: "switchboard",
@@ -191,9 +193,9 @@ async function startSwitchboard(bundle, upstreamUrl) {
     scriptPath: bundle.entry,
     modulesRoot: bundle.outdir,
     bindings,
-    port: 0,
+    port,
     host: "127.0.0.1",
-    ...(flag("cpu-profile") ? { inspectorPort: 9329 } : {}),
+    ...(inspectorPort ? { inspectorPort } : {}),
   });
   // migrations
   const db = await sb.mf.getD1Database("DB");
@@ -204,13 +206,13 @@ async function startSwitchboard(bundle, upstreamUrl) {
   return { ...sb, db };
 }
 
-async function startPassThrough(upstreamUrl) {
+async function startPassThrough(upstreamUrl, port = 0) {
   // The floor: same runtime, forwards the request untouched to the same upstream path.
   const script = `export default { async fetch(req, env) {
     const u = new URL(req.url);
     return fetch(env.UPSTREAM + u.pathname.replace(/^\\/v1/, "") + u.search, { method: req.method, headers: req.headers, body: req.body });
   } };`;
-  return startMiniflare({ name: "passthrough", modules: true, script, bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-11-17", port: 0, host: "127.0.0.1" });
+  return startMiniflare({ name: "passthrough", modules: true, script, bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-11-17", port, host: "127.0.0.1" });
 }
 
 async function startDoReference(upstreamUrl) {
@@ -330,7 +332,7 @@ async function interleavedLatency(targets, seconds) {
       }
     }
   }
-  return samples.map(({ times, errors }) => ({ p50: pct(times, 50), p99: pct(times, 99), count: times.length, errors }));
+  return samples.map(({ times, errors }) => ({ mean: times.reduce((a, b) => a + b, 0) / Math.max(1, times.length), p50: pct(times, 50), p99: pct(times, 99), count: times.length, errors }));
 }
 
 function cannon({ url, body, headers, connections, seconds }) {
@@ -376,6 +378,17 @@ async function main() {
   console.log(`bench: ${ROUNDS} round(s) x ${SECONDS}s per target; machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`);
   const bundle = build({ minify: !flag("cpu-profile") });
   console.log(`bundle: ${(bundle.minifiedBytes / 1024).toFixed(1)} KiB minified, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);
+  if (flag("peers")) {
+    // --peers: floor, Portkey's gateway and Switchboard (and a --baseline-ref build), each in its
+    // own workerd process on fixed ports, ratios in one run (bench/peers.mjs).
+    const ref = args.includes("--baseline-ref") ? buildRef(root, args[args.indexOf("--baseline-ref") + 1]) : null;
+    const dir = ref ? ref.dir : args.includes("--baseline") ? path.resolve(args[args.indexOf("--baseline") + 1]) : null;
+    await peersReport({
+      root, args, rounds: ROUNDS, seconds: SECONDS, bundle, baselineDir: dir, baselineLabel: ref ? ref.label : dir, machine: machineInfo(),
+      startFakeUpstream, startPassThrough, startMiniflare, startSwitchboard, startLeanBounds, seed, chatBody, interleavedLatency, cannon, cpuMs, cpuProfile,
+    });
+    return;
+  }
   const upstream = await startFakeUpstream({ port: 0 });
   const sb = await startSwitchboard(bundle, upstream.url);
   // --baseline DIR: a second Switchboard from an earlier build (`wrangler deploy --dry-run --minify
@@ -513,7 +526,9 @@ async function main() {
         const lat = lats[i];
         const cpu0 = t.pid ? cpuMs(t.pid) : 0;
         const thr = await cannon({ ...t, connections: 32, seconds: SECONDS });
-        const cpu1 = t.pid ? cpuMs(t.pid) : 0;
+        // Counted until the process is idle again: the request's share of the background work it
+        // left (settlement batches, the log queue's consumer, lease flushes) is in its CPU.
+        const cpu1 = t.pid ? await cpuUntilIdle(cpuMs, t.pid, t.name.includes("switchboard") || t.name.includes("baseline") ? 6500 : 2000) : 0;
         const r = results[t.name];
         r.p50.push(lat.p50);
         r.p99.push(lat.p99);
@@ -522,7 +537,7 @@ async function main() {
         r.errors += lat.errors + thr.errors + thr.non2xx;
         // What the errors were (autocannon: connection errors and timeouts, then non-2xx statuses).
         if (thr.errors || thr.non2xx) console.log(`${t.name}: ${thr.errors} connection errors/timeouts, statuses ${JSON.stringify(thr.statusCodeStats)} at c=32`);
-        console.log(`round ${round + 1} ${t.name}: p50 ${r2(lat.p50)} ms p99 ${r2(lat.p99)} ms (${lat.count} sequential, interleaved), ${thr.requests.average} req/s @32`);
+        console.log(`round ${round + 1} (load ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}) ${t.name}: p50 ${r2(lat.p50)} ms p99 ${r2(lat.p99)} ms (${lat.count} sequential, interleaved), ${thr.requests.average} req/s @32`);
       }
     }
 
@@ -561,6 +576,8 @@ async function main() {
     const summary = {
       date: new Date().toISOString(),
       machine: machineInfo(),
+      // On a shared machine the load says how much the absolute numbers mean.
+      loadAverage: os.loadavg().map((x) => r2(x)),
       config: { rounds: ROUNDS, secondsPerRun: SECONDS, streamSamples: STREAM_SAMPLES },
       bundle: { minifiedKiB: r2(bundle.minifiedBytes / 1024), gzipKiB: r2(bundle.gzipBytes / 1024) },
       targets: Object.fromEntries(
@@ -615,7 +632,8 @@ async function main() {
       messagesStreamEventDelay: summary.stream.messagesAddedDelayPerEventOverChatMs <= 1,
       bundleMinified: summary.bundle.minifiedKiB <= 1.2 * 1024,
       bundleGzip: summary.bundle.gzipKiB <= 350,
-      cpuPerRequest: (sbc.cpuMsPerRequest ?? Infinity) <= 1,
+      // The process's CPU per request, background work included.
+      cpuPerRequest: (sbc.cpuMsPerRequest ?? Infinity) <= 1.5,
       ...(DO_LATENCY_MS > 0 ? { addedP50WithDoLatency: sbc.addedP50Ms <= 1 } : {}),
     };
     const md = renderMarkdown(summary);
@@ -636,9 +654,9 @@ function renderMarkdown(s) {
   );
   const met = Object.entries(s.targetsMet).map(([k, v]) => `${k}: ${v ? "met" : "MISSED"}`).join(", ");
   return [
-    `Benchmark ${s.date} — ${s.machine.cores} cores (${s.machine.cpu}), ${s.machine.memoryGiB} GiB, Node ${s.machine.node}; ${s.config.rounds} interleaved rounds x ${s.config.secondsPerRun}s`,
+    `Benchmark ${s.date} — ${s.machine.cores} cores (${s.machine.cpu}), ${s.machine.memoryGiB} GiB, Node ${s.machine.node}; ${s.config.rounds} interleaved rounds x ${s.config.secondsPerRun}s; load average ${s.loadAverage.join(" / ")}`,
     "",
-    "| target | p50 ms (c=1) | p99 ms (c=1) | added p50 | added p99 | req/s (c=32) | ratio to floor | workerd CPU ms/req | errors |",
+    "| target | p50 ms (c=1) | p99 ms (c=1) | added p50 | added p99 | req/s (c=32) | ratio to floor | workerd CPU ms/req (incl. background) | errors |",
     "|---|---|---|---|---|---|---|---|---|",
     ...rows,
     "",

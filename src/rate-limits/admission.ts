@@ -149,7 +149,7 @@ export async function admitRate(env: Env, ctx: KeyContext, cost = 1, waitUntil?:
   );
   const headers = headersOf(subjects, Date.now());
   const refused = results.find((r): r is Extract<SubjectResult, { ok: false }> => !r.ok);
-  if (waitUntil) waitUntil(upkeep(env, ctx, waitUntil));
+  if (waitUntil) upkeep(env, ctx, waitUntil);
   return { headers, error: refused ? refusal(refused, headers) : null };
 }
 
@@ -227,9 +227,22 @@ export function countTokens(env: Env, ctx: KeyContext, tokens: number, hold: Tok
   for (const s of rateSubjects(ctx)) {
     if (s.limits.tokens === null || (hold && hold.start !== -1 && s.name === hold.name)) continue;
     giveTokens(s.name, tokens);
-    flushes.push(flushLater(env, s, Date.now() + tokenReportMs(env)));
+    const at = tokenFlushAt(env, Date.now());
+    if (!flushArmed(s.name, at)) flushes.push(flushLater(env, s, at));
   }
   return flushes.length ? Promise.all(flushes).then(() => undefined) : null;
+}
+
+/**
+ * When settled tokens are flushed: SETTLE_BATCH_MS from now, rounded down to a 100 ms grid. The
+ * latest flush armed for a window wins (`flushLater`), so without the grid every request of a busy
+ * window armed a timer of its own (and its waitUntil) to supersede the last; on the grid the
+ * requests of one tenth of a second share one, and none waits longer than before.
+ */
+const TOKEN_FLUSH_GRID_MS = 100;
+function tokenFlushAt(env: Env, now: number): number {
+  const at = now + tokenReportMs(env);
+  return at - (at % TOKEN_FLUSH_GRID_MS);
 }
 
 /** How long settled tokens may wait for a call to carry them. Follows SETTLE_BATCH_MS (default 1 s). */
@@ -238,14 +251,21 @@ function tokenReportMs(env: Env): number {
   return Number.isFinite(raw) && raw >= 0 ? raw : 1_000;
 }
 
-/** After a request: renew leases near their end (with the tokens), and have each lease given up once it ends unused. */
-async function upkeep(env: Env, ctx: KeyContext, waitUntil: (p: Promise<unknown>) => void): Promise<void> {
+/**
+ * After a request: renew leases near their end (with the tokens), and have each lease given up
+ * once it ends unused. Synchronous, and a flush already armed for as late is not asked again: most
+ * requests of a busy window hand nothing to waitUntil.
+ */
+function upkeep(env: Env, ctx: KeyContext, waitUntil: (p: Promise<unknown>) => void): void {
   for (const s of rateSubjects(ctx)) {
     if (renewalDue(s.name)) waitUntil(renew(env, s, waitUntil));
     const room = leaseRoom(s.name);
-    if (room) waitUntil(flushLater(env, s, room.expiresAt + 20));
+    if (room && !flushArmed(s.name, room.expiresAt + 20)) waitUntil(flushLater(env, s, room.expiresAt + 20));
   }
 }
+
+/** A flush of this window is armed for `at` or later (`flushLater` would return at once). */
+const flushArmed = (name: string, at: number): boolean => (flushAt.get(name) ?? 0) >= at;
 
 async function renew(env: Env, s: Subject, waitUntil: (p: Promise<unknown>) => void): Promise<void> {
   const renewal = startRenewal(s.name);

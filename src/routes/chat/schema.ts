@@ -297,8 +297,9 @@ export function parseChatRequest(body: unknown): ChatRequest {
     const { message, param } = describeZodError(result.error);
     throw badRequest(message, param);
   }
+  // The rest of the destructuring is already a fresh object: the request is built on it.
   const { tools: allTools, ...parsed } = result.data;
-  const req: typeof parsed & Pick<ChatRequest, "tools" | "custom_tools"> = { ...parsed };
+  const req: typeof parsed & Pick<ChatRequest, "tools" | "custom_tools"> = parsed;
   const functionTools = allTools?.filter((t) => t.type === "function");
   const customTools = allTools?.filter((t) => t.type === "custom");
   if (functionTools?.length || (allTools && !customTools?.length)) req.tools = functionTools;
@@ -326,8 +327,13 @@ export function parseChatRequest(body: unknown): ChatRequest {
   }
   refuseUnpriced(req);
   const messages = legacyFunctionCalls(req.messages);
-  // Drop undefined keys so the object is a clean, normalized request (also used as the cache key).
+  // Drop undefined keys so the object is a clean, normalized request (also used as the cache key);
+  // one pass over the fields, in their order, with the messages in theirs.
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries({ ...req, messages })) if (v !== undefined) out[k] = v;
+  const fields = req as Record<string, unknown>;
+  for (const k in fields) {
+    const v = k === "messages" ? messages : fields[k];
+    if (v !== undefined) out[k] = v;
+  }
   return out as unknown as ChatRequest;
 }

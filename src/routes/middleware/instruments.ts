@@ -18,10 +18,12 @@ import { cancelledEarlyCalls } from "../../billing/early-call";
 const measured: MiddlewareHandler<AppEnv> = async (c, next) => {
   const env = c.env;
   const traced = isTraced(env);
+  // Unconfigured (production, and the bench's peers mode): no probe to hand out (readers default
+  // to the silent one) and nothing to stamp, so the route runs without this layer's continuation.
+  if (!traced && doCallsHeader(env) === null) return next();
   c.set("probe", traced ? probeOf(env) : silentProbe);
   await next();
   const doCalls = doCallsHeader(env);
-  if (!traced && doCalls === null) return;
   // The answer's headers are released now: the moment `release` and the path calls are read at.
   const now = Date.now();
   const stamps: Array<[string, string | null]> = [
@@ -40,10 +42,8 @@ const measured: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
 };
 
-const silent: MiddlewareHandler<AppEnv> = async (c, next) => {
-  c.set("probe", silentProbe);
-  await next();
-};
+/** Without the instruments the request keeps no probe: its readers take the silent one. */
+const passThrough: MiddlewareHandler<AppEnv> = (_c, next) => next();
 
-/** The middleware: the measuring one where the bundle carries the instruments, else a silent probe. */
-export const instruments: MiddlewareHandler<AppEnv> = __BENCH_INSTRUMENTS__ ? measured : silent;
+/** The middleware: the measuring one where the bundle carries the instruments, else nothing. */
+export const instruments: MiddlewareHandler<AppEnv> = __BENCH_INSTRUMENTS__ ? measured : passThrough;

@@ -1,0 +1,211 @@
+// @ts-check
+/**
+ * `npm run bench -- --peers`: Switchboard side by side with its peers in one runtime, ratios in
+ * one run. Each Worker runs in its own workerd process (one Miniflare instance each, the runtime
+ * `wrangler dev` uses) on fixed loopback ports, all calling one fake OpenAI upstream:
+ *  - the floor: a Worker that only forwards the request to the upstream;
+ *  - Portkey's open-source gateway (npm `@portkey-ai/gateway`, bench/peers/portkey.mjs), told the
+ *    provider and the upstream by its headers (no auth, limits or logging: it has none);
+ *  - Switchboard with every check on: a key made through the master API (IAM rules, a spend
+ *    limit, organization rate limits far above the load), request logging, caching off, and no
+ *    bench instrument configured (no `DEBUG_DO_CALLS`, no path tracing);
+ *  - with --baseline-ref REF (or --baseline DIR), a second Switchboard built from REF, set up alike;
+ *  - with --lean, the lean bound with Hono and zod (bench/lean/hono-zod.ts: key from memory, the
+ *    chat schema, the upstream call, one log row batched into D1): what the mandated stack costs;
+ *  - with --no-consumer-row, this build again with its queue consumers off (records wait in the
+ *    local queue): the difference is what the log queue's consumer costs per request (its batch
+ *    JS plus the D1 and R2 writes it makes, on the same thread under workerd).
+ * Rounds are interleaved: c=1 latency in 100 ms turns across all targets, then c=32 throughput
+ * per target in a rotating order. Reported per target: the added mean latency over the floor at
+ * c=1 and the share of the floor's c=32 throughput (each the median of its per-round ratios), and
+ * the workerd process's CPU per request at c=32 counted until the process is idle again, so the
+ * request's share of background work (settlement, outbox, the log queue's consumer batches,
+ * aggregates, lease renewals, metrics: all on that process's thread under workerd) is in it.
+ * The machine's load average is printed beside every round: on a shared machine the absolute
+ * numbers mean little, the ratios of one round somewhat more.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { buildPortkeyWorker } from "./peers/portkey.mjs";
+
+/** Ports of this mode (fixed so that parallel work on one machine keeps to its own). */
+export const PEER_PORTS = { upstream: 8831, floor: 8832, portkey: 8833, switchboard: 8834, baseline: 8835, leanMinimal: 8836, leanHonoZod: 8837, noConsumer: 8838, inspector: 9321 };
+
+const r2 = (x) => Math.round(x * 100) / 100;
+const median = (xs) => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const load = () => os.loadavg().map((x) => x.toFixed(2)).join(" ");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * CPU of a process from `cpu0` until it is idle again (two 250 ms windows under 3 ms), at most
+ * `maxMs`: the work a load left behind (queue batches, alarms) is counted with the load.
+ */
+export async function cpuUntilIdle(cpuMs, pid, maxMs) {
+  const end = performance.now() + maxMs;
+  let quiet = 0;
+  let last = cpuMs(pid);
+  while (performance.now() < end && quiet < 2) {
+    await sleep(250);
+    const now = cpuMs(pid);
+    quiet = now - last < 3 ? quiet + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
+/**
+ * @param {object} d what bench/run.mjs shares: its builders, seeding, load generators and clocks.
+ */
+export async function peersReport(d) {
+  const { root, args, rounds, seconds, bundle, baselineDir, baselineLabel } = d;
+  const upstream = await d.startFakeUpstream({ port: PEER_PORTS.upstream });
+  const servers = [];
+  try {
+    const floor = await d.startPassThrough(upstream.url, PEER_PORTS.floor);
+    servers.push(floor);
+    let portkey = null;
+    let portkeyWhyNot = null;
+    try {
+      const pk = await buildPortkeyWorker(root);
+      portkey = await d.startMiniflare({
+        name: "portkey",
+        modules: true,
+        scriptPath: pk.script,
+        compatibilityDate: "2026-11-17",
+        compatibilityFlags: ["nodejs_compat"],
+        port: PEER_PORTS.portkey,
+        host: "127.0.0.1",
+      });
+      portkey.version = pk.version;
+      servers.push(portkey);
+    } catch (err) {
+      portkeyWhyNot = String(err instanceof Error ? err.message : err);
+      console.log(`Portkey's gateway cannot run here: ${portkeyWhyNot}; floor vs Switchboard only`);
+    }
+    const sb = await d.startSwitchboard(bundle, upstream.url, { port: PEER_PORTS.switchboard, instruments: false, inspectorPort: args.includes("--cpu-profile") ? PEER_PORTS.inspector : undefined });
+    servers.push(sb);
+    const base = baselineDir
+      ? await d.startSwitchboard({ outdir: baselineDir, entry: path.join(baselineDir, "index.js") }, upstream.url, { port: PEER_PORTS.baseline, instruments: false })
+      : null;
+    if (base) servers.push(base);
+    const bare = args.includes("--no-consumer-row") ? await d.startSwitchboard(bundle, upstream.url, { port: PEER_PORTS.noConsumer, instruments: false, consumers: false }) : null;
+    if (bare) servers.push(bare);
+    const lean = args.includes("--lean") ? await d.startLeanBounds(root, upstream.url, d.startMiniflare, { minimal: PEER_PORTS.leanMinimal, honoZod: PEER_PORTS.leanHonoZod }) : null;
+    if (lean) servers.push(...lean.servers);
+
+    const body = d.chatBody("gpt-4o-mini");
+    const upstreamAuth = { authorization: "Bearer bench-operator-key-openai" };
+    const targets = [
+      { name: "floor", url: `${floor.url}/v1/chat/completions`, body, headers: upstreamAuth, pid: floor.pid },
+      ...(portkey
+        ? [{ name: `portkey ${portkey.version}`, url: `${portkey.url}/v1/chat/completions`, body, headers: { ...upstreamAuth, "x-portkey-provider": "openai", "x-portkey-custom-host": `${upstream.url}/openai` }, pid: portkey.pid }]
+        : []),
+      { name: "switchboard", url: `${sb.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(sb)).key}` }, pid: sb.pid, drainMs: 6500 },
+      ...(bare ? [{ name: "switchboard, queue consumers off", url: `${bare.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(bare)).key}` }, pid: bare.pid, drainMs: 6500 }] : []),
+      ...(lean ? lean.targets(body, upstreamAuth).filter((t) => t.name.includes("Hono")).map((t) => ({ ...t, name: "lean bound + Hono + zod", drainMs: 2500 })) : []),
+      ...(base ? [{ name: `baseline ${baselineLabel}`, url: `${base.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(base)).key}` }, pid: base.pid, drainMs: 6500 }] : []),
+    ];
+    if (args.includes("--cpu-profile")) {
+      await d.cpuProfile(targets.find((t) => t.name === "switchboard"), { cannon: d.cannon, seconds, resultsDir: path.join(root, "bench", "results"), port: PEER_PORTS.inspector, bundleEntry: bundle.entry, cpuMs: d.cpuMs, drainMs: 6500 });
+      return;
+    }
+    // Sanity and warm-up: every target answers 200 with the upstream's body.
+    for (const t of targets) {
+      const res = await fetch(t.url, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body });
+      const text = await res.text();
+      if (res.status !== 200 || !text.includes("Hello from openai/gpt-4o-mini")) throw new Error(`${t.name}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+      await d.cannon({ ...t, connections: 8, seconds: 1 });
+      await cpuUntilIdle(d.cpuMs, t.pid, t.drainMs ?? 2000);
+    }
+    const per = new Map(targets.map((t) => [t.name, { mean: [], p50: [], rps: [], cpu: [], cpuRun: [], addedMean: [], share: [], errors: 0 }]));
+    const loads = [];
+    for (let round = 0; round < rounds; round++) {
+      loads.push(load());
+      const lat = await d.interleavedLatency(targets, seconds);
+      targets.forEach((t, i) => {
+        per.get(t.name).mean.push(lat[i].mean);
+        per.get(t.name).p50.push(lat[i].p50);
+        per.get(t.name).errors += lat[i].errors;
+      });
+      // c=32 in a rotating order, so no target always follows the same one.
+      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
+      for (const t of order) {
+        const cpu0 = d.cpuMs(t.pid);
+        const thr = await d.cannon({ ...t, connections: 32, seconds });
+        const cpuRun = d.cpuMs(t.pid) - cpu0;
+        const cpuAll = (await cpuUntilIdle(d.cpuMs, t.pid, t.drainMs ?? 2000)) - cpu0;
+        const r = per.get(t.name);
+        r.rps.push(thr.requests.average);
+        r.cpuRun.push(cpuRun / Math.max(1, thr.requests.total));
+        r.cpu.push(cpuAll / Math.max(1, thr.requests.total));
+        r.errors += thr.errors + thr.non2xx;
+      }
+      const f = per.get("floor");
+      for (const t of targets) {
+        const r = per.get(t.name);
+        r.addedMean.push(r.mean[round] - f.mean[round]);
+        r.share.push(r.rps[round] / f.rps[round]);
+      }
+      console.log(
+        `round ${round + 1} (load ${loads[round]}): ` +
+          targets.map((t) => { const r = per.get(t.name); return `${t.name} +${r2(r.addedMean[round])} ms, ${r2(r.share[round])} of floor, ${r2(r.cpu[round])} ms CPU/req`; }).join("; "),
+      );
+    }
+    const summary = {
+      date: new Date().toISOString(),
+      machine: d.machine,
+      loadAverages: [...loads, load()],
+      config: { rounds, secondsPerRun: seconds },
+      portkey: portkey ? { version: portkey.version } : { whyNot: portkeyWhyNot },
+      targets: Object.fromEntries(
+        targets.map((t) => {
+          const r = per.get(t.name);
+          return [t.name, {
+            meanMsC1: r2(median(r.mean)),
+            p50MsC1: r2(median(r.p50)),
+            addedMeanMsC1: r2(median(r.addedMean)),
+            addedMeanRangeMs: [r2(Math.min(...r.addedMean)), r2(Math.max(...r.addedMean))],
+            rpsC32: r2(median(r.rps)),
+            shareOfFloor: r2(median(r.share)),
+            shareRange: [r2(Math.min(...r.share)), r2(Math.max(...r.share))],
+            cpuMsPerRequest: r2(median(r.cpu)),
+            cpuMsPerRequestDuringLoad: r2(median(r.cpuRun)),
+            errors: r.errors,
+          }];
+        }),
+      ),
+    };
+    const pk = portkey ? summary.targets[`portkey ${portkey.version}`] : null;
+    const s = summary.targets.switchboard;
+    summary.goals = {
+      addedMeanWithinPortkeyPlusHalfMs: pk ? s.addedMeanMsC1 <= pk.addedMeanMsC1 + 0.5 : null,
+      shareAtLeastPortkeyMinus005: pk ? s.shareOfFloor >= pk.shareOfFloor - 0.05 : null,
+      cpuPerRequestAtMost15Ms: s.cpuMsPerRequest <= 1.5,
+    };
+    const md = [
+      `Peers ${summary.date}: ${summary.machine.cores} cores (${summary.machine.cpu}), Node ${summary.machine.node}; ${rounds} interleaved rounds x ${seconds}s; load average (1/5/15 min) per round: ${summary.loadAverages.join(" | ")}`,
+      "",
+      "| target | mean ms (c=1) | added mean over floor (range) | req/s (c=32) | share of floor (range) | CPU ms/req incl. background (during load) | errors |",
+      "|---|---|---|---|---|---|---|",
+      ...Object.entries(summary.targets).map(([n, t]) =>
+        `| ${n} | ${t.meanMsC1} | ${t.addedMeanMsC1} (${t.addedMeanRangeMs.join(" to ")}) | ${t.rpsC32} | ${t.shareOfFloor} (${t.shareRange.join("-")}) | ${t.cpuMsPerRequest} (${t.cpuMsPerRequestDuringLoad}) | ${t.errors} |`),
+      "",
+      portkey ? `Goals: c=1 added mean <= Portkey's + 0.5 ms: ${summary.goals.addedMeanWithinPortkeyPlusHalfMs ? "met" : "MISSED"}; c=32 share >= Portkey's - 0.05: ${summary.goals.shareAtLeastPortkeyMinus005 ? "met" : "MISSED"}; CPU per request <= 1.5 ms: ${summary.goals.cpuPerRequestAtMost15Ms ? "met" : "MISSED"}.` : `Portkey not measured: ${portkeyWhyNot}.`,
+      "",
+    ].join("\n");
+    mkdirSync(path.join(root, "bench", "results"), { recursive: true });
+    writeFileSync(path.join(root, "bench", "results", "peers.json"), JSON.stringify(summary, null, 2) + "\n");
+    writeFileSync(path.join(root, "bench", "results", "peers.md"), md);
+    console.log("\n" + md);
+    console.log(`uptime: ${execFileSync("uptime", { encoding: "utf8" }).trim()}`);
+  } finally {
+    await Promise.allSettled([...servers.map((s) => s.mf.dispose()), upstream.close()]);
+  }
+}
