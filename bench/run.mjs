@@ -113,10 +113,11 @@ if (!process.env.TMPDIR && statSafe("/dev/shm")) {
 process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
 
 // ---------- build ----------
-function build({ minify = true } = {}) {
-  const outdir = path.join(root, "dist", minify ? "bench" : "bench-profile");
-  // The production bundle plus the bench instruments (the world modes read their headers).
-  execFileSync("npx", ["wrangler", "deploy", "--dry-run", minify ? "--minify" : "--minify=false", "--define", "__BENCH_INSTRUMENTS__:true", "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+function build({ minify = true, instruments = true } = {}) {
+  const outdir = path.join(root, "dist", `${minify ? "bench" : "bench-profile"}${instruments ? "" : "-deployed"}`);
+  // The production bundle plus the bench instruments (the world modes read their headers); without
+  // them (--peers), the bundle `wrangler deploy` ships.
+  execFileSync("npx", ["wrangler", "deploy", "--dry-run", minify ? "--minify" : "--minify=false", "--define", `__BENCH_INSTRUMENTS__:${instruments}`, "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
   const files = readdirSync(outdir).filter((f) => f.endsWith(".js") || f.endsWith(".mjs") || f.endsWith(".wasm"));
   let raw = 0;
   let gz = 0;
@@ -376,7 +377,7 @@ const machineInfo = () => ({ cores: os.cpus().length, cpu: os.cpus()[0]?.model ?
 
 async function main() {
   console.log(`bench: ${ROUNDS} round(s) x ${SECONDS}s per target; machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`);
-  const bundle = build({ minify: !flag("cpu-profile") });
+  const bundle = build({ minify: !flag("cpu-profile"), instruments: !flag("peers") });
   console.log(`bundle: ${(bundle.minifiedBytes / 1024).toFixed(1)} KiB minified, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);
   if (flag("peers")) {
     // --peers: floor, Portkey's gateway and Switchboard (and a --baseline-ref build), each in its
