@@ -86,6 +86,21 @@ function thinkingError(messages, thinkingEnabled) {
   );
 }
 
+/** Claude models with structured outputs (`output_config.format`): 4.5 and newer. */
+export const STRUCTURED_OUTPUT_MODEL = /claude-(?:opus|sonnet|haiku)-(?:4-[5-9]|[5-9])(?:\D|$)/;
+
+/**
+ * The 400 the real API gives for an `output_config.format`, or null: a model without the feature,
+ * a format other than json_schema, an object schema that does not forbid additional properties.
+ * @param {string} model @param {any} format
+ */
+export function structuredOutputError(model, format) {
+  if (!STRUCTURED_OUTPUT_MODEL.test(model)) return `'${model}' does not support output format.`;
+  if (format?.type !== "json_schema" || !format.schema || typeof format.schema !== "object") return "output_config.format: Input should be a valid json_schema format";
+  if (format.schema.type === "object" && format.schema.additionalProperties !== false) return "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false";
+  return null;
+}
+
 const STOP = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use" };
 
 /** @type {import("./server.mjs").FakeRoute[]} */
@@ -110,6 +125,9 @@ export const anthropicRoutes = [
       const refused = thinkingError(messages, body.thinking?.type === "enabled");
       if (refused) return reject(res, 400, "invalid_request_error", refused);
       const model = String(body.model ?? "");
+      const format = body.output_config?.format;
+      const formatError = format === undefined ? null : structuredOutputError(model, format);
+      if (formatError) return reject(res, 400, "invalid_request_error", formatError);
       const lastUser = [...messages].reverse().find((m) => m && m.role === "user" && hasText(m.content));
       const d = parseDirectives(textOf(lastUser?.content), req.provider);
       if (failEarly(d, res, errorBody)) return;
@@ -124,6 +142,8 @@ export const anthropicRoutes = [
         tools: Array.isArray(body.tools) ? body.tools.map((/** @type {any} */ t) => ({ name: t.name, parameters: t.input_schema })) : [],
         toolResult: lastResult ? textOf(lastResult.content) : undefined,
         maxTokens: body.max_tokens,
+        toolChoice: body.tool_choice?.type === "tool" ? { name: body.tool_choice.name } : body.tool_choice?.type === "any" ? { any: true } : undefined,
+        jsonSchema: format?.schema,
       });
       const read = p.usage.cached;
       const w5m = p.usage.cacheWrite5m;
