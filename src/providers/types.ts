@@ -296,6 +296,11 @@ export interface ProviderAdapter {
    * flags decide alone.
    */
   servesJsonOutput?(mapping: ProviderMapping): boolean;
+  /**
+   * The request's exact input token count by the provider's own counter (Anthropic's
+   * `count_tokens`). Throws when the provider does not answer one. Absent: the format has none.
+   */
+  countTokens?(req: ChatRequest, target: UpstreamTarget, signal?: AbortSignal): Promise<number>;
   /** Extract message and type from a non-2xx body. */
   parseError(status: number, bodyText: string): UpstreamErrorInfo;
   /**

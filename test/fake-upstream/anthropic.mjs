@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * Fake Anthropic Messages API: POST /anthropic/v1/messages (x-api-key + anthropic-version
- * required). Non-streamed `message` objects and the SSE event sequence message_start ->
+ * required) and POST /anthropic/v1/messages/count_tokens (`{input_tokens}`, the same prompt count
+ * the messages endpoint reports). Non-streamed `message` objects and the SSE event sequence message_start ->
  * content_block_start/delta/stop -> message_delta -> message_stop, as in Anthropic's reference.
  *
  * Extended thinking is checked like the real API: the `thinking` blocks it issues carry a
@@ -11,7 +12,7 @@
  * final assistant turn, when it used tools, must start with a thinking or redacted_thinking block.
  */
 import { createHmac } from "node:crypto";
-import { failEarly, parseDirectives, pieces, plan, streamWriter } from "./fake-common.mjs";
+import { failEarly, parseDirectives, pieces, plan, streamWriter, words } from "./fake-common.mjs";
 
 let seq = 0;
 
@@ -103,8 +104,32 @@ export function structuredOutputError(model, format) {
 
 const STOP = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use" };
 
+/** Fields `count_tokens` takes; anything else is refused as the real API does ("Extra inputs are not permitted"). */
+const COUNT_FIELDS = new Set(["model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers"]);
+
 /** @type {import("./server.mjs").FakeRoute[]} */
 export const anthropicRoutes = [
+  {
+    // The count is the prompt tokens the fake's /v1/messages reports for the same request.
+    name: "anthropic count_tokens",
+    match: (req) => req.method === "POST" && req.provider === "anthropic" && req.path === "/v1/messages/count_tokens",
+    handle(req, res) {
+      if (!req.headers["x-api-key"]) return reject(res, 401, "authentication_error", "x-api-key header is required");
+      if (!req.headers["anthropic-version"]) return reject(res, 400, "invalid_request_error", "anthropic-version header is required");
+      const body = req.body;
+      if (!body || typeof body.model !== "string") return reject(res, 400, "invalid_request_error", "model: Field required");
+      if (!Array.isArray(body.messages)) return reject(res, 400, "invalid_request_error", "messages: Field required");
+      const extra = Object.keys(body).find((k) => !COUNT_FIELDS.has(k));
+      if (extra) return reject(res, 400, "invalid_request_error", `${extra}: Extra inputs are not permitted`);
+      const lastUser = [...body.messages].reverse().find((m) => m && m.role === "user" && hasText(m.content));
+      const d = parseDirectives(textOf(lastUser?.content), req.provider);
+      if (failEarly(d, res, errorBody)) return;
+      const system = typeof body.system === "string" ? body.system : textOf(body.system);
+      const allText = [system, ...body.messages.map((/** @type {any} */ m) => textOf(m?.content))].join(" ");
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ input_tokens: words(allText) + 3 }));
+    },
+  },
   {
     name: "anthropic messages",
     match: (req) => req.method === "POST" && req.provider === "anthropic" && req.path === "/v1/messages",

@@ -4,6 +4,7 @@ import { parseErrorBody } from "../error-body";
 import { anthropicJsonPlan, anthropicOutputTokensBound, buildAnthropicRequest } from "./request";
 import { parseAnthropicResponse } from "./response";
 import { parseAnthropicStream } from "./stream";
+import { countAnthropicTokens } from "./count-tokens";
 import { foldOutputTool, foldOutputToolStream, withJsonOutput } from "./structured-output";
 
 export const anthropicAdapter: ProviderAdapter = {
@@ -14,4 +15,5 @@ export const anthropicAdapter: ProviderAdapter = {
   outputTokensBound: anthropicOutputTokensBound,
   // Every Claude mapping that takes tools: natively where the model has it, else a forced tool call.
   servesJsonOutput: (mapping) => mapping.tools,
+  countTokens: countAnthropicTokens,
 };
