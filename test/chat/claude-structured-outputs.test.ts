@@ -1,9 +1,9 @@
 /**
  * Structured outputs on Claude as the official `openai` SDK asks for them: its zod helpers
  * (`zodResponseFormat`, `zodTextFormat`), `chat.completions.parse`, `chat.completions.stream`,
- * `responses.parse` and a streamed `json_object`, against Claude on Anthropic and on Bedrock, on
- * a model with native JSON output (claude-sonnet-4.5) and one without (claude-sonnet-4: a forced
- * tool call the caller never sees).
+ * `responses.parse` and a streamed `json_object`, against Claude on Anthropic, Bedrock and Vertex,
+ * on a model with native JSON output (claude-sonnet-4.5, not on Vertex) and one without
+ * (claude-sonnet-4: a forced tool call the caller never sees).
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import OpenAI from "openai";
@@ -24,8 +24,9 @@ const recorded = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM
 
 const City = z.object({ city: z.string(), population: z.number().int(), capital: z.boolean() });
 const EXPECTED = { city: "test", population: 1, capital: true };
-const MODELS = ["anthropic/claude-sonnet-4.5", "anthropic/claude-sonnet-4", "aws-bedrock/claude-sonnet-4.5", "aws-bedrock/claude-sonnet-4"];
-const native = (model: string) => model.endsWith("4.5");
+const MODELS = ["anthropic/claude-sonnet-4.5", "anthropic/claude-sonnet-4", "aws-bedrock/claude-sonnet-4.5", "aws-bedrock/claude-sonnet-4", "google-vertex/claude-sonnet-4.5"];
+/** Claude 4.5 has native JSON output on Anthropic's API and Bedrock, not on Vertex. */
+const native = (model: string) => model.endsWith("4.5") && !model.startsWith("google-vertex/");
 
 describe.each(MODELS)("structured outputs through the openai SDK on %s", (model) => {
   it("chat.completions.parse with zodResponseFormat: parsed object, finish stop, no tool calls, billed", async () => {

@@ -102,6 +102,9 @@ export function structuredOutputError(model, format) {
   return null;
 }
 
+const VERTEX_CLAUDE = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/;
+const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
+
 const STOP = { stop: "end_turn", length: "max_tokens", tool_calls: "tool_use" };
 
 /** Fields `count_tokens` takes; anything else is refused as the real API does ("Extra inputs are not permitted"). */
@@ -136,106 +139,126 @@ export const anthropicRoutes = [
     async handle(req, res) {
       if (!req.headers["x-api-key"]) return reject(res, 401, "authentication_error", "x-api-key header is required");
       if (!req.headers["anthropic-version"]) return reject(res, 400, "invalid_request_error", "anthropic-version header is required");
-      const body = req.body;
-      if (!body || !Array.isArray(body.messages)) return reject(res, 400, "invalid_request_error", "messages: Field required");
-      if (typeof body.max_tokens !== "number") return reject(res, 400, "invalid_request_error", "max_tokens: Field required");
-      /** @type {any[]} */
-      const messages = body.messages;
-      for (let i = 1; i < messages.length; i++) {
-        if (messages[i].role === messages[i - 1].role) return reject(res, 400, "invalid_request_error", "messages: roles must alternate between \"user\" and \"assistant\"");
-      }
-      if (body.thinking?.type === "enabled" && (body.tool_choice?.type === "any" || body.tool_choice?.type === "tool")) {
-        return reject(res, 400, "invalid_request_error", "Thinking may not be enabled when tool_choice forces tool use.");
-      }
-      const refused = thinkingError(messages, body.thinking?.type === "enabled");
-      if (refused) return reject(res, 400, "invalid_request_error", refused);
-      const model = String(body.model ?? "");
-      const format = body.output_config?.format;
-      const formatError = format === undefined ? null : structuredOutputError(model, format);
-      if (formatError) return reject(res, 400, "invalid_request_error", formatError);
-      const lastUser = [...messages].reverse().find((m) => m && m.role === "user" && hasText(m.content));
-      const d = parseDirectives(textOf(lastUser?.content), req.provider);
-      if (failEarly(d, res, errorBody)) return;
-      const last = messages[messages.length - 1];
-      const lastResult = Array.isArray(last?.content) ? last.content.find((/** @type {any} */ b) => b && b.type === "tool_result") : undefined;
-      const system = typeof body.system === "string" ? body.system : textOf(body.system);
-      const p = plan({
-        provider: req.provider,
-        model,
-        directives: d,
-        allText: [system, ...messages.map((m) => textOf(m?.content))].join(" "),
-        tools: Array.isArray(body.tools) ? body.tools.map((/** @type {any} */ t) => ({ name: t.name, parameters: t.input_schema })) : [],
-        toolResult: lastResult ? textOf(lastResult.content) : undefined,
-        maxTokens: body.max_tokens,
-        toolChoice: body.tool_choice?.type === "tool" ? { name: body.tool_choice.name } : body.tool_choice?.type === "any" ? { any: true } : undefined,
-        jsonSchema: format?.schema,
-      });
-      const read = p.usage.cached;
-      const w5m = p.usage.cacheWrite5m;
-      const w1h = p.usage.cacheWrite1h;
-      const usage = {
-        input_tokens: Math.max(0, p.usage.prompt - read - w5m - w1h),
-        cache_creation_input_tokens: w5m + w1h,
-        cache_read_input_tokens: read,
-        cache_creation: { ephemeral_5m_input_tokens: w5m, ephemeral_1h_input_tokens: w1h },
-        output_tokens: p.usage.completion,
-        service_tier: "standard",
-      };
-      const id = `msg_fake_${++seq}`;
-      const stopReason = STOP[p.finish];
-      /** @type {any[]} */
-      const content = [];
-      if (d.has("redacted_thinking")) content.push({ type: "redacted_thinking", data: redactedData(`fake-redacted-${seq}`) });
-      if (p.reasoning) content.push({ type: "thinking", thinking: p.reasoning, signature: signThinking(p.reasoning) });
-      if (p.text) content.push({ type: "text", text: p.text });
-      p.toolCalls.forEach((t, i) => content.push({ type: "tool_use", id: `toolu_fake_${i}`, name: t.name, input: t.args }));
-
-      if (!body.stream) {
-        res.writeHead(200, { "content-type": "application/json", "request-id": `req_fake_${seq}` });
-        if (d.has("malformed")) return void res.end('{"id":"msg_broken","content":[');
-        res.end(JSON.stringify({ id, type: "message", role: "assistant", model, content, stop_reason: stopReason, stop_sequence: null, usage }));
-        return;
-      }
-
-      /** @param {string} event @param {unknown} data */
-      const sse = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-      /** @type {string[]} */
-      const frames = [
-        sse("message_start", { type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }),
-        sse("ping", { type: "ping" }),
-      ];
-      content.forEach((block, index) => {
-        if (block.type === "thinking") {
-          frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } }));
-          for (const t of pieces(block.thinking)) frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: t } }));
-          frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } }));
-        } else if (block.type === "redacted_thinking") {
-          frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: block }));
-        } else if (block.type === "text") {
-          frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }));
-          for (const t of pieces(block.text, d.has("huge") ? 50 : 1)) frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: t } }));
-        } else {
-          frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } }));
-          const json = JSON.stringify(block.input);
-          const half = Math.ceil(json.length / 2);
-          frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: "" } }));
-          frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(0, half) } }));
-          frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(half) } }));
-        }
-        frames.push(sse("content_block_stop", { type: "content_block_stop", index }));
-      });
-      if (d.has("error_midstream")) {
-        frames.push(sse("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }));
-      } else if (d.has("malformed")) {
-        frames.push("event: content_block_delta\ndata: {not json\n\n");
-      } else {
-        frames.push(sse("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: p.usage.completion } }));
-        if (!d.has("no_done")) frames.push(sse("message_stop", { type: "message_stop" }));
-      }
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-      const w = streamWriter(d, res, frames.length);
-      for (const f of frames) if (!(await w.write(f))) return;
-      w.end();
+      return serveMessages(req, res, String(req.body?.model ?? ""));
+    },
+  },
+  {
+    // Claude on Vertex AI: the Messages body without `model` (it is in the path) and with
+    // `anthropic_version` in the body; `:streamRawPredict` streams, `:rawPredict` does not.
+    name: "vertex claude rawPredict",
+    match: (req) => req.method === "POST" && req.provider === "google-vertex" && VERTEX_CLAUDE.test(req.path),
+    async handle(req, res) {
+      const m = VERTEX_CLAUDE.exec(req.path);
+      if (!/^Bearer \S+/.test(String(req.headers.authorization ?? ""))) return reject(res, 401, "authentication_error", "Request had invalid authentication credentials.");
+      if (req.body?.anthropic_version !== VERTEX_ANTHROPIC_VERSION) return reject(res, 400, "invalid_request_error", `anthropic_version: must be "${VERTEX_ANTHROPIC_VERSION}"`);
+      if ((m?.[2] === "streamRawPredict") !== (req.body?.stream === true)) return reject(res, 400, "invalid_request_error", "stream must be true on streamRawPredict and absent on rawPredict");
+      return serveMessages(req, res, decodeURIComponent(m?.[1] ?? ""));
     },
   },
 ];
+
+/**
+ * Answers a Messages request (Anthropic's API and Vertex's rawPredict) once its auth was checked.
+ * @param {import("./server.mjs").FakeRequest} req @param {import("node:http").ServerResponse} res @param {string} model
+ */
+async function serveMessages(req, res, model) {
+  const body = req.body;
+  if (!body || !Array.isArray(body.messages)) return reject(res, 400, "invalid_request_error", "messages: Field required");
+  if (typeof body.max_tokens !== "number") return reject(res, 400, "invalid_request_error", "max_tokens: Field required");
+  /** @type {any[]} */
+  const messages = body.messages;
+  for (let i = 1; i < messages.length; i++) {
+    if (messages[i].role === messages[i - 1].role) return reject(res, 400, "invalid_request_error", "messages: roles must alternate between \"user\" and \"assistant\"");
+  }
+  if (body.thinking?.type === "enabled" && (body.tool_choice?.type === "any" || body.tool_choice?.type === "tool")) {
+    return reject(res, 400, "invalid_request_error", "Thinking may not be enabled when tool_choice forces tool use.");
+  }
+  const refused = thinkingError(messages, body.thinking?.type === "enabled");
+  if (refused) return reject(res, 400, "invalid_request_error", refused);
+  const format = body.output_config?.format;
+  const formatError = format === undefined ? null : structuredOutputError(model, format);
+  if (formatError) return reject(res, 400, "invalid_request_error", formatError);
+  const lastUser = [...messages].reverse().find((m) => m && m.role === "user" && hasText(m.content));
+  const d = parseDirectives(textOf(lastUser?.content), req.provider);
+  if (failEarly(d, res, errorBody)) return;
+  const last = messages[messages.length - 1];
+  const lastResult = Array.isArray(last?.content) ? last.content.find((/** @type {any} */ b) => b && b.type === "tool_result") : undefined;
+  const system = typeof body.system === "string" ? body.system : textOf(body.system);
+  const p = plan({
+    provider: req.provider,
+    model,
+    directives: d,
+    allText: [system, ...messages.map((m) => textOf(m?.content))].join(" "),
+    tools: Array.isArray(body.tools) ? body.tools.map((/** @type {any} */ t) => ({ name: t.name, parameters: t.input_schema })) : [],
+    toolResult: lastResult ? textOf(lastResult.content) : undefined,
+    maxTokens: body.max_tokens,
+    toolChoice: body.tool_choice?.type === "tool" ? { name: body.tool_choice.name } : body.tool_choice?.type === "any" ? { any: true } : undefined,
+    jsonSchema: format?.schema,
+  });
+  const read = p.usage.cached;
+  const w5m = p.usage.cacheWrite5m;
+  const w1h = p.usage.cacheWrite1h;
+  const usage = {
+    input_tokens: Math.max(0, p.usage.prompt - read - w5m - w1h),
+    cache_creation_input_tokens: w5m + w1h,
+    cache_read_input_tokens: read,
+    cache_creation: { ephemeral_5m_input_tokens: w5m, ephemeral_1h_input_tokens: w1h },
+    output_tokens: p.usage.completion,
+    service_tier: "standard",
+  };
+  const id = `msg_fake_${++seq}`;
+  const stopReason = STOP[p.finish];
+  /** @type {any[]} */
+  const content = [];
+  if (d.has("redacted_thinking")) content.push({ type: "redacted_thinking", data: redactedData(`fake-redacted-${seq}`) });
+  if (p.reasoning) content.push({ type: "thinking", thinking: p.reasoning, signature: signThinking(p.reasoning) });
+  if (p.text) content.push({ type: "text", text: p.text });
+  p.toolCalls.forEach((t, i) => content.push({ type: "tool_use", id: `toolu_fake_${i}`, name: t.name, input: t.args }));
+
+  if (!body.stream) {
+    res.writeHead(200, { "content-type": "application/json", "request-id": `req_fake_${seq}` });
+    if (d.has("malformed")) return void res.end('{"id":"msg_broken","content":[');
+    res.end(JSON.stringify({ id, type: "message", role: "assistant", model, content, stop_reason: stopReason, stop_sequence: null, usage }));
+    return;
+  }
+
+  /** @param {string} event @param {unknown} data */
+  const sse = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+  /** @type {string[]} */
+  const frames = [
+    sse("message_start", { type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }),
+    sse("ping", { type: "ping" }),
+  ];
+  content.forEach((block, index) => {
+    if (block.type === "thinking") {
+      frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } }));
+      for (const t of pieces(block.thinking)) frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: t } }));
+      frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } }));
+    } else if (block.type === "redacted_thinking") {
+      frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: block }));
+    } else if (block.type === "text") {
+      frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }));
+      for (const t of pieces(block.text, d.has("huge") ? 50 : 1)) frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: t } }));
+    } else {
+      frames.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } }));
+      const json = JSON.stringify(block.input);
+      const half = Math.ceil(json.length / 2);
+      frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: "" } }));
+      frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(0, half) } }));
+      frames.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(half) } }));
+    }
+    frames.push(sse("content_block_stop", { type: "content_block_stop", index }));
+  });
+  if (d.has("error_midstream")) {
+    frames.push(sse("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }));
+  } else if (d.has("malformed")) {
+    frames.push("event: content_block_delta\ndata: {not json\n\n");
+  } else {
+    frames.push(sse("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: p.usage.completion } }));
+    if (!d.has("no_done")) frames.push(sse("message_stop", { type: "message_stop" }));
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const w = streamWriter(d, res, frames.length);
+  for (const f of frames) if (!(await w.write(f))) return;
+  w.end();
+}

@@ -10,6 +10,7 @@ import type { ChatRequest, ParsedCompletion, ProviderAdapter, StreamEvent, Upstr
 import { collectEvents, testTarget } from "../test-target";
 import { anthropicAdapter } from "./index";
 import { bedrockAdapter } from "../bedrock/index";
+import { googleAdapter } from "../google/index";
 
 const schema = {
   type: "object",
@@ -25,14 +26,14 @@ const caller = [{ type: "function" as const, function: { name: "lookup", paramet
 interface Case {
   name: string;
   adapter: ProviderAdapter;
-  /** Claude 4.5 (native JSON output) and an older Claude (forced tool only). */
+  /** Claude 4.5 (native JSON output where the platform has it) and an older Claude (forced tool only). */
   native: UpstreamTarget;
   old: UpstreamTarget;
   /** Where the native schema sits in the upstream body. */
   nativeField: (body: Record<string, unknown>) => unknown;
 }
 
-const fake = (providerId: "anthropic" | "aws-bedrock") => `${env.FAKE_UPSTREAM_URL}/${providerId}`;
+const fake = (providerId: "anthropic" | "aws-bedrock" | "google-vertex") => `${env.FAKE_UPSTREAM_URL}/${providerId}`;
 const CASES: Case[] = [
   {
     name: "anthropic",
@@ -49,6 +50,16 @@ const CASES: Case[] = [
     nativeField: (b) => b.outputConfig,
   },
 ];
+const vertex = (externalId: string) =>
+  testTarget({ wireFormat: "google", providerId: "google-vertex", baseUrl: fake("google-vertex"), externalId, apiKey: "ya29.token", settings: { GOOGLE_VERTEX_PROJECT: "p", GOOGLE_VERTEX_LOCATION: "us-east5" } });
+/** Claude on Vertex (rawPredict, Anthropic's format): no native JSON output, the tool every time. */
+const VERTEX: Case = {
+  name: "vertex",
+  adapter: googleAdapter,
+  native: vertex("claude-sonnet-4-5@20250929"),
+  old: vertex("claude-sonnet-4@20250514"),
+  nativeField: (b) => b.output_config,
+};
 
 async function complete(c: Case, target: UpstreamTarget, req: ChatRequest): Promise<{ body: Record<string, unknown>; parsed: ParsedCompletion }> {
   const upstream = await c.adapter.buildRequest(req, target, { stream: false });
@@ -82,8 +93,12 @@ describe.each(CASES)("structured outputs on Claude ($name)", (c) => {
     expect(finish(events)).toEqual(["stop"]);
   });
 
+});
+
+describe.each([...CASES, VERTEX])("structured outputs on Claude through the forced tool ($name)", (c) => {
   it("on an older Claude, and for a non-strict schema, through the forced tool: JSON content, finish stop, no tool calls", async () => {
-    for (const [target, response_format] of [[c.old, strict], [c.native, loose]] as const) {
+    const pairs = c === VERTEX ? [[c.old, strict], [c.native, strict], [c.native, loose]] as const : [[c.old, strict], [c.native, loose]] as const;
+    for (const [target, response_format] of pairs) {
       const req: ChatRequest = { model: "m", response_format, reasoning_effort: "high", max_tokens: 3000, messages: [{ role: "user", content: "Paris?" }] };
       const { body, parsed } = await complete(c, target, req);
       expect(c.nativeField(body)).toBeUndefined();
