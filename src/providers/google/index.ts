@@ -25,8 +25,10 @@ export const googleAdapter: ProviderAdapter = {
   parseResponse: (body, target, req) => (servesClaude(target.mapping) ? parseVertexClaudeResponse(body, req) : parseGeminiResponse(body)),
   parseStream: (body, target, req) => (servesClaude(target.mapping) ? parseVertexClaudeStream(body, req) : parseGeminiStream(body)),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),
-  // Gemini's cap is the caller's; Claude's thinking raises it as on Anthropic's API.
-  outputTokensBound: (req, mapping) => (servesClaude(mapping) ? vertexClaudeOutputTokensBound(req, mapping) : req.max_completion_tokens ?? req.max_tokens ?? mapping.maxOutput),
+  // Gemini's cap is the caller's (within the model's maximum, admission's default); Claude's
+  // thinking raises it as on Anthropic's API.
+  outputTokensBound: (req, mapping) =>
+    servesClaude(mapping) ? vertexClaudeOutputTokensBound(req, mapping) : Math.min(req.max_completion_tokens ?? req.max_tokens ?? mapping.maxOutput, mapping.maxOutput),
   // Claude on Vertex: a forced tool call (Gemini's JSON output is the catalogue's flags).
   servesJsonOutput: (mapping) => servesClaude(mapping) && mapping.tools,
 };
