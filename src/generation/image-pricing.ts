@@ -2,9 +2,16 @@
  * Image sizes and prices, pure: the sizes a mapping accepts, the size sent upstream, the admission
  * bound and the billed cost of a generation (src/generation/images.ts).
  */
+import * as z from "zod";
 import type { ProviderMapping } from "../catalog/types";
 import { maxPico, parseUsd, type Pico } from "../billing/money";
 import type { ImageAdapter, ImageUsage } from "./providers/types";
+
+/**
+ * A requested size: `WIDTHxHEIGHT` or `auto` (upstreamSize says what `auto` becomes). One schema
+ * for every front door that takes a size (the images route, the MCP generate-image tool).
+ */
+export const imageSizeSchema = z.union([z.literal("auto"), z.string().regex(/^\d{2,5}x\d{2,5}$/, "expected WIDTHxHEIGHT (e.g. 1024x1024) or auto")]);
 
 /** The size asked when the request names none. */
 export const DEFAULT_IMAGE_SIZE = "1024x1024";

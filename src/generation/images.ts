@@ -102,7 +102,7 @@ interface Candidate {
 
 // ---------- validation and pricing (pure) ----------
 
-export { DEFAULT_IMAGE_SIZE, estimateImageCost, imageCost, sizesFor, upstreamSize } from "./image-pricing";
+export { DEFAULT_IMAGE_SIZE, estimateImageCost, imageCost, imageSizeSchema, sizesFor, upstreamSize } from "./image-pricing";
 import { DEFAULT_IMAGE_SIZE, estimateImageCost, imageCost, sizesFor, upstreamSize } from "./image-pricing";
 
 interface ResolvedRequest {

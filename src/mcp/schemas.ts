@@ -4,6 +4,7 @@
  */
 import * as z from "zod";
 import { nanoBananaFilename } from "../generation/nano-banana";
+import { imageSizeSchema } from "../generation/images";
 
 const DATE = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "expected a UTC date YYYY-MM-DD");
 
@@ -42,7 +43,7 @@ export const chatInput = {
 export const generateImageInput = {
   prompt: z.string().min(1).describe("What to draw."),
   model: z.string().min(1).optional().describe("Image model id (default `qwen-image-3.0`); see list-image-models."),
-  size: z.string().regex(/^\d{2,5}x\d{2,5}$/, "expected WIDTHxHEIGHT").optional().describe("Image size, default `1024x1024`."),
+  size: imageSizeSchema.optional().describe("Image size, `WIDTHxHEIGHT` or `auto` (the provider's default), default `1024x1024`."),
   n: z.number().int().min(1).max(4).optional().describe("Number of images, 1 to 4 (default 1)."),
 };
 

@@ -282,10 +282,25 @@ export interface ProviderAdapter {
    * second Request). Async because some formats sign requests (SigV4).
    */
   buildRequest(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Promise<Request>;
-  /** Parse a 2xx non-streamed body (already JSON-decoded). Throws on a malformed body. */
-  parseResponse(body: unknown, target: UpstreamTarget): ParsedCompletion;
+  /**
+   * Parse a 2xx non-streamed body (already JSON-decoded). Throws on a malformed body. `req` is the
+   * request `buildRequest` translated (an adapter that added something of its own to the request,
+   * such as Claude's structured-output tool, takes it back out of the answer).
+   */
+  parseResponse(body: unknown, target: UpstreamTarget, req?: ChatRequest): ParsedCompletion;
   /** Turn a 2xx streamed body into events, as they arrive (no buffering beyond one frame). */
-  parseStream(body: ReadableStream<Uint8Array>, target: UpstreamTarget): AsyncIterable<StreamEvent>;
+  parseStream(body: ReadableStream<Uint8Array>, target: UpstreamTarget, req?: ChatRequest): AsyncIterable<StreamEvent>;
+  /**
+   * Whether this adapter serves `response_format` (json_schema and json_object) on a mapping the
+   * catalogue does not flag for it (Claude: through a forced tool call). Absent: the catalogue's
+   * flags decide alone.
+   */
+  servesJsonOutput?(mapping: ProviderMapping): boolean;
+  /**
+   * The request's exact input token count by the provider's own counter (Anthropic's
+   * `count_tokens`). Throws when the provider does not answer one. Absent: the format has none.
+   */
+  countTokens?(req: ChatRequest, target: UpstreamTarget, signal?: AbortSignal): Promise<number>;
   /** Extract message and type from a non-2xx body. */
   parseError(status: number, bodyText: string): UpstreamErrorInfo;
   /**

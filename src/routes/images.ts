@@ -5,12 +5,12 @@ import type { AppEnv } from "../app-types";
 import { requireGatewayKey } from "../auth/gateway-key";
 import { validate } from "../errors/validation";
 import { gatewayRequest } from "./middleware/gateway-request";
-import { generateImages, MAX_IMAGES } from "../generation/images";
+import { generateImages, imageSizeSchema, MAX_IMAGES } from "../generation/images";
 
 const imageBody = z.object({
   prompt: z.string().min(1).max(32_000),
   model: z.string().min(1).max(200).optional(),
-  size: z.union([z.literal("auto"), z.string().regex(/^\d{2,5}x\d{2,5}$/, "expected WIDTHxHEIGHT (e.g. 1024x1024) or auto")]).optional(),
+  size: imageSizeSchema.optional(),
   n: z.number().int().min(1).max(MAX_IMAGES).optional(),
   aspect_ratio: z.string().max(10).optional(),
   response_format: z.enum(["b64_json", "url"]).optional(),

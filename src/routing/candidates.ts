@@ -23,6 +23,7 @@ import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { canChat, getProvider, isDeactivated, isFreeMapping } from "../catalog";
 import type { ModelDefinition, ModelKind, ProviderId, ProviderInfo, ProviderMapping, WireFormat } from "../catalog/types";
 import type { ChatRequest } from "../providers/types";
+import { adapterFor } from "../providers/registry";
 import { evaluateAccess } from "../iam/evaluate";
 import { estimatePromptTokens, requestedMaxTokens } from "../billing/estimate";
 import { planCredential, type CredentialPlan } from "./credentials";
@@ -124,8 +125,10 @@ export function capabilityGap(needs: RequestNeeds, provider: ProviderInfo, m: Pr
   if (needs.audio && model && !model.inputModalities.includes("audio")) return "audio input";
   if (needs.files && model && !model.inputModalities.includes("file")) return "file input";
   if (needs.audioOutput && !canAnswerInAudio(provider, m, model)) return "audio output (modalities \"audio\")";
-  if (needs.json === "json_schema" && !m.structuredOutputs) return "structured outputs (response_format json_schema)";
-  if (needs.json === "json_object" && !m.jsonOutput && !m.structuredOutputs) return "JSON mode (response_format json_object)";
+  // An adapter may serve JSON output where the catalogue does not flag it (Claude: a forced tool call).
+  const adapterJson = needs.json !== "none" && adapterFor(provider.wireFormat).servesJsonOutput?.(m) === true;
+  if (needs.json === "json_schema" && !m.structuredOutputs && !adapterJson) return "structured outputs (response_format json_schema)";
+  if (needs.json === "json_object" && !m.jsonOutput && !m.structuredOutputs && !adapterJson) return "JSON mode (response_format json_object)";
   if (needs.n > 1 && (!MULTI_CHOICE_FORMATS.has(provider.wireFormat) || unsupported.has("n"))) return "multiple choices (n > 1)";
   if (needs.promptTokens > m.contextLength) return `a context of ~${needs.promptTokens} prompt tokens (window: ${m.contextLength})`;
   if (needs.maxTokens !== undefined && needs.maxTokens > m.maxOutput) return `max_tokens ${needs.maxTokens} (maximum output: ${m.maxOutput})`;

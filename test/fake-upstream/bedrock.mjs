@@ -11,7 +11,7 @@
  * ValidationException 400, and with `additionalModelRequestFields.thinking` enabled the final
  * assistant turn, when it used tools, must start with a `reasoningContent` block.
  */
-import { redactedData, redactedValid, signThinking } from "./anthropic.mjs";
+import { redactedData, redactedValid, signThinking, structuredOutputError } from "./anthropic.mjs";
 import { eventMessage, exceptionMessage } from "./eventstream.mjs";
 import { failEarly, parseDirectives, pieces, plan, streamWriter } from "./fake-common.mjs";
 
@@ -93,6 +93,22 @@ export const bedrockRoutes = [
       }
       const refused = thinkingError(messages, body.additionalModelRequestFields?.thinking?.type === "enabled");
       if (refused) return reject(res, 400, "ValidationException", refused);
+      // outputConfig.textFormat: the schema travels as a JSON string; Claude applies its own rules to it.
+      const textFormat = body.outputConfig?.textFormat;
+      /** @type {unknown} */
+      let jsonSchema;
+      if (textFormat !== undefined) {
+        const raw = textFormat?.structure?.jsonSchema?.schema;
+        if (textFormat?.type !== "json_schema" || typeof raw !== "string") return reject(res, 400, "ValidationException", "outputConfig.textFormat: a json_schema structure with the schema as a JSON string is required");
+        try {
+          jsonSchema = JSON.parse(raw);
+        } catch {
+          return reject(res, 400, "ValidationException", "outputConfig.textFormat.structure.jsonSchema.schema is not valid JSON");
+        }
+        const claudeError = /anthropic\.claude/.test(model) ? structuredOutputError(model, { type: "json_schema", schema: jsonSchema }) : null;
+        if (claudeError) return reject(res, 400, "ValidationException", `The model returned the following errors: ${claudeError}`);
+      }
+      const choice = body.toolConfig?.toolChoice;
       const lastUser = [...messages].reverse().find((x) => x?.role === "user" && Array.isArray(x.content) && x.content.some((/** @type {any} */ b) => typeof b?.text === "string"));
       const d = parseDirectives(textOf(lastUser?.content), req.provider);
       if (failEarly(d, res, errorBody)) return;
@@ -107,6 +123,8 @@ export const bedrockRoutes = [
         tools: (body.toolConfig?.tools ?? []).map((/** @type {any} */ t) => ({ name: t.toolSpec?.name, parameters: t.toolSpec?.inputSchema?.json })),
         toolResult,
         maxTokens: typeof body.inferenceConfig?.maxTokens === "number" ? body.inferenceConfig.maxTokens : undefined,
+        toolChoice: choice?.tool ? { name: choice.tool.name } : choice?.any ? { any: true } : undefined,
+        jsonSchema,
       });
       const usage = {
         inputTokens: Math.max(0, p.usage.prompt - p.usage.cached - p.usage.cacheWrite5m),

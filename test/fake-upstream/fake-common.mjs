@@ -87,7 +87,12 @@ export function argsFor(schema) {
  * `maxTokens` is the output cap the request sent (Anthropic `max_tokens`, Bedrock
  * `inferenceConfig.maxTokens`): with `think_max` the model thinks until it hits it, as a real
  * model with extended thinking may, and bills exactly that many output tokens.
- * @param {{ provider: string, model: string, directives: Directives, allText: string, tools: Array<{ name: string, parameters?: unknown }>, toolResult?: string, maxTokens?: number }} input
+ * `toolChoice` is the request's forcing choice, as the real models obey it: `{ name }` calls that
+ * tool, `{ any: true }` calls a tool (the first declared with `tools`, else the last declared, so a
+ * test can steer it). `jsonSchema` is a schema the platform constrains the answer to (Anthropic
+ * `output_config.format`, Bedrock `outputConfig.textFormat`): the reply is JSON text built like
+ * tool arguments.
+ * @param {{ provider: string, model: string, directives: Directives, allText: string, tools: Array<{ name: string, parameters?: unknown }>, toolResult?: string, maxTokens?: number, toolChoice?: { name?: string, any?: boolean }, jsonSchema?: unknown }} input
  * @returns {Plan}
  */
 export function plan(input) {
@@ -111,6 +116,13 @@ export function plan(input) {
     const chosen = d.has("parallel_tools") ? [first, second] : [first];
     toolCalls = chosen.map((t) => ({ name: t.name, args: argsFor(t.parameters) }));
     text = "";
+  }
+  const forced = input.toolChoice?.name ? tools.find((t) => t.name === input.toolChoice?.name) : input.toolChoice?.any ? (d.has("tools") ? tools[0] : tools[tools.length - 1]) : undefined;
+  if (forced) {
+    toolCalls = [{ name: forced.name, args: argsFor(forced.parameters) }];
+    text = "";
+  } else if (input.jsonSchema !== undefined && !toolCalls.length) {
+    text = JSON.stringify(argsFor(input.jsonSchema));
   }
   const image = d.has("image");
   const prompt = words(allText) + 3;

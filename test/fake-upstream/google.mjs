@@ -67,6 +67,8 @@ export const googleRoutes = [
       if (vertex ? !/^Bearer \S+/.test(String(req.headers.authorization ?? "")) && !req.headers["x-goog-api-key"] : !req.headers["x-goog-api-key"] && !req.query.get("key")) {
         return reject(res, 401, "Request is missing required authentication credential.");
       }
+      // Claude is Anthropic's publisher model on Vertex (rawPredict, anthropic.mjs): not under publishers/google.
+      if (vertex && model.startsWith("claude")) return reject(res, 404, `Publisher Model \`${req.path.split(":")[0]?.slice(1)}\` was not found or your project does not have access to it.`);
       const body = req.body;
       if (!body || !Array.isArray(body.contents)) return reject(res, 400, "contents is required");
       /** @type {any[]} */

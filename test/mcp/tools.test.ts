@@ -100,6 +100,15 @@ describe("generation tools", () => {
     expect(tooMany.isError).toBe(true);
   });
 
+  it("generate-image takes size auto as the images route does; a malformed size is still refused", async () => {
+    const auto = await callTool("generate-image", { prompt: "a lighthouse at dusk", size: "auto" });
+    expect(auto.isError, textOf(auto)).toBeFalsy();
+    expect(auto.structuredContent!.images).toHaveLength(1);
+    const bad = await callTool("generate-image", { prompt: "x", size: "huge" });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toMatch(/WIDTHxHEIGHT/);
+  });
+
   it("generate-nano-banana: inline image, not saved without UPLOAD_DIR; filename checked", async () => {
     const r = await callTool("generate-nano-banana", { prompt: "a banana", aspect_ratio: "16:9" });
     expect(r.isError, textOf(r)).toBeFalsy();

@@ -7,7 +7,8 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-types";
 import { requireGatewayKey } from "../../auth/gateway-key";
-import { estimatePromptTokens } from "../../billing/estimate";
+import { gatewayRequest } from "../../routes/middleware/gateway-request";
+import { countInputTokens, TOKEN_COUNT_HEADER } from "./count-tokens";
 import { reencodeChatSse, type CompletionJson } from "../chat-sse";
 import { capToModelOutput, dialectErrors, jsonWithHeaders, readJsonBody, runChat } from "../edge";
 import { parseCountTokensRequest, parseMessagesRequest, toChatRequest } from "./request";
@@ -36,11 +37,12 @@ messagesRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
 });
 
 /**
- * An estimate, not the provider's tokenizer: the same estimate admission uses
- * (src/billing/estimate.ts: ~4 characters per token of text and tool definitions, 1,000 per image
- * or document, 4 per message). It errs high for English prose and is close for code.
+ * Exact through the provider's own counter where the model routes to one (Claude on Anthropic's
+ * API), else the estimate admission uses; `x-gateway-token-count: exact | estimate` says which
+ * (count-tokens.ts). Never billed.
  */
 messagesRoutes.post("/count_tokens", requireGatewayKey({ spend: false }), async (c) => {
   const req = parseCountTokensRequest(await readJsonBody(c));
-  return c.json({ input_tokens: estimatePromptTokens(toChatRequest(req)) });
+  const counted = await countInputTokens(gatewayRequest(c), toChatRequest(req));
+  return c.json({ input_tokens: counted.inputTokens }, 200, { [TOKEN_COUNT_HEADER]: counted.source });
 });

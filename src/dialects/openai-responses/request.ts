@@ -74,12 +74,19 @@ export const responsesRequestSchema = z.object({
   input: z.union([z.string(), z.array(item).min(1)]),
   instructions: z.string().nullish(),
   tools: z.array(z.object({ type: z.string().min(1) }).passthrough()).nullish(),
-  tool_choice: z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: z.string().min(1) })]).nullish(),
+  tool_choice: z
+    .union([
+      z.enum(["none", "auto", "required"]),
+      z.object({ type: z.literal("function"), name: z.string().min(1) }),
+      z.object({ type: z.literal("allowed_tools"), mode: z.enum(["auto", "required"]), tools: z.array(z.object({ type: z.string().min(1), name: z.string().min(1).optional() }).passthrough()).min(1) }),
+    ])
+    .nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   max_output_tokens: z.number().int().positive().nullish(),
-  reasoning: z.object({ effort: z.enum(["none", "minimal", "low", "medium", "high"]).nullish(), summary: z.string().nullish() }).nullish(),
+  // `xhigh` and `max` as on chat completions (the SDK's ReasoningEffort has `xhigh`).
+  reasoning: z.object({ effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh", "max"]).nullish(), summary: z.string().nullish() }).nullish(),
   text: z.object({ format: format.optional(), verbosity: verbositySchema.nullish() }).nullish(),
   stream: z.boolean().nullish(),
   previous_response_id: z.string().nullish(),
@@ -173,6 +180,23 @@ function formatOf(f: z.infer<typeof format>): ResponseFormat {
   };
 }
 
+/**
+ * `allowed_tools` is served as on chat completions: only the allowed function tools go on, with the
+ * mode as the choice (hosted tools named in it were left out with the others); a function name
+ * not among `tools` is a 400.
+ */
+function toolChoiceOf(choice: NonNullable<ResponsesRequest["tool_choice"]>, out: ChatRequest): ToolChoice {
+  if (typeof choice === "string") return choice;
+  if (choice.type === "function") return { type: "function", function: { name: choice.name } };
+  const allowed = new Set(choice.tools.flatMap((t) => (t.type === "function" && t.name ? [t.name] : [])));
+  const tools = (out.tools ?? []).filter((t) => allowed.has(t.function.name));
+  const unknown = [...allowed].filter((n) => !tools.some((t) => t.function.name === n));
+  if (unknown.length) throw badRequest(`'tool_choice.tools' names tools that are not in 'tools': ${unknown.join(", ")}.`, "tool_choice");
+  if (tools.length) out.tools = tools;
+  else delete out.tools;
+  return tools.length ? choice.mode : "auto";
+}
+
 export function toChatRequest(req: ResponsesRequest): ChatRequest {
   const messages: ChatMessage[] = [];
   if (req.instructions) messages.push({ role: "system", content: req.instructions });
@@ -205,10 +229,7 @@ export function toChatRequest(req: ResponsesRequest): ChatRequest {
       },
     }));
   }
-  if (req.tool_choice) {
-    const tc: ToolChoice = typeof req.tool_choice === "string" ? req.tool_choice : { type: "function", function: { name: req.tool_choice.name } };
-    out.tool_choice = tc;
-  }
+  if (req.tool_choice) out.tool_choice = toolChoiceOf(req.tool_choice, out);
   if (req.parallel_tool_calls != null) out.parallel_tool_calls = req.parallel_tool_calls;
   if (req.provider) out.provider = req.provider;
   if (req.models?.length) out.models = req.models;

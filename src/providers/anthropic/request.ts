@@ -5,6 +5,7 @@ import type { ProviderMapping } from "../../catalog/types";
 import { upstreamInit } from "../types";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
+import { claudeHasNativeJson, jsonOutputPlan, planForcesTool, type JsonOutputPlan } from "./structured-output";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
@@ -36,7 +37,7 @@ export function claudeOutputBudget(cap: number, effort: string | undefined, mode
  */
 export function anthropicOutputTokensBound(req: ChatRequest, mapping: ProviderMapping): number {
   const cap = req.max_completion_tokens ?? req.max_tokens ?? mapping.maxOutput;
-  if (!mapping.reasoning || forcesToolUse(req)) return cap;
+  if (!mapping.reasoning || forcesToolUse(req) || planForcesTool(anthropicJsonPlan(req, mapping))) return cap;
   return claudeOutputBudget(cap, req.reasoning_effort, mapping.maxOutput).maxTokens;
 }
 
@@ -191,14 +192,33 @@ function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefine
   return out;
 }
 
-export function buildAnthropicBody(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): Record<string, unknown> {
+/** How `response_format` goes to Claude on Anthropic's own API (native on 4.5 and newer). */
+export const anthropicJsonPlan = (req: ChatRequest, mapping: ProviderMapping): JsonOutputPlan => jsonOutputPlan(req, claudeHasNativeJson(mapping.externalId));
+
+/** The caller's tools, plus the reserved output tool when the plan answers through one. */
+function toolsOf(req: ChatRequest, plan: JsonOutputPlan): Array<Record<string, unknown>> {
+  const tools: Array<Record<string, unknown>> = (req.tools ?? []).map((t) => ({
+    name: t.function.name,
+    ...(t.function.description ? { description: t.function.description } : {}),
+    input_schema: t.function.parameters ?? { type: "object", properties: {} },
+  }));
+  if (plan.kind === "tool") tools.push({ name: plan.tool.name, description: plan.tool.description, input_schema: plan.tool.schema });
+  return tools;
+}
+
+/**
+ * The Messages API body. `plan` says how `response_format` is served (Vertex passes its own:
+ * its Claude has no native JSON output); by default Anthropic's.
+ */
+export function buildAnthropicBody(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean; plan?: JsonOutputPlan }): Record<string, unknown> {
+  const plan = opts.plan ?? anthropicJsonPlan(req, target.mapping);
   const { system, messages } = convertMessages(req.messages);
   let maxTokens = req.max_completion_tokens ?? req.max_tokens ?? target.mapping.maxOutput;
   const body: Record<string, unknown> = { model: target.mapping.externalId, messages };
   if (system.length) body.system = system;
 
   let thinking = false;
-  if (target.mapping.reasoning && thinkingAllowed(messages) && !forcesToolUse(req)) {
+  if (target.mapping.reasoning && thinkingAllowed(messages) && !forcesToolUse(req) && !planForcesTool(plan)) {
     const plan = claudeOutputBudget(maxTokens, req.reasoning_effort, target.mapping.maxOutput);
     if (plan.budget !== null) {
       maxTokens = plan.maxTokens;
@@ -214,15 +234,15 @@ export function buildAnthropicBody(req: ChatRequest, target: UpstreamTarget, opt
   }
   if (req.stop !== undefined) body.stop_sequences = typeof req.stop === "string" ? [req.stop] : req.stop;
   if (req.user) body.metadata = { user_id: req.user };
-  if (req.tools?.length) {
-    body.tools = req.tools.map((t) => ({
-      name: t.function.name,
-      ...(t.function.description ? { description: t.function.description } : {}),
-      input_schema: t.function.parameters ?? { type: "object", properties: {} },
-    }));
+  const tools = toolsOf(req, plan);
+  if (tools.length) body.tools = tools;
+  let choice = toolChoice(req.tool_choice, req.parallel_tool_calls);
+  if (plan.kind === "tool") {
+    const forced = plan.choice === "tool" ? { type: "tool", name: plan.tool.name } : { type: "any" };
+    choice = { ...forced, ...(req.parallel_tool_calls === false ? { disable_parallel_tool_use: true } : {}) };
   }
-  const choice = toolChoice(req.tool_choice, req.parallel_tool_calls);
   if (choice && body.tools) body.tool_choice = choice;
+  if (plan.kind === "native") body.output_config = { format: { type: "json_schema", schema: plan.schema } };
   if (opts.stream) body.stream = true;
   return body;
 }

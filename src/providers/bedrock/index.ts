@@ -3,7 +3,8 @@ import type { ProviderAdapter, UpstreamTarget } from "../types";
 import { upstreamInit } from "../types";
 import { parseErrorBody } from "../error-body";
 import { authorizeBedrock } from "./auth";
-import { buildConverseBody, converseOutputTokensBound } from "./request";
+import { bedrockJsonPlan, buildConverseBody, converseOutputTokensBound, isBedrockClaude } from "./request";
+import { foldOutputTool, foldOutputToolStream, withJsonOutput } from "../anthropic/structured-output";
 import { parseBedrockResponse } from "./response";
 import { parseBedrockStream } from "./stream";
 
@@ -24,8 +25,10 @@ export const bedrockAdapter: ProviderAdapter = {
     });
     return authorizeBedrock(request, target);
   },
-  parseResponse: (body) => parseBedrockResponse(body),
-  parseStream: (body) => parseBedrockStream(body),
+  parseResponse: (body, target, req) => withJsonOutput(req && bedrockJsonPlan(req, target.mapping), parseBedrockResponse(body), foldOutputTool),
+  parseStream: (body, target, req) => withJsonOutput(req && bedrockJsonPlan(req, target.mapping), parseBedrockStream(body), foldOutputToolStream),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),
   outputTokensBound: converseOutputTokensBound,
+  // Claude on Bedrock: natively where the model has it, else a forced tool call.
+  servesJsonOutput: (mapping) => isBedrockClaude(mapping) && mapping.tools,
 };

@@ -5,6 +5,7 @@ import type { ProviderMapping } from "../../catalog/types";
 import { claudeOutputBudget, finalToolTurnLeadsWithReasoning, forcesToolUse } from "../anthropic/request";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
+import { claudeHasNativeJson, jsonOutputPlan, planForcesTool, type JsonOutputPlan } from "../anthropic/structured-output";
 
 export type BedrockBlock = Record<string, unknown>;
 interface BedrockMessage {
@@ -111,6 +112,16 @@ function toolChoice(choice: ToolChoice | undefined): Record<string, unknown> | u
 /** Claude model ids on Bedrock: `anthropic.claude-…` or an inference profile `us.anthropic.claude-…`. */
 const ANTHROPIC_MODEL_RE = /(?:^|\.)anthropic\./;
 
+/** Claude on Bedrock: the models whose `response_format` the adapter serves (natively or through a tool). */
+export const isBedrockClaude = (mapping: ProviderMapping): boolean => ANTHROPIC_MODEL_RE.test(mapping.externalId);
+
+/**
+ * How `response_format` goes to Claude on Bedrock: Converse's `outputConfig.textFormat` on the
+ * models that have it, else the forced tool. Other Bedrock models: not translated (none).
+ */
+export const bedrockJsonPlan = (req: ChatRequest, mapping: ProviderMapping): JsonOutputPlan =>
+  isBedrockClaude(mapping) ? jsonOutputPlan(req, claudeHasNativeJson(mapping.externalId)) : { kind: "none" };
+
 /** Claude on Bedrock with reasoning: the models whose `thinking` budget the adapter sets. */
 const claudeThinks = (mapping: ProviderMapping): boolean => mapping.reasoning === true && ANTHROPIC_MODEL_RE.test(mapping.externalId);
 
@@ -121,9 +132,13 @@ const claudeThinks = (mapping: ProviderMapping): boolean => mapping.reasoning ==
  */
 export function converseOutputTokensBound(req: ChatRequest, mapping: ProviderMapping): number {
   const cap = req.max_completion_tokens ?? req.max_tokens ?? mapping.maxOutput;
-  if (!claudeThinks(mapping) || forcesToolUse(req)) return cap;
+  if (!claudeThinks(mapping) || forcesToolUse(req) || planForcesTool(bedrockJsonPlan(req, mapping))) return cap;
   return claudeOutputBudget(cap, req.reasoning_effort, mapping.maxOutput).maxTokens;
 }
+
+const toolSpec = (name: string, description: string | undefined, schema: Record<string, unknown>) => ({
+  toolSpec: { name, ...(description ? { description } : {}), inputSchema: { json: schema } },
+});
 
 export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Record<string, unknown> {
   const { system, messages } = convertMessages(req.messages);
@@ -133,7 +148,8 @@ export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Rec
   let maxTokens = req.max_completion_tokens ?? req.max_tokens;
   const effort = req.reasoning_effort;
   // `thinking` is the Anthropic models' field; other Bedrock models reason without a budget knob.
-  const forced = forcesToolUse(req);
+  const plan = bedrockJsonPlan(req, target.mapping);
+  const forced = forcesToolUse(req) || planForcesTool(plan);
   const allowed = !forced && finalToolTurnLeadsWithReasoning(messages, (b) => isRecord(b.toolUse), isReasoningBlock);
   if (effort && effort !== "none" && claudeThinks(target.mapping) && allowed) {
     const plan = claudeOutputBudget(maxTokens ?? target.mapping.maxOutput, effort, target.mapping.maxOutput);
@@ -147,19 +163,18 @@ export function buildConverseBody(req: ChatRequest, target: UpstreamTarget): Rec
   }
   if (req.stop !== undefined) inference.stopSequences = typeof req.stop === "string" ? [req.stop] : req.stop;
   if (Object.keys(inference).length) body.inferenceConfig = inference;
-  if (req.tools?.length) {
-    const toolConfig: Record<string, unknown> = {
-      tools: req.tools.map((t) => ({
-        toolSpec: {
-          name: t.function.name,
-          ...(t.function.description ? { description: t.function.description } : {}),
-          inputSchema: { json: t.function.parameters ?? { type: "object", properties: {} } },
-        },
-      })),
-    };
-    const choice = toolChoice(req.tool_choice);
+  const tools = (req.tools ?? []).map((t) => toolSpec(t.function.name, t.function.description, t.function.parameters ?? { type: "object", properties: {} }));
+  if (plan.kind === "tool") tools.push(toolSpec(plan.tool.name, plan.tool.description, plan.tool.schema));
+  if (tools.length) {
+    const toolConfig: Record<string, unknown> = { tools };
+    const choice = plan.kind === "tool" ? (plan.choice === "tool" ? { tool: { name: plan.tool.name } } : { any: {} }) : toolChoice(req.tool_choice);
     if (choice) toolConfig.toolChoice = choice;
     body.toolConfig = toolConfig;
+  }
+  if (plan.kind === "native") {
+    // Converse takes the schema as a JSON string.
+    const jsonSchema = { schema: JSON.stringify(plan.schema), name: plan.name, ...(plan.description ? { description: plan.description } : {}) };
+    body.outputConfig = { textFormat: { type: "json_schema", structure: { jsonSchema } } };
   }
   return body;
 }

@@ -1,14 +1,19 @@
-/** Google Gemini wire format (AI Studio generateContent and Vertex AI publishers/google models). */
+/**
+ * Google Gemini wire format (AI Studio generateContent and Vertex AI publishers/google models),
+ * and Claude on Vertex AI, which Vertex serves in Anthropic's format (vertex-claude.ts).
+ */
 import type { ProviderAdapter } from "../types";
 import { upstreamInit } from "../types";
 import { parseErrorBody } from "../error-body";
-import { geminiEndpoint } from "./endpoint";
+import { geminiEndpoint, servesClaude } from "./endpoint";
 import { buildGeminiBody } from "./request";
 import { parseGeminiResponse } from "./response";
 import { parseGeminiStream } from "./stream";
+import { buildVertexClaudeRequest, parseVertexClaudeResponse, parseVertexClaudeStream, vertexClaudeOutputTokensBound } from "./vertex-claude";
 
 export const googleAdapter: ProviderAdapter = {
   async buildRequest(req, target, opts) {
+    if (servesClaude(target.mapping)) return buildVertexClaudeRequest(req, target, opts);
     const { url, headers } = await geminiEndpoint(target, opts.stream);
     return new Request(url, {
       method: "POST",
@@ -17,7 +22,13 @@ export const googleAdapter: ProviderAdapter = {
       ...upstreamInit(opts),
     });
   },
-  parseResponse: (body) => parseGeminiResponse(body),
-  parseStream: (body) => parseGeminiStream(body),
+  parseResponse: (body, target, req) => (servesClaude(target.mapping) ? parseVertexClaudeResponse(body, req) : parseGeminiResponse(body)),
+  parseStream: (body, target, req) => (servesClaude(target.mapping) ? parseVertexClaudeStream(body, req) : parseGeminiStream(body)),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),
+  // Gemini's cap is the caller's (within the model's maximum, admission's default); Claude's
+  // thinking raises it as on Anthropic's API.
+  outputTokensBound: (req, mapping) =>
+    servesClaude(mapping) ? vertexClaudeOutputTokensBound(req, mapping) : Math.min(req.max_completion_tokens ?? req.max_tokens ?? mapping.maxOutput, mapping.maxOutput),
+  // Claude on Vertex: a forced tool call (Gemini's JSON output is the catalogue's flags).
+  servesJsonOutput: (mapping) => servesClaude(mapping) && mapping.tools,
 };

@@ -146,7 +146,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
     try {
       const body: unknown = await res.json();
       probe.upstreamFirst();
-      const parsed = adapter.parseResponse(body, target);
+      const parsed = adapter.parseResponse(body, target, req);
       clearTimeout(timer);
       clientSignal?.removeEventListener("abort", onClientGone);
       return { ok: true, kind: "json", target, parsed, upstreamMs: elapsed(), apiKeyHash };
@@ -156,7 +156,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   }
 
   if (!res.body) return fail(malformedFailure("the upstream stream has no body"));
-  const iterator = adapter.parseStream(res.body, target)[Symbol.asyncIterator]();
+  const iterator = adapter.parseStream(res.body, target, req)[Symbol.asyncIterator]();
   try {
     const first = await iterator.next();
     probe.upstreamFirst();
