@@ -106,7 +106,7 @@ async function execute(run: Run): Promise<Response> {
   const parsed = await parseOrGate(run);
   const req = parsed.req;
   const selection = selectWithFallbacks(env, run.auth, parsed.resolved, parsed.fallbacks, req, run.input.clientIp, run.input.callerContinent);
-  maybeRefreshMetrics(env, waitUntil);
+  maybeRefreshMetrics(env, waitUntil, run.input.callerContinent ?? null);
   const stream = req.stream === true;
   // Before admission: a bad timeout header is a 400 with nothing reserved.
   const timeouts = requestTimeouts(env, run.input.headers, run.auth.project, req, selection.ok ? selection.needs : { promptTokens: 0, maxTokens: undefined });
@@ -169,7 +169,7 @@ async function execute(run: Run): Promise<Response> {
     }
   }
 
-  reportAttempts(env, waitUntil, samples);
+  reportAttempts(env, waitUntil, samples, run.input.callerContinent ?? null);
   const failure = last ?? { failure: { kind: "network" as const, status: 0, message: "no provider could be tried", errorType: "no_provider", retryable: false, providerFault: false }, cand: plan[0]! };
   const error = finalError(failure.failure, routing.length, failure.cand.providerId);
   recordRejection(run, error, routing, stream);
