@@ -24,12 +24,15 @@ import type { Candidate } from "../../routing/candidates";
 import { resolveFallbacks, selectWithFallbacks } from "../../routing/fallback-models";
 import { isDecisiveAttempt } from "../../routing/order";
 import { withAnotherKey } from "../../routing/key-choice";
+import { withOperatorKey } from "../../routing/operator-fallback";
+import { admitCredits } from "../../billing/credits";
+import { estimateUpperBound } from "../../billing/estimate";
 import { maybeRefreshMetrics, reportAttempts } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
 import { runHedged, startAttempt, type HedgeInput } from "./hedge";
 import { requestTimeouts } from "../../routing/timeouts";
-import { recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
+import { boundTarget, recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
 import { admitChat } from "./admit";
 import { attemptRecord, clientGone, recordRejection, type ChatExecutionInput, type Run } from "./run";
 import { serveCached, serveJson, serveStream, type Served } from "./serve";
@@ -158,6 +161,12 @@ async function execute(run: Run): Promise<Response> {
           plan.splice(plan.indexOf(cand) + 1, 0, sameProvider);
           continue;
         }
+        // Every own key failed: a hybrid project that allows it tries the operator's key next.
+        const operator = withOperatorKey(env, run.auth.project, cand, result.failure.status);
+        if (operator && (await reserveCredits(run, req, operator))) {
+          plan.splice(plan.indexOf(cand) + 1, 0, operator);
+          continue;
+        }
         if (!result.failure.retryable && isDecisiveAttempt(plan, cand)) doneModel = cand.modelRank;
         continue;
       }
@@ -175,4 +184,16 @@ async function execute(run: Run): Promise<Response> {
   recordRejection(run, error, routing, stream);
   noteUpstreamMs(error, run.upstreamMs);
   throw error;
+}
+
+/**
+ * A credit reservation for a candidate on the operator's key that admission did not plan for (the
+ * hybrid fallback, src/routing/operator-fallback.ts): the one the request holds, else one asked now.
+ * False when the organization's credits refuse it (then the fallback is not tried).
+ */
+async function reserveCredits(run: Run, req: ChatRequest, cand: Candidate): Promise<boolean> {
+  if (run.creditsReservationId) return true;
+  const c = await admitCredits(run.input.env, run.auth.organization.id, estimateUpperBound(req, [boundTarget(req, cand)]));
+  if (c.ok) run.creditsReservationId = c.reservationId;
+  return c.ok;
 }
