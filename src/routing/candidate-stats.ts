@@ -39,3 +39,16 @@ export function candidateStats(c: Candidate, caller: Continent | null | undefine
   // Measured from here but only failures (or no output) yet: its uptime, the rest from the global series.
   return { ...near, latencyMs: near.latencyMs ?? global.latencyMs, throughput: near.throughput ?? global.throughput };
 }
+
+/**
+ * Attempts from one continent to an endpoint that keep it measured there: below this, exploration
+ * may send that continent's callers to it now and then; at or above it, never (the window forgets
+ * old attempts, so a runner-up gets measured again about every half hour).
+ */
+export const EXPLORE_UNTIL_SAMPLES = 10;
+
+/** Whether the caller's continent has too little evidence about this endpoint (exploration, score.ts). */
+export function needsEvidence(c: Candidate, caller: Continent | null): boolean {
+  if (!caller) return true;
+  return (continentStats(caller, metricsProviderId(c), c.modelId).samples ?? 0) < EXPLORE_UNTIL_SAMPLES;
+}
