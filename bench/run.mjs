@@ -30,6 +30,9 @@
  * writes bench/results/world.json and world.md. With --baseline DIR or --baseline-ref REF (a git
  * ref, built here), every class also runs against that build, interleaved, and an A/B table is
  * printed; --baseline-ref works for the default bench too.
+ * --world --regions: routing per caller continent (bench/world-regions.mjs): callers on NA, EU and
+ * AS, a provider with endpoints in three regions behind a network latency matrix, one region failing
+ * halfway, residency, weighted keys, CPU with a `provider` object; writes bench/results/world-regions.*.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
@@ -46,6 +49,7 @@ import { startLeanBounds } from "./lean-bound.mjs";
 import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
 import { worldBindings, worldProfileTarget, worldReport } from "./world.mjs";
 import { buildRef } from "./baseline.mjs";
+import { regionBindings, regionsReport, startRegionProxy } from "./world-regions.mjs";
 
 function statSafe(p) {
   try {
@@ -86,7 +90,19 @@ const WORLD_OPTS = {
   // key's rules are confirmed: docs/admission.md), to measure what it costs each class.
   strict: flag("world-strict"),
 };
-const DO_LATENCY_MS = WORLD ? WORLD_OPTS.objMs : opt("do-latency", 0);
+// --world --regions: routing per caller continent instead (bench/world-regions.mjs); no binding latency.
+const REGIONS = WORLD && flag("regions");
+const REGIONS_OPTS = {
+  seconds: opt("regions-seconds", QUICK ? 30 : 60),
+  concurrency: opt("regions-concurrency", 3),
+  ttft: opt("regions-ttft", 200),
+  directSamples: QUICK ? 15 : 40,
+  keyRequests: opt("key-requests", 1000),
+  limitedRequests: QUICK ? 50 : 100,
+  cpuRounds: QUICK ? 1 : 2,
+  cpuSeconds: QUICK ? 3 : 5,
+};
+const DO_LATENCY_MS = WORLD && !REGIONS ? WORLD_OPTS.objMs : opt("do-latency", 0);
 
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
 const KEY_HASH_SECRET = "bench-key-hash-secret-0123456789abcdef";
@@ -151,7 +167,7 @@ async function startMiniflare(options) {
 }
 
 // ---------- servers ----------
-async function startSwitchboard(bundle, upstreamUrl) {
+async function startSwitchboard(bundle, upstreamUrl, extraBindings = {}) {
   // A copy of wrangler.jsonc away from the developer's .dev.vars, as the test suite uses: the bench
   // sets every binding it needs, and local secrets or overrides (SETTLE_BATCH_MS, ...) stay out.
   const config = hermeticWranglerConfig(root, path.join(root, "node_modules", ".cache", "switchboard-bench-config"));
@@ -165,12 +181,13 @@ async function startSwitchboard(bundle, upstreamUrl) {
     DEBUG_DO_CALLS: "1",
     ...(DO_LATENCY_MS > 0 ? { DO_LATENCY_MS: String(DO_LATENCY_MS) } : {}),
     ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}),
-    ...(WORLD ? worldBindings(WORLD_OPTS) : {}),
+    ...(WORLD && !REGIONS ? worldBindings(WORLD_OPTS) : {}),
   };
   for (const id of PROVIDER_IDS) {
     bindings[`${envPrefix(id)}_BASE_URL`] = `${upstreamUrl}/${id}`;
     bindings[`${envPrefix(id)}_API_KEY`] = `bench-operator-key-${id}`;
   }
+  Object.assign(bindings, extraBindings);
   const { modules: _m, modulesRules: _r, main: _main, ...rest } = /** @type {any} */ (workerOptions);
   // --no-log-consumer: the LOGS queue is not consumed (records wait in the local queue), to measure
   // the request path without the consumer's work, which on Cloudflare is its own invocation.
@@ -368,6 +385,17 @@ async function main() {
   const bundle = build({ minify: !flag("cpu-profile") });
   console.log(`bundle: ${(bundle.minifiedBytes / 1024).toFixed(1)} KiB minified, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);
   const upstream = await startFakeUpstream({ port: 0 });
+  if (REGIONS) {
+    const proxy = await startRegionProxy(upstream.url);
+    const rsb = await startSwitchboard(bundle, upstream.url, regionBindings(proxy.url));
+    try {
+      await regionsReport({ root, sb: rsb, proxy, adminToken: ADMIN_TOKEN, cannon, cpu: (x) => cpuMs(x.pid), machine: machineInfo(), o: REGIONS_OPTS });
+    } finally {
+      await Promise.allSettled([rsb.mf.dispose(), upstream.close(), proxy.close()]);
+      if (process.env.TMPDIR?.startsWith("/dev/shm/switchboard-bench-")) rmSync(process.env.TMPDIR, { recursive: true, force: true });
+    }
+    return;
+  }
   const sb = await startSwitchboard(bundle, upstream.url);
   // --baseline DIR: a second Switchboard from an earlier build (`wrangler deploy --dry-run --minify
   // --outdir DIR`), measured side by side, for A/B comparisons that machine noise cannot blur.

@@ -14,7 +14,7 @@
 import type { Candidate } from "./candidates";
 import { continentStats, routeStats } from "./live-metrics";
 import { distancePriorMs, type Continent } from "./regions";
-import type { RouteStats } from "./score";
+import { UPTIME_PENALTY_THRESHOLD, type RouteStats } from "./score";
 
 /** The provider id an endpoint's attempts are recorded under. */
 export const metricsProviderId = (c: Pick<Candidate, "providerId" | "credential">): string =>
@@ -42,13 +42,16 @@ export function candidateStats(c: Candidate, caller: Continent | null | undefine
 
 /**
  * Attempts from one continent to an endpoint that keep it measured there: below this, exploration
- * may send that continent's callers to it now and then; at or above it, never (the window forgets
- * old attempts, so a runner-up gets measured again about every half hour).
+ * may send that continent's callers to it now and then; at or above it, only while it looks
+ * unhealthy from there (so a region that failed is seen recovering instead of waiting for its
+ * failures to leave the window). The window forgets old attempts, so a healthy runner-up gets
+ * measured again about every half hour.
  */
 export const EXPLORE_UNTIL_SAMPLES = 10;
 
-/** Whether the caller's continent has too little evidence about this endpoint (exploration, score.ts). */
+/** Whether the caller's continent should measure this endpoint again (exploration, score.ts). */
 export function needsEvidence(c: Candidate, caller: Continent | null): boolean {
   if (!caller) return true;
-  return (continentStats(caller, metricsProviderId(c), c.modelId).samples ?? 0) < EXPLORE_UNTIL_SAMPLES;
+  const s = continentStats(caller, metricsProviderId(c), c.modelId);
+  return (s.samples ?? 0) < EXPLORE_UNTIL_SAMPLES || s.uptime < UPTIME_PENALTY_THRESHOLD;
 }
