@@ -49,7 +49,7 @@ import { startLeanBounds } from "./lean-bound.mjs";
 import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
 import { worldBindings, worldProfileTarget, worldReport } from "./world.mjs";
 import { buildRef } from "./baseline.mjs";
-import { regionBindings, regionsReport, startRegionProxy } from "./world-regions.mjs";
+import { runRegions } from "./world-regions.mjs";
 
 function statSafe(p) {
   try {
@@ -101,6 +101,7 @@ const REGIONS_OPTS = {
   limitedRequests: QUICK ? 50 : 100,
   cpuRounds: QUICK ? 1 : 2,
   cpuSeconds: QUICK ? 3 : 5,
+  port: opt("regions-port", 8823),
 };
 const DO_LATENCY_MS = WORLD && !REGIONS ? WORLD_OPTS.objMs : opt("do-latency", 0);
 
@@ -167,7 +168,7 @@ async function startMiniflare(options) {
 }
 
 // ---------- servers ----------
-async function startSwitchboard(bundle, upstreamUrl, extraBindings = {}) {
+async function startSwitchboard(bundle, upstreamUrl) {
   // A copy of wrangler.jsonc away from the developer's .dev.vars, as the test suite uses: the bench
   // sets every binding it needs, and local secrets or overrides (SETTLE_BATCH_MS, ...) stay out.
   const config = hermeticWranglerConfig(root, path.join(root, "node_modules", ".cache", "switchboard-bench-config"));
@@ -187,7 +188,6 @@ async function startSwitchboard(bundle, upstreamUrl, extraBindings = {}) {
     bindings[`${envPrefix(id)}_BASE_URL`] = `${upstreamUrl}/${id}`;
     bindings[`${envPrefix(id)}_API_KEY`] = `bench-operator-key-${id}`;
   }
-  Object.assign(bindings, extraBindings);
   const { modules: _m, modulesRules: _r, main: _main, ...rest } = /** @type {any} */ (workerOptions);
   // --no-log-consumer: the LOGS queue is not consumed (records wait in the local queue), to measure
   // the request path without the consumer's work, which on Cloudflare is its own invocation.
@@ -381,21 +381,12 @@ const r2 = (x) => Math.round(x * 100) / 100;
 const machineInfo = () => ({ cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? "unknown", memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version });
 
 async function main() {
+  // The regions mode runs the gateway under wrangler dev (bench/world-regions.mjs), nothing below.
+  if (REGIONS) return void (await runRegions({ root, adminToken: ADMIN_TOKEN, cannon, machine: machineInfo(), o: REGIONS_OPTS }));
   console.log(`bench: ${ROUNDS} round(s) x ${SECONDS}s per target; machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`);
   const bundle = build({ minify: !flag("cpu-profile") });
   console.log(`bundle: ${(bundle.minifiedBytes / 1024).toFixed(1)} KiB minified, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);
   const upstream = await startFakeUpstream({ port: 0 });
-  if (REGIONS) {
-    const proxy = await startRegionProxy(upstream.url);
-    const rsb = await startSwitchboard(bundle, upstream.url, regionBindings(proxy.url));
-    try {
-      await regionsReport({ root, sb: rsb, proxy, adminToken: ADMIN_TOKEN, cannon, cpu: (x) => cpuMs(x.pid), machine: machineInfo(), o: REGIONS_OPTS });
-    } finally {
-      await Promise.allSettled([rsb.mf.dispose(), upstream.close(), proxy.close()]);
-      if (process.env.TMPDIR?.startsWith("/dev/shm/switchboard-bench-")) rmSync(process.env.TMPDIR, { recursive: true, force: true });
-    }
-    return;
-  }
   const sb = await startSwitchboard(bundle, upstream.url);
   // --baseline DIR: a second Switchboard from an earlier build (`wrangler deploy --dry-run --minify
   // --outdir DIR`), measured side by side, for A/B comparisons that machine noise cannot blur.

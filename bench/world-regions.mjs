@@ -24,11 +24,18 @@
  *    and a key whose endpoint always answers 429 beside a healthy one: extra attempts per request;
  *  - CPU per request with a `provider` object vs without (autocannon c=16, workerd CPU time).
  * `uptime` (load averages) is printed beside the numbers: the machine may be shared.
+ *
+ * The gateway runs under `wrangler dev` (local D1, Durable Objects, queues, as the browser suite
+ * runs it) on --regions-port (default 8823, inspector +1000), with the fake upstream and the proxy
+ * on ports of their own; workerd CPU is read from /proc for every workerd process under it.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import http from "node:http";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
+import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
+import { providerEnvPrefix, providerIds } from "../scripts/lib/local.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs, p) => {
@@ -106,8 +113,7 @@ async function api(url, token, method, payload) {
 }
 
 async function seedOrg(sb, adminToken, name, mode) {
-  const boot = await api(`${sb.url}/v1/admin/organizations`, adminToken, "POST", { name, plan: "enterprise", owner: { email: `${name.toLowerCase()}@example.test`, name, password: "regions-password-123" } });
-  await sb.db.prepare("UPDATE organizations SET credits_pico = ? WHERE id = ?").bind(1_000_000 * 1e12, boot.organization.id).run();
+  const boot = await api(`${sb.url}/v1/admin/organizations`, adminToken, "POST", { name, plan: "enterprise", credits: "9000", owner: { email: `${name.toLowerCase()}-${run}@example.test`, name, password: "regions-password-123" } });
   const master = boot.masterKey.token;
   await api(`${sb.url}/v1/master/organization`, master, "PATCH", { rateLimits: { requestsPerMinute: 1_000_000_000, tokensPerMinute: 1_000_000_000 } });
   if (mode) await api(`${sb.url}/v1/master/projects/${boot.project.id}`, master, "PATCH", { mode });
@@ -347,4 +353,74 @@ function markdown(r) {
   for (const c of r.cpu) lines.push(`| ${c.name} | ${c.requests} | ${c.cpuMsPerRequest} |`);
   lines.push("");
   return lines.join("\n");
+}
+
+const WRANGLER_BIN = (root) => path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || 100);
+
+/** Pids of every workerd process under `pid`. */
+function workerdUnder(pid) {
+  const rows = execFileSync("ps", ["-eo", "pid,ppid,comm"], { encoding: "utf8" }).trim().split("\n").slice(1).map((l) => l.trim().split(/\s+/));
+  const mine = new Set([String(pid)]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [p, pp] of rows) if (mine.has(pp) && !mine.has(p)) { mine.add(p); grew = true; }
+  }
+  return rows.filter(([p, , comm]) => mine.has(p) && comm.includes("workerd")).map(([p]) => Number(p));
+}
+const cpuOfPid = (pid) => {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const x = f.slice(f.lastIndexOf(")") + 2).split(" ");
+    return (Number(x[11]) + Number(x[12])) * TICK_MS;
+  } catch {
+    return 0;
+  }
+};
+
+/**
+ * `npm run bench -- --world --regions`: starts the fake upstream, the network proxy and the gateway
+ * (`wrangler dev`), runs regionsReport, stops everything it started.
+ */
+export async function runRegions({ root, adminToken, cannon, machine, o }) {
+  const work = mkdtempSync(path.join(os.tmpdir(), "swb-regions-"));
+  const persist = path.join(work, "state");
+  const childEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
+  const upstream = await startFakeUpstream({ port: 0 });
+  const proxy = await startRegionProxy(upstream.url);
+  const vars = { ADMIN_TOKEN: adminToken, KEY_HASH_SECRET: "bench-key-hash-secret-0123456789abcdef", ENVIRONMENT: "development", LOG_FLUSH_MS: "200" };
+  for (const id of providerIds()) {
+    vars[`${providerEnvPrefix(id)}_BASE_URL`] = `${upstream.url}/${id}`;
+    vars[`${providerEnvPrefix(id)}_API_KEY`] = `bench-operator-key-${id}`;
+  }
+  Object.assign(vars, regionBindings(proxy.url));
+  const migrate = spawnSync(process.execPath, [WRANGLER_BIN(root), "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { cwd: root, env: childEnv, encoding: "utf8" });
+  if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
+  const args = [WRANGLER_BIN(root), "dev", "--ip", "127.0.0.1", "--port", String(o.port), "--inspector-port", String(o.port + 1000), "--persist-to", persist, "--log-level", "warn"];
+  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
+  const dev = spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let out = "";
+  dev.stdout.on("data", (d) => (out += d));
+  dev.stderr.on("data", (d) => (out += d));
+  const sb = { url: `http://127.0.0.1:${o.port}`, pid: dev.pid };
+  try {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (dev.exitCode !== null) throw new Error(`wrangler dev exited:\n${out}`);
+      if (Date.now() > deadline) throw new Error(`gateway did not start:\n${out}`);
+      const up = await fetch(`${sb.url}/`).then((r) => r.status, () => 0);
+      if (up === 200 || up === 503) break;
+      await sleep(500);
+    }
+    const cpu = () => workerdUnder(dev.pid).reduce((t, p) => t + cpuOfPid(p), 0);
+    return await regionsReport({ root, sb, proxy, adminToken, cannon, cpu, machine, o });
+  } finally {
+    try {
+      if (dev.pid) process.kill(-dev.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+    await Promise.allSettled([upstream.close(), proxy.close()]);
+    rmSync(work, { recursive: true, force: true });
+  }
 }
