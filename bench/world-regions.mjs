@@ -115,7 +115,7 @@ async function api(url, token, method, payload) {
 async function seedOrg(sb, adminToken, name, mode) {
   const boot = await api(`${sb.url}/v1/admin/organizations`, adminToken, "POST", { name, plan: "enterprise", credits: "9000", owner: { email: `${name.toLowerCase()}-${run}@example.test`, name, password: "regions-password-123" } });
   const master = boot.masterKey.token;
-  await api(`${sb.url}/v1/master/organization`, master, "PATCH", { rateLimits: { requestsPerMinute: 1_000_000_000, tokensPerMinute: 1_000_000_000 } });
+  // The enterprise plan's 10,000 requests a minute per organization is more than each phase sends.
   if (mode) await api(`${sb.url}/v1/master/projects/${boot.project.id}`, master, "PATCH", { mode });
   const key = async (extra = {}) => (await api(`${sb.url}/v1/master/keys`, master, "POST", { projectId: boot.project.id, description: name, usageLimit: "1000000", ...extra })).apiKey.token;
   return { master, key };
