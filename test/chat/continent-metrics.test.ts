@@ -11,6 +11,8 @@ import { chat, resetMetrics, setProject, user } from "./helpers";
 import { metricsWritesSettled, reportAttempts } from "../../src/routing/live-metrics";
 import type { AttemptSample } from "../../src/routing/metrics";
 import type { Continent } from "../../src/routing/regions";
+import type { Candidate } from "../../src/routing/candidates";
+import { EXPLORE_UNTIL_SAMPLES, needsEvidence } from "../../src/routing/candidate-stats";
 
 const MODEL = "deepinfra/llama-3.3-70b-instruct";
 const MODEL_ID = "llama-3.3-70b-instruct";
@@ -70,6 +72,19 @@ describe("metrics per caller continent", () => {
     await Promise.all(pending);
     await metricsWritesSettled(env);
     expect((await ask("EU")).metadata.used_region).toBe("us-east-1");
+  });
+
+  it("exploration measures a runner-up per continent until it has evidence there, and again while it looks unhealthy", async () => {
+    const endpoint = { providerId: "deepinfra", modelId: MODEL_ID, credential: { source: "credits", providerId: "deepinfra", region: "eu-west-1" } } as unknown as Candidate;
+    expect(needsEvidence(endpoint, "EU")).toBe(true);
+    await measured("EU", { "eu-west-1": 100 }, EXPLORE_UNTIL_SAMPLES);
+    expect(needsEvidence(endpoint, "EU")).toBe(false);
+    // Measured from Europe only: Asia still needs its own evidence.
+    expect(needsEvidence(endpoint, "AS")).toBe(true);
+    const now = Date.now();
+    const failures: AttemptSample[] = Array.from({ length: 4 }, () => ({ provider: "deepinfra@eu-west-1", model: MODEL_ID, at: now, outcome: "error", ttftMs: null, outputTokens: 0, generationMs: null }));
+    reportAttempts(env, () => undefined, failures, "EU");
+    expect(needsEvidence(endpoint, "EU")).toBe(true);
   });
 
   it("requests are recorded in their caller's continent's series as well as the global one", async () => {
