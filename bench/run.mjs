@@ -32,6 +32,9 @@
  * printed; --baseline-ref works for the default bench too.
  * --world-failure: a provider that hangs before its headers or stalls mid-stream, with the default
  * timeouts, with and without hedging (bench/world-failure.mjs; bench/results/world-failure.md).
+ * --world --regions: routing per caller continent (bench/world-regions.mjs): callers on NA, EU and
+ * AS, a provider with endpoints in three regions behind a network latency matrix, one region failing
+ * halfway, residency, weighted keys, CPU with a `provider` object; writes bench/results/world-regions.*.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
@@ -50,6 +53,7 @@ import { worldBindings, worldProfileTarget, worldReport } from "./world.mjs";
 import { failureReport } from "./world-failure.mjs";
 import { buildRef } from "./baseline.mjs";
 import { cpuUntilIdle, peersReport } from "./peers.mjs";
+import { runRegions } from "./world-regions.mjs";
 
 function statSafe(p) {
   try {
@@ -94,7 +98,20 @@ const WORLD_OPTS = {
 // hedging (bench/world-failure.mjs); the objects and storage are near (no binding latency).
 const FAILURE = flag("world-failure");
 const FAILURE_OPTS = { ttft: opt("ttft", 400), requests: opt("failure-requests", QUICK ? 8 : 24) };
-const DO_LATENCY_MS = WORLD ? WORLD_OPTS.objMs : opt("do-latency", 0);
+// --world --regions: routing per caller continent instead (bench/world-regions.mjs); no binding latency.
+const REGIONS = WORLD && flag("regions");
+const REGIONS_OPTS = {
+  seconds: opt("regions-seconds", QUICK ? 30 : 60),
+  concurrency: opt("regions-concurrency", 3),
+  ttft: opt("regions-ttft", 200),
+  directSamples: QUICK ? 15 : 40,
+  keyRequests: opt("key-requests", 1000),
+  limitedRequests: QUICK ? 50 : 100,
+  cpuRounds: QUICK ? 1 : 2,
+  cpuSeconds: QUICK ? 3 : 5,
+  port: opt("regions-port", 8823),
+};
+const DO_LATENCY_MS = WORLD && !REGIONS ? WORLD_OPTS.objMs : opt("do-latency", 0);
 
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
 const KEY_HASH_SECRET = "bench-key-hash-secret-0123456789abcdef";
@@ -177,7 +194,7 @@ async function startSwitchboard(bundle, upstreamUrl, { port = 0, instruments = t
     ...(instruments ? { DEBUG_DO_CALLS: "1" } : {}),
     ...(DO_LATENCY_MS > 0 ? { DO_LATENCY_MS: String(DO_LATENCY_MS) } : {}),
     ...(process.env.LOG_FLUSH_MS ? { LOG_FLUSH_MS: process.env.LOG_FLUSH_MS } : {}),
-    ...(WORLD ? worldBindings(WORLD_OPTS) : {}),
+    ...(WORLD && !REGIONS ? worldBindings(WORLD_OPTS) : {}),
   };
   for (const id of PROVIDER_IDS) {
     bindings[`${envPrefix(id)}_BASE_URL`] = `${upstreamUrl}/${id}`;
@@ -376,6 +393,8 @@ const r2 = (x) => Math.round(x * 100) / 100;
 const machineInfo = () => ({ cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? "unknown", memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version });
 
 async function main() {
+  // The regions mode runs the gateway under wrangler dev (bench/world-regions.mjs), nothing below.
+  if (REGIONS) return void (await runRegions({ root, adminToken: ADMIN_TOKEN, cannon, machine: machineInfo(), o: REGIONS_OPTS }));
   console.log(`bench: ${ROUNDS} round(s) x ${SECONDS}s per target; machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`);
   const bundle = build({ minify: !flag("cpu-profile"), instruments: !flag("peers") });
   console.log(`bundle: ${(bundle.minifiedBytes / 1024).toFixed(1)} KiB minified, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);

@@ -25,6 +25,7 @@ import * as dashboardScenarios from "./lib/browser-dashboard.mjs";
 import * as security from "./lib/browser-security.mjs";
 import * as requestsPlatformScenarios from "./lib/browser-requests-platform.mjs";
 import * as auth from "./lib/browser-auth.mjs";
+import * as routing from "./lib/browser-routing.mjs";
 
 const PORT = Number(process.env.BROWSER_TEST_PORT ?? 8760);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -462,6 +463,8 @@ try {
   });
 
   await scenario("organization: rate limits and a member's spending limits save", () => requestsPlatformScenarios.organizationLimits(ctx));
+
+  await scenario("organization: a project's routing defaults save; provider health per caller continent", () => routing.routingSection(ctx));
 
   await scenario("platform: a master key's secret once (Copy), revoked; the ledger shows the starting credits", () => requestsPlatformScenarios.platformPage(ctx));
 

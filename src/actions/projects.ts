@@ -33,6 +33,8 @@ export const projectCreateBody = z.object({
   hedging: z.boolean().optional(),
   /** Default routing preferences of requests that send no `provider` (null clears them). */
   provider: providerPreferencesSchema.nullable().optional(),
+  /** Hybrid projects: after the organization's own keys of a provider failed, its operator key, billed to credits. */
+  operatorKeyFallback: z.boolean().optional(),
 });
 export const projectPatchBody = projectCreateBody.partial().refine((b) => Object.values(b).some((v) => v !== undefined), { message: "nothing to update" });
 export type ProjectCreate = z.infer<typeof projectCreateBody>;

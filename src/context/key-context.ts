@@ -124,6 +124,8 @@ export interface KeyContext {
     logBodies: boolean;
     /** Default `provider` preferences for requests that send none; absent or null: none. */
     providerPreferences?: ProviderPreferences | null;
+    /** Hybrid: after the organization's keys of a provider failed, its operator key (credits; src/routing/operator-fallback.ts). */
+    operatorKeyFallback?: boolean;
   };
   /** The member who created the key (member and team rules apply through them). */
   member: {
@@ -301,6 +303,7 @@ function contextOf(h: HeadRow, { teamRows, ruleRows, cps, cms, pks }: DetailRows
       hedging: h.project.hedging,
       logBodies: h.project.logBodies,
       providerPreferences: h.project.providerPreferences ?? null,
+      operatorKeyFallback: h.project.operatorKeyFallback,
     },
     member: {
       id: h.member.id,

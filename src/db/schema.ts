@@ -172,6 +172,8 @@ export const projects = sqliteTable("projects", {
   hedging: integer("hedging", { mode: "boolean" }).notNull().default(false),
   /** Default `provider` routing preferences of requests that send none (src/routing/preferences.ts); null: none. */
   providerPreferences: text("provider_preferences", { mode: "json" }).$type<ProviderPreferences>(),
+  /** Hybrid: after the organization's own keys of a provider failed, try the operator's key (credits). */
+  operatorKeyFallback: integer("operator_key_fallback", { mode: "boolean" }).notNull().default(false),
   isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
   /** Keep each request's body and answer in R2 beside its record (src/usage/bodies.ts). */
   logBodies: integer("log_bodies", { mode: "boolean" }).notNull().default(false),

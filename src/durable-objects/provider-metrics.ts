@@ -1,6 +1,10 @@
 /**
- * ProviderMetrics: ONE global Durable Object (idFromName("global")) holding the live metrics of
- * every provider+model (src/routing/metrics.ts).
+ * ProviderMetrics: the live metrics of every provider+model (src/routing/metrics.ts), in one global
+ * Durable Object (idFromName("global"), every caller) and one per caller continent
+ * (idFromName("continent:EU"), ...; the same class, created near its callers with a location hint)
+ * holding only the attempts of callers on that continent. Routing ranks a caller's endpoints by its
+ * continent's series (a Tokyo caller's time to first token from us-east-1 is not a Frankfurt
+ * caller's); the global one answers GET /v1/providers/metrics and judges provider health.
  *
  * Why one object and not one per provider: routing compares providers, so every isolate needs all
  * of them at once; a single object answers that with one call every few seconds per isolate
@@ -12,6 +16,10 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { checkProviderHealth } from "../integrations/provider-health";
 import { addSample, prune, splitSeriesKey, seriesKey, summarize, type AttemptSample, type Series, type StatsSummary } from "../routing/metrics";
+import type { Continent } from "../routing/regions";
+
+/** Which object: every caller's, or one continent's callers'. */
+export type MetricsScope = "global" | Continent;
 
 const STORAGE_KEY = "series";
 /** Providers judged down (src/integrations/provider-health.ts). */
@@ -51,6 +59,8 @@ export class ProviderMetrics extends DurableObject<Env> {
     this.persistScheduled = false;
     if (!this.series) return;
     await this.ctx.storage.put(STORAGE_KEY, this.series);
+    // A continent's object sees a share of the traffic: health (and its webhooks) is the global one's.
+    if (!this.ctx.id.equals(this.env.PROVIDER_METRICS.idFromName(GLOBAL_NAME))) return;
     // Provider health for the provider.down / provider.recovered webhooks, at the same pace.
     const before = new Set((await this.ctx.storage.get<string[]>(DOWN_KEY)) ?? []);
     const after = await checkProviderHealth(this.env, this.series, before, Date.now());
@@ -74,4 +84,17 @@ export class ProviderMetrics extends DurableObject<Env> {
   }
 }
 
-export const metricsStub = (env: Env) => env.PROVIDER_METRICS.get(env.PROVIDER_METRICS.idFromName("global"));
+const GLOBAL_NAME = "global";
+
+/**
+ * Where each continent's object is created (Durable Object location hints): near the callers that
+ * write to it and the isolates that read it, so its refreshes stay short.
+ */
+const LOCATION_HINT: Readonly<Record<Continent, DurableObjectLocationHint>> = {
+  NA: "enam", SA: "sam", EU: "weur", AF: "afr", AS: "apac", OC: "oc",
+};
+
+export const metricsStub = (env: Env, scope: MetricsScope = "global") =>
+  scope === "global"
+    ? env.PROVIDER_METRICS.get(env.PROVIDER_METRICS.idFromName(GLOBAL_NAME))
+    : env.PROVIDER_METRICS.get(env.PROVIDER_METRICS.idFromName(`continent:${scope}`), { locationHint: LOCATION_HINT[scope] });

@@ -44,6 +44,7 @@ export function publicProject(row: ProjectRow) {
     hedging: row.hedging,
     logBodies: row.logBodies,
     provider: row.providerPreferences ?? null,
+    operatorKeyFallback: row.operatorKeyFallback,
     isDefault: row.isDefault,
     createdAt: new Date(row.createdAt).toISOString(),
   };

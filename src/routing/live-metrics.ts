@@ -1,16 +1,27 @@
 /**
- * Isolate view of the live metrics: a snapshot of the global ProviderMetrics object refreshed in
- * the background (stale-while-revalidate, every REFRESH_MS), plus the attempts this isolate made
- * that the snapshot does not contain yet. Routing never waits for it: before the first snapshot
- * arrives every provider has the defaults (100% uptime, unknown speed), which is what a fresh
- * isolate should assume.
+ * Isolate view of the live metrics: snapshots of the ProviderMetrics objects refreshed in the
+ * background (stale-while-revalidate, every REFRESH_MS), plus the attempts this isolate made that
+ * the snapshots do not contain yet. There is one view per scope: the global series (every caller)
+ * and one per caller continent (src/durable-objects/provider-metrics.ts), each read the same way.
+ * Routing never waits for them: before the first snapshot arrives every provider has the defaults
+ * (100% uptime, unknown speed), which is what a fresh isolate should assume. An isolate serves the
+ * callers of its own edge location, so it refreshes only the continents it has seen recently.
  */
 import type { Env } from "../env";
-import { metricsStub } from "../durable-objects/provider-metrics";
+import { metricsStub, type MetricsScope } from "../durable-objects/provider-metrics";
 import { addSample, mergeBuckets, seriesKey, summarize, type AttemptSample, type Bucket, type Series } from "./metrics";
+import type { Continent } from "./regions";
 import type { RouteStats } from "./score";
 
 const REFRESH_MS = 5_000;
+/**
+ * A refresh still pending after this long is abandoned (the request that ran it was cancelled, so
+ * its promise never settles): the next request starts a new one instead of never refreshing again.
+ */
+const REFRESH_ABANDONED_MS = 15_000;
+/** Samples not yet sent to an object are sent at most this often. */
+const SEND_EVERY_MS = 1_000;
+const MAX_QUEUED = 10_000;
 
 interface Pending {
   sample: AttemptSample;
@@ -18,112 +29,143 @@ interface Pending {
   flushedAt: number | null;
 }
 
-let snapshot: Series = {};
-let snapshotAt = 0;
-let refreshing: Promise<void> | null = null;
-let refreshStartedAt = 0;
-/**
- * A refresh still pending after this long is abandoned (the request that ran it was cancelled, so
- * its promise never settles): the next request starts a new one instead of never refreshing again.
- */
-const REFRESH_ABANDONED_MS = 15_000;
-let pending: Pending[] = [];
-/** Buckets of `pending` per series, kept up to date incrementally (routing reads them per request). */
-let localBuckets = new Map<string, Bucket[]>();
+/** What this isolate knows of one scope's series. */
+class ScopeView {
+  snapshot: Series = {};
+  snapshotAt = 0;
+  refreshing: Promise<void> | null = null;
+  refreshStartedAt = 0;
+  pending: Pending[] = [];
+  /** Buckets of `pending` per series, kept up to date incrementally (routing reads them per request). */
+  localBuckets = new Map<string, Bucket[]>();
+  unsent: Pending[] = [];
+  lastSentAt = 0;
+
+  constructor(readonly scope: MetricsScope) {}
+
+  rebuildLocalBuckets(): void {
+    this.localBuckets = new Map();
+    for (const p of this.pending) this.addLocal(p.sample);
+  }
+
+  addLocal(sample: AttemptSample): void {
+    const key = seriesKey(sample.provider, sample.model);
+    this.localBuckets.set(key, addSample(this.localBuckets.get(key) ?? [], sample));
+  }
+
+  buckets(key: string): Bucket[] {
+    const local = this.localBuckets.get(key);
+    return local?.length ? mergeBuckets(this.snapshot[key] ?? [], local) : (this.snapshot[key] ?? []);
+  }
+}
+
+let views = new Map<MetricsScope, ScopeView>();
 const inFlight = new Set<Promise<void>>();
 
-function rebuildLocalBuckets(): void {
-  localBuckets = new Map();
-  for (const p of pending) addLocal(p.sample);
+function viewOf(scope: MetricsScope): ScopeView {
+  let v = views.get(scope);
+  if (!v) views.set(scope, (v = new ScopeView(scope)));
+  return v;
 }
 
-function addLocal(sample: AttemptSample): void {
-  const key = seriesKey(sample.provider, sample.model);
-  localBuckets.set(key, addSample(localBuckets.get(key) ?? [], sample));
-}
-
-function refresh(env: Env): Promise<void> {
+function refresh(env: Env, v: ScopeView): Promise<void> {
   const startedAt = Date.now();
-  if (refreshing && startedAt - refreshStartedAt < REFRESH_ABANDONED_MS) return refreshing;
-  refreshStartedAt = startedAt;
-  const mine: Promise<void> = metricsStub(env)
+  if (v.refreshing && startedAt - v.refreshStartedAt < REFRESH_ABANDONED_MS) return v.refreshing;
+  v.refreshStartedAt = startedAt;
+  const mine: Promise<void> = metricsStub(env, v.scope)
     .snapshot()
     .then((s) => {
-      snapshot = s;
-      snapshotAt = Date.now();
+      v.snapshot = s;
+      v.snapshotAt = Date.now();
       // Samples whose write landed before this read started are in the snapshot now.
-      pending = pending.filter((p) => p.flushedAt === null || p.flushedAt > startedAt);
-      rebuildLocalBuckets();
+      v.pending = v.pending.filter((p) => p.flushedAt === null || p.flushedAt > startedAt);
+      v.rebuildLocalBuckets();
     })
     .catch((err: unknown) => {
-      snapshotAt = Date.now(); // back off for one period instead of hammering a failing object
-      console.warn("provider metrics refresh failed", err instanceof Error ? err.message : String(err));
+      v.snapshotAt = Date.now(); // back off for one period instead of hammering a failing object
+      console.warn("provider metrics refresh failed", v.scope, err instanceof Error ? err.message : String(err));
     })
     .finally(() => {
-      if (refreshing === mine) refreshing = null;
+      if (v.refreshing === mine) v.refreshing = null;
     });
-  refreshing = mine;
+  v.refreshing = mine;
   return mine;
 }
 
-/** Starts a background refresh when the snapshot is older than REFRESH_MS. Never blocks. */
-export function maybeRefreshMetrics(env: Env, waitUntil: (p: Promise<unknown>) => void): void {
-  const now = Date.now();
-  if (now - snapshotAt >= REFRESH_MS && (!refreshing || now - refreshStartedAt >= REFRESH_ABANDONED_MS)) waitUntil(refresh(env));
+function maybeRefresh(env: Env, v: ScopeView, waitUntil: (p: Promise<unknown>) => void, now: number): void {
+  if (now - v.snapshotAt >= REFRESH_MS && (!v.refreshing || now - v.refreshStartedAt >= REFRESH_ABANDONED_MS)) waitUntil(refresh(env, v));
 }
 
-/** Current stats of one provider+model (snapshot + this isolate's unflushed attempts). */
-export function routeStats(provider: string, model: string, now = Date.now()): RouteStats {
-  const key = seriesKey(provider, model);
-  const local = localBuckets.get(key);
-  const buckets: Bucket[] = local?.length ? mergeBuckets(snapshot[key] ?? [], local) : (snapshot[key] ?? []);
-  const s = summarize(buckets, now);
+/**
+ * Starts a background refresh of the global snapshot, and of the caller's continent's, when older
+ * than REFRESH_MS. Never blocks.
+ */
+export function maybeRefreshMetrics(env: Env, waitUntil: (p: Promise<unknown>) => void, continent: Continent | null = null): void {
+  const now = Date.now();
+  maybeRefresh(env, viewOf("global"), waitUntil, now);
+  if (continent) maybeRefresh(env, viewOf(continent), waitUntil, now);
+}
+
+function statsOf(v: ScopeView | undefined, provider: string, model: string, now: number): RouteStats {
+  const s = summarize(v ? v.buckets(seriesKey(provider, model)) : [], now);
   return { uptime: s.uptime, throughput: s.throughput, latencyMs: s.latencyMs, ttftP95Ms: s.ttftP95Ms, ttftP99Ms: s.ttftP99Ms, samples: s.requests };
 }
 
-/** Samples not yet sent to the global object; sent at most every SEND_EVERY_MS. */
-let unsent: Pending[] = [];
-let lastSentAt = 0;
-const SEND_EVERY_MS = 1_000;
-
-/**
- * Feeds attempts to this isolate's view at once and to the global object in the background:
- * the request that finds the last send older than SEND_EVERY_MS sends everything queued, in its
- * own context (a request never waits on another request's I/O). Metrics only: a sample still
- * queued when the isolate goes away is lost, which routing tolerates.
- */
-export function reportAttempts(env: Env, waitUntil: (p: Promise<unknown>) => void, samples: AttemptSample[]): void {
-  if (!samples.length) return;
-  const entries: Pending[] = samples.map((sample) => ({ sample, flushedAt: null }));
-  pending.push(...entries);
-  for (const e of entries) addLocal(e.sample);
-  if (pending.length > 10_000) {
-    pending = pending.slice(-10_000);
-    rebuildLocalBuckets();
-  }
-  unsent.push(...entries);
-  if (unsent.length > 10_000) unsent = unsent.slice(-10_000);
-  if (Date.now() - lastSentAt >= SEND_EVERY_MS) waitUntil(sendQueued(env));
+/** Current stats of one provider+model over every caller (snapshot + this isolate's unflushed attempts). */
+export function routeStats(provider: string, model: string, now = Date.now()): RouteStats {
+  return statsOf(views.get("global"), provider, model, now);
 }
 
-/** Sends the queued samples now (also used before reading the global metrics). */
-export function sendQueued(env: Env): Promise<void> {
-  const batch = unsent;
-  unsent = [];
-  lastSentAt = Date.now();
+/** Current stats of one provider+model as seen by callers on one continent. */
+export function continentStats(continent: Continent, provider: string, model: string, now = Date.now()): RouteStats {
+  return statsOf(views.get(continent), provider, model, now);
+}
+
+/**
+ * Feeds attempts to this isolate's views at once (the global one, and the caller's continent's
+ * when known) and to their objects in the background: the request that finds a view's last send
+ * older than SEND_EVERY_MS sends everything queued, in its own context (a request never waits on
+ * another request's I/O). Metrics only: a sample still queued when the isolate goes away is lost,
+ * which routing tolerates.
+ */
+export function reportAttempts(env: Env, waitUntil: (p: Promise<unknown>) => void, samples: AttemptSample[], continent: Continent | null = null): void {
+  if (!samples.length) return;
+  for (const v of continent ? [viewOf("global"), viewOf(continent)] : [viewOf("global")]) {
+    const entries: Pending[] = samples.map((sample) => ({ sample, flushedAt: null }));
+    v.pending.push(...entries);
+    for (const e of entries) v.addLocal(e.sample);
+    if (v.pending.length > MAX_QUEUED) {
+      v.pending = v.pending.slice(-MAX_QUEUED);
+      v.rebuildLocalBuckets();
+    }
+    v.unsent.push(...entries);
+    if (v.unsent.length > MAX_QUEUED) v.unsent = v.unsent.slice(-MAX_QUEUED);
+    if (Date.now() - v.lastSentAt >= SEND_EVERY_MS) waitUntil(sendView(env, v));
+  }
+}
+
+function sendView(env: Env, v: ScopeView): Promise<void> {
+  const batch = v.unsent;
+  v.unsent = [];
+  v.lastSentAt = Date.now();
   if (!batch.length) return Promise.resolve();
-  const write: Promise<void> = metricsStub(env)
+  const write: Promise<void> = metricsStub(env, v.scope)
     .record(batch.map((e) => e.sample))
     .then(() => {
       const at = Date.now();
       for (const e of batch) e.flushedAt = at;
     })
     .catch((err: unknown) => {
-      console.warn("provider metrics write failed", err instanceof Error ? err.message : String(err));
+      console.warn("provider metrics write failed", v.scope, err instanceof Error ? err.message : String(err));
     })
     .finally(() => inFlight.delete(write));
   inFlight.add(write);
   return write;
+}
+
+/** Sends every view's queued samples now (also used before reading the metrics). */
+export async function sendQueued(env: Env): Promise<void> {
+  await Promise.all([...views.values()].map((v) => sendView(env, v)));
 }
 
 /** Resolves once every metrics write this isolate started has finished (tests, shutdown). */
@@ -134,10 +176,5 @@ export async function metricsWritesSettled(env?: Env): Promise<void> {
 
 /** Tests only: forget everything this isolate knows. */
 export function resetLiveMetrics(): void {
-  snapshot = {};
-  snapshotAt = 0;
-  pending = [];
-  localBuckets = new Map();
-  unsent = [];
-  lastSentAt = 0;
+  views = new Map();
 }

@@ -87,6 +87,8 @@ export function prune(buckets: Bucket[], now: number): Bucket[] {
 }
 
 export interface StatsSummary extends RouteStats {
+  /** Median time to first token (ms), null while evidence is thin (dashboards; routing uses the mean). */
+  ttftP50Ms: number | null;
   /** Attempts counted in the window (unweighted). */
   requests: number;
   errors: number;
@@ -115,6 +117,7 @@ export function summarize(buckets: readonly Bucket[], now: number): StatsSummary
     uptime: (wReq - wErr + PRIOR_SUCCESSES) / (wReq + PRIOR_SUCCESSES),
     throughput: wGen > 0 ? (wTok / wGen) * 1000 : null,
     latencyMs: wTtftN > 0 ? wTtft / wTtftN : null,
+    ttftP50Ms: quantileMs(hist, 0.5, ttftN),
     ttftP95Ms: quantileMs(hist, 0.95, ttftN),
     ttftP99Ms: quantileMs(hist, 0.99, ttftN),
     requests,

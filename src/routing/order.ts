@@ -35,6 +35,8 @@ export interface OrderOptions {
   /** Share of requests probing a low-uptime pinned provider first (`pinnedProbeRate(env)`). */
   pinnedProbeRate: number;
   stats: (c: Candidate) => RouteStats;
+  /** Exploration only picks runners-up this says are short of evidence (absent: any runner-up). */
+  needsEvidence?: (c: Candidate) => boolean;
   random?: () => number;
 }
 
@@ -106,7 +108,7 @@ function rankByScore(candidates: readonly Candidate[], needs: RequestNeeds, opts
         c.mapping.minCacheableTokens !== undefined &&
         needs.promptTokens >= c.mapping.minCacheableTokens,
     }),
-    { explorationRate, ...(opts.random ? { random: opts.random } : {}) },
+    { explorationRate, ...(opts.random ? { random: opts.random } : {}), ...(opts.needsEvidence ? { needsEvidence: opts.needsEvidence } : {}) },
   );
 }
 

@@ -38,6 +38,17 @@ describe("score", () => {
     expect(order[0]!.name).toBe("c");
   });
 
+  it("explores only runners-up short of evidence when told which are (per continent)", () => {
+    const items = [item("a", 100n), item("b", 200n), item("c", 300n)];
+    const measured = new Set(["b"]);
+    const explore = (draws: number[]) =>
+      rank(items, (x) => x.input, { explorationRate: 0.05, random: () => draws.shift() ?? 0, needsEvidence: (x) => !measured.has(x.name) })[0]!.name;
+    // The draw that would have picked b picks the only unmeasured runner-up, c.
+    expect(explore([0.01, 0.01])).toBe("c");
+    measured.add("c");
+    expect(explore([0.01, 0.01])).toBe("a");
+  });
+
   it("reads the exploration rate from the environment", () => {
     expect(explorationRate({ ENVIRONMENT: "test" })).toBe(0);
     expect(explorationRate({ ENVIRONMENT: "production" })).toBe(0.05);

@@ -12,7 +12,9 @@
  * Below 95% uptime a penalty of 4 x (0.95 - uptime) is subtracted, so an unreliable provider
  * loses against any healthy one regardless of price (at 90% the penalty is 0.2, at 70% it is 1).
  * Ties keep the catalogue order. With probability `explorationRate` the first place goes to a
- * random other candidate among the top three, so metrics of the runners-up stay fresh.
+ * random other candidate among the top three, so metrics of the runners-up stay fresh; given
+ * `needsEvidence`, only to a runner-up it says is short of evidence (per caller continent:
+ * candidate-stats.ts), so a continent whose runners-up are measured sends them nothing more.
  */
 
 export interface RouteStats {
@@ -83,17 +85,17 @@ export function scoreAll(inputs: readonly ScoreInput[], weights: Weights = DEFAU
 export function rank<T>(
   items: readonly T[],
   input: (item: T) => ScoreInput,
-  opts: { explorationRate: number; random?: () => number; weights?: Weights } = { explorationRate: 0 },
+  opts: { explorationRate: number; random?: () => number; weights?: Weights; needsEvidence?: (item: T) => boolean } = { explorationRate: 0 },
 ): T[] {
   const scores = scoreAll(items.map(input), opts.weights);
   const order = items.map((item, index) => ({ item, index, score: scores[index]! }));
   order.sort((a, b) => b.score - a.score || a.index - b.index);
   const random = opts.random ?? Math.random;
   if (opts.explorationRate > 0 && order.length > 1 && random() < opts.explorationRate) {
-    const pool = Math.min(3, order.length);
-    const pick = 1 + Math.floor(random() * (pool - 1));
-    const [chosen] = order.splice(pick, 1);
-    if (chosen) order.unshift(chosen);
+    // With `needsEvidence`, only runners-up short of evidence are explored (none: no exploration).
+    const pool = order.slice(1, 3).filter((o) => !opts.needsEvidence || opts.needsEvidence(o.item));
+    const chosen = pool[Math.floor(random() * pool.length)];
+    if (chosen) order.unshift(...order.splice(order.indexOf(chosen), 1));
   }
   return order.map((o) => o.item);
 }

@@ -53,15 +53,18 @@ export async function readSse(res: Response): Promise<{ events: Array<Record<str
   return { events, raw };
 }
 
-/** Forgets all live provider metrics (the global DO and this isolate's view). */
+/** Forgets all live provider metrics (the global and per-continent DOs and this isolate's views). */
 export async function resetMetrics(): Promise<void> {
   const { runInDurableObject } = await import("cloudflare:test");
   const { metricsStub } = await import("../../src/durable-objects/provider-metrics");
   const { resetLiveMetrics, metricsWritesSettled } = await import("../../src/routing/live-metrics");
   await metricsWritesSettled(env);
-  await runInDurableObject(metricsStub(env), async (instance, state) => {
-    await state.storage.deleteAll();
-    (instance as unknown as { series: unknown }).series = null;
-  });
+  const { CONTINENTS } = await import("../../src/routing/regions");
+  for (const scope of ["global", ...CONTINENTS] as const) {
+    await runInDurableObject(metricsStub(env, scope), async (instance, state) => {
+      await state.storage.deleteAll();
+      (instance as unknown as { series: unknown }).series = null;
+    });
+  }
   resetLiveMetrics();
 }

@@ -37,6 +37,8 @@ import { NO_LIMITS } from "../../members/limits";
 import { ProjectSettings } from "./project-settings";
 import { Integrations, loadIntegrations } from "./integrations";
 import { loadProject } from "../../actions/projects";
+import { healthByContinent, regionsInUse } from "../routing/data";
+import { ProviderHealth, RoutingSection } from "../routing/routing-section";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext) {
   const s = ctx.session;
@@ -51,8 +53,13 @@ export async function loadOrganizationPage(env: Env, ctx: PageContext) {
     listCustomModels(env, org),
     loadSpendingLimits(env, org),
   ]);
-  const [project, integrations] = await Promise.all([ctx.project ? loadProject(env, org, ctx.project.id) : null, isAdmin(s) ? loadIntegrations(env, org) : null]);
-  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations };
+  const [project, integrations, regions, health] = await Promise.all([
+    ctx.project ? loadProject(env, org, ctx.project.id) : null,
+    isAdmin(s) ? loadIntegrations(env, org) : null,
+    ctx.project ? regionsInUse(env, ctx.project.id) : [],
+    healthByContinent(env),
+  ]);
+  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations, regions, health };
 }
 
 type OrgData = Awaited<ReturnType<typeof loadOrganizationPage>>;
@@ -112,6 +119,8 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
       </form>
       <RateLimitsForm data={data} admin={admin} />
       {data.project ? <ProjectSettings project={data.project} admin={admin} /> : null}
+      {data.project ? <RoutingSection project={{ ...data.project, provider: data.project.providerPreferences ?? null }} regions={data.regions} residency={data.org.compliance.regions ?? []} admin={admin} /> : null}
+      <ProviderHealth rows={data.health} />
       {data.integrations ? <Integrations data={data.integrations} /> : null}
     </div>
   );

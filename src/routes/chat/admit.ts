@@ -19,7 +19,7 @@ import type { Candidate, RequestNeeds, Selection } from "../../routing/candidate
 import { resolveFallbacks, selectWithFallbacks } from "../../routing/fallback-models";
 import { orderCandidates } from "../../routing/order";
 import { explorationRate, pinnedProbeRate } from "../../routing/score";
-import { candidateStats } from "../../routing/candidate-stats";
+import { candidateStats, needsEvidence } from "../../routing/candidate-stats";
 import { cacheKey, isCacheable, readCache, type CachedAnswer } from "../../cache/response-cache";
 import { admitWithEarlyCall, type EarlyPlan } from "../../billing/early-call";
 import { admitCredits } from "../../billing/credits";
@@ -38,6 +38,7 @@ export const planFor = (env: Env, headers: Headers, candidates: Candidate[], nee
     explorationRate: explorationRate(env),
     pinnedProbeRate: pinnedProbeRate(env),
     stats: (c) => candidateStats(c, needs.callerContinent),
+    ...(needs.callerContinent ? { needsEvidence: (c: Candidate) => needsEvidence(c, needs.callerContinent ?? null) } : {}),
   });
 
 /** What ran while admission was asked: the cache read, then (no hit) the plan. */

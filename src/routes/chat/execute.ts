@@ -24,12 +24,15 @@ import type { Candidate } from "../../routing/candidates";
 import { resolveFallbacks, selectWithFallbacks } from "../../routing/fallback-models";
 import { isDecisiveAttempt } from "../../routing/order";
 import { withAnotherKey } from "../../routing/key-choice";
+import { withOperatorKey } from "../../routing/operator-fallback";
+import { admitCredits } from "../../billing/credits";
+import { estimateUpperBound } from "../../billing/estimate";
 import { maybeRefreshMetrics, reportAttempts } from "../../routing/live-metrics";
 import type { AttemptSample } from "../../routing/metrics";
 import { attemptStatus, finalError, type AttemptFailure } from "../../routing/failover";
 import { runHedged, startAttempt, type HedgeInput } from "./hedge";
 import { requestTimeouts } from "../../routing/timeouts";
-import { recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
+import { boundTarget, recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
 import { admitChat } from "./admit";
 import { attemptRecord, clientGone, recordRejection, type ChatExecutionInput, type Run } from "./run";
 import { serveCached, serveJson, serveStream, type Served } from "./serve";
@@ -106,7 +109,7 @@ async function execute(run: Run): Promise<Response> {
   const parsed = await parseOrGate(run);
   const req = parsed.req;
   const selection = selectWithFallbacks(env, run.auth, parsed.resolved, parsed.fallbacks, req, run.input.clientIp, run.input.callerContinent);
-  maybeRefreshMetrics(env, waitUntil);
+  maybeRefreshMetrics(env, waitUntil, run.input.callerContinent ?? null);
   const stream = req.stream === true;
   // Before admission: a bad timeout header is a 400 with nothing reserved.
   const timeouts = requestTimeouts(env, run.input.headers, run.auth.project, req, selection.ok ? selection.needs : { promptTokens: 0, maxTokens: undefined });
@@ -158,6 +161,12 @@ async function execute(run: Run): Promise<Response> {
           plan.splice(plan.indexOf(cand) + 1, 0, sameProvider);
           continue;
         }
+        // Every own key failed: a hybrid project that allows it tries the operator's key next.
+        const operator = withOperatorKey(env, run.auth.project, cand, result.failure.status);
+        if (operator && (await reserveCredits(run, req, operator))) {
+          plan.splice(plan.indexOf(cand) + 1, 0, operator);
+          continue;
+        }
         if (!result.failure.retryable && isDecisiveAttempt(plan, cand)) doneModel = cand.modelRank;
         continue;
       }
@@ -169,10 +178,22 @@ async function execute(run: Run): Promise<Response> {
     }
   }
 
-  reportAttempts(env, waitUntil, samples);
+  reportAttempts(env, waitUntil, samples, run.input.callerContinent ?? null);
   const failure = last ?? { failure: { kind: "network" as const, status: 0, message: "no provider could be tried", errorType: "no_provider", retryable: false, providerFault: false }, cand: plan[0]! };
   const error = finalError(failure.failure, routing.length, failure.cand.providerId);
   recordRejection(run, error, routing, stream);
   noteUpstreamMs(error, run.upstreamMs);
   throw error;
+}
+
+/**
+ * A credit reservation for a candidate on the operator's key that admission did not plan for (the
+ * hybrid fallback, src/routing/operator-fallback.ts): the one the request holds, else one asked now.
+ * False when the organization's credits refuse it (then the fallback is not tried).
+ */
+async function reserveCredits(run: Run, req: ChatRequest, cand: Candidate): Promise<boolean> {
+  if (run.creditsReservationId) return true;
+  const c = await admitCredits(run.input.env, run.auth.organization.id, estimateUpperBound(req, [boundTarget(req, cand)]));
+  if (c.ok) run.creditsReservationId = c.reservationId;
+  return c.ok;
 }

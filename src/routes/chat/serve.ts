@@ -80,7 +80,7 @@ function settleAndLog(s: Served, o: { usage: NormalizedUsage | null; totalPico: 
     },
     { totalPico: o.totalPico, creditsPico },
   );
-  reportAttempts(env, waitUntil, s.samples);
+  reportAttempts(env, waitUntil, s.samples, s.run.input.callerContinent ?? null);
 }
 
 export function serveJson(s: Served, parsed: ParsedCompletion, upstreamMs: number): Response {
