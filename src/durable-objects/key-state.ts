@@ -105,6 +105,9 @@ export class KeyState extends DurableObject<Env> {
     this.reported = this.ctx.storage.kv.get<PersistedSpend>("reported") ?? null;
     if (!this.reported && !spend) this.markReported({ usage: 0n, periodUsage: 0n, periodStartedAt: null, seq: 0 });
     this.loaded = true;
+    // Records stored before a restart (the runtime died before their flush) leave with the next
+    // flush, whatever became of the alarm that was due to send them; the consumer applies each once.
+    if (last) this.scheduleFlush(Date.now()).catch((err: unknown) => console.error("outbox flush after restart not scheduled", err instanceof Error ? err.message : String(err)));
   }
 
   /**
