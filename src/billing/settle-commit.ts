@@ -5,13 +5,13 @@
  *
  * Per key and isolate at most one call is in flight. A settlement that arrives while none is sent
  * at the next macrotask (with everything that finished in the same turn); one that arrives while a
- * call is in flight joins the next group, which leaves as soon as that call returns. So a lone
+ * call is in flight joins the next group, which leaves as soon as that call returns (within POLL_MS). So a lone
  * request pays one round trip to the object before its last byte, a busy key's requests ride
  * together (one call per round trip per isolate, however many requests finish meanwhile), and the
  * answer never waits for a timer.
  *
- * The request that opens a group sends it, in its own context (it waits for its own record
- * anyway); the others wait for that call, at most DURABLE_WAIT_MS. When the object cannot be
+ * Whoever finds no call in flight sends what waits, in its own context (it waits for its own
+ * record anyway); the others wait for that call, at most DURABLE_WAIT_MS. When the object cannot be
  * reached the records go to the LOGS queue directly (billed and exported; the consumer applies a
  * record once, so a call that did land and a copy sent here are counted once).
  */
@@ -24,64 +24,78 @@ import { sendLogMessages } from "../usage/log-queue";
 const MAX_GROUP = 500;
 /** Longest a request waits for the call carrying its record before its answer ends anyway. */
 const DURABLE_WAIT_MS = 10_000;
+/** How often a request whose record rides another request's call looks whether that call returned. */
+const POLL_MS = 2;
 
 interface Entry {
   settlement: Settlement;
-  resolve: (r: SettleResult | undefined) => void;
+  done: boolean;
+  result: SettleResult | undefined;
 }
 
 interface KeyCommits {
-  /** The group still open for joiners (null once it left). */
-  open: Entry[] | null;
-  /** The call in flight (never rejects), if any. */
-  sending: Promise<void> | null;
+  /** Records waiting for the next call, in order of arrival. */
+  waiting: Entry[];
+  /** When the call in flight started (0: none). */
+  sendingSince: number;
 }
 
 const commits = new Map<string, KeyCommits>();
 
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /**
- * Stores a settlement in the key's object as part of the next group; resolves with its result once
- * it is durable (undefined when the object was not reached and the record went to the queue, or
- * the wait bound passed). Never rejects.
+ * Stores a settlement in the key's object with the records that finish meanwhile; resolves with
+ * its result once it is durable (undefined when the object was not reached and the record went to
+ * the queue, or the wait bound passed). Never rejects.
+ *
+ * Requests only share plain data here, never a promise: Workers run the continuation of a promise
+ * in the context of whoever resolved it, and a request may do I/O only in its own. So whoever finds
+ * no call in flight sends everything waiting, in its own context, and the others look every
+ * POLL_MS (a timer of their own) whether their record went along.
  */
-export function commitSettlement(env: Env, auth: KeyContext, settlement: Settlement): Promise<SettleResult | undefined> {
+export async function commitSettlement(env: Env, auth: KeyContext, settlement: Settlement): Promise<SettleResult | undefined> {
   const keyId = auth.key.id;
   let c = commits.get(keyId);
   if (!c) {
-    c = { open: null, sending: null };
+    c = { waiting: [], sendingSince: 0 };
     commits.set(keyId, c);
   }
-  const durable = new Promise<SettleResult | undefined>((resolve) => {
-    const entry: Entry = { settlement, resolve };
-    if (c.open && c.open.length < MAX_GROUP) {
-      c.open.push(entry);
-      return;
+  const entry: Entry = { settlement, done: false, result: undefined };
+  c.waiting.push(entry);
+  const deadline = Date.now() + DURABLE_WAIT_MS;
+  // Even "at once" waits one macrotask: the requests finishing in this turn join the call.
+  await pause(0);
+  while (!entry.done) {
+    const now = Date.now();
+    if (now >= deadline) {
+      console.error("settlement commit still pending; the answer ends without waiting for it");
+      return undefined;
     }
-    const group = [entry];
-    c.open = group;
-    const previous = c.sending;
-    const send = sendGroup(env, keyId, c, group, previous);
-    c.sending = send;
-    void send.then(() => {
-      if (c.sending === send && c.open === null) commits.delete(keyId);
-    });
-  });
-  return bounded(durable);
+    // A call that never returned (its request was cancelled) stops blocking the others after the bound.
+    if (c.sendingSince === 0 || now - c.sendingSince > DURABLE_WAIT_MS) await sendWaiting(env, keyId, c);
+    else await pause(POLL_MS);
+  }
+  if (c.waiting.length === 0 && c.sendingSince === 0 && commits.get(keyId) === c) commits.delete(keyId);
+  return entry.result;
 }
 
-async function sendGroup(env: Env, keyId: string, c: KeyCommits, group: Entry[], previous: Promise<void> | null): Promise<void> {
-  // Even "at once" waits one macrotask: the requests finishing in this turn join the group.
-  if (previous) await previous;
-  else await new Promise((r) => setTimeout(r, 0));
-  if (c.open === group) c.open = null;
+/** Sends what waits for the key (at most MAX_GROUP records), in the calling request's context. */
+async function sendWaiting(env: Env, keyId: string, c: KeyCommits): Promise<void> {
+  const group = c.waiting.splice(0, MAX_GROUP);
+  if (group.length === 0) return;
+  const since = Date.now();
+  c.sendingSince = since;
   const items = group.map((e) => e.settlement);
   try {
     const results = await keyStateStub(env, keyId).settleMany(items);
-    group.forEach((e, i) => e.resolve(results[i]));
+    group.forEach((e, i) => (e.result = results[i]));
   } catch (err) {
     console.error("settlement commit failed; records sent to the log queue", err instanceof Error ? err.message : String(err));
     await toQueue(env, items);
-    group.forEach((e) => e.resolve(undefined));
+  } finally {
+    for (const e of group) e.done = true;
+    if (c.sendingSince === since) c.sendingSince = 0;
   }
 }
 
@@ -94,15 +108,4 @@ async function toQueue(env: Env, items: readonly Settlement[]): Promise<void> {
   } catch (err) {
     console.error("log queue send failed; records lost", err instanceof Error ? err.message : String(err));
   }
-}
-
-function bounded<T>(p: Promise<T | undefined>): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => {
-      console.error("settlement commit still pending; the answer ends without waiting for it");
-      resolve(undefined);
-    }, DURABLE_WAIT_MS);
-  });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
