@@ -18,7 +18,7 @@ export function buildRef(root, ref) {
     mkdirSync(dir, { recursive: true });
     execFileSync("sh", ["-c", `git archive ${sha} | tar -x -C "${dir}"`], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
     symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
-    execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", outdir], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--define", "__BENCH_INSTRUMENTS__:true", "--outdir", outdir], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
   }
   return { dir: outdir, label: `${ref} (${sha})` };
 }

@@ -30,6 +30,8 @@
  * writes bench/results/world.json and world.md. With --baseline DIR or --baseline-ref REF (a git
  * ref, built here), every class also runs against that build, interleaved, and an A/B table is
  * printed; --baseline-ref works for the default bench too.
+ * --world-failure: a provider that hangs before its headers or stalls mid-stream, with the default
+ * timeouts, with and without hedging (bench/world-failure.mjs; bench/results/world-failure.md).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
@@ -38,13 +40,14 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { Miniflare } from "miniflare";
+import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { cpuProfile } from "./cpu-profile.mjs";
 import { startLeanBounds } from "./lean-bound.mjs";
 import { hermeticWranglerConfig } from "../scripts/lib/hermetic.mjs";
 import { worldBindings, worldProfileTarget, worldReport } from "./world.mjs";
+import { failureReport } from "./world-failure.mjs";
 import { buildRef } from "./baseline.mjs";
 
 function statSafe(p) {
@@ -86,6 +89,10 @@ const WORLD_OPTS = {
   // key's rules are confirmed: docs/admission.md), to measure what it costs each class.
   strict: flag("world-strict"),
 };
+// --world-failure: a provider that hangs or stalls, with the default timeouts, with and without
+// hedging (bench/world-failure.mjs); the objects and storage are near (no binding latency).
+const FAILURE = flag("world-failure");
+const FAILURE_OPTS = { ttft: opt("ttft", 400), requests: opt("failure-requests", QUICK ? 8 : 24) };
 const DO_LATENCY_MS = WORLD ? WORLD_OPTS.objMs : opt("do-latency", 0);
 
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
@@ -107,7 +114,8 @@ process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
 // ---------- build ----------
 function build({ minify = true } = {}) {
   const outdir = path.join(root, "dist", minify ? "bench" : "bench-profile");
-  execFileSync("npx", ["wrangler", "deploy", "--dry-run", minify ? "--minify" : "--minify=false", "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  // The production bundle plus the bench instruments (the world modes read their headers).
+  execFileSync("npx", ["wrangler", "deploy", "--dry-run", minify ? "--minify" : "--minify=false", "--define", "__BENCH_INSTRUMENTS__:true", "--outdir", outdir], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
   const files = readdirSync(outdir).filter((f) => f.endsWith(".js") || f.endsWith(".mjs") || f.endsWith(".wasm"));
   let raw = 0;
   let gz = 0;
@@ -144,7 +152,8 @@ function peakRssMiB(pid) {
 
 async function startMiniflare(options) {
   const before = new Set(childWorkerdPids());
-  const mf = new Miniflare(options);
+  // The bench's options are written in miniflare's flat (v4) shape: one Worker plus shared options.
+  const mf = new Miniflare(convertV4MiniflareOptions(options));
   const url = await mf.ready;
   const pid = childWorkerdPids().find((p) => !before.has(p));
   return { mf, url: url.toString().replace(/\/$/, ""), pid };
@@ -377,6 +386,14 @@ async function main() {
   const baselineLabel = baselineRef ? baselineRef.label : baselineDir;
   const base = baselineDir ? await startSwitchboard({ outdir: baselineDir, entry: path.join(baselineDir, "index.js") }, upstream.url) : null;
   const pt = await startPassThrough(upstream.url);
+  if (FAILURE) {
+    try {
+      await failureReport({ root, sb, pt, adminToken: ADMIN_TOKEN, o: FAILURE_OPTS, machine: machineInfo() });
+    } finally {
+      await Promise.allSettled([sb.mf.dispose(), pt.mf.dispose(), upstream.close(), ...(base ? [base.mf.dispose()] : [])]);
+    }
+    return;
+  }
   if (WORLD) {
     try {
       if (flag("cpu-profile")) {

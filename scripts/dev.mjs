@@ -295,6 +295,8 @@ async function main() {
 
   const wranglerArgs = [
     WRANGLER, "dev", "--port", String(port), "--test-scheduled", ...(inspectorPort ? ["--inspector-port", String(inspectorPort)] : []),
+    // With the bench instruments (DO_LATENCY_MS and the like in .dev.vars); `wrangler deploy` leaves them out.
+    "--define", "__BENCH_INSTRUMENTS__:true",
     ...persistFlags, ...(fake ? standInVars(fake.url) : []),
     // Invitation e-mails carry a link only with PUBLIC_URL (they have no request to take an origin from).
     ...(vars.PUBLIC_URL ? [] : ["--var", `PUBLIC_URL:${baseUrl}`]),

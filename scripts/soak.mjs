@@ -26,7 +26,7 @@
  *    plus one request; credits never below minus one request.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, readDevVars } from "./lib/local.mjs";
@@ -40,7 +40,7 @@ const REQUEST_TIMEOUT_MS = Number(args["request-timeout"] ?? 90) * 1000;
 const PORT = Number(args.port ?? 8788);
 const INSPECTOR = Number(args["inspector-port"] ?? 9230);
 if (!(MINUTES > 0) || !(WORKERS > 0) || !(ORGS > 0)) {
-  console.error("usage: npm run soak -- [--minutes N] [--workers N] [--orgs N] [--port P --inspector-port I | --url U --admin-token T]");
+  console.error("usage: npm run soak -- [--minutes N] [--workers N] [--orgs N] [--port P --inspector-port I | --url U --admin-token T] [--keep-state]");
   process.exit(2);
 }
 
@@ -105,7 +105,12 @@ function stopServer() {
       // already gone
     }
   }
-  if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+  // --keep-state: leave the local D1, objects and queue files for a look after a failed run.
+  if (stateDir && !("keep-state" in args)) rmSync(stateDir, { recursive: true, force: true });
+  else if (stateDir) {
+    writeFileSync(join(stateDir, "server.log"), serverLog.join("\n") + "\n");
+    console.log(`[soak] state and the server log's last lines kept in ${stateDir}`);
+  }
 }
 process.on("SIGINT", () => {
   stopServer();

@@ -13,8 +13,9 @@ export { OrgCredits } from "./durable-objects/org-credits";
 
 export default {
   // worldEnv: env itself, except in the bench's world-latency mode (src/lib/debug-world.ts); the
-  // rest of the bench instruments enter through src/routes/middleware/instruments.ts.
-  fetch: (request, env, ctx) => app.fetch(request, worldEnv(env), ctx),
+  // rest of the bench instruments enter through src/routes/middleware/instruments.ts. A deployed
+  // bundle is built without them (src/build-flags.d.ts).
+  fetch: (request, env, ctx) => app.fetch(request, __BENCH_INSTRUMENTS__ ? worldEnv(env) : env, ctx),
   scheduled: (controller, env, ctx) => {
     ctx.waitUntil(runScheduled(controller, env));
   },

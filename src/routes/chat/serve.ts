@@ -143,9 +143,14 @@ export function serveStream(
       attempt.error_type = o.error?.errorType ?? "stream_error";
       recordSample(s.samples, s.cand, "error", null, 0, null);
       const message = `${s.cand.providerId}: ${o.error?.message ?? "stream failed"}`;
+      // A stream that went silent (or outran the caller's timeout) after delivering part of its
+      // answer is billed for that part, as a client that leaves mid-stream is: the provider charges
+      // for what it generated, and the caller received it. Other failures after the first byte
+      // (a cut connection, an error event, a malformed stream) cost nothing.
+      const delivered = o.error?.errorType === "timeout" && o.generatedText.length > 0 ? (o.usage ?? estimatedUsage(s.needs.promptTokens, o.generatedText)) : null;
       settleAndLog(s, {
-        usage: null,
-        totalPico: 0n, // upstream failures cost nothing
+        usage: delivered,
+        totalPico: delivered ? priceUsage(delivered, s.cand.mapping.pricing).cost.total : 0n,
         ttftMs,
         log: { statusCode: 502, errorType: o.error?.errorType ?? "stream_error", errorMessage: message, streamed: true },
       });

@@ -5,7 +5,8 @@
  * the pipeline its probe (`c.var.probe`, the only hook it holds) and stamps the bench headers on
  * the answer: `x-gateway-path-calls`, `x-gateway-path-timing` (path tracing) and
  * `x-gateway-do-calls` (DEBUG_DO_CALLS). Neither is ever configured in production: there the
- * probe is the silent one and the answer goes out untouched.
+ * probe is the silent one and the answer goes out untouched, and a deployed bundle is built
+ * without the instruments at all (`__BENCH_INSTRUMENTS__`, src/build-flags.d.ts).
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../app-types";
@@ -14,7 +15,7 @@ import { silentProbe } from "../../lib/probe";
 import { doCallsHeader } from "../../durable-objects/debug-latency";
 import { cancelledEarlyCalls } from "../../billing/early-call";
 
-export const instruments: MiddlewareHandler<AppEnv> = async (c, next) => {
+const measured: MiddlewareHandler<AppEnv> = async (c, next) => {
   const env = c.env;
   const traced = isTraced(env);
   c.set("probe", traced ? probeOf(env) : silentProbe);
@@ -38,3 +39,11 @@ export const instruments: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.res = res;
   }
 };
+
+const silent: MiddlewareHandler<AppEnv> = async (c, next) => {
+  c.set("probe", silentProbe);
+  await next();
+};
+
+/** The middleware: the measuring one where the bundle carries the instruments, else a silent probe. */
+export const instruments: MiddlewareHandler<AppEnv> = __BENCH_INSTRUMENTS__ ? measured : silent;
