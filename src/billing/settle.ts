@@ -1,8 +1,9 @@
 /**
  * After a request: settle the key's reservation with the real cost in its KeyState DO, and the
- * credit reservation and credit-paid part in the organization's OrgCredits DO. Runs in
- * waitUntil, off the hot path. Every route that admitted (admitKey/admitCredits) calls one of
- * these exactly once, also for failures (cost 0) and client aborts.
+ * credit reservation and credit-paid part in the organization's OrgCredits DO. Nothing before the
+ * first byte waits for it; the answer's last byte waits for the request's record to be stored
+ * (docs/admission.md), the rest runs in waitUntil. Every route that admitted
+ * (admitKey/admitCredits) calls one of these exactly once, also for failures (cost 0) and client aborts.
  * Budget alerts (src/billing/budget-alerts.ts) run after settlement.
  */
 import type { Env } from "../env";
