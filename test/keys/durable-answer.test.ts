@@ -74,6 +74,43 @@ describe("a record is durable before the answer ends", () => {
   });
 });
 
+/** A streamed request through a front door, read until `last` appears: the key's spend at that moment. */
+async function spendAtFinalEvent(path: string, body: Record<string, unknown>, last: string): Promise<bigint> {
+  const org = await seedOrg({ creditsUsd: 10 });
+  const ec = createExecutionContext();
+  const res = await app.fetch(
+    new Request(`http://gw.test${path}`, { method: "POST", headers: { authorization: `Bearer ${org.key}`, "content-type": "application/json", "x-no-cache": "true" }, body: JSON.stringify(body) }),
+    deployed,
+    ec,
+  );
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  while (!text.includes(last)) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  expect(text).toContain(last);
+  const spend = (await keyStateStub(env, org.keyId).getSpend()).usage;
+  await reader.cancel().catch(() => undefined);
+  await waitOnExecutionContext(ec);
+  return spend;
+}
+
+describe("every door: the final event leaves after the record is stored", () => {
+  it("Messages: at message_stop the key's object holds the request's spend", async () => {
+    const spend = await spendAtFinalEvent("/v1/messages", { model: "gpt-4o-mini", max_tokens: 20, stream: true, messages: [{ role: "user", content: `durable ${newId("t")}` }] }, "message_stop");
+    expect(spend).toBeGreaterThan(0n);
+  });
+
+  it("Responses: at response.completed the key's object holds the request's spend", async () => {
+    const spend = await spendAtFinalEvent("/v1/responses", { model: "gpt-4o-mini", max_output_tokens: 20, stream: true, input: `durable ${newId("t")}` }, "response.completed");
+    expect(spend).toBeGreaterThan(0n);
+  });
+});
+
 describe("recovery after the object restarts", () => {
   it("a record stored but not yet sent is applied once after a restart; reservations of unfinished requests are gone", async () => {
     const org = await seedOrg({ creditsUsd: 10 });
