@@ -5,10 +5,10 @@
  *
  * Per key and isolate at most one call is in flight. A settlement that arrives while none is sent
  * at the next macrotask (with everything that finished in the same turn); one that arrives while a
- * call is in flight joins the next group, which leaves as soon as that call returns (within POLL_MS). So a lone
- * request pays one round trip to the object before its last byte, a busy key's requests ride
- * together (one call per round trip per isolate, however many requests finish meanwhile), and the
- * answer never waits for a timer.
+ * call is in flight joins the next group, which leaves as soon as that call returns (within
+ * POLL_MS). So a lone request pays one round trip to the object before its last byte, a busy key's
+ * requests ride together (one call per round trip per isolate, however many requests finish
+ * meanwhile), and no answer waits for a batch window.
  *
  * Whoever finds no call in flight sends what waits, in its own context (it waits for its own
  * record anyway); the others wait for that call, at most DURABLE_WAIT_MS. When the object cannot be
@@ -20,7 +20,7 @@ import type { KeyContext } from "../context/key-context";
 import { keyStateStub, type SettleResult, type Settlement } from "../durable-objects/key-state";
 import { sendLogMessages } from "../usage/log-queue";
 
-/** A group this large leaves without waiting for more: bounds the call's size (a log row is ~1 KB). */
+/** At most this many records per call: bounds the call's size (a log row is ~1 KB). */
 const MAX_GROUP = 500;
 /** Longest a request waits for the call carrying its record before its answer ends anyway. */
 const DURABLE_WAIT_MS = 10_000;
