@@ -64,11 +64,16 @@ async function ttfb(url, headers, payload) {
   const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: payload });
   let first = NaN;
   let firstAt = NaN;
+  // The last byte (after the stream's final event and [DONE]): the record is durable before it.
+  let last = NaN;
   if (res.body) {
     const reader = res.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) break;
+      if (done) {
+        last = performance.now() - t0;
+        break;
+      }
       if (value?.length && Number.isNaN(first)) {
         first = performance.now() - t0;
         firstAt = Date.now();
@@ -78,6 +83,7 @@ async function ttfb(url, headers, payload) {
   const calls = /far=(\d+);near=(\d+);cancelled=(\d+)/.exec(res.headers.get("x-gateway-path-calls") ?? "");
   return {
     ms: res.status === 200 ? first : NaN,
+    lastMs: res.status === 200 ? last : NaN,
     status: res.status,
     far: calls ? Number(calls[1]) : NaN,
     near: calls ? Number(calls[2]) : NaN,
@@ -137,6 +143,9 @@ function summarize(name, floor, sb) {
     p99: r1(pct(ok.map((s) => s.ms), 99)),
     addedP50: r1(pct(ok.map((s) => s.ms), 50) - pct(fl.map((s) => s.ms), 50)),
     addedP99: r1(pct(ok.map((s) => s.ms), 99) - pct(fl.map((s) => s.ms), 99)),
+    // Time to the last byte over the floor's (the stream's end waits for the durable record).
+    lastAddedP50: r1(pct(ok.map((s) => s.lastMs), 50) - pct(fl.map((s) => s.lastMs), 50)),
+    lastAddedP99: r1(pct(ok.map((s) => s.lastMs), 99) - pct(fl.map((s) => s.lastMs), 99)),
     farP50: pct(far, 50),
     farMean: Math.round((1000 * far.reduce((a, b) => a + b, 0)) / Math.max(1, far.length)) / 1000,
     farShare: r1((100 * far.filter((x) => x > 0).length) / Math.max(1, far.length)),
@@ -347,6 +356,13 @@ export function renderWorld(s) {
       const y = s.classes.find((c) => c.class === cls && c.target === b);
       if (!x || !y) continue;
       lines.push(`| ${cls} | ${x.addedP50} / ${x.addedP99} | ${y.addedP50} / ${y.addedP99} | ${r1(x.addedP50 - y.addedP50)} / ${r1(x.addedP99 - y.addedP99)} | ${x.farMean} / ${y.farMean} | ${x.cpuPerRequest} / ${y.cpuPerRequest} |`);
+    }
+    lines.push("", `Time to the last byte (added ms over the floor's last byte; ${a} minus ${b}):`, "", `| class | ${a} added p50 / p99 | ${b} added p50 / p99 | difference p50 / p99 |`, "|---|---|---|---|");
+    for (const cls of [...new Set(s.classes.map((c) => c.class))]) {
+      const x = s.classes.find((c) => c.class === cls && c.target === a);
+      const y = s.classes.find((c) => c.class === cls && c.target === b);
+      if (!x || !y) continue;
+      lines.push(`| ${cls} | ${x.lastAddedP50} / ${x.lastAddedP99} | ${y.lastAddedP50} / ${y.lastAddedP99} | ${r1(x.lastAddedP50 - y.lastAddedP50)} / ${r1(x.lastAddedP99 - y.lastAddedP99)} |`);
     }
     lines.push("");
   }

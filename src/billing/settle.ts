@@ -1,19 +1,21 @@
 /**
  * After a request: settle the key's reservation with the real cost in its KeyState DO, and the
- * credit reservation and credit-paid part in the organization's OrgCredits DO. Runs in
- * waitUntil, off the hot path. Every route that admitted (admitKey/admitCredits) calls one of
- * these exactly once, also for failures (cost 0) and client aborts.
+ * credit reservation and credit-paid part in the organization's OrgCredits DO. Nothing before the
+ * first byte waits for it; the answer's last byte waits for the request's record to be stored
+ * (docs/admission.md), the rest runs in waitUntil. Every route that admitted
+ * (admitKey/admitCredits) calls one of these exactly once, also for failures (cost 0) and client aborts.
  * Budget alerts (src/billing/budget-alerts.ts) run after settlement.
  */
 import type { Env } from "../env";
 import type { KeyContext } from "../context/key-context";
-import { keyStateStub, snapshotOf, type SettleResult, type Settlement } from "../durable-objects/key-state";
+import { keyStateStub, snapshotOf, type SettleResult } from "../durable-objects/key-state";
 import { keepCloses, renewalDue, startRenewal, takeEndedCloses } from "../auth/leases";
 import { orgCreditsStub, type CreditSettlement } from "../durable-objects/org-credits";
 import { requestLogJson, type RequestLogInput } from "../usage/request-log";
 import { hourStartOf } from "../usage/aggregate";
 import type { Pico } from "./money";
 import { processBudgetAlerts } from "./budget-alerts";
+import { commitSettlement } from "./settle-commit";
 import { countTokens, releaseTokens, splitTokenHold } from "../rate-limits/admission";
 import { queueMemberSettlement, renewMemberEarly, settleMemberNow, splitReservation } from "../members/budget";
 
@@ -46,7 +48,7 @@ export async function settleRequest(env: Env, auth: KeyContext, reservationId: s
   await alertOn(env, auth, result);
 }
 
-/** How long a settlement under a lease may wait to be sent with others. Override: SETTLE_BATCH_MS. */
+/** How long a credit settlement under a lease may wait to be sent with others. Override: SETTLE_BATCH_MS. */
 const DEFAULT_SETTLE_BATCH_MS = 1_000;
 /** A batch this large is sent at once: bounds the call's size (a log row is ~1 KB) and the object's transaction. */
 const MAX_BATCH = 2_000;
@@ -58,7 +60,6 @@ export function settleBatchMs(env: Env): number {
 
 interface Queued {
   auth: KeyContext;
-  settlement: Settlement;
   credits: CreditSettlement;
 }
 
@@ -75,19 +76,31 @@ const batches = new Map<string, Batch>();
 const ownReservation = (id: string | null): boolean => id !== null && !id.startsWith("lease:");
 
 /**
- * The chat path: the spend, the log row and the credit debit go into the key's DO outbox in one
- * storage write (see KeyState) and reach D1 in batches. Settlements are queued per key in the
- * isolate and sent together, in one call per object:
- *  - with the background renewal of the isolate's lease (`renewLeasesEarly`), about once per lease
- *    period for a busy key, so a hot key costs one call per isolate per lease period;
+ * What `queueSettlement` hands back: `durable` resolves once the request's record (log row, credit
+ * debit, spend) is stored in the key's object, and the answer's last byte waits for it (the stream's
+ * final event, a JSON body); `done` is for the request's waitUntil (the rest of the settlement).
+ */
+export interface Settling {
+  durable: Promise<void>;
+  done: Promise<void>;
+}
+
+/**
+ * The chat path (and embeddings): the spend, the log row and the credit debit go into the key's
+ * DO outbox in one storage write (see KeyState), committed before the answer ends
+ * (settle-commit.ts: one call per round trip per key and isolate, the requests that finish
+ * meanwhile ride along), and reach D1 in batches from there. What only tunes admission waits in the
+ * isolate and is sent in one call per object:
+ *  - the credit settlement (the organization's pending debit and reservation; the debit itself
+ *    rides with the record), with the background renewal of the isolate's leases
+ *    (`renewLeasesEarly`), about once per lease period for a busy key;
  *  - else when the first of them has waited SETTLE_BATCH_MS (default 1 s; the lease's hold in the
- *    object covers them meanwhile);
- *  - at once (next macrotask) when one of them released a reservation of its own: near a limit,
- *    requests may be waiting in the object for exactly that.
+ *    object covers them meanwhile), which also closes leases that ended;
+ *  - at once (next macrotask) when one of them released a credit reservation of its own: near zero
+ *    credits, requests may be waiting in the object for exactly that.
  *
- * The returned promise (for the request's waitUntil) lasts until the batch this request started is
- * due: the request that starts a batch sends it unless a renewal took it first, in its own context,
- * so no request waits on another's I/O and every batch has a live request to send it.
+ * The request that starts a batch sends it unless a renewal took it first, in its own context, so
+ * every batch has a live request to send it.
  */
 export function queueSettlement(
   env: Env,
@@ -96,42 +109,36 @@ export function queueSettlement(
   cost: RequestCost,
   log: RequestLogInput,
   creditsReservationId: string | null = null,
-): Promise<void> {
+): Settling {
   // Tokens per minute (src/rate-limits/) count settled tokens; their report rides the same waitUntil,
   // and a token bound held at admission is given back with them.
   const { rest, hold } = splitTokenHold(reservationId);
   const tokens = countTokens(env, auth, (log.usage?.promptTokens ?? 0) + (log.usage?.completionTokens ?? 0), hold);
   // The key's and its owner's parts of the reservation (src/members/budget.ts).
   const { key, member } = splitReservation(rest);
-  const settled = queueKeySettlement(env, auth, key, cost, log, creditsReservationId);
+  const durable = commitSettlement(env, auth, {
+    reservationId: key,
+    actual: cost.totalPico,
+    outbox: { row: requestLogJson(log), logId: log.logId, organizationId: auth.organization.id, creditsPico: cost.creditsPico },
+  });
+  const alerted = durable.then((result) => alertOn(env, auth, result));
+  const credits = queueCreditSettlement(env, auth, log, cost, creditsReservationId);
   const owner = member === null ? null : queueMemberSettlement(env, auth, member, cost.totalPico);
-  return tokens || owner ? Promise.all([settled, tokens, owner]).then(() => undefined) : settled;
+  return {
+    durable: durable.then(() => undefined),
+    done: Promise.all([alerted, credits, tokens, owner]).then(() => undefined, logFlushError),
+  };
 }
 
-function queueKeySettlement(
-  env: Env,
-  auth: KeyContext,
-  reservationId: string | null,
-  cost: RequestCost,
-  log: RequestLogInput,
-  creditsReservationId: string | null,
-): Promise<void> {
+function queueCreditSettlement(env: Env, auth: KeyContext, log: RequestLogInput, cost: RequestCost, creditsReservationId: string | null): Promise<void> {
   const keyId = auth.key.id;
-  const entry: Queued = {
-    auth,
-    settlement: {
-      reservationId,
-      actual: cost.totalPico,
-      outbox: { row: requestLogJson(log), logId: log.logId, organizationId: auth.organization.id, creditsPico: cost.creditsPico },
-    },
-    // The key's outbox debits D1 with the log row; the organization's object tracks it until then.
-    credits: { reservationId: creditsReservationId, credits: cost.creditsPico, log: { id: log.logId, hour: hourStartOf(log.createdAt) } },
-  };
+  // The key's outbox debits D1 with the log row; the organization's object tracks it until then.
+  const entry: Queued = { auth, credits: { reservationId: creditsReservationId, credits: cost.creditsPico, log: { id: log.logId, hour: hourStartOf(log.createdAt) } } };
   const now = Date.now();
   const batch = batches.get(keyId);
-  // Sent at once (next macrotask) when it may free budget someone waits for, or the batch is full;
+  // Sent at once (next macrotask) when it may free credits someone waits for, or the batch is full;
   // otherwise by the batch's owner when due (or earlier, with a renewal).
-  const urgent = ownReservation(reservationId) || ownReservation(creditsReservationId) || (batch?.items.length ?? 0) + 1 >= MAX_BATCH;
+  const urgent = ownReservation(creditsReservationId) || (batch?.items.length ?? 0) + 1 >= MAX_BATCH;
   if (!batch) return startBatch(env, keyId, [entry], urgent ? now : now + settleBatchMs(env));
   batch.items.push(entry);
   if (!urgent || batch.due <= now) return Promise.resolve();
@@ -200,8 +207,8 @@ async function flushBudgets(env: Env, keyId: string, caller: KeyContext | null):
   const orgCloses = orgRenewal ? orgRenewal.close : takeEndedCloses(orgLease(orgId));
   const credits = items.map((i) => i.credits).filter(creditUseful);
   const keyCall =
-    items.length > 0 || keyRenewal || keyCloses.length > 0
-      ? keyStateStub(env, keyId).flush(items.map((i) => i.settlement), {
+    keyRenewal || keyCloses.length > 0
+      ? keyStateStub(env, keyId).flush([], {
           close: keyCloses,
           ...(keyRenewal ? { renew: { fingerprint: keyRenewal.fingerprint, fallback: snapshotOf(auth.key), unit: keyRenewal.unit } } : {}),
         })
@@ -223,8 +230,6 @@ async function flushBudgets(env: Env, keyId: string, caller: KeyContext | null):
   }
   if (k.status === "rejected") throw k.reason;
   if (o.status === "rejected") throw o.reason;
-  const results = k.value?.results ?? [];
-  for (let i = 0; i < items.length; i++) await alertOn(env, items[i]!.auth, results[i]);
 }
 
 const creditUseful = (i: CreditSettlement): boolean => i.reservationId !== null || i.credits > 0n;

@@ -52,6 +52,20 @@ export const OUTBOX_COLUMNS: ReadonlyArray<[name: string, type: string]> = [
 export const OUTBOX_ADDED_COLUMNS = OUTBOX_COLUMNS.slice(5);
 export const OUTBOX_SCHEMA_VERSION = 2;
 
+/** Creates the outbox table, or adds the columns a table created by an older release lacks. */
+export function createOutbox(storage: DurableObjectStorage): void {
+  storage.sql.exec(`CREATE TABLE IF NOT EXISTS outbox (${OUTBOX_COLUMNS.map(([n, t]) => `${n} ${t}`).join(", ")})`);
+  if (storage.kv.get<number>("outboxSchema") === OUTBOX_SCHEMA_VERSION) return;
+  for (const [name, type] of OUTBOX_ADDED_COLUMNS) {
+    try {
+      storage.sql.exec(`ALTER TABLE outbox ADD COLUMN ${name} ${type}`);
+    } catch {
+      // the table was created with it
+    }
+  }
+  storage.kv.put("outboxSchema", OUTBOX_SCHEMA_VERSION);
+}
+
 /** Spend as stored: in kv under "spend", and on every outbox row. `seq` says which is newer. */
 export interface PersistedSpend {
   usage: Pico;

@@ -14,18 +14,13 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import type { PeriodUnit } from "../db/schema";
-import { parseUsd, type Pico } from "../billing/money";
-import { timingSafeEqual } from "../lib/crypto";
-import { addPeriod } from "../billing/period";
+import type { Pico } from "../billing/money";
 import {
   flushDelayMs,
   outboxMessages,
   sendRetryMs,
-  OUTBOX_ADDED_COLUMNS,
+  createOutbox,
   OUTBOX_BATCH,
-  OUTBOX_COLUMNS,
-  OUTBOX_SCHEMA_VERSION,
   sameSpend,
   spendReportStatement,
   type OutboxEntry,
@@ -37,7 +32,8 @@ import { sendLogMessages } from "../usage/log-queue";
 import { AdmissionQueue } from "./admission-queue";
 import { LeaseBook, leaseReservationId } from "./lease-book";
 import { simulatedLatency } from "./debug-latency";
-import type { AdmitOptions, DenialReason, FlushLeases, FlushResult, GateResult, KeySnapshot, SettleResult, Settlement, SpendState } from "./key-state-types";
+import { busy, crossedThresholds, hasPeriod, leaseSlice, liveness, rollWindow, spendVerdict, startWindow } from "./key-gate";
+import type { AdmitOptions, FlushLeases, FlushResult, GateResult, KeySnapshot, SettleResult, Settlement, SpendState } from "./key-state-types";
 
 export {
   snapshotOf,
@@ -53,11 +49,6 @@ export {
   type SpendState,
 } from "./key-state-types";
 
-/** A lease is granted only while the remaining budget is worth this many requests like this one. */
-const LEASE_MIN_REQUESTS = 32n;
-/** ... and it carves this fraction of the remaining budget. */
-const LEASE_SLICE_DIVISOR = 8n;
-
 interface Reservation {
   amount: Pico;
   at: number;
@@ -65,13 +56,6 @@ interface Reservation {
 
 /** Reservations older than this are assumed lost (isolate died before settling) and released. */
 const RESERVATION_TTL_MS = 15 * 60 * 1000;
-
-const DENIAL_MESSAGES: Record<Exclude<DenialReason, "usage_limit_reached" | "period_usage_limit_reached" | "budget_busy">, string> = {
-  deleted: "This API key has been deleted.",
-  disabled: "This API key is disabled.",
-  expired: "This API key has expired.",
-  rolled: "This API key secret was rolled; use the new secret.",
-};
 
 export class KeyState extends DurableObject<Env> {
   private snapshot: KeySnapshot | null = null;
@@ -93,19 +77,8 @@ export class KeyState extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    // Settled requests waiting for the LOGS queue: the record is stored pre-serialized, so a flush
-    // sends it as is.
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS outbox (${OUTBOX_COLUMNS.map(([n, t]) => `${n} ${t}`).join(", ")})`);
-    if (ctx.storage.kv.get<number>("outboxSchema") !== OUTBOX_SCHEMA_VERSION) {
-      for (const [name, type] of OUTBOX_ADDED_COLUMNS) {
-        try {
-          ctx.storage.sql.exec(`ALTER TABLE outbox ADD COLUMN ${name} ${type}`);
-        } catch {
-          // the table was created with it
-        }
-      }
-      ctx.storage.kv.put("outboxSchema", OUTBOX_SCHEMA_VERSION);
-    }
+    // Settled requests waiting for the LOGS queue, each stored pre-serialized (a flush sends it as is).
+    createOutbox(ctx.storage);
   }
 
   /**
@@ -132,6 +105,9 @@ export class KeyState extends DurableObject<Env> {
     this.reported = this.ctx.storage.kv.get<PersistedSpend>("reported") ?? null;
     if (!this.reported && !spend) this.markReported({ usage: 0n, periodUsage: 0n, periodStartedAt: null, seq: 0 });
     this.loaded = true;
+    // Records stored before a restart (the runtime died before their flush) leave with the next
+    // flush, whatever became of the alarm that was due to send them; the consumer applies each once.
+    if (last) this.scheduleFlush(Date.now()).catch((err: unknown) => console.error("outbox flush after restart not scheduled", err instanceof Error ? err.message : String(err)));
   }
 
   /**
@@ -259,59 +235,8 @@ export class KeyState extends DurableObject<Env> {
     return { ok: true, version: this.snapshot!.version, reservationId };
   }
 
-  /**
-   * The slice a lease may carve: null (no limit), a fraction of what is left of the tightest
-   * limit, or "none" near the limit (per-request admission).
-   */
   private leaseSlice(estimate: Pico, now: number): Pico | null | "none" {
-    const s = this.snapshot!;
-    const taken = this.spend.reserved + this.leases.held(now);
-    const left: Pico[] = [];
-    if (s.usageLimit !== null) left.push(parseUsd(s.usageLimit) - this.spend.usage - taken);
-    if (hasPeriod(s)) left.push(parseUsd(s.periodUsageLimit) - this.spend.periodUsage - taken);
-    if (left.length === 0) return null;
-    const remaining = left.reduce((a, b) => (b < a ? b : a));
-    const unit = estimate > 0n ? estimate : 1n;
-    return remaining >= LEASE_MIN_REQUESTS * unit ? remaining / LEASE_SLICE_DIVISOR : "none";
-  }
-
-  private busy(waitMs: number): GateResult {
-    const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
-    return {
-      ok: false,
-      version: this.snapshot!.version,
-      reason: "budget_busy",
-      retryAfterSeconds,
-      message: `Requests in flight hold the rest of this key's spend limit; retry in ${retryAfterSeconds} s.`,
-    };
-  }
-
-  /** Settled spend at a limit: the refusal; reservations at a limit: "wait"; else "admit". */
-  private spendVerdict(now: number): GateResult | "wait" | "admit" {
-    const s = this.snapshot!;
-    let wait = false;
-    if (s.usageLimit !== null) {
-      const limit = parseUsd(s.usageLimit);
-      if (this.spend.usage >= limit) {
-        return { ok: false, version: s.version, reason: "usage_limit_reached", message: `Usage limit reached: this key has spent its all-time limit of $${s.usageLimit}.` };
-      }
-      wait ||= this.spend.usage + this.spend.reserved + this.leases.held(now) >= limit;
-    }
-    if (hasPeriod(s)) {
-      this.startWindow(now);
-      const limit = parseUsd(s.periodUsageLimit);
-      if (this.spend.periodUsage >= limit) {
-        const resetsAt = new Date(addPeriod(this.spend.periodStartedAt ?? now, s.periodUsageDurationValue, s.periodUsageDurationUnit)).toISOString();
-        return {
-          ok: false,
-          version: s.version,
-          reason: "period_usage_limit_reached",
-          message: `Usage limit reached: this key has spent its recurring limit of $${s.periodUsageLimit} per ${s.periodUsageDurationValue} ${s.periodUsageDurationUnit}(s); the window resets at ${resetsAt}.`,
-        };
-      }
-      wait ||= this.spend.periodUsage + this.spend.reserved + this.leases.held(now) >= limit;
-    }
-    return wait ? "wait" : "admit";
+    return leaseSlice(this.snapshot!, this.spend, this.spend.reserved + this.leases.held(now), estimate);
   }
 
   /** Decides waiting requests after anything that changed spend, reservations or the key. */
@@ -377,7 +302,7 @@ export class KeyState extends DurableObject<Env> {
     if (actual > 0n) {
       this.spend.usage += actual;
       if (this.snapshot && hasPeriod(this.snapshot)) {
-        this.startWindow(now);
+        startWindow(this.spend, now);
         this.spend.periodUsage += actual;
       }
       if (!outbox) this.storeSpend();
@@ -395,7 +320,7 @@ export class KeyState extends DurableObject<Env> {
         this.spend.periodStartedAt,
       );
     }
-    return { crossed: this.crossedThresholds(before) };
+    return { crossed: crossedThresholds(this.snapshot, before, this.spend) };
   }
 
   /**
@@ -505,13 +430,19 @@ export class KeyState extends DurableObject<Env> {
   }
 
   private liveness(fingerprint: string, now: number): GateResult | null {
-    const s = this.snapshot!;
-    const deny = (reason: keyof typeof DENIAL_MESSAGES): GateResult => ({ ok: false, version: s.version, reason, message: DENIAL_MESSAGES[reason] });
-    if (s.status === "deleted") return deny("deleted");
-    if (!timingSafeEqual(fingerprint, s.fingerprint)) return deny("rolled");
-    if (s.expiresAt !== null && s.expiresAt <= now) return deny("expired");
-    if (s.status !== "active") return deny("disabled");
-    return null;
+    return liveness(this.snapshot!, fingerprint, now);
+  }
+
+  private spendVerdict(now: number): GateResult | "wait" | "admit" {
+    return spendVerdict(this.snapshot!, this.spend, this.spend.reserved + this.leases.held(now), now);
+  }
+
+  private busy(waitMs: number): GateResult {
+    return busy(this.snapshot!.version, waitMs);
+  }
+
+  private rollWindow(now: number): void {
+    rollWindow(this.snapshot, this.spend, now);
   }
 
   private release(id: string): void {
@@ -526,49 +457,10 @@ export class KeyState extends DurableObject<Env> {
     for (const [id, r] of this.reservations) if (now - r.at > RESERVATION_TTL_MS) this.release(id);
   }
 
-  /** The first use with no running window starts one, with nothing spent in it yet. */
-  private startWindow(now: number): void {
-    if (this.spend.periodStartedAt !== null) return;
-    this.spend.periodStartedAt = now;
-    this.spend.periodUsage = 0n;
-  }
-
-  /** A window ends after its duration; the next starts at the first use after that. */
-  private rollWindow(now: number): void {
-    const s = this.snapshot;
-    if (!s?.periodUsageDurationUnit || !s.periodUsageDurationValue || this.spend.periodStartedAt === null) return;
-    if (addPeriod(this.spend.periodStartedAt, s.periodUsageDurationValue, s.periodUsageDurationUnit) <= now) {
-      this.spend.periodStartedAt = null;
-      this.spend.periodUsage = 0n;
-    }
-  }
-
-  /** Limits whose spend percentage moved in this settlement; the alert module applies the threshold. */
-  private crossedThresholds(before: { usage: Pico; periodUsage: Pico }): SettleResult["crossed"] {
-    const s = this.snapshot;
-    if (!s) return [];
-    const pct = (v: Pico, limit: Pico) => (limit > 0n ? Number((v * 10000n) / limit) / 100 : 0);
-    const out: SettleResult["crossed"] = [];
-    if (s.usageLimit) {
-      const limit = parseUsd(s.usageLimit);
-      out.push({ limit: "all_time", windowStart: 0, percentBefore: pct(before.usage, limit), percent: pct(this.spend.usage, limit) });
-    }
-    if (s.periodUsageLimit && this.spend.periodStartedAt !== null) {
-      const limit = parseUsd(s.periodUsageLimit);
-      out.push({ limit: "period", windowStart: this.spend.periodStartedAt, percentBefore: pct(before.periodUsage, limit), percent: pct(this.spend.periodUsage, limit) });
-    }
-    return out.filter((c) => c.percent !== c.percentBefore);
-  }
-
   private persistedSpend(): PersistedSpend {
     return { usage: this.spend.usage, periodUsage: this.spend.periodUsage, periodStartedAt: this.spend.periodStartedAt, seq: this.spendSeq };
   }
 }
-
-type PeriodSnapshot = KeySnapshot & { periodUsageLimit: string; periodUsageDurationValue: number; periodUsageDurationUnit: PeriodUnit };
-
-const hasPeriod = (s: KeySnapshot): s is PeriodSnapshot =>
-  s.periodUsageLimit !== null && s.periodUsageDurationUnit !== null && s.periodUsageDurationValue !== null && s.periodUsageDurationValue > 0;
 
 // Importers reach the stub through here; the log queue imports its module directly (no circle).
 export { keyStateStub } from "./key-state-stub";

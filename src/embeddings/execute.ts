@@ -120,6 +120,8 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
   let reservationId: string | null = null;
   let creditsReservationId: string | null = null;
   let admitted = false;
+  /** The record is durable (settle-commit.ts); the answer is returned only after it. */
+  let durable: Promise<void> = Promise.resolve();
   const texts: EmbeddingInput["input"] = typeof body.input === "string" ? [body.input] : isTokenList(body.input) ? [body.input] : body.input;
   const req: EmbeddingInput = { input: texts, ...(body.dimensions !== undefined ? { dimensions: body.dimensions } : {}), ...(body.user !== undefined ? { user: body.user } : {}) };
   const base = (): Omit<RequestLogInput, "statusCode"> => ({
@@ -131,7 +133,10 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
       input.waitUntil(writeRequestLog(input.env, log));
       return;
     }
-    input.waitUntil(queueSettlement(input.env, auth, reservationId, cost, log, creditsReservationId).catch((e: unknown) => console.error("settlement failed", e instanceof Error ? e.message : String(e))));
+    const settling = queueSettlement(input.env, auth, reservationId, cost, log, creditsReservationId);
+    durable = settling.durable;
+    input.waitUntil(settling.durable);
+    input.waitUntil(settling.done);
   };
 
   const creditPaid = (c: Candidate) => c.credential.source === "credits";
@@ -202,6 +207,7 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
         { ...base(), usedModel: model.id, usedProvider: cand.provider.id, statusCode: 200, usage, costPico: cost, creditsCostPico: creditsPico, byokCostPico: cost - creditsPico, ttftMs: r.ms },
         { totalPico: cost, creditsPico },
       );
+      await durable;
       return {
         object: "list",
         data: r.vectors.map((v, index) => ({ object: "embedding", index, embedding: body.encoding_format === "base64" ? toBase64Float32(v) : v })),

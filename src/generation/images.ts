@@ -316,11 +316,15 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
   renewLeasesEarly(env, ctx, input.waitUntil);
   let settled = false;
   let creditsReservationId: string | null = early.credit?.ok ? early.credit.reservationId : null;
+  /** The settlement and the record are durable (key spend, D1 debit, LOGS queue): the answer is returned after them. */
+  let recorded: Promise<unknown> = Promise.resolve();
   const finish = (cost: Pico, source: "credits" | "byok", log: GenerationLog | null) => {
     settled = true;
     const creditsPico = source === "credits" ? cost : 0n;
-    input.waitUntil(safely("image settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: cost, creditsPico }, creditsReservationId)));
-    if (log) input.waitUntil(safely("image request log", writeGenerationLog(env, ctx, log)));
+    const settlement = safely("image settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: cost, creditsPico }, creditsReservationId));
+    const record = log ? safely("image request log", writeGenerationLog(env, ctx, log)) : null;
+    recorded = Promise.all([settlement, record]);
+    input.waitUntil(recorded);
   };
 
   try {
@@ -434,6 +438,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
           mimeTypes: shaped.map((s) => s.mimeType),
         };
         if (result.text) out.text = result.text;
+        await recorded;
         return out;
       } catch (err) {
         const failure =

@@ -1,7 +1,7 @@
 /**
  * Settled spend of keys as D1 holds it (`key_spend`, reported by each key's KeyState object with
  * its outbox flush): what key lists show, without one object call per key. It lags the object by
- * the settlement batch (SETTLE_BATCH_MS) plus the log flush (LOG_FLUSH_MS); docs/admission.md.
+ * the log flush (LOG_FLUSH_MS; the record is in the key's object before the answer ends); docs/admission.md.
  */
 import type { Env } from "../env";
 import type { keySpend } from "../db/schema";

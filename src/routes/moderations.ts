@@ -186,8 +186,14 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const creditPaid = (cand: Candidate) => cand.plan.source === "credits" && bound([cand]) > 0n;
   const routing: RoutingAttempt[] = [];
   const logId = newId("log");
+  /** Settlement and record writes; a successful answer is returned once they are durable. */
+  const writes: Array<Promise<unknown>> = [];
+  const track = (p: Promise<unknown>) => {
+    writes.push(p);
+    c.executionCtx.waitUntil(p);
+  };
   const log = (ctx: KeyContext, statusCode: number, extra: LogExtra) =>
-    c.executionCtx.waitUntil(
+    track(
       writeRequestLog(c.env, {
         logId,
         requestId: c.get("requestId"),
@@ -237,9 +243,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   let settled = false;
   const settle = (cost: Pico, credits: boolean) => {
     settled = true;
-    c.executionCtx.waitUntil(
-      settleRequest(c.env, ctx, early.admission.reservationId, { totalPico: cost, creditsPico: credits ? cost : 0n }, creditsReservationId).catch(logSettleError),
-    );
+    track(settleRequest(c.env, ctx, early.admission.reservationId, { totalPico: cost, creditsPico: credits ? cost : 0n }, creditsReservationId).catch(logSettleError));
   };
   try {
     let candidates: Candidate[];
@@ -260,7 +264,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
       throw err;
     }
     const take = (cand: Candidate) => (earlyCand && cand === earlyCand.cand ? early.take() : null);
-    return await moderate(c, { req, candidates, logId, routing, log: (status, extra) => log(ctx, status, extra), take, settle });
+    return await moderate(c, { req, candidates, logId, routing, log: (status, extra) => log(ctx, status, extra), take, settle, recorded: () => Promise.all(writes) });
   } finally {
     early.drop();
     if (!settled) settle(0n, false);
@@ -288,6 +292,8 @@ interface ModerationRun {
   /** The early call's answer for this candidate, if it ran one (once). */
   take: (cand: Candidate) => Promise<ModerationAttempt> | null;
   settle: (cost: Pico, credits: boolean) => void;
+  /** Resolves once the settlement and record written so far are durable. */
+  recorded: () => Promise<unknown>;
 }
 
 async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Response> {
@@ -328,6 +334,7 @@ async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Respons
     const credits = cand.plan.source === "credits";
     run.settle(cost, credits);
     log(200, { usedProvider: provider.id, costPico: cost, credits, usedModel: cand.model.id });
+    await run.recorded();
     return c.json({
       id: typeof json.id === "string" ? json.id : `modr-${logId}`,
       model: cand.model.id,

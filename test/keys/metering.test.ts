@@ -259,14 +259,14 @@ describe("leases: no round trip per request in steady state", () => {
     expect((await stub.getSpend()).usage).toBe(BigInt(ids.length) * 1_000n);
   });
 
-  it("a busy key for three seconds: leases renewed in the background with the settlements, one call per object per lease period, spend exact", async () => {
+  it("a busy key for three seconds: leases renewed in the background with the credit settlements, one call per object per lease period plus the record commits, spend exact", async () => {
     const org = await seedOrg();
     const { token, row } = await addKey(org, { usageLimit: "100" });
     const contexts: ExecutionContext[] = [];
     const ids: string[] = [];
     const before = doCallsSoFar();
     const started = Date.now();
-    while (Date.now() - started < 3_000) {
+    while (Date.now() - started < 3_000 || ids.length < 100) {
       const batch = await Promise.all(
         Array.from({ length: 4 }, async (_, i) => {
           const ec = createExecutionContext();
@@ -285,9 +285,11 @@ describe("leases: no round trip per request in steady state", () => {
     expect(ids.length).toBeGreaterThanOrEqual(100);
     // Three objects (the key's, the organization's credits, the organization's rate window): each
     // gets the first admission, one renewal per lease period (renewed at 0.7 of its 1 s) carrying
-    // the settlements, and the last batch. Before: a settlement call per event-loop turn, 0.25
-    // calls per request in the bench.
-    expect(calls).toBeLessThanOrEqual(3 * (1 + Math.ceil(elapsed / 700) + 1));
+    // the credit settlements, and the last batch. The key's object also takes the records before
+    // the answers end: one call per round trip with what finished meanwhile (here four requests
+    // finish together, so at most one call each, and fewer when they finish in the same turn).
+    const admission = 3 * (1 + Math.ceil(elapsed / 700) + 1);
+    expect(calls).toBeLessThanOrEqual(admission + ids.length);
     const rows = await waitForLogs(ids, 15_000);
     expect(rows).toHaveLength(ids.length);
     const { usage, logged } = await settledSpend(row.id, 10_000);

@@ -141,9 +141,10 @@ describe("KeyState outbox (log rows and credit debits sent to the LOGS queue in 
     const logIds = costs.map(() => newId("log"));
     // All queued in the same turn, as requests finishing together would.
     await Promise.all(
-      costs.map((cost, i) =>
-        queueSettlement(env, auth, admissions[i]!.reservationId, { totalPico: cost, creditsPico: cost }, logInput(auth, logIds[i]!, cost)),
-      ),
+      costs.map((cost, i) => {
+        const settling = queueSettlement(env, auth, admissions[i]!.reservationId, { totalPico: cost, creditsPico: cost }, logInput(auth, logIds[i]!, cost));
+        return Promise.all([settling.durable, settling.done]);
+      }),
     );
     const total = costs.reduce((a, b) => a + b, 0n);
     const spend = await stub.getSpend();

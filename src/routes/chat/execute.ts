@@ -56,6 +56,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     cancelledEarly: null,
     dropEarly: null,
     answer: null,
+    durable: Promise.resolve(),
   };
   input.probe?.mark("exec");
   try {

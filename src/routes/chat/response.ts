@@ -82,3 +82,17 @@ export function completionJson(o: {
 export function usageChunkJson(o: { id: string; created: number; model: string; usage: OpenAIUsage; metadata: ChatMetadata }): Record<string, unknown> {
   return { id: o.id, object: "chat.completion.chunk", created: o.created, model: o.model, choices: [], usage: o.usage, metadata: o.metadata };
 }
+
+/**
+ * A JSON answer whose headers leave at once and whose body leaves once `durable` resolved (the
+ * request's record is stored, src/billing/settle-commit.ts): the first byte does not wait for it.
+ */
+export function bodyAfter(durable: Promise<void>, text: string): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      await durable;
+      controller.enqueue(new TextEncoder().encode(text));
+      controller.close();
+    },
+  });
+}

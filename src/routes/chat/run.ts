@@ -48,13 +48,14 @@ export interface Run {
   dropEarly: (() => void) | null;
   /** The answer as a JSON completion's `choices`, kept for a project with `logBodies` (src/usage/bodies.ts). */
   answer: unknown;
+  /** Resolves once the request's record is durable (set by `finishRequest`); the answer's last byte waits for it. */
+  durable: Promise<void>;
 }
 
-const logSettleError = (err: unknown) => console.error("settlement failed", err instanceof Error ? err.message : String(err));
-
 /**
- * Off the hot path: settle the reservation in the key's DO, which also takes the log row and the
- * credit debit into its outbox in the same storage write (logged and charged together).
+ * Settles the reservation in the key's DO, which also takes the log row and the credit debit into
+ * its outbox in the same storage write (logged and charged together). `run.durable` resolves once
+ * that write is done: the serving code releases the answer's last byte after it (serve.ts).
  */
 export function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
   const { env, waitUntil } = run.input;
@@ -70,7 +71,10 @@ export function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost 
     waitUntil(writeRequestLog(env, log));
     return;
   }
-  waitUntil(queueSettlement(env, run.auth, run.reservationId, cost, log, run.creditsReservationId).catch(logSettleError));
+  const settling = queueSettlement(env, run.auth, run.reservationId, cost, log, run.creditsReservationId);
+  run.durable = settling.durable;
+  waitUntil(settling.durable);
+  waitUntil(settling.done);
 }
 
 /**

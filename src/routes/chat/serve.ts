@@ -14,7 +14,7 @@ import type { RequestLogInput } from "../../usage/request-log";
 import { streamAnswer } from "../../usage/bodies";
 import { upstreamTimeoutMs } from "./attempt";
 import { estimatedUsage, recordSample } from "./model-facts";
-import { completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
+import { bodyAfter, completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
 import { replayIterator, startSseStream, writeStallMs, type StreamOutcome } from "./stream";
 import { baseLog, finishRequest, type Run } from "./run";
 
@@ -121,7 +121,7 @@ export function serveJson(s: Served, parsed: ParsedCompletion, upstreamMs: numbe
     };
     run.input.waitUntil(writeCache(run.input.env, s.cacheKey, answer));
   }
-  return new Response(JSON.stringify(body), { status: 200, headers: responseHeaders(run, "application/json") });
+  return new Response(bodyAfter(run.durable, JSON.stringify(body)), { status: 200, headers: responseHeaders(run, "application/json") });
 }
 
 export function serveStream(
@@ -154,6 +154,7 @@ export function serveStream(
         ttftMs,
         log: { statusCode: 502, errorType: o.error?.errorType ?? "stream_error", errorMessage: message, streamed: true },
       });
+      await run.durable;
       return { error: { message, type: "upstream_error", param: null, code: "upstream_error" } };
     }
     const usage = o.usage ?? estimatedUsage(s.needs.promptTokens, o.generatedText);
@@ -186,6 +187,8 @@ export function serveStream(
         }),
       );
     }
+    // The final event leaves once the record is durable (run.ts): an answered request is never unbilled.
+    await run.durable;
     return usageChunkJson({ id, created, model: s.responseModel, usage: priced.json, metadata: metadata(s, underlying, false) });
   };
 
@@ -241,7 +244,7 @@ export function serveCached(run: Run, hit: CachedAnswer, responseModel: string):
   const created = Math.floor(Date.now() / 1000);
   if (hit.kind === "json") {
     const body = completionJson({ id, created, model: responseModel, choices: hit.choices, usage: priced.json, metadata: meta });
-    return new Response(JSON.stringify(body), { status: 200, headers: responseHeaders(run, "application/json") });
+    return new Response(bodyAfter(run.durable, JSON.stringify(body)), { status: 200, headers: responseHeaders(run, "application/json") });
   }
   const replay = replayIterator(hit.events);
   if (!replay) throw new ApiError(500, "Corrupt cache entry", { type: "api_error", code: "internal_error" });
@@ -255,7 +258,7 @@ export function serveCached(run: Run, hit: CachedAnswer, responseModel: string):
     idleTimeoutMs: upstreamTimeoutMs(env),
     writeStallMs: writeStallMs(env),
     waitUntil,
-    finish: () => Promise.resolve(usageChunkJson({ id, created, model: responseModel, usage: priced.json, metadata: meta })),
+    finish: () => run.durable.then(() => usageChunkJson({ id, created, model: responseModel, usage: priced.json, metadata: meta })),
   });
   return new Response(body, { status: 200, headers: responseHeaders(run, "text/event-stream; charset=utf-8") });
 }
