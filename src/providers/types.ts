@@ -183,6 +183,8 @@ export interface NormalizedUsage {
   audioOutputTokens: number;
   /** Web searches the provider billed for (Perplexity, grounding). */
   webSearchRequests: number;
+  /** Citation tokens (Perplexity), included in completionTokens; priced at `pricing.citation`. */
+  citationTokens?: number;
 }
 
 export const emptyUsage = (): NormalizedUsage => ({
