@@ -21,7 +21,7 @@ export interface PriceContext {
 }
 
 const secondsOfDay = (hms: string): number => {
-  const [h = "0", m = "0", s = "0"] = hms.split(":");
+  const [h = "0", m = "0", s = "0"] = hms.replace(/Z$/i, "").split(":");
   return Number(h) * 3600 + Number(m) * 60 + Number(s);
 };
 
