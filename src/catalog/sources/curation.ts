@@ -17,6 +17,14 @@ export interface SourceProvider {
    */
   alsoPricedBy?: readonly string[];
   idCase?: "as-is" | "lower";
+  /**
+   * genai-prices providers whose model lists this provider also serves, priced through this
+   * provider's own lookup (Azure OpenAI serves OpenAI's models; the source prices them through
+   * its Azure-to-OpenAI fallback).
+   */
+  servesModelsOf?: readonly string[];
+  /** Whether the gateway's embeddings adapter reaches this provider's embeddings (Vertex's is another API). */
+  embeddings?: boolean;
   /** Provider id in the models.dev snapshot (max output, modalities, capabilities, release date). */
   modelsDev?: string;
   /** Whether generated models are added for this provider (not only curated prices checked). */
@@ -33,9 +41,9 @@ export const SOURCE_PROVIDERS: Partial<Record<ProviderId, SourceProvider>> = {
   openai: { genaiPrices: "openai", modelsDev: "openai", breadth: true, jsonOutput: true, structuredOutputs: true, tools: true, checkedAt: "2026-11-27" },
   anthropic: { genaiPrices: "anthropic", modelsDev: "anthropic", breadth: true, jsonOutput: false, structuredOutputs: false, tools: true, checkedAt: "2026-11-27" },
   "google-ai-studio": { genaiPrices: "google", modelsDev: "google", breadth: true, jsonOutput: true, structuredOutputs: true, tools: true, checkedAt: "2026-11-27" },
-  "google-vertex": { genaiPrices: "google", modelsDev: "google-vertex", breadth: true, jsonOutput: true, structuredOutputs: true, tools: true, checkedAt: "2026-11-27" },
+  "google-vertex": { genaiPrices: "google", modelsDev: "google-vertex", embeddings: false, breadth: true, jsonOutput: true, structuredOutputs: true, tools: true, checkedAt: "2026-11-27" },
   "aws-bedrock": { genaiPrices: "aws", modelsDev: "amazon-bedrock", breadth: true, jsonOutput: false, structuredOutputs: false, tools: true, checkedAt: "2026-11-27" },
-  azure: { genaiPrices: "azure", modelsDev: "azure", breadth: true, jsonOutput: true, structuredOutputs: true, tools: true, checkedAt: "2026-11-27" },
+  azure: { genaiPrices: "azure", servesModelsOf: ["openai"], modelsDev: "azure", breadth: true, jsonOutput: true, structuredOutputs: true, tools: true, checkedAt: "2026-11-27" },
   mistral: { genaiPrices: "mistral", modelsDev: "mistral", breadth: true, jsonOutput: true, structuredOutputs: true, tools: true, checkedAt: "2026-11-27" },
   groq: { genaiPrices: "groq", modelsDev: "groq", breadth: true, jsonOutput: true, structuredOutputs: false, tools: true, checkedAt: "2026-11-27" },
   deepseek: { genaiPrices: "deepseek", modelsDev: "deepseek", breadth: true, jsonOutput: true, structuredOutputs: false, tools: true, checkedAt: "2026-11-27" },
