@@ -54,7 +54,7 @@ describe("single mismatches", () => {
     ["gpt-oss-20b", "fireworks"],
     ["mistral-medium-3.1", "mistral"],
     ["codestral", "mistral"],
-    ["kimi-k2", "moonshot"],
+    ["kimi-k2", "groq"],
   ])("cached tokens of %s on %s bill at a cache-read price below the input price", (model, provider) => {
     const m = at(model, provider);
     expect(m.pricing.input_cache_read).toBeDefined();
