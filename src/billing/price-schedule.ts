@@ -74,6 +74,15 @@ export function pricingInForce(p: Pricing, ctx: PriceContext): Pricing {
   return flat(p, prices);
 }
 
+/** The threshold of the prompt-size tier a request is billed at, or undefined below every tier. */
+export function tierReached(p: Pricing, ctx: PriceContext): number | undefined {
+  if (!p.tiers && !p.schedule) return undefined;
+  const entry = scheduledAt(p, ctx.at);
+  let reached: number | undefined;
+  for (const t of (entry ? entry.tiers ?? p.tiers : p.tiers) ?? []) if (ctx.promptTokens > t.above) reached = t.above;
+  return reached;
+}
+
 function pickTokenPrices(p: Pricing): TokenPrices {
   const out: TokenPrices = {};
   for (const f of TOKEN_PRICE_FIELDS) if (p[f] !== undefined) out[f] = p[f];

@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { listModels } from "./index";
+import { priceSourceOf } from "./models";
 import { PRICE_OVERRIDES, SOURCE_PROVIDERS } from "./sources/curation";
-import { lookupAny, priceSourcesOf } from "./sources/genai-prices";
+import { lookupPrice, lookupPrimary, sourceProviderOf } from "./sources/genai-prices";
 import { TOKEN_PRICE_FIELDS } from "./types";
 
 describe("catalogue prices equal the pinned source", () => {
@@ -17,8 +18,13 @@ describe("catalogue prices equal the pinned source", () => {
       for (const m of model.mappings) {
         const key = `${m.providerId}|${m.externalId}`;
         if (PRICE_OVERRIDES[key]) continue;
-        const src = lookupAny(priceSourcesOf(SOURCE_PROVIDERS[m.providerId]), m.externalId);
-        if (!src) continue;
+        // A curated price stands only where the provider's own source entry does not cover it.
+        const gp = sourceProviderOf(priceSourceOf(m));
+        const src = gp ? lookupPrice(gp, m.externalId) : lookupPrimary(SOURCE_PROVIDERS[m.providerId], m.externalId);
+        if (!src) {
+          if (gp) wrong.push(`${key}: its source ${priceSourceOf(m)} no longer prices it`);
+          continue;
+        }
         covered++;
         for (const f of TOKEN_PRICE_FIELDS) {
           const want = src.pricing[f];

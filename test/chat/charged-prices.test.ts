@@ -37,6 +37,8 @@ describe("prices as charged", () => {
     expect(lp).toBeGreaterThan(200_000);
     expect(l.usage.cost).toBeCloseTo((lp * 2.5 + lc * 15) / 1e6, 9);
     expect(l.usage.cost_details.input_cost).toBeCloseTo((lp * 2.5) / 1e6, 9);
+    expect(l.usage.cost_details.price_tier_above_tokens).toBe(200_000);
+    expect(s.usage.cost_details).not.toHaveProperty("price_tier_above_tokens");
   });
 
   it("Claude Sonnet 4.5 on a Bedrock us. profile is billed at 3.30/16.50", async () => {

@@ -324,12 +324,7 @@ export const SOURCE_FACTS: Readonly<Record<string, SourceFacts>> = {
   "maxOutput": 32768
  },
  "together-ai|openai/gpt-oss-120b": {
-  "pricing": {
-   "prompt": "0.00000015",
-   "completion": "0.0000006"
-  },
-  "source": "genai-prices huggingface_together/openai/gpt-oss-120b",
-  "contextLength": 131072,
+  "source": "models.dev",
   "maxOutput": 131072
  },
  "fireworks|accounts/fireworks/models/gpt-oss-120b": {
@@ -342,22 +337,6 @@ export const SOURCE_FACTS: Readonly<Record<string, SourceFacts>> = {
   "contextLength": 131072,
   "maxOutput": 32768
  },
- "novita|openai/gpt-oss-120b": {
-  "pricing": {
-   "prompt": "0.00000005",
-   "completion": "0.00000025"
-  },
-  "source": "genai-prices huggingface_novita/openai/gpt-oss-120b",
-  "contextLength": 131072
- },
- "nebius|openai/gpt-oss-120b": {
-  "pricing": {
-   "prompt": "0.00000015",
-   "completion": "0.0000006"
-  },
-  "source": "genai-prices huggingface_nebius/openai/gpt-oss-120b",
-  "contextLength": 131072
- },
  "groq|openai/gpt-oss-20b": {
   "pricing": {
    "prompt": "0.000000075",
@@ -367,14 +346,6 @@ export const SOURCE_FACTS: Readonly<Record<string, SourceFacts>> = {
   "source": "genai-prices groq/openai/gpt-oss-20b",
   "contextLength": 131072,
   "maxOutput": 32768
- },
- "together-ai|openai/gpt-oss-20b": {
-  "pricing": {
-   "prompt": "0.00000005",
-   "completion": "0.0000002"
-  },
-  "source": "genai-prices huggingface_together/openai/gpt-oss-20b",
-  "contextLength": 131072
  },
  "fireworks|accounts/fireworks/models/gpt-oss-20b": {
   "pricing": {
@@ -1093,14 +1064,6 @@ export const SOURCE_FACTS: Readonly<Record<string, SourceFacts>> = {
   "source": "genai-prices cerebras/llama-3.3-70b",
   "contextLength": 128000
  },
- "nebius|meta-llama/Llama-3.3-70B-Instruct": {
-  "pricing": {
-   "prompt": "0.00000025",
-   "completion": "0.00000075"
-  },
-  "source": "genai-prices huggingface_nebius/meta-llama/Llama-3.3-70B-Instruct",
-  "contextLength": 131072
- },
  "novita|meta-llama/llama-3.3-70b-instruct": {
   "pricing": {
    "prompt": "0.00000039",
@@ -1132,14 +1095,6 @@ export const SOURCE_FACTS: Readonly<Record<string, SourceFacts>> = {
   },
   "source": "genai-prices fireworks/llama4-maverick-instruct-basic",
   "contextLength": 1000000
- },
- "novita|meta-llama/llama-4-maverick-17b-128e-instruct-fp8": {
-  "pricing": {
-   "prompt": "0.00000027",
-   "completion": "0.00000085"
-  },
-  "source": "genai-prices huggingface_novita/meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8",
-  "contextLength": 1048576
  },
  "aws-bedrock|us.meta.llama4-maverick-17b-instruct-v1:0": {
   "pricing": {
@@ -1284,25 +1239,12 @@ export const SOURCE_FACTS: Readonly<Record<string, SourceFacts>> = {
   "contextLength": 64000,
   "maxOutput": 128000
  },
- "together-ai|deepseek-ai/DeepSeek-V3.1": {
-  "pricing": {
-   "prompt": "0.0000006",
-   "completion": "0.0000017"
-  },
-  "source": "genai-prices huggingface_together/deepseek-ai/DeepSeek-V3.1",
-  "contextLength": 131072
- },
  "fireworks|accounts/fireworks/models/deepseek-v3p1": {
   "source": "models.dev",
   "maxOutput": 163840
  },
  "together-ai|deepseek-ai/DeepSeek-R1": {
-  "pricing": {
-   "prompt": "0.000003",
-   "completion": "0.000007"
-  },
-  "source": "genai-prices huggingface_together/deepseek-ai/DeepSeek-R1",
-  "contextLength": 163840,
+  "source": "models.dev",
   "maxOutput": 12288
  },
  "fireworks|accounts/fireworks/models/deepseek-r1-0528": {
@@ -1313,14 +1255,6 @@ export const SOURCE_FACTS: Readonly<Record<string, SourceFacts>> = {
   "source": "genai-prices fireworks/deepseek-r1-0528",
   "contextLength": 160000,
   "maxOutput": 16384
- },
- "nebius|deepseek-ai/DeepSeek-R1-0528": {
-  "pricing": {
-   "prompt": "0.0000008",
-   "completion": "0.0000024"
-  },
-  "source": "genai-prices huggingface_nebius/deepseek-ai/DeepSeek-R1-0528",
-  "contextLength": 163840
  },
  "xai|grok-4-0709": {
   "pricing": {
@@ -1469,29 +1403,8 @@ export const SOURCE_FACTS: Readonly<Record<string, SourceFacts>> = {
   "source": "models.dev",
   "maxOutput": 32000
  },
- "novita|qwen/qwen3-235b-a22b-instruct-2507": {
-  "pricing": {
-   "prompt": "0.00000009",
-   "completion": "0.00000058"
-  },
-  "source": "genai-prices huggingface_novita/Qwen/Qwen3-235B-A22B-Instruct-2507",
-  "contextLength": 131072
- },
- "nebius|Qwen/Qwen3-235B-A22B-Instruct-2507": {
-  "pricing": {
-   "prompt": "0.0000002",
-   "completion": "0.0000006"
-  },
-  "source": "genai-prices huggingface_nebius/Qwen/Qwen3-235B-A22B-Instruct-2507",
-  "contextLength": 262144
- },
  "together-ai|Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8": {
-  "pricing": {
-   "prompt": "0.000002",
-   "completion": "0.000002"
-  },
-  "source": "genai-prices huggingface_together/Qwen/Qwen3-Coder-480B-A35B-Instruct",
-  "contextLength": 262144,
+  "source": "models.dev",
   "maxOutput": 66536
  },
  "fireworks|accounts/fireworks/models/qwen3-coder-480b-a35b-instruct": {
@@ -1501,22 +1414,6 @@ export const SOURCE_FACTS: Readonly<Record<string, SourceFacts>> = {
  "deepinfra|Qwen/Qwen3-Coder-480B-A35B-Instruct": {
   "source": "models.dev",
   "maxOutput": 66536
- },
- "novita|qwen/qwen3-coder-480b-a35b-instruct": {
-  "pricing": {
-   "prompt": "0.0000003",
-   "completion": "0.0000013"
-  },
-  "source": "genai-prices huggingface_novita/Qwen/Qwen3-Coder-480B-A35B-Instruct",
-  "contextLength": 262144
- },
- "novita|zai-org/glm-4.6": {
-  "pricing": {
-   "prompt": "0.00000055",
-   "completion": "0.0000022"
-  },
-  "source": "genai-prices huggingface_novita/zai-org/GLM-4.6",
-  "contextLength": 204800
  },
  "zai|glm-4.5": {
   "source": "models.dev",
@@ -1529,14 +1426,6 @@ export const SOURCE_FACTS: Readonly<Record<string, SourceFacts>> = {
  "zai|glm-4.5-air": {
   "source": "models.dev",
   "maxOutput": 98304
- },
- "together-ai|zai-org/GLM-4.5-Air-FP8": {
-  "pricing": {
-   "prompt": "0.0000002",
-   "completion": "0.0000011"
-  },
-  "source": "genai-prices huggingface_together/zai-org/GLM-4.5-Air-FP8",
-  "contextLength": 131072
  },
  "zai|glm-4.5-flash": {
   "source": "models.dev",
@@ -1600,6 +1489,24 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "priceSource": "genai-prices openai/gpt-oss-120b"
   },
   {
+   "providerId": "aws-bedrock",
+   "externalId": "openai.gpt-oss-120b-1:0",
+   "pricing": {
+    "prompt": "0.00000015",
+    "completion": "0.0000006"
+   },
+   "contextLength": 128000,
+   "maxOutput": 16384,
+   "streaming": true,
+   "vision": false,
+   "tools": true,
+   "parallelToolCalls": true,
+   "reasoning": false,
+   "jsonOutput": false,
+   "structuredOutputs": false,
+   "priceSource": "genai-prices aws/openai.gpt-oss-120b-1:0"
+  },
+  {
    "providerId": "azure",
    "externalId": "gpt-oss-120b",
    "pricing": {
@@ -1638,6 +1545,24 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "priceSource": "genai-prices openai/gpt-oss-20b"
   },
   {
+   "providerId": "aws-bedrock",
+   "externalId": "openai.gpt-oss-20b-1:0",
+   "pricing": {
+    "prompt": "0.00000007",
+    "completion": "0.0000003"
+   },
+   "contextLength": 128000,
+   "maxOutput": 16384,
+   "streaming": true,
+   "vision": false,
+   "tools": true,
+   "parallelToolCalls": true,
+   "reasoning": false,
+   "jsonOutput": false,
+   "structuredOutputs": false,
+   "priceSource": "genai-prices aws/openai.gpt-oss-20b-1:0"
+  },
+  {
    "providerId": "azure",
    "externalId": "gpt-oss-20b",
    "pricing": {
@@ -1674,156 +1599,24 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "priceSource": "genai-prices huggingface_novita/openai/gpt-oss-20b"
   }
  ],
- "claude-3.5-sonnet": [
-  {
-   "providerId": "google-ai-studio",
-   "externalId": "claude-3-5-sonnet",
-   "pricing": {
-    "prompt": "0.000003",
-    "completion": "0.000015",
-    "input_cache_write": "0.00000375",
-    "input_cache_read": "0.0000003"
-   },
-   "contextLength": 200000,
-   "maxOutput": 16384,
-   "streaming": true,
-   "vision": true,
-   "tools": true,
-   "parallelToolCalls": true,
-   "reasoning": false,
-   "jsonOutput": true,
-   "structuredOutputs": true,
-   "priceSource": "genai-prices google/claude-3-5-sonnet"
-  },
+ "deepseek-r1": [
   {
    "providerId": "aws-bedrock",
-   "externalId": "us.anthropic.claude-3-5-sonnet-20241022-v2:0",
+   "externalId": "deepseek.r1-v1:0",
    "pricing": {
-    "prompt": "0.000003",
-    "completion": "0.000015",
-    "input_cache_write": "0.00000375",
-    "input_cache_read": "0.0000003"
+    "prompt": "0.00000135",
+    "completion": "0.0000054"
    },
-   "contextLength": 200000,
-   "maxOutput": 8192,
+   "contextLength": 128000,
+   "maxOutput": 32768,
    "streaming": true,
-   "vision": true,
+   "vision": false,
    "tools": true,
    "parallelToolCalls": true,
-   "reasoning": false,
+   "reasoning": true,
    "jsonOutput": false,
    "structuredOutputs": false,
-   "priceSource": "genai-prices aws/regional.anthropic.claude-3-5-sonnet-20241022-v2:0"
-  }
- ],
- "claude-3.7-sonnet": [
-  {
-   "providerId": "google-ai-studio",
-   "externalId": "claude-3-7-sonnet",
-   "pricing": {
-    "prompt": "0.000003",
-    "completion": "0.000015",
-    "input_cache_write": "0.00000375",
-    "input_cache_read": "0.0000003"
-   },
-   "contextLength": 200000,
-   "maxOutput": 16384,
-   "streaming": true,
-   "vision": true,
-   "tools": true,
-   "parallelToolCalls": true,
-   "reasoning": false,
-   "jsonOutput": true,
-   "structuredOutputs": true,
-   "priceSource": "genai-prices google/claude-3-7-sonnet"
-  }
- ],
- "claude-opus-4.6": [
-  {
-   "providerId": "google-ai-studio",
-   "externalId": "claude-opus-4-6",
-   "pricing": {
-    "prompt": "0.000005",
-    "completion": "0.000025",
-    "input_cache_write": "0.00000625",
-    "input_cache_read": "0.0000005",
-    "tiers": [
-     {
-      "above": 200000,
-      "prices": {
-       "prompt": "0.00001",
-       "input_cache_write": "0.0000125",
-       "input_cache_read": "0.000001",
-       "completion": "0.0000375"
-      }
-     }
-    ]
-   },
-   "contextLength": 1000000,
-   "maxOutput": 16384,
-   "streaming": true,
-   "vision": true,
-   "tools": true,
-   "parallelToolCalls": true,
-   "reasoning": false,
-   "jsonOutput": true,
-   "structuredOutputs": true,
-   "priceSource": "genai-prices google/claude-opus-4-6"
-  }
- ],
- "claude-sonnet-4.5": [
-  {
-   "providerId": "google-ai-studio",
-   "externalId": "claude-sonnet-4-5",
-   "pricing": {
-    "prompt": "0.000003",
-    "completion": "0.000015",
-    "input_cache_write": "0.00000375",
-    "input_cache_read": "0.0000003",
-    "tiers": [
-     {
-      "above": 200000,
-      "prices": {
-       "prompt": "0.000006",
-       "input_cache_write": "0.0000075",
-       "input_cache_read": "0.0000006",
-       "completion": "0.0000225"
-      }
-     }
-    ]
-   },
-   "contextLength": 200000,
-   "maxOutput": 16384,
-   "streaming": true,
-   "vision": true,
-   "tools": true,
-   "parallelToolCalls": true,
-   "reasoning": false,
-   "jsonOutput": true,
-   "structuredOutputs": true,
-   "priceSource": "genai-prices google/claude-sonnet-4-5"
-  }
- ],
- "claude-sonnet-4.6": [
-  {
-   "providerId": "google-ai-studio",
-   "externalId": "claude-sonnet-4-6",
-   "pricing": {
-    "prompt": "0.000003",
-    "completion": "0.000015",
-    "input_cache_write": "0.00000375",
-    "input_cache_read": "0.0000003"
-   },
-   "contextLength": 1000000,
-   "maxOutput": 16384,
-   "streaming": true,
-   "vision": true,
-   "tools": true,
-   "parallelToolCalls": true,
-   "reasoning": false,
-   "jsonOutput": true,
-   "structuredOutputs": true,
-   "priceSource": "genai-prices google/claude-sonnet-4-6"
+   "priceSource": "genai-prices aws/deepseek.r1-v1:0"
   }
  ],
  "gemma-3-27b-it": [
@@ -1976,6 +1769,44 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "priceSource": "genai-prices novita/meta-llama/llama-3.1-8b-instruct"
   }
  ],
+ "llama-3.2-3b-instruct": [
+  {
+   "providerId": "aws-bedrock",
+   "externalId": "meta.llama3-2-3b-instruct-v1:0",
+   "pricing": {
+    "prompt": "0.00000015",
+    "completion": "0.00000015"
+   },
+   "contextLength": 128000,
+   "maxOutput": 4096,
+   "streaming": true,
+   "vision": false,
+   "tools": true,
+   "parallelToolCalls": true,
+   "reasoning": false,
+   "jsonOutput": false,
+   "structuredOutputs": false,
+   "priceSource": "genai-prices aws/meta.llama3-2-3b-instruct-v1:0"
+  },
+  {
+   "providerId": "novita",
+   "externalId": "meta-llama/llama-3.2-3b-instruct",
+   "pricing": {
+    "prompt": "0.00000003",
+    "completion": "0.00000005"
+   },
+   "contextLength": 32768,
+   "maxOutput": 16384,
+   "streaming": true,
+   "vision": false,
+   "tools": false,
+   "parallelToolCalls": false,
+   "reasoning": false,
+   "jsonOutput": true,
+   "structuredOutputs": false,
+   "priceSource": "genai-prices novita/meta-llama/llama-3.2-3b-instruct"
+  }
+ ],
  "llama-3.3-70b-instruct": [
   {
    "providerId": "aws-bedrock",
@@ -2055,6 +1886,89 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "priceSource": "genai-prices aws/openai.gpt-5.4"
   }
  ],
+ "qwen3-coder-480b-a35b-instruct": [
+  {
+   "providerId": "aws-bedrock",
+   "externalId": "qwen.qwen3-coder-480b-a35b-v1:0",
+   "pricing": {
+    "prompt": "0.00000045",
+    "completion": "0.0000018"
+   },
+   "contextLength": 128000,
+   "maxOutput": 16384,
+   "streaming": true,
+   "vision": false,
+   "tools": true,
+   "parallelToolCalls": true,
+   "reasoning": false,
+   "jsonOutput": false,
+   "structuredOutputs": false,
+   "priceSource": "genai-prices aws/qwen.qwen3-coder-480b-a35b-v1:0"
+  },
+  {
+   "providerId": "nebius",
+   "externalId": "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+   "pricing": {
+    "prompt": "0.0000004",
+    "completion": "0.0000018"
+   },
+   "contextLength": 262144,
+   "maxOutput": 16384,
+   "streaming": true,
+   "vision": false,
+   "tools": true,
+   "parallelToolCalls": true,
+   "reasoning": false,
+   "jsonOutput": true,
+   "structuredOutputs": false,
+   "priceSource": "genai-prices huggingface_nebius/Qwen/Qwen3-Coder-480B-A35B-Instruct"
+  }
+ ],
+ "claude-3.5-sonnet": [
+  {
+   "providerId": "aws-bedrock",
+   "externalId": "us.anthropic.claude-3-5-sonnet-20241022-v2:0",
+   "pricing": {
+    "prompt": "0.000003",
+    "completion": "0.000015",
+    "input_cache_write": "0.00000375",
+    "input_cache_read": "0.0000003"
+   },
+   "contextLength": 200000,
+   "maxOutput": 8192,
+   "streaming": true,
+   "vision": true,
+   "tools": true,
+   "parallelToolCalls": true,
+   "reasoning": false,
+   "jsonOutput": false,
+   "structuredOutputs": false,
+   "priceSource": "genai-prices aws/regional.anthropic.claude-3-5-sonnet-20241022-v2:0"
+  },
+  {
+   "streaming": true,
+   "vision": true,
+   "tools": true,
+   "parallelToolCalls": true,
+   "reasoning": false,
+   "jsonOutput": false,
+   "structuredOutputs": false,
+   "contextLength": 200000,
+   "maxOutput": 8192,
+   "minCacheableTokens": 1024,
+   "deprecatedAt": "2025-08-13T00:00:00Z",
+   "deactivatedAt": "2025-10-22T00:00:00Z",
+   "providerId": "google-vertex",
+   "externalId": "claude-3-5-sonnet-v2@20241022",
+   "pricing": {
+    "prompt": "0.000003",
+    "completion": "0.000015",
+    "input_cache_write": "0.00000375",
+    "input_cache_read": "0.0000003"
+   },
+   "priceSource": "genai-prices google/claude-3-5-sonnet"
+  }
+ ],
  "deepseek-v3.1": [
   {
    "providerId": "deepseek",
@@ -2115,26 +2029,6 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "jsonOutput": true,
    "structuredOutputs": true,
    "priceSource": "genai-prices fireworks/deepseek-v3p2"
-  }
- ],
- "llama-3.2-3b-instruct": [
-  {
-   "providerId": "novita",
-   "externalId": "meta-llama/llama-3.2-3b-instruct",
-   "pricing": {
-    "prompt": "0.00000003",
-    "completion": "0.00000005"
-   },
-   "contextLength": 32768,
-   "maxOutput": 16384,
-   "streaming": true,
-   "vision": false,
-   "tools": false,
-   "parallelToolCalls": false,
-   "reasoning": false,
-   "jsonOutput": true,
-   "structuredOutputs": false,
-   "priceSource": "genai-prices novita/meta-llama/llama-3.2-3b-instruct"
   }
  ],
  "kimi-k2-thinking": [
@@ -2271,26 +2165,6 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "priceSource": "genai-prices huggingface_novita/zai-org/GLM-4.5V"
   }
  ],
- "qwen3-coder-480b-a35b-instruct": [
-  {
-   "providerId": "nebius",
-   "externalId": "Qwen/Qwen3-Coder-480B-A35B-Instruct",
-   "pricing": {
-    "prompt": "0.0000004",
-    "completion": "0.0000018"
-   },
-   "contextLength": 262144,
-   "maxOutput": 16384,
-   "streaming": true,
-   "vision": false,
-   "tools": true,
-   "parallelToolCalls": true,
-   "reasoning": false,
-   "jsonOutput": true,
-   "structuredOutputs": false,
-   "priceSource": "genai-prices huggingface_nebius/Qwen/Qwen3-Coder-480B-A35B-Instruct"
-  }
- ],
  "kimi-k2": [
   {
    "providerId": "nebius",
@@ -2309,6 +2183,35 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "jsonOutput": true,
    "structuredOutputs": false,
    "priceSource": "genai-prices huggingface_nebius/moonshotai/Kimi-K2-Instruct"
+  }
+ ],
+ "claude-3.7-sonnet": [
+  {
+   "streaming": true,
+   "vision": true,
+   "tools": true,
+   "parallelToolCalls": true,
+   "reasoning": true,
+   "jsonOutput": false,
+   "structuredOutputs": false,
+   "contextLength": 200000,
+   "maxOutput": 64000,
+   "reasoningModes": [
+    "standard",
+    "extended"
+   ],
+   "minCacheableTokens": 1024,
+   "deprecatedAt": "2025-10-28T00:00:00Z",
+   "deactivatedAt": "2026-02-19T00:00:00Z",
+   "providerId": "google-vertex",
+   "externalId": "claude-3-7-sonnet@20250219",
+   "pricing": {
+    "prompt": "0.000003",
+    "completion": "0.000015",
+    "input_cache_write": "0.00000375",
+    "input_cache_read": "0.0000003"
+   },
+   "priceSource": "genai-prices google/claude-3-7-sonnet"
   }
  ]
 };
@@ -2435,26 +2338,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "priceSource": "genai-prices anthropic/claude-3-5-haiku-latest"
    },
    {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-3-5-haiku",
-    "pricing": {
-     "prompt": "0.0000008",
-     "completion": "0.000004",
-     "input_cache_write": "0.000001",
-     "input_cache_read": "0.00000008"
-    },
-    "contextLength": 200000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-3-5-haiku"
-   },
-   {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-3-5-haiku-20241022-v1:0",
     "pricing": {
@@ -2473,6 +2356,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-3-5-haiku-20241022-v1:0"
+   },
+   {
+    "providerId": "google-vertex",
+    "externalId": "claude-3-5-haiku@20241022",
+    "pricing": {
+     "prompt": "0.0000008",
+     "completion": "0.000004",
+     "input_cache_write": "0.000001",
+     "input_cache_read": "0.00000008"
+    },
+    "contextLength": 200000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices google/claude-3-5-haiku"
    }
   ]
  },
@@ -2559,26 +2462,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "priceSource": "genai-prices anthropic/claude-3-haiku"
    },
    {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-3-haiku",
-    "pricing": {
-     "prompt": "0.00000025",
-     "completion": "0.00000125",
-     "input_cache_write": "0.0000003",
-     "input_cache_read": "0.00000003"
-    },
-    "contextLength": 200000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-3-haiku"
-   },
-   {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-3-haiku-20240307-v1:0",
     "pricing": {
@@ -2595,6 +2478,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-3-haiku-20240307-v1:0"
+   },
+   {
+    "providerId": "google-vertex",
+    "externalId": "claude-3-haiku@20240307",
+    "pricing": {
+     "prompt": "0.00000025",
+     "completion": "0.00000125",
+     "input_cache_write": "0.0000003",
+     "input_cache_read": "0.00000003"
+    },
+    "contextLength": 200000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices google/claude-3-haiku"
    }
   ]
  },
@@ -2641,26 +2544,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "priceSource": "genai-prices anthropic/claude-3-opus-latest"
    },
    {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-3-opus",
-    "pricing": {
-     "prompt": "0.000015",
-     "completion": "0.000075",
-     "input_cache_write": "0.00001875",
-     "input_cache_read": "0.0000015"
-    },
-    "contextLength": 200000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-3-opus"
-   },
-   {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-3-opus-20240229-v1:0",
     "pricing": {
@@ -2677,6 +2560,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-3-opus-20240229-v1:0"
+   },
+   {
+    "providerId": "google-vertex",
+    "externalId": "claude-3-opus@20240229",
+    "pricing": {
+     "prompt": "0.000015",
+     "completion": "0.000075",
+     "input_cache_write": "0.00001875",
+     "input_cache_read": "0.0000015"
+    },
+    "contextLength": 200000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices google/claude-3-opus"
    }
   ]
  },
@@ -2718,27 +2621,7 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices anthropic/claude-3-sonnet"
-   }
-  ]
- },
- {
-  "id": "claude-3-sonnet-20240229",
-  "name": "Claude Sonnet 3",
-  "description": "Claude Sonnet 3, listed from the aws price source.",
-  "family": "claude",
-  "maker": "anthropic",
-  "kind": "chat",
-  "created": 1709510400,
-  "inputModalities": [
-   "text",
-   "image"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "claude",
-  "stability": "stable",
-  "mappings": [
+   },
    {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-3-sonnet-20240229-v1:0",
@@ -2758,86 +2641,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-3-sonnet-20240229-v1:0"
-   }
-  ]
- },
- {
-  "id": "claude-4-opus",
-  "name": "claude-4-opus",
-  "description": "claude-4-opus, listed from the google price source.",
-  "family": "claude",
-  "maker": "anthropic",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text",
-   "image"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "claude",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-4-opus",
-    "pricing": {
-     "prompt": "0.000015",
-     "completion": "0.000075",
-     "input_cache_write": "0.00001875",
-     "input_cache_read": "0.0000015"
-    },
-    "contextLength": 200000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-4-opus"
-   }
-  ]
- },
- {
-  "id": "claude-4-sonnet",
-  "name": "claude-4-sonnet",
-  "description": "claude-4-sonnet, listed from the google price source.",
-  "family": "claude",
-  "maker": "anthropic",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text",
-   "image"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "claude",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-4-sonnet",
-    "pricing": {
-     "prompt": "0.000003",
-     "completion": "0.000015",
-     "input_cache_write": "0.00000375",
-     "input_cache_read": "0.0000003"
-    },
-    "contextLength": 200000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-4-sonnet"
    }
   ]
  },
@@ -2882,26 +2685,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "priceSource": "genai-prices anthropic/claude-fable-5"
    },
    {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-fable-5",
-    "pricing": {
-     "prompt": "0.00001",
-     "completion": "0.00005",
-     "input_cache_write": "0.0000125",
-     "input_cache_read": "0.000001"
-    },
-    "contextLength": 1000000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-fable-5"
-   },
-   {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-fable-5-v1:0",
     "pricing": {
@@ -2920,6 +2703,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-fable-5-v1:0"
+   },
+   {
+    "providerId": "google-vertex",
+    "externalId": "claude-fable-5",
+    "pricing": {
+     "prompt": "0.00001",
+     "completion": "0.00005",
+     "input_cache_write": "0.0000125",
+     "input_cache_read": "0.000001"
+    },
+    "contextLength": 1000000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices google/claude-fable-5"
    }
   ]
  },
@@ -2964,26 +2767,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "priceSource": "genai-prices anthropic/claude-fable-5-1"
    },
    {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-fable-5-1",
-    "pricing": {
-     "prompt": "0.00001",
-     "completion": "0.00005",
-     "input_cache_write": "0.0000125",
-     "input_cache_read": "0.00000025"
-    },
-    "contextLength": 1000000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-fable-5-1"
-   },
-   {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-fable-5-1-v1:0",
     "pricing": {
@@ -3002,15 +2785,39 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-fable-5-1-v1:0"
+   },
+   {
+    "providerId": "google-vertex",
+    "externalId": "claude-fable-5-1",
+    "pricing": {
+     "prompt": "0.00001",
+     "completion": "0.00005",
+     "input_cache_write": "0.0000125",
+     "input_cache_read": "0.00000025"
+    },
+    "contextLength": 1000000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices google/claude-fable-5-1"
    }
   ]
  },
  {
-  "id": "claude-opus-4-0",
+  "id": "claude-opus-4",
   "name": "Claude Opus 4",
   "description": "Most intelligent model for complex tasks",
   "family": "claude",
   "maker": "anthropic",
+  "aliases": [
+   "claude-opus-4-20250514",
+   "claude-opus-4-0"
+  ],
   "kind": "chat",
   "created": 1788220800,
   "inputModalities": [
@@ -3044,27 +2851,7 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices anthropic/claude-opus-4-0"
-   }
-  ]
- },
- {
-  "id": "claude-opus-4-20250514",
-  "name": "Claude Opus 4",
-  "description": "Claude Opus 4, listed from the aws price source.",
-  "family": "claude",
-  "maker": "anthropic",
-  "kind": "chat",
-  "created": 1747872000,
-  "inputModalities": [
-   "text",
-   "image"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "claude",
-  "stability": "stable",
-  "mappings": [
+   },
    {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-opus-4-20250514-v1:0",
@@ -3084,6 +2871,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-opus-4-20250514-v1:0"
+   },
+   {
+    "providerId": "google-vertex",
+    "externalId": "claude-opus-4@20250514",
+    "pricing": {
+     "prompt": "0.000015",
+     "completion": "0.000075",
+     "input_cache_write": "0.00001875",
+     "input_cache_read": "0.0000015"
+    },
+    "contextLength": 200000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices google/claude-4-opus"
    }
   ]
  },
@@ -3128,26 +2935,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "priceSource": "genai-prices anthropic/claude-opus-4-7"
    },
    {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-opus-4-7",
-    "pricing": {
-     "prompt": "0.000005",
-     "completion": "0.000025",
-     "input_cache_write": "0.00000625",
-     "input_cache_read": "0.0000005"
-    },
-    "contextLength": 1000000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-opus-4-7"
-   },
-   {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-opus-4-7-v1:0",
     "pricing": {
@@ -3166,6 +2953,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-opus-4-7-v1:0"
+   },
+   {
+    "providerId": "google-vertex",
+    "externalId": "claude-opus-4-7",
+    "pricing": {
+     "prompt": "0.000005",
+     "completion": "0.000025",
+     "input_cache_write": "0.00000625",
+     "input_cache_read": "0.0000005"
+    },
+    "contextLength": 1000000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices google/claude-opus-4-7"
    }
   ]
  },
@@ -3210,26 +3017,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "priceSource": "genai-prices anthropic/claude-opus-4-8"
    },
    {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-opus-4-8",
-    "pricing": {
-     "prompt": "0.000005",
-     "completion": "0.000025",
-     "input_cache_write": "0.00000625",
-     "input_cache_read": "0.0000005"
-    },
-    "contextLength": 1000000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-opus-4-8"
-   },
-   {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-opus-4-8-v1:0",
     "pricing": {
@@ -3248,6 +3035,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-opus-4-8-v1:0"
+   },
+   {
+    "providerId": "google-vertex",
+    "externalId": "claude-opus-4-8",
+    "pricing": {
+     "prompt": "0.000005",
+     "completion": "0.000025",
+     "input_cache_write": "0.00000625",
+     "input_cache_read": "0.0000005"
+    },
+    "contextLength": 1000000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices google/claude-opus-4-8"
    }
   ]
  },
@@ -3292,26 +3099,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "priceSource": "genai-prices anthropic/claude-opus-5"
    },
    {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-opus-5",
-    "pricing": {
-     "prompt": "0.000005",
-     "completion": "0.000025",
-     "input_cache_write": "0.00000625",
-     "input_cache_read": "0.0000005"
-    },
-    "contextLength": 1000000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-opus-5"
-   },
-   {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-opus-5",
     "pricing": {
@@ -3330,6 +3117,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-opus-5"
+   },
+   {
+    "providerId": "google-vertex",
+    "externalId": "claude-opus-5",
+    "pricing": {
+     "prompt": "0.000005",
+     "completion": "0.000025",
+     "input_cache_write": "0.00000625",
+     "input_cache_read": "0.0000005"
+    },
+    "contextLength": 1000000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices google/claude-opus-5"
    }
   ]
  },
@@ -3374,26 +3181,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "priceSource": "genai-prices anthropic/claude-opus-5-5"
    },
    {
-    "providerId": "google-ai-studio",
-    "externalId": "claude-opus-5-5",
-    "pricing": {
-     "prompt": "0.000004",
-     "completion": "0.00002",
-     "input_cache_write": "0.000005",
-     "input_cache_read": "0.0000002"
-    },
-    "contextLength": 1000000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/claude-opus-5-5"
-   },
-   {
     "providerId": "aws-bedrock",
     "externalId": "us.anthropic.claude-opus-5-5",
     "pricing": {
@@ -3413,6 +3200,26 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/regional.anthropic.claude-opus-5-5"
+   },
+   {
+    "providerId": "google-vertex",
+    "externalId": "claude-opus-5-5",
+    "pricing": {
+     "prompt": "0.000004",
+     "completion": "0.00002",
+     "input_cache_write": "0.000005",
+     "input_cache_read": "0.0000002"
+    },
+    "contextLength": 1000000,
+    "maxOutput": 16384,
+    "streaming": true,
+    "vision": true,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices google/claude-opus-5-5"
    }
   ]
  },
@@ -4652,162 +4459,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices google/gemini-embedding-2"
-   }
-  ]
- },
- {
-  "id": "gemini-flash-1.5-8b",
-  "name": "gemini 1.5 flash",
-  "description": "A faster, more cost-effective variant of Gemini 1.5 that maintains strong capabilities while optimizing for performance and cost efficiency. Suitable for production deployments requiring high throughput.",
-  "family": "gemini",
-  "maker": "google",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text",
-   "image"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "gemini",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "google-ai-studio",
-    "externalId": "gemini-flash-1.5-8b",
-    "pricing": {
-     "prompt": "0.0000000375",
-     "completion": "0.00000015",
-     "input_cache_read": "0.00000001",
-     "tiers": [
-      {
-       "above": 128000,
-       "prices": {
-        "prompt": "0.000000075",
-        "input_cache_read": "0.00000002",
-        "completion": "0.0000003"
-       }
-      }
-     ]
-    },
-    "contextLength": 1000000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/gemini-flash-1.5-8b"
-   },
-   {
-    "providerId": "google-vertex",
-    "externalId": "gemini-flash-1.5-8b",
-    "pricing": {
-     "prompt": "0.0000000375",
-     "completion": "0.00000015",
-     "input_cache_read": "0.00000001",
-     "tiers": [
-      {
-       "above": 128000,
-       "prices": {
-        "prompt": "0.000000075",
-        "input_cache_read": "0.00000002",
-        "completion": "0.0000003"
-       }
-      }
-     ]
-    },
-    "contextLength": 1000000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/gemini-flash-1.5-8b"
-   }
-  ]
- },
- {
-  "id": "gemini-pro-1.5",
-  "name": "Gemini 1.5 Pro",
-  "description": "Google's latest multimodal model, supports image and video[0] in text or chat prompts.",
-  "family": "gemini",
-  "maker": "google",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text",
-   "image"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "gemini",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "google-ai-studio",
-    "externalId": "gemini-pro-1.5",
-    "pricing": {
-     "prompt": "0.00000125",
-     "completion": "0.000005",
-     "input_cache_read": "0.0000003125",
-     "tiers": [
-      {
-       "above": 128000,
-       "prices": {
-        "prompt": "0.0000025",
-        "input_cache_read": "0.000000625",
-        "completion": "0.00001"
-       }
-      }
-     ]
-    },
-    "contextLength": 2000000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/gemini-pro-1.5"
-   },
-   {
-    "providerId": "google-vertex",
-    "externalId": "gemini-pro-1.5",
-    "pricing": {
-     "prompt": "0.00000125",
-     "completion": "0.000005",
-     "input_cache_read": "0.0000003125",
-     "tiers": [
-      {
-       "above": 128000,
-       "prices": {
-        "prompt": "0.0000025",
-        "input_cache_read": "0.000000625",
-        "completion": "0.00001"
-       }
-      }
-     ]
-    },
-    "contextLength": 2000000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": true,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": true,
-    "priceSource": "genai-prices google/gemini-pro-1.5"
    }
   ]
  },
@@ -7285,80 +6936,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
   ]
  },
  {
-  "id": "gpt-oss-120b-1",
-  "name": "gpt-oss-120b",
-  "description": "gpt-oss-120b, listed from the aws price source.",
-  "family": "gpt",
-  "maker": "openai",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "gpt",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "aws-bedrock",
-    "externalId": "openai.gpt-oss-120b-1:0",
-    "pricing": {
-     "prompt": "0.00000015",
-     "completion": "0.0000006"
-    },
-    "contextLength": 128000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": false,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices aws/openai.gpt-oss-120b-1:0"
-   }
-  ]
- },
- {
-  "id": "gpt-oss-20b-1",
-  "name": "gpt-oss-20b",
-  "description": "gpt-oss-20b, listed from the aws price source.",
-  "family": "gpt",
-  "maker": "openai",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "gpt",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "aws-bedrock",
-    "externalId": "openai.gpt-oss-20b-1:0",
-    "pricing": {
-     "prompt": "0.00000007",
-     "completion": "0.0000003"
-    },
-    "contextLength": 128000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": false,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices aws/openai.gpt-oss-20b-1:0"
-   }
-  ]
- },
- {
   "id": "grok-2-vision-1212",
   "name": "Grok 2 Vision 1212",
   "description": "Our multimodal model that processes documents, diagrams, charts, screenshots, and photographs.",
@@ -8171,9 +7748,9 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
   ]
  },
  {
-  "id": "l3-8b-lunaris",
-  "name": "l3-8b-lunaris",
-  "description": "l3-8b-lunaris, listed from the novita price source.",
+  "id": "l3-8b-lunaris-v1",
+  "name": "l3-8b-lunaris-v1",
+  "description": "l3-8b-lunaris-v1, listed from the novita price source.",
   "family": "novita",
   "maker": "novita",
   "kind": "chat",
@@ -8204,43 +7781,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": false,
     "priceSource": "genai-prices novita/sao10k/l3-8b-lunaris"
-   }
-  ]
- },
- {
-  "id": "l3-8b-lunaris-v1",
-  "name": "L3-8B-Lunaris-v1",
-  "description": "L3-8B-Lunaris-v1, listed from the huggingface_novita price source.",
-  "family": "novita",
-  "maker": "novita",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "novita",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "novita",
-    "externalId": "sao10k/l3-8b-lunaris-v1",
-    "pricing": {
-     "prompt": "0.00000005",
-     "completion": "0.00000005"
-    },
-    "contextLength": 8192,
-    "maxOutput": 8192,
-    "streaming": true,
-    "vision": false,
-    "tools": false,
-    "parallelToolCalls": false,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices huggingface_novita/Sao10K/L3-8B-Lunaris-v1"
    }
   ]
  },
@@ -8357,12 +7897,12 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
  },
  {
   "id": "llama-3-70b-instruct",
-  "name": "llama-3-70b-instruct",
-  "description": "llama-3-70b-instruct, listed from the novita price source.",
+  "name": "Llama 3 70B Instruct",
+  "description": "Llama 3 70B Instruct, listed from the aws price source.",
   "family": "llama",
   "maker": "meta",
   "kind": "chat",
-  "created": 1788220800,
+  "created": 1721692800,
   "inputModalities": [
    "text"
   ],
@@ -8372,6 +7912,42 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
   "tokenizer": "llama",
   "stability": "stable",
   "mappings": [
+   {
+    "providerId": "aws-bedrock",
+    "externalId": "meta.llama3-70b-instruct-v1:0",
+    "pricing": {
+     "prompt": "0.00000265",
+     "completion": "0.0000035"
+    },
+    "contextLength": 8192,
+    "maxOutput": 2048,
+    "streaming": true,
+    "vision": false,
+    "tools": false,
+    "parallelToolCalls": false,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices aws/meta.llama3-70b-instruct-v1:0"
+   },
+   {
+    "providerId": "groq",
+    "externalId": "llama3-70b-8192",
+    "pricing": {
+     "prompt": "0.00000059",
+     "completion": "0.00000079"
+    },
+    "contextLength": 8192,
+    "maxOutput": 8192,
+    "streaming": true,
+    "vision": false,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices groq/llama3-70b-8192"
+   },
    {
     "providerId": "novita",
     "externalId": "meta-llama/llama-3-70b-instruct",
@@ -8394,12 +7970,12 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
  },
  {
   "id": "llama-3-8b-instruct",
-  "name": "llama-3-8b-instruct",
-  "description": "llama-3-8b-instruct, listed from the novita price source.",
+  "name": "Llama 3 8B Instruct",
+  "description": "Llama 3 8B Instruct, listed from the aws price source.",
   "family": "llama",
   "maker": "meta",
   "kind": "chat",
-  "created": 1788220800,
+  "created": 1721692800,
   "inputModalities": [
    "text"
   ],
@@ -8409,6 +7985,42 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
   "tokenizer": "llama",
   "stability": "stable",
   "mappings": [
+   {
+    "providerId": "aws-bedrock",
+    "externalId": "meta.llama3-8b-instruct-v1:0",
+    "pricing": {
+     "prompt": "0.0000003",
+     "completion": "0.0000006"
+    },
+    "contextLength": 8192,
+    "maxOutput": 2048,
+    "streaming": true,
+    "vision": false,
+    "tools": false,
+    "parallelToolCalls": false,
+    "reasoning": false,
+    "jsonOutput": false,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices aws/meta.llama3-8b-instruct-v1:0"
+   },
+   {
+    "providerId": "groq",
+    "externalId": "llama3-8b-8192",
+    "pricing": {
+     "prompt": "0.00000005",
+     "completion": "0.00000008"
+    },
+    "contextLength": 8192,
+    "maxOutput": 8192,
+    "streaming": true,
+    "vision": false,
+    "tools": true,
+    "parallelToolCalls": true,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices groq/llama3-8b-8192"
+   },
    {
     "providerId": "novita",
     "externalId": "meta-llama/llama-3-8b-instruct",
@@ -8431,81 +8043,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
  },
  {
   "id": "llama-3.2-11b-vision-instruct",
-  "name": "llama-3.2-11b-vision-instruct",
-  "description": "llama-3.2-11b-vision-instruct, listed from the novita price source.",
-  "family": "llama",
-  "maker": "meta",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text",
-   "image"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "llama",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "novita",
-    "externalId": "meta-llama/llama-3.2-11b-vision-instruct",
-    "pricing": {
-     "prompt": "0.00000006",
-     "completion": "0.00000006"
-    },
-    "contextLength": 16000,
-    "maxOutput": 16000,
-    "streaming": true,
-    "vision": true,
-    "tools": false,
-    "parallelToolCalls": false,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices novita/meta-llama/llama-3.2-11b-vision-instruct"
-   }
-  ]
- },
- {
-  "id": "llama-3.2-1b-instruct",
-  "name": "llama-3.2-1b-instruct",
-  "description": "llama-3.2-1b-instruct, listed from the novita price source.",
-  "family": "llama",
-  "maker": "meta",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "llama",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "novita",
-    "externalId": "meta-llama/llama-3.2-1b-instruct",
-    "pricing": {
-     "prompt": "0.00000002",
-     "completion": "0.00000002"
-    },
-    "contextLength": 131000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": false,
-    "tools": false,
-    "parallelToolCalls": false,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices novita/meta-llama/llama-3.2-1b-instruct"
-   }
-  ]
- },
- {
-  "id": "llama3-2-11b-instruct",
   "name": "Llama 3.2 11B Instruct",
   "description": "Llama 3.2 11B Instruct, listed from the aws price source.",
   "family": "llama",
@@ -8539,11 +8076,29 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/meta.llama3-2-11b-instruct-v1:0"
+   },
+   {
+    "providerId": "novita",
+    "externalId": "meta-llama/llama-3.2-11b-vision-instruct",
+    "pricing": {
+     "prompt": "0.00000006",
+     "completion": "0.00000006"
+    },
+    "contextLength": 16000,
+    "maxOutput": 16000,
+    "streaming": true,
+    "vision": true,
+    "tools": false,
+    "parallelToolCalls": false,
+    "reasoning": false,
+    "jsonOutput": true,
+    "structuredOutputs": false,
+    "priceSource": "genai-prices novita/meta-llama/llama-3.2-11b-vision-instruct"
    }
   ]
  },
  {
-  "id": "llama3-2-1b-instruct",
+  "id": "llama-3.2-1b-instruct",
   "name": "Llama 3.2 1B Instruct",
   "description": "Llama 3.2 1B Instruct, listed from the aws price source.",
   "family": "llama",
@@ -8576,48 +8131,29 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/meta.llama3-2-1b-instruct-v1:0"
-   }
-  ]
- },
- {
-  "id": "llama3-2-3b-instruct",
-  "name": "Llama 3.2 3B Instruct",
-  "description": "Llama 3.2 3B Instruct, listed from the aws price source.",
-  "family": "llama",
-  "maker": "meta",
-  "kind": "chat",
-  "created": 1727222400,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "llama",
-  "stability": "stable",
-  "mappings": [
+   },
    {
-    "providerId": "aws-bedrock",
-    "externalId": "meta.llama3-2-3b-instruct-v1:0",
+    "providerId": "novita",
+    "externalId": "meta-llama/llama-3.2-1b-instruct",
     "pricing": {
-     "prompt": "0.00000015",
-     "completion": "0.00000015"
+     "prompt": "0.00000002",
+     "completion": "0.00000002"
     },
-    "contextLength": 128000,
-    "maxOutput": 4096,
+    "contextLength": 131000,
+    "maxOutput": 16384,
     "streaming": true,
     "vision": false,
-    "tools": true,
-    "parallelToolCalls": true,
+    "tools": false,
+    "parallelToolCalls": false,
     "reasoning": false,
-    "jsonOutput": false,
+    "jsonOutput": true,
     "structuredOutputs": false,
-    "priceSource": "genai-prices aws/meta.llama3-2-3b-instruct-v1:0"
+    "priceSource": "genai-prices novita/meta-llama/llama-3.2-1b-instruct"
    }
   ]
  },
  {
-  "id": "llama3-2-90b-instruct",
+  "id": "llama-3.2-90b-vision-instruct",
   "name": "Llama 3.2 90B Instruct",
   "description": "Llama 3.2 90B Instruct, listed from the aws price source.",
   "family": "llama",
@@ -8655,154 +8191,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
   ]
  },
  {
-  "id": "llama3-70b-8192",
-  "name": "Llama 3 70B",
-  "description": "Llama 3 70B, listed from the groq price source.",
-  "family": "llama",
-  "maker": "meta",
-  "kind": "chat",
-  "created": 1713398400,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "llama",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "groq",
-    "externalId": "llama3-70b-8192",
-    "pricing": {
-     "prompt": "0.00000059",
-     "completion": "0.00000079"
-    },
-    "contextLength": 8192,
-    "maxOutput": 8192,
-    "streaming": true,
-    "vision": false,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices groq/llama3-70b-8192"
-   }
-  ]
- },
- {
-  "id": "llama3-70b-instruct",
-  "name": "Llama 3 70B Instruct",
-  "description": "Llama 3 70B Instruct, listed from the aws price source.",
-  "family": "llama",
-  "maker": "meta",
-  "kind": "chat",
-  "created": 1721692800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "llama",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "aws-bedrock",
-    "externalId": "meta.llama3-70b-instruct-v1:0",
-    "pricing": {
-     "prompt": "0.00000265",
-     "completion": "0.0000035"
-    },
-    "contextLength": 8192,
-    "maxOutput": 2048,
-    "streaming": true,
-    "vision": false,
-    "tools": false,
-    "parallelToolCalls": false,
-    "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices aws/meta.llama3-70b-instruct-v1:0"
-   }
-  ]
- },
- {
-  "id": "llama3-8b-8192",
-  "name": "Llama 3 8B",
-  "description": "Llama 3 8B, listed from the groq price source.",
-  "family": "llama",
-  "maker": "meta",
-  "kind": "chat",
-  "created": 1713398400,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "llama",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "groq",
-    "externalId": "llama3-8b-8192",
-    "pricing": {
-     "prompt": "0.00000005",
-     "completion": "0.00000008"
-    },
-    "contextLength": 8192,
-    "maxOutput": 8192,
-    "streaming": true,
-    "vision": false,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices groq/llama3-8b-8192"
-   }
-  ]
- },
- {
-  "id": "llama3-8b-instruct",
-  "name": "Llama 3 8B Instruct",
-  "description": "Llama 3 8B Instruct, listed from the aws price source.",
-  "family": "llama",
-  "maker": "meta",
-  "kind": "chat",
-  "created": 1721692800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "llama",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "aws-bedrock",
-    "externalId": "meta.llama3-8b-instruct-v1:0",
-    "pricing": {
-     "prompt": "0.0000003",
-     "completion": "0.0000006"
-    },
-    "contextLength": 8192,
-    "maxOutput": 2048,
-    "streaming": true,
-    "vision": false,
-    "tools": false,
-    "parallelToolCalls": false,
-    "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices aws/meta.llama3-8b-instruct-v1:0"
-   }
-  ]
- },
- {
   "id": "magistral-small-2509",
   "name": "Magistral Small 2509",
   "description": "Magistral Small 2509, listed from the aws price source.",
@@ -8836,80 +8224,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/mistral.magistral-small-2509"
-   }
-  ]
- },
- {
-  "id": "meta-llama-3-70b-instruct",
-  "name": "Meta-Llama-3-70B-Instruct",
-  "description": "Meta-Llama-3-70B-Instruct, listed from the huggingface_novita price source.",
-  "family": "llama",
-  "maker": "meta",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "llama",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "novita",
-    "externalId": "meta-llama/meta-llama-3-70b-instruct",
-    "pricing": {
-     "prompt": "0.00000051",
-     "completion": "0.00000074"
-    },
-    "contextLength": 8192,
-    "maxOutput": 8192,
-    "streaming": true,
-    "vision": false,
-    "tools": false,
-    "parallelToolCalls": false,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices huggingface_novita/meta-llama/Meta-Llama-3-70B-Instruct"
-   }
-  ]
- },
- {
-  "id": "meta-llama-3-8b-instruct",
-  "name": "Meta-Llama-3-8B-Instruct",
-  "description": "Meta-Llama-3-8B-Instruct, listed from the huggingface_novita price source.",
-  "family": "llama",
-  "maker": "meta",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "llama",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "novita",
-    "externalId": "meta-llama/meta-llama-3-8b-instruct",
-    "pricing": {
-     "prompt": "0.00000004",
-     "completion": "0.00000004"
-    },
-    "contextLength": 8192,
-    "maxOutput": 8192,
-    "streaming": true,
-    "vision": false,
-    "tools": false,
-    "parallelToolCalls": false,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices huggingface_novita/meta-llama/Meta-Llama-3-8B-Instruct"
    }
   ]
  },
@@ -9677,26 +8991,7 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices mistral/mistral-saba"
-   }
-  ]
- },
- {
-  "id": "mistral-saba-24b",
-  "name": "Mistral Saba 24B",
-  "description": "Mistral Saba 24B, listed from the groq price source.",
-  "family": "mistral",
-  "maker": "mistral",
-  "kind": "chat",
-  "created": 1738800000,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "mistral",
-  "stability": "stable",
-  "mappings": [
+   },
    {
     "providerId": "groq",
     "externalId": "mistral-saba-24b",
@@ -11277,9 +10572,9 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
   ]
  },
  {
-  "id": "qwen-2.5-72b-instruct",
-  "name": "qwen-2.5-72b-instruct",
-  "description": "qwen-2.5-72b-instruct, listed from the novita price source.",
+  "id": "qwen2.5-72b-instruct",
+  "name": "qwen2.5-72b-instruct",
+  "description": "qwen2.5-72b-instruct, listed from the novita price source.",
   "family": "qwen",
   "maker": "alibaba",
   "kind": "chat",
@@ -11310,43 +10605,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": false,
     "priceSource": "genai-prices novita/qwen/qwen-2.5-72b-instruct"
-   }
-  ]
- },
- {
-  "id": "qwen2.5-72b-instruct",
-  "name": "Qwen2.5-72B-Instruct",
-  "description": "Qwen2.5-72B-Instruct, listed from the huggingface_novita price source.",
-  "family": "qwen",
-  "maker": "alibaba",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "qwen",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "novita",
-    "externalId": "qwen/qwen2.5-72b-instruct",
-    "pricing": {
-     "prompt": "0.00000038",
-     "completion": "0.0000004"
-    },
-    "contextLength": 32000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": false,
-    "tools": false,
-    "parallelToolCalls": false,
-    "reasoning": false,
-    "jsonOutput": true,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices huggingface_novita/Qwen/Qwen2.5-72B-Instruct"
    }
   ]
  },
@@ -11793,7 +11051,7 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
   ]
  },
  {
-  "id": "qwen3-coder-30b-a3b",
+  "id": "qwen3-coder-30b-a3b-instruct",
   "name": "Qwen3-Coder-30B-A3B-Instruct",
   "description": "Qwen3-Coder-30B-A3B-Instruct, listed from the aws price source.",
   "family": "qwen",
@@ -11826,26 +11084,7 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/qwen.qwen3-coder-30b-a3b-v1:0"
-   }
-  ]
- },
- {
-  "id": "qwen3-coder-30b-a3b-instruct",
-  "name": "Qwen3-Coder-30B-A3B-Instruct",
-  "description": "Qwen3-Coder-30B-A3B-Instruct, listed from the huggingface_nebius price source.",
-  "family": "qwen",
-  "maker": "alibaba",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "qwen",
-  "stability": "stable",
-  "mappings": [
+   },
    {
     "providerId": "nebius",
     "externalId": "Qwen/Qwen3-Coder-30B-A3B-Instruct",
@@ -11863,43 +11102,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": false,
     "priceSource": "genai-prices huggingface_nebius/Qwen/Qwen3-Coder-30B-A3B-Instruct"
-   }
-  ]
- },
- {
-  "id": "qwen3-coder-480b-a35b",
-  "name": "Qwen3-Coder-480B-A35B-Instruct",
-  "description": "Qwen3-Coder-480B-A35B-Instruct, listed from the aws price source.",
-  "family": "qwen",
-  "maker": "alibaba",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "qwen",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "aws-bedrock",
-    "externalId": "qwen.qwen3-coder-480b-a35b-v1:0",
-    "pricing": {
-     "prompt": "0.00000045",
-     "completion": "0.0000018"
-    },
-    "contextLength": 128000,
-    "maxOutput": 16384,
-    "streaming": true,
-    "vision": false,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices aws/qwen.qwen3-coder-480b-a35b-v1:0"
    }
   ]
  },
@@ -12070,7 +11272,7 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
   ]
  },
  {
-  "id": "qwen3-vl-235b-a22b",
+  "id": "qwen3-vl-235b-a22b-instruct",
   "name": "Qwen3-VL-235B-A22B-Instruct",
   "description": "Qwen3-VL-235B-A22B-Instruct, listed from the aws price source.",
   "family": "qwen",
@@ -12104,27 +11306,7 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": false,
     "structuredOutputs": false,
     "priceSource": "genai-prices aws/qwen.qwen3-vl-235b-a22b-v1:0"
-   }
-  ]
- },
- {
-  "id": "qwen3-vl-235b-a22b-instruct",
-  "name": "Qwen3-VL-235B-A22B-Instruct",
-  "description": "Qwen3-VL-235B-A22B-Instruct, listed from the huggingface_novita price source.",
-  "family": "qwen",
-  "maker": "alibaba",
-  "kind": "chat",
-  "created": 1788220800,
-  "inputModalities": [
-   "text",
-   "image"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "qwen",
-  "stability": "stable",
-  "mappings": [
+   },
    {
     "providerId": "novita",
     "externalId": "qwen/qwen3-vl-235b-a22b-instruct",
@@ -12591,43 +11773,6 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "jsonOutput": true,
     "structuredOutputs": true,
     "priceSource": "genai-prices fireworks/qwen3p7-plus"
-   }
-  ]
- },
- {
-  "id": "r1",
-  "name": "DeepSeek-R1",
-  "description": "DeepSeek-R1, listed from the aws price source.",
-  "family": "aws-bedrock",
-  "maker": "aws-bedrock",
-  "kind": "chat",
-  "created": 1737331200,
-  "inputModalities": [
-   "text"
-  ],
-  "outputModalities": [
-   "text"
-  ],
-  "tokenizer": "aws-bedrock",
-  "stability": "stable",
-  "mappings": [
-   {
-    "providerId": "aws-bedrock",
-    "externalId": "deepseek.r1-v1:0",
-    "pricing": {
-     "prompt": "0.00000135",
-     "completion": "0.0000054"
-    },
-    "contextLength": 128000,
-    "maxOutput": 32768,
-    "streaming": true,
-    "vision": false,
-    "tools": true,
-    "parallelToolCalls": true,
-    "reasoning": true,
-    "jsonOutput": false,
-    "structuredOutputs": false,
-    "priceSource": "genai-prices aws/deepseek.r1-v1:0"
    }
   ]
  },

@@ -11,9 +11,10 @@ export interface SourceProvider {
   /** Provider id in @pydantic/genai-prices (prices, tiers, history, context). */
   genaiPrices?: string;
   /**
-   * Further genai-prices providers that price this host: Hugging Face's router entries for a host
-   * (`huggingface_<host>`) pass the host's own price through. Their ids are Hugging Face repo ids,
-   * which Nebius and Together take as they are; Novita takes them lower-cased (`idCase`).
+   * Further genai-prices providers that price this host, for models its own entry lacks:
+   * Hugging Face's router entries for a host (`huggingface_<host>`, the host's price as the router
+   * bills it; for Nebius that is the `-fast` flavour's, so curated mappings never take it). Their ids
+   * are Hugging Face repo ids, which Nebius and Together take as they are; Novita lower-cased.
    */
   alsoPricedBy?: readonly string[];
   idCase?: "as-is" | "lower";
@@ -80,6 +81,8 @@ export const EXCLUDED_SOURCE_MODELS: readonly RegExp[] = [
   /RedPajama|StripedHyena|alpaca|GPT-JT|vicuna|Nous-Hermes-llama-2|phi-2|OLMo|Yi-6B|Qwen1\.5-(0\.5|1\.8|4)B|Mixtral-8x7B-v0\.1|Mistral-7B-v0\.1|gemma-2b$|gemma-7b$/i,
   // Global cross-region profiles: the `us.` regional profile is the one mapping per model on Bedrock.
   /^global\./,
+  // Aggregator-style aliases the Google entry also matches (not Gemini API ids).
+  /^gemini-(pro|flash)-1\.5/,
 ];
 
 /**
@@ -129,12 +132,37 @@ export const CANONICAL_IDS: Readonly<Record<string, string>> = {
   "claude-3-7-sonnet-latest": "claude-3.7-sonnet",
   "claude-3-opus-latest": "claude-3-opus",
   "claude-3-5-sonnet": "claude-3-5-sonnet",
+  "claude-3-sonnet-20240229": "claude-3-sonnet",
+  "claude-opus-4-0": "claude-opus-4",
+  "claude-4-opus": "claude-opus-4",
+  "claude-opus-4-20250514": "claude-opus-4",
+  "claude-4-sonnet": "claude-sonnet-4",
+  "gpt-oss-120b-1": "gpt-oss-120b",
+  "gpt-oss-20b-1": "gpt-oss-20b",
+  "r1": "deepseek-r1",
+  "llama3-2-1b-instruct": "llama-3.2-1b-instruct",
+  "llama3-2-3b-instruct": "llama-3.2-3b-instruct",
+  "llama3-2-11b-instruct": "llama-3.2-11b-vision-instruct",
+  "llama3-2-90b-instruct": "llama-3.2-90b-vision-instruct",
+  "llama3-70b-instruct": "llama-3-70b-instruct",
+  "llama3-8b-instruct": "llama-3-8b-instruct",
+  "meta-llama-3-70b-instruct": "llama-3-70b-instruct",
+  "meta-llama-3-8b-instruct": "llama-3-8b-instruct",
+  "llama3-70b-8192": "llama-3-70b-instruct",
+  "llama3-8b-8192": "llama-3-8b-instruct",
+  "qwen-2.5-72b-instruct": "qwen2.5-72b-instruct",
+  "qwen3-vl-235b-a22b": "qwen3-vl-235b-a22b-instruct",
+  "qwen3-coder-30b-a3b": "qwen3-coder-30b-a3b-instruct",
+  "qwen3-coder-480b-a35b": "qwen3-coder-480b-a35b-instruct",
+  "l3-8b-lunaris": "l3-8b-lunaris-v1",
+  "mistral-saba-24b": "mistral-saba",
 };
 
 /** Aliases people type for models the generator adds (ids are case-insensitive anyway). Checked 2026-11-27. */
 export const EXTRA_ALIASES: Readonly<Record<string, readonly string[]>> = {
   "claude-3-5-haiku": ["claude-3-5-haiku-20241022", "claude-3.5-haiku"],
   "claude-3-opus": ["claude-3-opus-20240229"],
+  "claude-opus-4": ["claude-opus-4-20250514", "claude-opus-4-0"],
   "claude-3-haiku": ["claude-3-haiku-20240307"],
   "o3-mini": ["o3-mini-2025-01-31"],
   "o1": ["o1-2024-12-17"],
@@ -160,6 +188,27 @@ export const PRICE_OVERRIDES: Readonly<Record<string, { reason: string; checkedA
     checkedAt: "2026-11-27",
   },
 };
+
+/**
+ * Mappings whose external id no source gives but whose price it does: Claude on Vertex (the
+ * source prices it under Google; the API wants `model@date` ids). Flags are copied from the
+ * model's mapping on `like`. Checked 2026-11-27 against Vertex's model garden ids.
+ */
+export const EXTRA_EXTERNAL_IDS: ReadonlyArray<{ model: string; providerId: ProviderId; externalId: string; like: ProviderId }> = [
+  { model: "claude-3.5-sonnet", providerId: "google-vertex", externalId: "claude-3-5-sonnet-v2@20241022", like: "anthropic" },
+  { model: "claude-3.7-sonnet", providerId: "google-vertex", externalId: "claude-3-7-sonnet@20250219", like: "anthropic" },
+  { model: "claude-3-5-haiku", providerId: "google-vertex", externalId: "claude-3-5-haiku@20241022", like: "anthropic" },
+  { model: "claude-3-haiku", providerId: "google-vertex", externalId: "claude-3-haiku@20240307", like: "anthropic" },
+  { model: "claude-3-opus", providerId: "google-vertex", externalId: "claude-3-opus@20240229", like: "anthropic" },
+  { model: "claude-opus-4", providerId: "google-vertex", externalId: "claude-opus-4@20250514", like: "anthropic" },
+  // Newer Claude models take their plain id on Vertex, as claude-opus-4-6 does.
+  ...["claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-opus-5-5", "claude-fable-5", "claude-fable-5-1"].map((id) => ({
+    model: id,
+    providerId: "google-vertex" as const,
+    externalId: id,
+    like: "anthropic" as const,
+  })),
+];
 
 /** Makers by id pattern (first match), for `maker`, `family` and `owned_by` of generated models. */
 export const MAKERS: ReadonlyArray<readonly [RegExp, string, string]> = [

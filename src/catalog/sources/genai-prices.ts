@@ -107,3 +107,16 @@ export function lookupAny(sources: readonly string[], externalId: string): Sourc
   return undefined;
 }
 
+
+/**
+ * The provider's own price source only: what a curated mapping is held to. Hugging Face router
+ * entries (`alsoPricedBy`) may price another flavour of the host's model (Nebius' `-fast`), so they
+ * price only models the curated files do not have.
+ */
+export function lookupPrimary(sp: { genaiPrices?: string } | undefined, externalId: string): SourcePricing | undefined {
+  return sp?.genaiPrices ? lookupPrice(sp.genaiPrices, externalId) : undefined;
+}
+
+/** The genai-prices provider id a `genai-prices <provider>/<model>` source string names. */
+export const sourceProviderOf = (source: string): string | undefined =>
+  /^genai-prices ([^/]+)\//.exec(source)?.[1];
