@@ -14,9 +14,10 @@
  *   internal_reasoning / output_audio / image_output -> completion; request and web_search -> 0.
  * - Counts that exceed what is left of their total (inconsistent upstream reports) are clamped.
  */
-import type { Pricing } from "../catalog/types";
+import type { Pricing, SearchContextSize } from "../catalog/types";
 import type { NormalizedUsage } from "../providers/types";
 import { parseUsd, PICO_DECIMALS, type Pico } from "./money";
+import { pricingInForce, tierReached, type PriceContext } from "./price-schedule";
 
 export interface CostBreakdown {
   /** Uncached text (and video) prompt tokens. */
@@ -29,6 +30,8 @@ export interface CostBreakdown {
   outputCost: Pico;
   /** The reasoning part of outputCost (informational, already inside outputCost). */
   reasoningCost: Pico;
+  /** The citation part of outputCost (Perplexity; informational, already inside outputCost). */
+  citationCost: Pico;
   audioOutputCost: Pico;
   imageOutputCost: Pico;
   requestCost: Pico;
@@ -43,6 +46,8 @@ export interface CostBreakdown {
   discountCost: Pico;
   /** upstreamCost - discountCost: what the request costs. */
   total: Pico;
+  /** The prompt-size tier the request was billed at (its threshold in input tokens), if any. */
+  tierAbove?: number;
 }
 
 export interface CostOptions {
@@ -50,6 +55,10 @@ export interface CostOptions {
   images?: { count: number; size?: string };
   /** Fraction taken off the total, decimal string in [0, 1] ("0.2" = 20% off). */
   discount?: string;
+  /** When the request was made (epoch ms): the dated or time-of-day price in force then. Default now. */
+  at?: number;
+  /** The request's `web_search_options.search_context_size` (per-request fee by size). */
+  searchContextSize?: SearchContextSize | null;
 }
 
 const SCALE = 10n ** BigInt(PICO_DECIMALS);
@@ -68,6 +77,7 @@ export interface BilledPrices {
   input_audio: string;
   image: string;
   internal_reasoning: string;
+  citation: string;
   output_audio: string;
   image_output: string;
   request: string;
@@ -86,6 +96,7 @@ export function billedPrices(p: Pricing): BilledPrices {
     input_audio: first(p.input_audio, p.prompt),
     image: first(p.image, p.prompt),
     internal_reasoning: first(p.internal_reasoning, p.completion),
+    citation: first(p.citation, p.completion),
     output_audio: first(p.output_audio, p.completion),
     image_output: first(p.image_output, p.completion),
     request: first(p.request),
@@ -119,7 +130,15 @@ function perImagePrice(pricing: Pricing, size: string | undefined): Pico | undef
   return value === undefined ? undefined : parseUsd(value);
 }
 
-export function computeCost(usage: NormalizedUsage, pricing: Pricing, opts: CostOptions = {}): CostBreakdown {
+export function computeCost(usage: NormalizedUsage, listed: Pricing, opts: CostOptions = {}): CostBreakdown {
+  // Tiers select on every input token (cached and written included), as the providers bill them.
+  const ctx: PriceContext = {
+    at: opts.at ?? Date.now(),
+    promptTokens: usage.promptTokens,
+    ...(opts.searchContextSize !== undefined ? { searchContextSize: opts.searchContextSize } : {}),
+  };
+  const pricing = pricingInForce(listed, ctx);
+  const tierAbove = tierReached(listed, ctx);
   const promptPrice = parseUsd(pricing.prompt);
   const completionPrice = parseUsd(pricing.completion);
 
@@ -136,8 +155,9 @@ export function computeCost(usage: NormalizedUsage, pricing: Pricing, opts: Cost
     tokens(usage.imageOutputTokens),
     tokens(usage.audioOutputTokens),
     tokens(usage.reasoningTokens),
+    tokens(usage.citationTokens ?? 0),
   ]);
-  const [imageOut = 0n, audioOut = 0n, reasoning = 0n] = completion.parts;
+  const [imageOut = 0n, audioOut = 0n, reasoning = 0n, citation = 0n] = completion.parts;
 
   const billed = billedPrices(pricing);
   const inputCost = prompt.rest * promptPrice;
@@ -147,7 +167,8 @@ export function computeCost(usage: NormalizedUsage, pricing: Pricing, opts: Cost
   const imageInputCost = imageIn * price(billed.image);
 
   const reasoningCost = reasoning * price(billed.internal_reasoning);
-  const outputCost = completion.rest * completionPrice + reasoningCost;
+  const citationCost = citation * price(billed.citation);
+  const outputCost = completion.rest * completionPrice + reasoningCost + citationCost;
   const audioOutputCost = audioOut * price(billed.output_audio);
   const perImage = opts.images && opts.images.count > 0 ? perImagePrice(pricing, opts.images.size) : undefined;
   const imageOutputCost =
@@ -177,6 +198,7 @@ export function computeCost(usage: NormalizedUsage, pricing: Pricing, opts: Cost
     imageInputCost,
     outputCost,
     reasoningCost,
+    citationCost,
     audioOutputCost,
     imageOutputCost,
     requestCost,
@@ -186,6 +208,7 @@ export function computeCost(usage: NormalizedUsage, pricing: Pricing, opts: Cost
     upstreamCost,
     discountCost,
     total: upstreamCost - discountCost,
+    ...(tierAbove !== undefined ? { tierAbove } : {}),
   };
 }
 
@@ -193,7 +216,7 @@ export function computeCost(usage: NormalizedUsage, pricing: Pricing, opts: Cost
 export function zeroCost(): CostBreakdown {
   return {
     inputCost: 0n, cachedInputCost: 0n, cacheWriteInputCost: 0n, audioInputCost: 0n, imageInputCost: 0n,
-    outputCost: 0n, reasoningCost: 0n, audioOutputCost: 0n, imageOutputCost: 0n, requestCost: 0n,
+    outputCost: 0n, reasoningCost: 0n, citationCost: 0n, audioOutputCost: 0n, imageOutputCost: 0n, requestCost: 0n,
     webSearchCost: 0n, promptCost: 0n, completionCost: 0n, upstreamCost: 0n, discountCost: 0n, total: 0n,
   };
 }

@@ -13,6 +13,7 @@
  * overshoot a limit. See `promptTokensUpperBound`.
  */
 import type { Pricing } from "../catalog/types";
+import { dearestPricing } from "./price-schedule";
 import type { ChatRequest } from "../providers/types";
 import { parseUsd, type Pico } from "./money";
 
@@ -133,7 +134,7 @@ export function embeddingTokensUpperBound(inputs: ReadonlyArray<string | readonl
 const maxPrice = (...values: Array<string | undefined>): Pico => values.reduce<Pico>((m, v) => (price(v) > m ? price(v) : m), 0n);
 
 export interface BoundTarget extends EstimateTarget {
-  pricing: Pick<Pricing, "prompt" | "completion" | "request" | "image" | "input_audio" | "input_cache_write" | "input_cache_write_1h" | "internal_reasoning" | "output_audio" | "image_output">;
+  pricing: Pick<Pricing, "prompt" | "completion" | "request" | "image" | "input_audio" | "input_cache_write" | "input_cache_write_1h" | "internal_reasoning" | "output_audio" | "image_output" | "citation" | "tiers" | "schedule" | "request_by_search_context">;
   /** Prompts beyond it are refused upstream (cost nothing). */
   contextLength?: number | null;
   /**
@@ -154,12 +155,13 @@ export function estimateUpperBound(req: ChatRequest, targets: readonly BoundTarg
   const n = BigInt(Math.max(1, req.n ?? 1));
   let max = 0n;
   for (const t of targets) {
-    const p = t.pricing;
     const prompt = t.contextLength ? Math.min(bound, t.contextLength) : bound;
+    // The dearest prompt-size tier this prompt can reach, at the dearest time of day.
+    const p = dearestPricing(t.pricing, prompt);
     const completion = t.outputTokens ?? Math.min(requestedMaxTokens(req) ?? t.maxOutput, t.maxOutput);
     const cost =
       maxPrice(p.prompt, p.image, p.input_audio, p.input_cache_write, p.input_cache_write_1h) * BigInt(prompt) +
-      maxPrice(p.completion, p.internal_reasoning, p.output_audio, p.image_output) * BigInt(completion) * n +
+      maxPrice(p.completion, p.internal_reasoning, p.citation, p.output_audio, p.image_output) * BigInt(completion) * n +
       price(p.request);
     if (cost > max) max = cost;
   }

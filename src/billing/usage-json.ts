@@ -36,6 +36,8 @@ export interface OpenAIUsage {
     image_output_cost: number;
     audio_input_cost: number;
     data_storage_cost: number;
+    /** Present when a prompt-size tier applied: its threshold (the whole request is at its prices). */
+    price_tier_above_tokens?: number;
   };
   /** Present only when there is a note: an empty string on every answer told clients nothing. */
   info?: string;
@@ -85,6 +87,7 @@ export function toOpenAIUsage(usage: NormalizedUsage, cost: CostBreakdown, info 
       image_output_cost: toUsdNumber(cost.imageOutputCost),
       audio_input_cost: toUsdNumber(cost.audioInputCost),
       data_storage_cost: 0,
+      ...(cost.tierAbove !== undefined ? { price_tier_above_tokens: cost.tierAbove } : {}),
     },
     ...(info ? { info } : {}),
   };

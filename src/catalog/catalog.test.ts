@@ -13,16 +13,18 @@ import {
 } from "./index";
 import { perK, perM } from "./models/helpers";
 import { OPENAI_PLATFORM_EXTRAS } from "./providers";
-import { PROVIDER_IDS, type Pricing } from "./types";
+import { PROVIDER_IDS } from "./types";
 
 const DECIMAL = /^\d+(\.\d+)?$/;
 
-function priceStrings(p: Pricing): string[] {
+/** Every price of a pricing object, tiers and scheduled prices included (`above`, `from`, `utc*` are not prices). */
+function priceStrings(p: unknown, prefix = ""): string[] {
   const out: string[] = [];
-  for (const [k, v] of Object.entries(p)) {
-    if (typeof v === "string") out.push(`${k}=${v}`);
-    else if (v && typeof v === "object") for (const [s, x] of Object.entries(v)) out.push(`${k}.${s}=${String(x)}`);
-    else out.push(`${k}=${String(v)}`);
+  for (const [k, v] of Object.entries(p as Record<string, unknown>)) {
+    if (k === "above" || k === "from" || k === "utcStart" || k === "utcEnd") continue;
+    if (typeof v === "string") out.push(`${prefix}${k}=${v}`);
+    else if (v && typeof v === "object") out.push(...priceStrings(v, `${prefix}${k}.`));
+    else out.push(`${prefix}${k}=${String(v)}`);
   }
   return out;
 }

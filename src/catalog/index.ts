@@ -124,3 +124,15 @@ export const isDeprecated = (model: ModelDefinition, now = Date.now()): boolean 
  */
 export const canChat = (model: ModelDefinition): boolean =>
   model.kind === "chat" || (model.kind === "image" && model.outputModalities.includes("text"));
+
+/**
+ * Whether every provider a request for `ref` can reach bills `web_search_options` by search context
+ * size (Perplexity Sonar): only then is the option accepted, since the catalogue prices nothing else
+ * of it (OpenAI's search fees, user location).
+ */
+export function pricesSearchContext(ref: string): boolean {
+  const r = parseModelRef(ref);
+  if (r.kind === "unknown") return false;
+  const mappings = r.kind === "pinned" ? [r.mapping] : r.model.mappings;
+  return mappings.length > 0 && mappings.every((m) => m.pricing.request_by_search_context !== undefined);
+}

@@ -6,9 +6,10 @@ import { emptyUsage, type NormalizedUsage } from "../providers/types";
 import { findModel, listModels } from "./index";
 import { serializeMapping } from "./serialize";
 
-const MILLION = 1_000_000;
+/** Tokens of one kind: below every prompt-size tier threshold, where the listed base prices apply. */
+const MILLION = 100_000;
 
-/** One million tokens of one kind, inside the totals they belong to. */
+/** A batch of tokens of one kind, inside the totals they belong to. */
 const KINDS: Array<[string, (u: NormalizedUsage) => void]> = [
   ["input_cache_read", (u) => ((u.promptTokens = MILLION), (u.cachedTokens = MILLION))],
   ["input_cache_write", (u) => ((u.promptTokens = MILLION), (u.cacheWrite5mTokens = MILLION))],
@@ -38,8 +39,8 @@ describe("listed prices agree with billed prices", () => {
   });
 
   it("a mapping without a cache-read price lists the prompt price its cached tokens are billed at (not 0)", () => {
-    const model = findModel("mistral-medium-3.1")!;
-    const m = model.mappings.find((x) => x.providerId === "mistral")!;
+    const model = findModel("llama-3.1-70b-instruct")!;
+    const m = model.mappings.find((x) => x.providerId === "groq")!;
     expect(m.pricing.input_cache_read).toBeUndefined();
     const listed = serializeMapping(model, m).pricing;
     expect(listed.input_cache_read).toBe(m.pricing.prompt);

@@ -59,7 +59,7 @@ describe("serializeModel", () => {
     expect(json.pricing.prompt).toBe("0.0000001");
     expect(json.pricing.completion).toBe("0.00000032");
     expect(json.context_length).toBe(131_072);
-    expect(json.max_output).toBe(32_768);
+    expect(json.max_output).toBe(Math.max(...m.mappings.map((x) => x.maxOutput)));
     expect(json.json_output).toBe(true);
     expect(json.structured_outputs).toBe(false);
     expect(json.top_provider.context_length).toBe(131_072);

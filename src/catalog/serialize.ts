@@ -11,7 +11,8 @@ import { billedPrices } from "../billing/cost";
 import { isDecimalString, parseUsd } from "../billing/money";
 import { isFreeMapping } from "./index";
 import { PROVIDERS } from "./providers";
-import type { ModelDefinition, Modality, Pricing, ProviderMapping, Stability } from "./types";
+import { pricingInForce } from "../billing/price-schedule";
+import type { ModelDefinition, Modality, Pricing, ProviderMapping, SearchContextSize, Stability, TokenPrices } from "./types";
 
 export interface PricingJson {
   prompt: string;
@@ -29,6 +30,18 @@ export interface PricingJson {
   input_audio_hour: string;
   per_second: Record<string, string>;
   per_image: Record<string, string>;
+  /**
+   * Additions to the spec's fields, omitted when a mapping has none; a client that ignores them
+   * reads the base prices (docs/catalogue.md). `tiers`: prompt-size tiers, each the prices of a
+   * whole request whose input tokens exceed `above_prompt_tokens`.
+   */
+  tiers?: Array<{ above_prompt_tokens: number } & TokenPrices>;
+  /** Dated and time-of-day prices: `from` (date, UTC) or `utc_start`..`utc_end`; the last match wins. */
+  scheduled?: Array<{ from?: string; utc_start?: string; utc_end?: string } & TokenPrices>;
+  /** Per-request fee by `web_search_options.search_context_size` (`request` is the one without it). */
+  request_by_search_context?: Partial<Record<SearchContextSize, string>>;
+  /** Citation tokens (Perplexity), when priced apart from completion tokens. */
+  citation?: string;
 }
 
 export interface AggregatedPricingJson extends PricingJson {
@@ -109,7 +122,9 @@ const map = (v: Readonly<Record<string, string>> | undefined): Record<string, st
  * the price its tokens are billed at, never "0"), so a listing and a bill always agree. `ocr_page`
  * and `input_audio_hour` are billed by nothing, hence "0".
  */
-export function pricingJson(p: Pricing): PricingJson {
+export function pricingJson(listed: Pricing, now = Date.now()): PricingJson {
+  // The base fields are the prices in force now for a request below every tier threshold.
+  const p = pricingInForce(listed, { at: now, promptTokens: 0 });
   const billed = billedPrices(p);
   return {
     prompt: p.prompt,
@@ -128,6 +143,18 @@ export function pricingJson(p: Pricing): PricingJson {
     input_audio_hour: str(p.input_audio_hour),
     per_second: map(p.per_second),
     per_image: map(p.per_image),
+    ...optional("tiers", listed.tiers?.map((t) => ({ above_prompt_tokens: t.above, ...t.prices }))),
+    ...optional(
+      "scheduled",
+      listed.schedule?.map((e) => ({
+        ...optional("from", e.from),
+        ...optional("utc_start", e.utcStart),
+        ...optional("utc_end", e.utcEnd),
+        ...e.prices,
+      })),
+    ),
+    ...optional("request_by_search_context", listed.request_by_search_context ? { ...listed.request_by_search_context } : undefined),
+    ...optional("citation", p.citation),
   };
 }
 
@@ -247,8 +274,8 @@ export function serializeModel(model: ModelDefinition, mappings: readonly Provid
     providers: mappings.map((m) => providerJson(model, m)),
     pricing: {
       ...topPricing,
-      web_search: billedPrices(top.pricing).web_search,
-      internal_reasoning: billedPrices(top.pricing).internal_reasoning,
+      web_search: billedPrices(pricingInForce(top.pricing, { at: Date.now(), promptTokens: 0 })).web_search,
+      internal_reasoning: billedPrices(pricingInForce(top.pricing, { at: Date.now(), promptTokens: 0 })).internal_reasoning,
     },
     context_length: Math.max(...mappings.map((m) => m.contextLength)),
     max_output: Math.max(...mappings.map((m) => m.maxOutput)),

@@ -56,6 +56,39 @@ export interface ProviderInfo {
 export type Stability = "stable" | "beta" | "unstable" | "experimental";
 export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high";
 
+/** The per-token prices a prompt-size tier or a dated price may change. */
+export const TOKEN_PRICE_FIELDS = [
+  "prompt", "completion", "image", "input_audio", "input_audio_cache_read", "output_audio", "request",
+  "input_cache_read", "input_cache_write", "input_cache_write_1h", "image_output", "web_search",
+  "internal_reasoning", "citation",
+] as const;
+export type TokenPriceField = (typeof TOKEN_PRICE_FIELDS)[number];
+export type TokenPrices = Partial<Record<TokenPriceField, string>>;
+
+/**
+ * A prompt-size tier: when a request's input tokens (cached and uncached together) exceed
+ * `above`, the whole request is billed at these prices (the providers' long-context rates).
+ */
+export interface PriceTier {
+  above: number;
+  prices: TokenPrices;
+}
+
+/**
+ * A price in force from a date (`from`, ISO date, UTC) or inside a daily UTC window (`utcStart`
+ * to `utcEnd`, `HH:MM:SS`, may wrap midnight). The last entry that matches the request's time
+ * wins; when none does, the mapping's base prices apply (the source's rule).
+ */
+export interface ScheduledPrices {
+  from?: string;
+  utcStart?: string;
+  utcEnd?: string;
+  prices: TokenPrices;
+  tiers?: readonly PriceTier[];
+}
+
+export type SearchContextSize = "low" | "medium" | "high";
+
 /** Per-mapping prices, spec 2.5 names. All optional except prompt and completion. */
 export interface Pricing {
   prompt: string;
@@ -78,6 +111,17 @@ export interface Pricing {
   per_second?: Record<string, string>;
   web_search?: string;
   internal_reasoning?: string;
+  /** Citation tokens (Perplexity), part of the completion tokens. Missing: the completion price. */
+  citation?: string;
+  /** Prompt-size tiers, ascending `above`; the base prices apply up to the first threshold. */
+  tiers?: readonly PriceTier[];
+  /** Dated and time-of-day prices (price changes announced by the provider, off-peak rates). */
+  schedule?: readonly ScheduledPrices[];
+  /**
+   * Per-request fee by the request's `web_search_options.search_context_size` (Perplexity);
+   * `request` holds the dearest of them (the source's figure), used when the size is unknown.
+   */
+  request_by_search_context?: Partial<Record<SearchContextSize, string>>;
 }
 
 export interface ProviderMapping {

@@ -129,6 +129,8 @@ export interface ChatRequest {
   safety_identifier?: string;
   /** Validation refuses all but `auto` and `default` (the tiers billed at the catalogue's prices). */
   service_tier?: "auto" | "default" | "flex" | "scale" | "priority";
+  /** Accepted only for models billed by search context size (Perplexity), forwarded as sent. */
+  web_search_options?: { search_context_size?: "low" | "medium" | "high" | null; user_location?: unknown };
   store?: boolean;
   verbosity?: "low" | "medium" | "high";
   /** Routing preferences (src/routing/preferences.ts); read by routing, never sent upstream. */
@@ -183,6 +185,8 @@ export interface NormalizedUsage {
   audioOutputTokens: number;
   /** Web searches the provider billed for (Perplexity, grounding). */
   webSearchRequests: number;
+  /** Citation tokens (Perplexity), included in completionTokens; priced at `pricing.citation`. */
+  citationTokens?: number;
 }
 
 export const emptyUsage = (): NormalizedUsage => ({

@@ -91,7 +91,8 @@ describe("GET /v1/models without a key", () => {
     expect(used.has("deepseek")).toBe(false);
     expect(used.has("moonshot")).toBe(false);
     expect(ids(data)).not.toContain("deepseek-reasoner");
-    expect(byId(data, "deepseek-v3.2")?.providers.map((p) => p.providerId)).toEqual(["novita"]);
+    // DeepSeek's own mapping is gone; the hosts that do not train on API data stay.
+    expect(byId(data, "deepseek-v3.2")?.providers.map((p) => p.providerId)).toEqual(["novita", "fireworks"]);
     expect(ids(await list())).toContain("deepseek-reasoner");
   });
 

@@ -324,6 +324,39 @@ export const OPENAI_MODELS: readonly ModelDefinition[] = [
       }),
     ],
   },
+  ...(["dall-e-3", "dall-e-2"] as const).map((id): ModelDefinition => ({
+    id,
+    name: id === "dall-e-3" ? "DALL·E 3" : "DALL·E 2",
+    description: `OpenAI's ${id === "dall-e-3" ? "DALL·E 3" : "DALL·E 2"} image generation model (standard quality, priced per image).`,
+    family: "dall-e",
+    maker: "openai",
+    kind: "image",
+    created: released(id === "dall-e-3" ? "2023-11-06" : "2022-11-03"),
+    inputModalities: ["text"],
+    outputModalities: ["image"],
+    tokenizer: "none",
+    stability: "stable",
+    supportedParameters: ["prompt", "size", "n"],
+    mappings: [
+      mapping({
+        providerId: "openai",
+        externalId: id,
+        // OpenAI's price page, standard quality, read 2026-11-27 (no price source lists DALL·E).
+        pricing: {
+          prompt: "0",
+          completion: "0",
+          per_image:
+            id === "dall-e-3"
+              ? { "1024x1024": "0.04", "1792x1024": "0.08", "1024x1792": "0.08" }
+              : { "1024x1024": "0.02", "512x512": "0.018", "256x256": "0.016" },
+        },
+        contextLength: id === "dall-e-3" ? 4_000 : 1_000,
+        maxOutput: id === "dall-e-3" ? 1 : 10,
+        streaming: false,
+        moderated: true,
+      }),
+    ],
+  })),
   {
     id: "omni-moderation-latest",
     name: "Omni Moderation",

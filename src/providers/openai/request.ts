@@ -8,15 +8,15 @@ import { upstreamInit } from "../types";
 
 /**
  * Request fields of the OpenAI Chat Completions API that are forwarded upstream (minus the
- * provider's `quirks.unsupportedParams`). `web_search_options` is not among them: validation
- * refuses it (src/routes/chat/schema.ts), the catalogue does not price web searches.
+ * provider's `quirks.unsupportedParams`). `web_search_options` reaches only models billed by
+ * search context size (validation refuses it elsewhere, src/routes/chat/schema.ts).
  */
 export const OPENAI_CHAT_FIELDS = [
   "messages", "model", "audio", "frequency_penalty", "logit_bias", "logprobs", "max_completion_tokens",
   "max_tokens", "metadata", "modalities", "n", "parallel_tool_calls", "prediction", "presence_penalty",
   "prompt_cache_key", "reasoning_effort", "response_format", "safety_identifier", "seed", "service_tier",
   "stop", "store", "stream", "stream_options", "temperature", "tool_choice", "tools", "top_logprobs",
-  "top_p", "user", "verbosity",
+  "top_p", "user", "verbosity", "web_search_options",
 ] as const;
 
 /** Text parts without the Anthropic-only `cache_control` marker. */

@@ -19,9 +19,19 @@ export function parseOpenAIUsage(raw: unknown): NormalizedUsage {
   usage.imageInputTokens = count(prompt.image_tokens);
   usage.videoInputTokens = count(prompt.video_tokens);
   usage.reasoningTokens = count(completion.reasoning_tokens ?? u.reasoning_tokens);
-  // Some providers (xAI) count reasoning outside completion_tokens: total = prompt + completion + reasoning.
-  if (usage.reasoningTokens > 0 && count(u.total_tokens) === usage.promptTokens + usage.completionTokens + usage.reasoningTokens) {
+  // Perplexity reports citation tokens; they are output tokens, billed at their own price.
+  const citations = count(u.citation_tokens);
+  if (citations > 0) usage.citationTokens = citations;
+  // Some providers (xAI, Perplexity) count reasoning and citation tokens outside completion_tokens:
+  // total = prompt + completion + reasoning (+ citations). Inside, total = prompt + completion.
+  const total = count(u.total_tokens);
+  const base = usage.promptTokens + usage.completionTokens;
+  if (usage.reasoningTokens + citations > 0 && total === base + usage.reasoningTokens + citations) {
+    usage.completionTokens += usage.reasoningTokens + citations;
+  } else if (usage.reasoningTokens > 0 && total === base + usage.reasoningTokens) {
     usage.completionTokens += usage.reasoningTokens;
+  } else if (citations > 0 && total === base + citations) {
+    usage.completionTokens += citations;
   }
   usage.audioOutputTokens = count(completion.audio_tokens);
   usage.imageOutputTokens = count(completion.image_tokens);

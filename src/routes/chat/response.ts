@@ -2,8 +2,8 @@
  * Assembly of what the caller gets (spec 2.4): completion JSON, usage with cost, metadata.
  */
 import type { RoutingAttempt } from "../../db/schema";
-import type { Choice, NormalizedUsage } from "../../providers/types";
-import { computeCost, zeroCost, type CostBreakdown } from "../../billing/cost";
+import type { ChatRequest, Choice, NormalizedUsage } from "../../providers/types";
+import { computeCost, zeroCost, type CostBreakdown, type CostOptions } from "../../billing/cost";
 import { toOpenAIUsage, type OpenAIUsage } from "../../billing/usage-json";
 import type { Pricing } from "../../catalog/types";
 import type { Pico } from "../../billing/money";
@@ -35,10 +35,14 @@ export interface PricedUsage {
   json: OpenAIUsage;
 }
 
-export function priceUsage(usage: NormalizedUsage, pricing: Pricing | null): PricedUsage {
-  const cost = pricing ? computeCost(usage, pricing) : zeroCost();
+export function priceUsage(usage: NormalizedUsage, pricing: Pricing | null, opts: CostOptions = {}): PricedUsage {
+  const cost = pricing ? computeCost(usage, pricing, opts) : zeroCost();
   return { usage, cost, json: toOpenAIUsage(usage, cost) };
 }
+
+/** What of the request itself decides its prices (the per-request fee by search context size). */
+export const costOptionsOf = (req: Pick<ChatRequest, "web_search_options">): CostOptions =>
+  req.web_search_options?.search_context_size ? { searchContextSize: req.web_search_options.search_context_size } : {};
 
 /** Who pays: the operator's credits or the caller's own provider account. */
 export function splitCost(total: Pico, source: "credits" | "byok"): { creditsPico: Pico; byokPico: Pico } {

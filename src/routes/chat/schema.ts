@@ -24,12 +24,13 @@
  * - Refused with a 400 (`param` = the field, code `unsupported_parameter`) because the gateway
  *   would bill them wrongly (it prices from its catalogue, src/billing/cost.ts):
  *   `service_tier` `flex`/`scale`/`priority` (the provider charges other than the standard prices
- *   the catalogue holds) and `web_search_options` (per-search fees by search context size, which
- *   the catalogue does not price).
+ *   the catalogue holds) and `web_search_options` except on models every provider of which bills
+ *   it by search context size at prices the catalogue holds (Perplexity Sonar).
  */
 import * as z from "zod";
 import type { ChatMessage, ChatRequest } from "../../providers/types";
 import { badRequest } from "../../errors/api-error";
+import { pricesSearchContext } from "../../catalog";
 import { describeZodError } from "../../errors/validation";
 import { fallbackModelsSchema, providerPreferencesSchema } from "../../routing/preferences";
 
@@ -252,7 +253,7 @@ export const chatRequestSchema = z.object({
   service_tier: opt(serviceTierSchema),
   store: opt(z.boolean()),
   verbosity: opt(verbositySchema),
-  /** Validated, then refused (parseChatRequest): the catalogue does not price web searches. */
+  /** Accepted only where the fee by search context size is priced (parseChatRequest), else refused. */
   web_search_options: opt(webSearchOptions),
   /** OpenRouter-style routing preferences and fallback models (src/routing/preferences.ts). */
   provider: opt(providerPreferencesSchema),
@@ -271,7 +272,7 @@ export function refuseProtoMetadataKey(body: object): void {
 }
 
 /** Values the gateway cannot bill honestly: a 400 saying what is supported. */
-function refuseUnpriced(req: Pick<z.infer<typeof chatRequestSchema>, "service_tier" | "web_search_options">): void {
+function refuseUnpriced(req: Pick<z.infer<typeof chatRequestSchema>, "service_tier" | "web_search_options" | "model" | "models">): void {
   if (req.service_tier !== undefined && !BILLED_SERVICE_TIERS.has(req.service_tier)) {
     throw badRequest(
       `service_tier '${req.service_tier}' is not supported: the provider bills it at other prices than the standard ones this gateway charges. Use 'auto' or 'default', or leave it out.`,
@@ -279,9 +280,9 @@ function refuseUnpriced(req: Pick<z.infer<typeof chatRequestSchema>, "service_ti
       "unsupported_parameter",
     );
   }
-  if (req.web_search_options !== undefined) {
+  if (req.web_search_options !== undefined && ![req.model, ...(req.models ?? [])].every((m) => pricesSearchContext(m))) {
     throw badRequest(
-      "'web_search_options' is not supported: web search is billed per search and search context size, which this gateway does not price. Search models that search on their own (Perplexity Sonar) are priced at their default search settings.",
+      "'web_search_options' is supported only on models billed by search context size (Perplexity Sonar: 'sonar', 'sonar-pro', 'sonar-reasoning-pro'); other providers bill web search at prices this gateway does not charge.",
       "web_search_options",
       "unsupported_parameter",
     );

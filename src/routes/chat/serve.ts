@@ -14,7 +14,7 @@ import type { RequestLogInput } from "../../usage/request-log";
 import { streamAnswer } from "../../usage/bodies";
 import { upstreamTimeoutMs } from "./attempt";
 import { estimatedUsage, recordSample } from "./model-facts";
-import { bodyAfter, completionJson, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
+import { bodyAfter, completionJson, costOptionsOf, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
 import { replayIterator, startSseStream, writeStallMs, type StreamOutcome } from "./stream";
 import { baseLog, finishRequest, type Run } from "./run";
 
@@ -85,7 +85,7 @@ function settleAndLog(s: Served, o: { usage: NormalizedUsage | null; totalPico: 
 
 export function serveJson(s: Served, parsed: ParsedCompletion, upstreamMs: number): Response {
   const { run } = s;
-  const priced = priceUsage(parsed.usage, s.cand.mapping.pricing);
+  const priced = priceUsage(parsed.usage, s.cand.mapping.pricing, costOptionsOf(s.req));
   const underlying = parsed.upstreamModel ?? s.cand.mapping.externalId;
   const id = newCompletionId();
   const created = Math.floor(Date.now() / 1000);
@@ -150,7 +150,7 @@ export function serveStream(
       const delivered = o.error?.errorType === "timeout" && o.generatedText.length > 0 ? (o.usage ?? estimatedUsage(s.needs.promptTokens, o.generatedText)) : null;
       settleAndLog(s, {
         usage: delivered,
-        totalPico: delivered ? priceUsage(delivered, s.cand.mapping.pricing).cost.total : 0n,
+        totalPico: delivered ? priceUsage(delivered, s.cand.mapping.pricing, costOptionsOf(s.req)).cost.total : 0n,
         ttftMs,
         log: { statusCode: 502, errorType: o.error?.errorType ?? "stream_error", errorMessage: message, streamed: true },
       });
@@ -158,7 +158,7 @@ export function serveStream(
       return { error: { message, type: "upstream_error", param: null, code: "upstream_error" } };
     }
     const usage = o.usage ?? estimatedUsage(s.needs.promptTokens, o.generatedText);
-    const priced = priceUsage(usage, s.cand.mapping.pricing);
+    const priced = priceUsage(usage, s.cand.mapping.pricing, costOptionsOf(s.req));
     recordSample(s.samples, s.cand, "ok", ttftMs, usage.completionTokens, o.generationMs);
     settleAndLog(s, {
       usage,
