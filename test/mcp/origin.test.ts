@@ -124,9 +124,9 @@ describe("MCP Origin validation", () => {
       expect(preflight.status, path).toBe(403);
     }
     // The gateway's own loopback origin and no Origin at all still open a stream.
-    for (const init of [{ origin: "http://localhost:8787", host: "localhost:8787" }, {}]) {
-      const base = "origin" in init ? "http://localhost:8787" : BASE;
-      const own = await workerFetch(`${base}/sse`, { headers: { accept: "text/event-stream", authorization: `Bearer ${org.key}`, ...init } });
+    const cases: [string, Record<string, string>][] = [["http://localhost:8787", { origin: "http://localhost:8787", host: "localhost:8787" }], [BASE, {}]];
+    for (const [base, extra] of cases) {
+      const own = await workerFetch(`${base}/sse`, { headers: { accept: "text/event-stream", authorization: `Bearer ${org.key}`, ...extra } });
       expect(own.status).toBe(200);
       await own.body?.cancel();
     }
