@@ -8,7 +8,8 @@
  *   verifier and the client secret; the ID token's claims are validated (iss, aud, azp, exp, iat,
  *   nonce) and its signature verified against the issuer's JWKS (TLS alone would do for a token
  *   from the token endpoint, but a verified signature also catches a compromised or misrouted
- *   endpoint). Then `email_verified` must be true and the e-mail's domain allowed.
+ *   endpoint). Then `email_verified` must be true and the e-mail's domain allowed (the e-mail
+ *   from the ID token, else from UserInfo for the same `sub`).
  * - Just-in-time membership: an unknown e-mail gets an account without a password; a person who is
  *   not yet a member gets the organization's default role. The membership is not "accepted": only
  *   the e-mailed token does that, so the person's own password (from another organization) does
@@ -25,7 +26,7 @@ import { newId } from "../lib/ids";
 import { recordAuditEntry } from "../audit/store";
 import { createSession, type NewSession } from "../auth/session";
 import { readSsoConfig, ssoRedirectUri, type SsoRow } from "./config";
-import { discoverIssuer, httpOptions } from "./issuer";
+import { discoverIssuer, guard, httpOptions } from "./issuer";
 
 export const SSO_COOKIE = "swb_sso";
 const SSO_COOKIE_PATH = "/dashboard/sso";
@@ -129,6 +130,13 @@ export async function finishSignIn(env: Env, callbackUrl: URL, cookieHeader: str
     const validated = oauth.getValidatedIdTokenClaims(result);
     if (!validated) throw new Error("no ID token");
     claims = validated;
+    // A conforming provider may keep scope claims out of the ID token when it issues an access
+    // token (Okta and oidc-provider do): then they come from UserInfo, whose `sub` must match.
+    if (typeof claims.email !== "string" && as.userinfo_endpoint) {
+      guard(env, "userinfo_endpoint", as.userinfo_endpoint);
+      const info = await oauth.processUserInfoResponse(as, client(row), claims.sub, await oauth.userInfoRequest(as, client(row), result.access_token, httpOptions(env)));
+      claims = { ...claims, email: info.email, email_verified: info.email_verified, name: claims.name ?? info.name };
+    }
   } catch (err) {
     throw err instanceof SsoError ? err : refusal(err);
   }

@@ -20,7 +20,8 @@ export const httpOptions = (env: Env): { [oauth.allowInsecureRequests]?: boolean
   signal: AbortSignal.timeout(10_000),
 });
 
-function guard(env: Env, what: string, url: string | undefined): void {
+/** Refuses an endpoint the outbound-address guard refuses (throws with the reason). */
+export function guard(env: Env, what: string, url: string | undefined): void {
   if (url === undefined) throw new Error(`the issuer names no ${what}`);
   const check = checkUpstreamUrl(url, { production: isProduction(env) });
   if (!check.ok) throw new Error(`${what} ${check.reason}`);
