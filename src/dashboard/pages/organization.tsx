@@ -36,9 +36,10 @@ import { loadSpendingLimits, SpendingLimits } from "./spending-limits";
 import { NO_LIMITS } from "../../members/limits";
 import { ProjectSettings } from "./project-settings";
 import { Integrations, loadIntegrations } from "./integrations";
+import { SsoSettings, loadSsoSettings } from "./sso-settings";
 import { loadProject } from "../../actions/projects";
 
-export async function loadOrganizationPage(env: Env, ctx: PageContext) {
+export async function loadOrganizationPage(env: Env, ctx: PageContext, origin = "") {
   const s = ctx.session;
   const org = s.organizationId;
   const [row, alerts, memberRows, teamRows, byok, customs, models, spendingLimits] = await Promise.all([
@@ -51,8 +52,12 @@ export async function loadOrganizationPage(env: Env, ctx: PageContext) {
     listCustomModels(env, org),
     loadSpendingLimits(env, org),
   ]);
-  const [project, integrations] = await Promise.all([ctx.project ? loadProject(env, org, ctx.project.id) : null, isAdmin(s) ? loadIntegrations(env, org) : null]);
-  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations };
+  const [project, integrations, sso] = await Promise.all([
+    ctx.project ? loadProject(env, org, ctx.project.id) : null,
+    isAdmin(s) ? loadIntegrations(env, org) : null,
+    s.role === "owner" ? loadSsoSettings(env, org, origin) : null,
+  ]);
+  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations, sso };
 }
 
 type OrgData = Awaited<ReturnType<typeof loadOrganizationPage>>;
@@ -113,6 +118,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
       <RateLimitsForm data={data} admin={admin} />
       {data.project ? <ProjectSettings project={data.project} admin={admin} /> : null}
       {data.integrations ? <Integrations data={data.integrations} /> : null}
+      {data.sso ? <SsoSettings data={data.sso} /> : null}
     </div>
   );
 };
