@@ -3,7 +3,7 @@
  * - `GET|PUT|DELETE /v1/master/sso` (master key) and `/api/sso` (dashboard, owners only): the
  *   organization's OpenID Connect configuration, never with its client secret.
  * - `GET /dashboard/sso/start?email=|organization=`: finds the organization by the e-mail's domain
- *   (or takes the one named) and sends the browser to its identity provider.
+ *   (or takes the one named) and sends the browser on to its identity provider (`Refresh`).
  * - `GET /dashboard/sso/callback`: the redirect URI; opens a dashboard session (src/sso/flow.ts).
  */
 import { Hono, type Context } from "hono";
@@ -20,7 +20,7 @@ import { organizations } from "../db/schema";
 import { inArray } from "drizzle-orm";
 import { deleteSsoConfig, organizationsForEmail, readSsoConfig, saveSsoConfig, ssoConfigBody, ssoView, type SsoConfigInput } from "./config";
 // The pages are JSX; kept apart so this module stays plain TypeScript.
-import { renderChooser, renderRefused } from "./pages";
+import { renderChooser, renderContinue, renderRefused } from "./pages";
 import { clearedAttemptCookie, finishSignIn, SsoError, startSignIn } from "./flow";
 
 /** The configuration calls, whichever door (master key or owner's session) named the organization. */
@@ -81,7 +81,10 @@ ssoPages.get("/start", validate("query", startQuery), async (c) => {
     const { location, cookie } = await startSignIn(c.env, row, gatewayOrigin(c.env, c.req.raw), email ?? null);
     c.header("set-cookie", cookie);
     c.header("cache-control", "no-store");
-    return c.redirect(location, 302);
+    // Not a 302: the sign-in form posts here, and Chrome applies the page's `form-action 'self'`
+    // to a redirect that follows a form. A `Refresh` is a navigation of its own.
+    c.header("refresh", `0; url=${location}`);
+    return c.html(renderContinue(location));
   } catch (err) {
     console.warn("sso start failed", err instanceof Error ? err.message.slice(0, 300) : String(err));
     return refused(c, 400, "The organization's identity provider could not be reached. Try again later or sign in with your password.");

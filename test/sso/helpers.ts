@@ -16,13 +16,16 @@ export function configureSso(org: SeededOrg, body: Record<string, unknown>): Pro
   });
 }
 
-/** `GET /dashboard/sso/start`: the provider's authorization URL and the attempt cookie. */
+/** `GET /dashboard/sso/start`: the provider's authorization URL (`Refresh`, and the page's link) and the attempt cookie. */
 export async function start(query: Record<string, string>): Promise<{ location: string; cookie: string }> {
   const res = await call(`/dashboard/sso/start?${new URLSearchParams(query)}`, { redirect: "manual" });
-  expect(res.status, await res.clone().text()).toBe(302);
+  const html = await res.text();
+  expect(res.status, html).toBe(200);
   const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0]!;
   expect(cookie).toMatch(/^swb_sso=./);
-  return { location: res.headers.get("location")!, cookie };
+  const location = /^0; url=(.+)$/.exec(res.headers.get("refresh") ?? "")?.[1] ?? "";
+  expect(html).toContain(`href="${location.replace(/&/g, "&amp;")}"`);
+  return { location, cookie };
 }
 
 /** The person signs in at the provider's own pages as `login`; the redirect back to the gateway. */

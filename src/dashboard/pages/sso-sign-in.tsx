@@ -2,7 +2,7 @@
 /**
  * Single sign-on on the sign-in page: an e-mail field that starts `GET /dashboard/sso/start` (a
  * plain form: works without the client script), the page that picks an organization when several
- * allow the domain, and the page that says why a sign-in was refused.
+ * allow the domain, the step to the provider, and the page that says why a sign-in was refused.
  */
 import type { Child, FC } from "hono/jsx";
 import { Document } from "../layout";
@@ -45,6 +45,18 @@ export const SsoChooserPage: FC<{ email: string; organizations: { id: string; na
         </li>
       ))}
     </ul>
+  </Card>
+);
+
+/** The step to the provider: the sign-in page's CSP (`form-action 'self'`) forbids a redirect. */
+export const SsoContinuePage: FC<{ location: string; issuerHost: string }> = ({ location, issuerHost }) => (
+  <Card title="Signing in with SSO">
+    <p>
+      Continuing to your identity provider at {issuerHost}...{" "}
+      <a id="sso-continue" href={location}>
+        Continue
+      </a>
+    </p>
   </Card>
 );
 
