@@ -37,9 +37,14 @@ export async function singleSignOn(ctx) {
     const email = `sam@${DOMAIN}`;
     await page.goto(`${BASE}/dashboard/sign-in`);
     await shot("31-sign-in-with-sso");
+    // Dark as the system asks (an earlier scenario's toggle choice is set aside, then restored).
+    const chosen = await page.evaluate(() => localStorage.getItem("swb-theme"));
+    await page.evaluate(() => localStorage.removeItem("swb-theme"));
     await page.emulateMedia({ colorScheme: "dark" });
+    await page.reload();
     await shot("31-sign-in-with-sso-dark");
     await page.emulateMedia({ colorScheme: "light" });
+    await page.evaluate((t) => (t ? localStorage.setItem("swb-theme", t) : undefined), chosen);
     await page.setViewportSize({ width: 390, height: 844 });
     await shot("31-sign-in-with-sso-phone");
     await page.setViewportSize({ width: 1360, height: 900 });

@@ -55,7 +55,7 @@ export const SsoSettings: FC<{ data: SsoSettingsView }> = ({ data }) => {
           <input type="checkbox" name="required" checked={s?.required ?? false} />
           Require single sign-on (password sign-in is refused for everyone but one break-glass owner)
         </label>
-        <div data-status role="status" class="error" />
+        <p class="alert" role="alert" data-status></p>
         <Submit class="primary" label="Save single sign-on" />
       </form>
       {s ? (
