@@ -26,7 +26,7 @@ import { messagesRoutes } from "./dialects/anthropic-messages/route";
 import { embeddingRoutes } from "./routes/embeddings";
 import { responsesRoutes } from "./dialects/openai-responses/route";
 import { auditTrail } from "./audit/middleware";
-import { ssoPages } from "./sso/routes";
+import { ssoPages } from "./routes/sso";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.

@@ -16,7 +16,7 @@ import { verifyPassword } from "./password";
 import { backoffUntil, rateLimit, recordFailure, resetLimits } from "../durable-objects/rate-limiter";
 import { clientIpOf } from "../iam/cidr";
 import { signInMemberships } from "../organizations/memberships";
-import { passwordAllowed } from "../sso/config";
+import { passwordAllowed } from "./sso-policy";
 
 export const ATTEMPTS_PER_IP = 50;
 export const IP_WINDOW_MS = 15 * 60_000;

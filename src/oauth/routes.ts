@@ -15,7 +15,7 @@ import { createSession, destroySession, readSession, type SessionInfo } from "..
 import { assertSameOrigin } from "../auth/csrf";
 import { getDb } from "../db/client";
 import { switchableMemberships } from "../organizations/memberships";
-import { switchableBy } from "../sso/config";
+import { switchableBy } from "../auth/sso-policy";
 import { signInWithPassword, type SignedIn } from "../auth/sign-in";
 import { ApiError } from "../errors/api-error";
 import { timingSafeEqual } from "../lib/crypto";

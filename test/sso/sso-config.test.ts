@@ -95,7 +95,7 @@ describe("an SSO session opens only its own organization", () => {
     const cookie = sessionCookieOf(sso)!;
     const me = (await (await call("/api/me", { headers: { cookie } })).json()) as { organization: { id: string }; csrfToken: string };
     expect(me.organization.id).toBe(a.orgId);
-    const { switchableBy } = await import("../../src/sso/config");
+    const { switchableBy } = await import("../../src/auth/sso-policy");
     const memberships = [
       { organizationId: a.orgId, memberId: "m-a" },
       { organizationId: b.orgId, memberId: "m-b" },

@@ -70,3 +70,8 @@ export const SsoRefusedPage: FC<{ message: string }> = ({ message }) => (
     </p>
   </Card>
 );
+
+/** The pages as JSX elements for src/routes/sso.ts (plain TypeScript). */
+export const renderChooser = (email: string, organizations: { id: string; name: string }[]) => <SsoChooserPage email={email} organizations={organizations} />;
+export const renderRefused = (message: string) => <SsoRefusedPage message={message} />;
+export const renderContinue = (location: string) => <SsoContinuePage location={location} issuerHost={new URL(location).host} />;

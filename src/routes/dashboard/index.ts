@@ -18,7 +18,7 @@ import { dashboardOrganizationAdminRoutes, ORGANIZATION_ADMIN_PATHS } from "./or
 import { dashboardMasterKeyRoutes } from "./master-keys";
 import { dashboardPlatformRoutes, PLATFORM_PATHS, requireOrgAdmin } from "./platform";
 import { dashboardAuditRoutes } from "../audit-log";
-import { dashboardSsoRoutes } from "../../sso/routes";
+import { dashboardSsoRoutes } from "../sso";
 import { dashboardProjectRoutes, PROJECT_PATHS } from "./projects";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {

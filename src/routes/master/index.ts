@@ -21,7 +21,7 @@ import { masterLogRoutes } from "./logs";
 import { spendLimitRoutes } from "./spend-limits";
 import { masterPlatformRoutes } from "./platform";
 import { masterAuditRoutes } from "../audit-log";
-import { masterSsoRoutes } from "../../sso/routes";
+import { masterSsoRoutes } from "../sso";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);

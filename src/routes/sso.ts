@@ -10,7 +10,7 @@ import { Hono, type Context } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../app-types";
 import type { Env } from "../env";
-import type { DashboardEnv } from "../routes/dashboard/types";
+import type { DashboardEnv } from "./dashboard/types";
 import { gatewayOrigin } from "../env";
 import { forbidden, notFound } from "../errors/api-error";
 import { validate, validateBody } from "../errors/validation";
@@ -18,10 +18,10 @@ import { clientIpOf } from "../iam/cidr";
 import { getDb } from "../db/client";
 import { organizations } from "../db/schema";
 import { inArray } from "drizzle-orm";
-import { deleteSsoConfig, organizationsForEmail, readSsoConfig, saveSsoConfig, ssoConfigBody, ssoView, type SsoConfigInput } from "./config";
+import { deleteSsoConfig, organizationsForEmail, readSsoConfig, saveSsoConfig, ssoConfigBody, ssoView, type SsoConfigInput } from "../sso/config";
 // The pages are JSX; kept apart so this module stays plain TypeScript.
-import { renderChooser, renderContinue, renderRefused } from "./pages";
-import { clearedAttemptCookie, finishSignIn, SsoError, startSignIn } from "./flow";
+import { renderChooser, renderContinue, renderRefused } from "../dashboard/pages/sso-sign-in";
+import { clearedAttemptCookie, finishSignIn, SsoError, startSignIn } from "../sso/flow";
 
 /** The configuration calls, whichever door (master key or owner's session) named the organization. */
 const ssoConfigCalls = {
