@@ -26,6 +26,8 @@ import * as security from "./lib/browser-security.mjs";
 import * as requestsPlatformScenarios from "./lib/browser-requests-platform.mjs";
 import * as auth from "./lib/browser-auth.mjs";
 import * as routing from "./lib/browser-routing.mjs";
+import * as sso from "./lib/browser-sso.mjs";
+import { startOidcProvider } from "../test/oidc-provider/server.mjs";
 
 const PORT = Number(process.env.BROWSER_TEST_PORT ?? 8760);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -60,6 +62,8 @@ const mailDir = join(work, "tmp");
 mkdirSync(mailDir, { recursive: true });
 const fake = await startFakeUpstream({ port: PORT + 1 });
 const upstream = `http://127.0.0.1:${fake.port}`;
+// A real OpenID provider for the single sign-on scenario (any free port; it accepts our callback).
+const oidc = await startOidcProvider({ port: 0, redirectOrigins: [BASE] });
 
 const vars = ["--var", `PUBLIC_URL:${BASE}`, "--var", `ADMIN_TOKEN:${ADMIN_TOKEN}`, "--var", "KEY_HASH_SECRET:browser-key-hash-secret-0123456789abcdef", "--var", "ENVIRONMENT:development", "--var", "LOG_FLUSH_MS:50"];
 for (const id of providerIds()) {
@@ -90,6 +94,7 @@ async function cleanup() {
     // already gone
   }
   await fake.close().catch(() => undefined);
+  await oidc.close().catch(() => undefined);
   rmSync(work, { recursive: true, force: true });
 }
 
@@ -183,7 +188,7 @@ try {
   /** What the scenarios kept in scripts/lib/browser-*.mjs use ... */
   const ctx = { page, BASE, SHOTS, OWNER, masterKey, playgroundKey, consoleErrors, shot, reloads, keyRow, api, chat };
   /** ... and those in browser-security.mjs and browser-auth.mjs. */
-  const authCtx = { ...ctx, ADMIN_TOKEN, upstream, browserContext, mailsTo };
+  const authCtx = { ...ctx, ADMIN_TOKEN, upstream, browserContext, mailsTo, oidcIssuer: oidc.issuer };
 
   let secret = "";
   let rolled = "";
@@ -194,10 +199,10 @@ try {
     await shot("01-sign-in");
     await page.getByLabel("Email").fill(OWNER.email);
     await page.getByLabel("Password").fill("wrong password");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("alert").filter({ hasText: "Invalid e-mail or password" }).waitFor();
     await page.getByLabel("Password").fill(OWNER.password);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.waitForURL(/\/dashboard\/keys/);
     await page.getByRole("heading", { name: "Keys", level: 1 }).waitFor();
     for (const name of ["Keys", "Usage", "Access rules", "Organization"]) await page.getByRole("navigation").getByRole("link", { name }).waitFor();
@@ -523,6 +528,8 @@ try {
   await scenario("/docs: styled by its own stylesheet, section links apart, no sideways scroll on a phone", () => dashboardScenarios.docsPage(ctx));
 
   await scenario("a signed-in owner opens another organization's hostile video link: no page, no script, no key", () => security.hostileVideoLink(authCtx));
+
+  await scenario("single sign-on: configured by the owner, a new member signs in through a real OpenID provider", () => sso.singleSignOn(authCtx));
 
   await scenario("sign out", async () => {
     await page.goto(`${BASE}/dashboard/keys`);

@@ -26,6 +26,7 @@ import { messagesRoutes } from "./dialects/anthropic-messages/route";
 import { embeddingRoutes } from "./routes/embeddings";
 import { responsesRoutes } from "./dialects/openai-responses/route";
 import { auditTrail } from "./audit/middleware";
+import { ssoPages } from "./routes/sso";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
@@ -59,6 +60,7 @@ export function createApp(): Hono<AppEnv> {
   app.route("/v1/providers/metrics", providerMetricsRoutes);
   app.route("/api", dashboardRoutes);
   app.route("/v1/moderations", moderationRoutes);
+  app.route("/dashboard/sso", ssoPages);
   app.route("/dashboard", dashboardPages);
   app.route("/login", loginRedirect);
   app.route("/", openApiRoutes(() => app.routes));

@@ -78,7 +78,7 @@ export async function acceptMembership(ctx) {
   await page.waitForURL(/\/dashboard\/sign-in/);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill("vera's own long password");
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL(/\/dashboard\/keys/);
   await page.getByText(`${email} · admin`).waitFor();
   const list = await api("/v1/master/members", { token: masterKey });

@@ -12,7 +12,7 @@ export const LAYERS = [
   { name: "entry", paths: ["index.ts", "app.ts", "scheduled.ts"] },
   { name: "front doors", paths: ["routes/", "dashboard/", "mcp/", "openapi/", "dialects/"] },
   { name: "pipeline", paths: ["embeddings/", "generation/", "cache/"] },
-  { name: "operations", paths: ["audit/", "actions/", "organizations/", "platform/", "keys/", "oauth/"] },
+  { name: "operations", paths: ["audit/", "actions/", "organizations/", "platform/", "keys/", "oauth/", "sso/"] },
   { name: "admission", paths: ["auth/", "members/", "rate-limits/", "app-types.ts"] },
   { name: "domain", paths: ["routing/", "providers/", "catalog/", "iam/", "billing/", "usage/", "integrations/", "context/", "durable-objects/"] },
   { name: "storage", paths: ["db/"] },

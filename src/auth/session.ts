@@ -27,6 +27,8 @@ export interface SessionInfo {
   email: string;
   name: string;
   csrfToken: string;
+  /** `sso` sessions open only the organization whose identity provider signed the person in. */
+  signInMethod: "password" | "sso";
 }
 
 export interface NewSession {
@@ -62,7 +64,7 @@ export function sessionTokenFromCookie(cookieHeader: string | undefined | null):
 
 export async function createSession(
   env: Env,
-  input: { userId: string; organizationId: string; memberId: string },
+  input: { userId: string; organizationId: string; memberId: string; signInMethod?: "password" | "sso" },
   now = Date.now(),
 ): Promise<NewSession> {
   const token = randomAlphanumeric(TOKEN_LENGTH);
@@ -71,7 +73,7 @@ export async function createSession(
   const expiresAt = now + SESSION_TTL_MS;
   await getDb(env.DB)
     .insert(sessions)
-    .values({ id: sessionId, tokenHash: (await secretHashes(requireHashSecret(env), token)).keyed, userId: input.userId, organizationId: input.organizationId, memberId: input.memberId, csrfToken, expiresAt, createdAt: now });
+    .values({ id: sessionId, tokenHash: (await secretHashes(requireHashSecret(env), token)).keyed, userId: input.userId, organizationId: input.organizationId, memberId: input.memberId, csrfToken, expiresAt, createdAt: now, signInMethod: input.signInMethod ?? "password" });
   return { token, csrfToken, cookie: sessionCookie(token, Math.floor(SESSION_TTL_MS / 1000)), sessionId, expiresAt };
 }
 
@@ -89,6 +91,7 @@ export async function readSession(env: Env, cookieHeader: string | undefined, no
       organizationId: sessions.organizationId,
       memberId: sessions.memberId,
       csrfToken: sessions.csrfToken,
+      signInMethod: sessions.signInMethod,
       role: members.role,
       email: users.email,
       name: users.name,

@@ -16,6 +16,7 @@ import { verifyPassword } from "./password";
 import { backoffUntil, rateLimit, recordFailure, resetLimits } from "../durable-objects/rate-limiter";
 import { clientIpOf } from "../iam/cidr";
 import { signInMemberships } from "../organizations/memberships";
+import { passwordAllowed } from "./sso-policy";
 
 export const ATTEMPTS_PER_IP = 50;
 export const IP_WINDOW_MS = 15 * 60_000;
@@ -59,11 +60,19 @@ export async function signInWithPassword(env: Env, headers: Headers, input: { em
   const user = await db.select().from(users).where(eq(users.email, email)).get();
   const valid = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH);
   // The membership lookup runs whatever the password check said, so timing tells nothing either.
-  const usable = user ? (await signInMemberships(db, user, input.organizationId))[0] : undefined;
-  const membership = valid ? usable : undefined;
-  if (!user || !valid || !membership) {
+  const usable = user ? await signInMemberships(db, user, input.organizationId) : [];
+  const candidates = valid ? usable : [];
+  if (!user || !valid || candidates.length === 0) {
     await recordFailure(env, pairKey, FREE_FAILURES, BACKOFF_BASE_MS, BACKOFF_MAX_MS);
     throw invalid();
+  }
+  // Past the password: an organization that requires SSO opens only to its identity provider
+  // (and to its one break-glass owner). The refusal names the way in, the password was right.
+  const allowed = await Promise.all(candidates.map((m) => passwordAllowed(env, m.organizationId, m.memberId)));
+  const membership = candidates.find((_, i) => allowed[i]);
+  if (!membership) {
+    await resetLimits(env, pairKey);
+    throw new ApiError(403, "This organization requires single sign-on: use \"Sign in with SSO\" with your work e-mail.", { type: "permission_error", code: "sso_required" });
   }
   // Signing in never accepts a membership: only the e-mailed token does.
   await resetLimits(env, pairKey);

@@ -22,6 +22,7 @@ import { AuditLogForbiddenPage, AuditLogPage, auditPageQuery, loadAuditLog } fro
 import { isAdmin } from "./context";
 import { exportContentType, exportStream, periodQuery } from "../usage/log-export";
 import { validate } from "../errors/validation";
+import { gatewayOrigin } from "../env";
 
 const id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
@@ -81,7 +82,7 @@ dashboardPages.get("/access", async (c) => {
 
 dashboardPages.get("/organization", async (c) => {
   const ctx = c.get("page");
-  return c.html(<OrganizationPage ctx={ctx} data={await loadOrganizationPage(c.env, ctx)} />);
+  return c.html(<OrganizationPage ctx={ctx} data={await loadOrganizationPage(c.env, ctx, gatewayOrigin(c.env, c.req.raw))} />);
 });
 
 

@@ -126,7 +126,7 @@ export const members = sqliteTable("members", {
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("members_org_user_uq").on(t.organizationId, t.userId), index("members_user_idx").on(t.userId)]);
 
-/** One-time membership acceptance tokens; only the SHA-256 of the token is stored. */
+/** One-time membership acceptance tokens; only the keyed fingerprint of the token is stored. */
 export const membershipInvitations = sqliteTable("membership_invitations", {
   id: text("id").primaryKey(),
   memberId: text("member_id").notNull().references(() => members.id, { onDelete: "cascade" }),
@@ -522,7 +522,7 @@ export const aggregationState = sqliteTable("aggregation_state", {
   updatedAt: integer("updated_at", { mode: "number" }).notNull(),
 });
 
-/** Dashboard sessions; the cookie holds the raw token, this table its SHA-256. */
+/** Dashboard sessions; the cookie holds the raw token, this table its keyed fingerprint. */
 export const sessions = sqliteTable("sessions", {
   id: text("id").primaryKey(),
   tokenHash: text("token_hash").notNull(),
@@ -531,6 +531,8 @@ export const sessions = sqliteTable("sessions", {
   memberId: text("member_id").notNull().references(() => members.id, { onDelete: "cascade" }),
   csrfToken: text("csrf_token").notNull(),
   expiresAt: integer("expires_at", { mode: "number" }).notNull(),
+  /** `sso`: opened by an organization's identity provider, good for that organization only. */
+  signInMethod: text("sign_in_method", { enum: ["password", "sso"] }).notNull().default("password"),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("sessions_token_uq").on(t.tokenHash)]);
 
@@ -653,3 +655,22 @@ export const webhookDeliveries = sqliteTable("webhook_deliveries", {
   createdAt: createdAt(),
   updatedAt: integer("updated_at", { mode: "number" }).notNull(),
 }, (t) => [index("webhook_deliveries_hook_idx").on(t.webhookId, t.createdAt)]);
+
+/**
+ * OpenID Connect sign-in of one organization (src/sso/). The client secret is sealed
+ * (`encryptSecret`) and never shown again; `allowedDomains` are lower-case e-mail domains.
+ */
+export const organizationSso = sqliteTable("organization_sso", {
+  organizationId: text("organization_id").primaryKey().references(() => organizations.id, { onDelete: "cascade" }),
+  issuer: text("issuer").notNull(),
+  clientId: text("client_id").notNull(),
+  clientSecretEncrypted: text("client_secret_encrypted").notNull(),
+  clientSecretHint: text("client_secret_hint").notNull(),
+  allowedDomains: text("allowed_domains", { mode: "json" }).$type<string[]>().notNull(),
+  defaultRole: text("default_role", { enum: ["developer", "admin"] }).notNull(),
+  required: integer("required", { mode: "boolean" }).notNull().default(false),
+  /** The one owner who may still sign in with a password when SSO is required. */
+  breakGlassMemberId: text("break_glass_member_id"),
+  createdAt: integer("created_at", { mode: "number" }).notNull(),
+  updatedAt: integer("updated_at", { mode: "number" }).notNull(),
+});

@@ -1,5 +1,6 @@
 /**
- * How OAuth codes and tokens, OAuth client secrets and dashboard session tokens are stored: as
+ * How OAuth codes and tokens, OAuth client secrets, dashboard session tokens and membership
+ * invitation tokens are stored: as
  * the keyed HMAC-SHA-256 fingerprint (KEY_HASH_SECRET), like every gateway, master and platform
  * key (`fingerprint`). A copy of the database alone then cannot test a guessed secret.
  *
@@ -8,7 +9,7 @@
  * value is rewritten to the keyed one at that use, so live sessions and tokens keep working and
  * convert as they are used. The legacy fallback can be removed once no legacy row can still be
  * used: 30 days after the deploy for codes (10 min), access tokens (1 h), refresh tokens (30 days)
- * and dashboard sessions (7 days); OAuth client secrets never expire, so a confidential client
+ * dashboard sessions and invitations (7 days); OAuth client secrets never expire, so a confidential client
  * that has not authenticated by then has to register again (docs/security.md).
  */
 import { fingerprint, sha256Hex } from "./crypto";

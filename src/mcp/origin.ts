@@ -1,5 +1,5 @@
 /**
- * Origin validation for `/mcp` (MCP transport spec, DNS rebinding; contract section 7): a request
+ * Origin validation for `/mcp`, `/sse` and `/messages` (MCP transport spec, DNS rebinding; contract section 7): a request
  * with an `Origin` header is served only when that origin is the gateway's own or listed in
  * `ALLOWED_ORIGINS` (comma-separated origins); any other origin, `null` included, is refused with
  * 403. A request without `Origin` (every non-browser client) is served.

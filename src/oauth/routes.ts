@@ -15,6 +15,7 @@ import { createSession, destroySession, readSession, type SessionInfo } from "..
 import { assertSameOrigin } from "../auth/csrf";
 import { getDb } from "../db/client";
 import { switchableMemberships } from "../organizations/memberships";
+import { switchableBy } from "../auth/sso-policy";
 import { signInWithPassword, type SignedIn } from "../auth/sign-in";
 import { ApiError } from "../errors/api-error";
 import { timingSafeEqual } from "../lib/crypto";
@@ -176,7 +177,7 @@ oauthRoutes.get("/oauth/authorize", async (c) => {
 
 /** The consent page for the session's organization, with a picker when the user has several. */
 async function consent(env: Env, params: AuthorizeParams, clientName: string, session: SessionInfo) {
-  const [keys, memberships] = await Promise.all([selectableKeys(env, session), switchableMemberships(getDb(env.DB), session.userId)]);
+  const [keys, memberships] = await Promise.all([selectableKeys(env, session), switchableMemberships(getDb(env.DB), session.userId).then((m) => switchableBy(env, session, m))]);
   const orgs = memberships.map((m) => ({ id: m.organizationId, name: m.organizationName }));
   return consentPage(params, clientName, session, keys, session.csrfToken, orgs);
 }
@@ -225,10 +226,10 @@ oauthRoutes.post("/oauth/authorize", async (c) => {
     return c.html(errorPage("The form has expired or did not come from this page (CSRF check failed). Reload and try again."), 403);
   }
   if (form.action === "switch_org") {
-    const target = (await switchableMemberships(getDb(c.env.DB), session.userId)).find((m) => m.organizationId === form.organization_id);
+    const target = (await switchableBy(c.env, session, await switchableMemberships(getDb(c.env.DB), session.userId))).find((m) => m.organizationId === form.organization_id);
     if (!target) return c.html(await consent(c.env, params, client.name, session), 400);
     await destroySession(c.env, c.req.header("cookie"));
-    const next = await createSession(c.env, { userId: session.userId, organizationId: target.organizationId, memberId: target.memberId });
+    const next = await createSession(c.env, { userId: session.userId, organizationId: target.organizationId, memberId: target.memberId, signInMethod: session.signInMethod });
     c.header("set-cookie", next.cookie);
     return c.redirect(`/oauth/authorize?${authorizeQuery(params)}`, 303);
   }

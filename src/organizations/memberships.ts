@@ -14,14 +14,15 @@
  *   password (set when accepting any invitation) does not open it.
  * - Only accepted members receive e-mail (budget alerts).
  */
-import { and, asc, eq, gt, isNotNull, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNotNull, type SQL } from "drizzle-orm";
 import type { Env } from "../env";
 import { publicOrigin } from "../env";
 import { getDb, type Db } from "../db/client";
 import { membershipInvitations, members, organizations, sessions, users, type Role } from "../db/schema";
 import { ApiError, badRequest } from "../errors/api-error";
 import { hashPassword } from "../auth/password";
-import { sha256Hex } from "../lib/crypto";
+import { requireHashSecret } from "../lib/crypto";
+import { candidates, secretHashes } from "../lib/secret-hash";
 import { newId, randomAlphanumeric } from "../lib/ids";
 import { sendMail } from "../lib/mail";
 import { rateLimit } from "../durable-objects/rate-limiter";
@@ -102,9 +103,10 @@ async function mailInvitation(env: Env, organizationId: string, memberId: string
   const db = getDb(env.DB);
   const token = randomAlphanumeric(TOKEN_LENGTH);
   const expiresAt = now + INVITATION_TTL_MS;
+  const { keyed } = await secretHashes(requireHashSecret(env), token);
   await db.batch([
     db.delete(membershipInvitations).where(eq(membershipInvitations.memberId, memberId)),
-    db.insert(membershipInvitations).values({ id: newId("inv"), memberId, tokenHash: await sha256Hex(token), expiresAt, createdAt: now }),
+    db.insert(membershipInvitations).values({ id: newId("inv"), memberId, tokenHash: keyed, expiresAt, createdAt: now }),
   ]);
   const org = await db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, organizationId)).get();
   const base = publicOrigin(env);
@@ -138,10 +140,17 @@ interface InvitationRow {
   passwordOrgId: string | null;
 }
 
-async function findInvitation(db: Db, token: string, now: number): Promise<InvitationRow> {
-  const row = /^[A-Za-z0-9]{20,128}$/.test(token)
+/**
+ * The live invitation behind a token. Tokens are stored as their keyed fingerprint like every other
+ * secret (src/lib/secret-hash.ts); one e-mailed before that change is still found by its plain
+ * SHA-256 and rewritten to the keyed value at this first use.
+ */
+async function findInvitation(env: Env, db: Db, token: string, now: number): Promise<InvitationRow> {
+  const hashes = /^[A-Za-z0-9]{20,128}$/.test(token) ? await secretHashes(requireHashSecret(env), token) : null;
+  const row = hashes
     ? await db
         .select({
+          tokenHash: membershipInvitations.tokenHash,
           invitationId: membershipInvitations.id,
           memberId: members.id,
           organizationId: organizations.id,
@@ -156,11 +165,15 @@ async function findInvitation(db: Db, token: string, now: number): Promise<Invit
         .innerJoin(members, eq(members.id, membershipInvitations.memberId))
         .innerJoin(organizations, eq(organizations.id, members.organizationId))
         .innerJoin(users, eq(users.id, members.userId))
-        .where(and(eq(membershipInvitations.tokenHash, await sha256Hex(token)), gt(membershipInvitations.expiresAt, now)))
+        .where(and(inArray(membershipInvitations.tokenHash, candidates(hashes)), gt(membershipInvitations.expiresAt, now)))
         .get()
     : undefined;
-  if (!row) throw badRequest("The invitation token is invalid, expired or already used.", "token", "invalid_invitation");
-  return row;
+  if (!row || !hashes) throw badRequest("The invitation token is invalid, expired or already used.", "token", "invalid_invitation");
+  if (row.tokenHash !== hashes.keyed) {
+    await db.update(membershipInvitations).set({ tokenHash: hashes.keyed }).where(and(eq(membershipInvitations.id, row.invitationId), eq(membershipInvitations.tokenHash, hashes.legacy)));
+  }
+  const { tokenHash: _stored, ...invitation } = row;
+  return invitation;
 }
 
 /** True when the account has no password of its own yet (none, or one an organization chose). */
@@ -168,7 +181,7 @@ const needsOwnPassword = (r: { passwordHash: string | null; passwordOrgId: strin
 
 /** What the acceptance page shows before the person accepts. */
 export async function previewInvitation(env: Env, token: string, now = Date.now()) {
-  const r = await findInvitation(getDb(env.DB), token, now);
+  const r = await findInvitation(env, getDb(env.DB), token, now);
   return { organization: { id: r.organizationId, name: r.organizationName }, email: r.email, role: r.role, passwordRequired: needsOwnPassword(r) };
 }
 
@@ -179,7 +192,7 @@ export async function previewInvitation(env: Env, token: string, now = Date.now(
  */
 export async function acceptInvitation(env: Env, token: string, password: string | undefined, now = Date.now()) {
   const db = getDb(env.DB);
-  const r = await findInvitation(db, token, now);
+  const r = await findInvitation(env, db, token, now);
   const setPassword = needsOwnPassword(r);
   if (setPassword && !password) throw badRequest("Choose a password for your account (at least 12 characters).", "password", "password_required");
   const consumed = await db.delete(membershipInvitations).where(eq(membershipInvitations.id, r.invitationId)).returning({ id: membershipInvitations.id });

@@ -106,4 +106,29 @@ describe("MCP Origin validation", () => {
       expect(res.status, origin).toBe(403);
     }
   });
+
+  it("the legacy transport (/sse, /messages) follows the same rule", async () => {
+    const foreign = "http://rebind.attacker.example:8880";
+    // A rebinding page: Origin and Host both name the attacker, and PUBLIC_URL is unset.
+    const open = await workerFetch(`${foreign}/sse`, { headers: { accept: "text/event-stream", authorization: `Bearer ${org.key}`, origin: foreign, host: new URL(foreign).host } });
+    expect(open.status).toBe(403);
+    expect(((await open.json()) as { error: { message: string } }).error.message).toContain("ALLOWED_ORIGINS");
+    const message = await workerFetch(`${foreign}/messages?sessionId=anything`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${org.key}`, "content-type": "application/json", origin: foreign, host: new URL(foreign).host },
+      body: JSON.stringify(ping),
+    });
+    expect(message.status).toBe(403);
+    for (const path of ["/sse", "/messages"]) {
+      const preflight = await workerFetch(`${BASE}${path}`, { method: "OPTIONS", headers: { origin: "https://evil.example.com", "access-control-request-method": "POST" } });
+      expect(preflight.status, path).toBe(403);
+    }
+    // The gateway's own loopback origin and no Origin at all still open a stream.
+    const cases: [string, Record<string, string>][] = [["http://localhost:8787", { origin: "http://localhost:8787", host: "localhost:8787" }], [BASE, {}]];
+    for (const [base, extra] of cases) {
+      const own = await workerFetch(`${base}/sse`, { headers: { accept: "text/event-stream", authorization: `Bearer ${org.key}`, ...extra } });
+      expect(own.status).toBe(200);
+      await own.body?.cancel();
+    }
+  });
 });

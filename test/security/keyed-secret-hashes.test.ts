@@ -1,5 +1,6 @@
 /**
- * OAuth codes, access and refresh tokens, OAuth client secrets and dashboard session tokens are
+ * OAuth codes, access and refresh tokens, OAuth client secrets, dashboard session tokens and
+ * membership invitation tokens are
  * stored as keyed HMAC-SHA-256 fingerprints (KEY_HASH_SECRET), never as plain SHA-256. Rows
  * written before the change (plain SHA-256) keep working and are rewritten at their next use
  * (src/lib/secret-hash.ts).
@@ -10,10 +11,11 @@ import { eq } from "drizzle-orm";
 import { call, seedOrg, TEST_SECRETS, type SeededOrg } from "../helpers/fixtures";
 import { signIn } from "../dashboard/session";
 import { getDb } from "../../src/db/client";
-import { oauthClients, oauthGrants, sessions } from "../../src/db/schema";
+import { membershipInvitations, oauthClients, oauthGrants, sessions } from "../../src/db/schema";
 import { fingerprint, sha256Hex } from "../../src/lib/crypto";
 import { clearAccessTokenCache, createAuthorizationCode, resolveAccessToken } from "../../src/oauth/tokens";
 import { s256Challenge } from "../../src/oauth/pkce";
+import { accept, captureMail, email, tokenFor } from "../helpers/mail";
 
 const REDIRECT = "http://127.0.0.1:33418/callback";
 const keyed = (secret: string) => fingerprint(TEST_SECRETS.KEY_HASH_SECRET, secret);
@@ -45,6 +47,17 @@ const basicOf = (id: string, secret: string) => `Basic ${btoa(`${id}:${secret}`)
 const hashOfGrant = async (id: string) => (await db().select({ h: oauthGrants.tokenHash }).from(oauthGrants).where(eq(oauthGrants.id, id)).get())!.h;
 const grantByHash = (h: string) => db().select().from(oauthGrants).where(eq(oauthGrants.tokenHash, h)).get();
 
+captureMail();
+
+/** Adds a pending member by e-mail and returns the invitation token e-mailed to them. */
+async function invite(org: SeededOrg): Promise<string> {
+  const to = email("invited");
+  const res = await call("/v1/master/members", { method: "POST", key: org.masterKey, headers: { "content-type": "application/json" }, body: JSON.stringify({ email: to, name: "Invited", role: "developer" }) });
+  expect(res.status).toBe(201);
+  return tokenFor(to);
+}
+const invitationByHash = (h: string) => db().select().from(membershipInvitations).where(eq(membershipInvitations.tokenHash, h)).get();
+
 let org: SeededOrg;
 beforeAll(async () => {
   org = await seedOrg();
@@ -68,9 +81,26 @@ describe("new secrets are stored as keyed fingerprints", () => {
       expect(await grantByHash(await sha256Hex(t)), t.slice(0, 8)).toBeUndefined();
     }
   });
+
+  it("membership invitation tokens", async () => {
+    const t = await invite(org);
+    expect(await invitationByHash(await keyed(t))).toBeTruthy();
+    expect(await invitationByHash(await sha256Hex(t))).toBeUndefined();
+  });
 });
 
 describe("rows stored as plain SHA-256 before the change keep working and are rewritten", () => {
+  it("a membership invitation token", async () => {
+    const t = await invite(org);
+    await db().update(membershipInvitations).set({ tokenHash: await sha256Hex(t) }).where(eq(membershipInvitations.tokenHash, await keyed(t)));
+    const preview = await call("/api/memberships/preview", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: t }) });
+    expect(preview.status, await preview.clone().text()).toBe(200);
+    expect(await invitationByHash(await keyed(t))).toBeTruthy();
+    expect(await invitationByHash(await sha256Hex(t))).toBeUndefined();
+    expect((await accept(t, "a fresh password here")).status).toBe(200);
+    expect((await accept(t, "a fresh password here")).status).toBe(400);
+  });
+
   it("a dashboard session", async () => {
     const s = await signIn(org.ownerEmail, org.ownerPassword);
     const raw = s.cookie.split("=")[1]!;

@@ -36,11 +36,12 @@ import { loadSpendingLimits, SpendingLimits } from "./spending-limits";
 import { NO_LIMITS } from "../../members/limits";
 import { ProjectSettings } from "./project-settings";
 import { Integrations, loadIntegrations } from "./integrations";
+import { SsoSettings, loadSsoSettings } from "./sso-settings";
 import { loadProject } from "../../actions/projects";
 import { healthByContinent, regionsInUse } from "../routing/data";
 import { ProviderHealth, RoutingSection } from "../routing/routing-section";
 
-export async function loadOrganizationPage(env: Env, ctx: PageContext) {
+export async function loadOrganizationPage(env: Env, ctx: PageContext, origin = "") {
   const s = ctx.session;
   const org = s.organizationId;
   const [row, alerts, memberRows, teamRows, byok, customs, models, spendingLimits] = await Promise.all([
@@ -53,13 +54,14 @@ export async function loadOrganizationPage(env: Env, ctx: PageContext) {
     listCustomModels(env, org),
     loadSpendingLimits(env, org),
   ]);
-  const [project, integrations, regions, health] = await Promise.all([
+  const [project, integrations, regions, health, sso] = await Promise.all([
     ctx.project ? loadProject(env, org, ctx.project.id) : null,
     isAdmin(s) ? loadIntegrations(env, org) : null,
     ctx.project ? regionsInUse(env, ctx.project.id) : [],
     healthByContinent(env),
+    s.role === "owner" ? loadSsoSettings(env, org, origin) : null,
   ]);
-  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations, regions, health };
+  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations, regions, health, sso };
 }
 
 type OrgData = Awaited<ReturnType<typeof loadOrganizationPage>>;
@@ -122,6 +124,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
       {data.project ? <RoutingSection project={{ ...data.project, provider: data.project.providerPreferences ?? null }} regions={data.regions} residency={data.org.compliance.regions ?? []} admin={admin} /> : null}
       <ProviderHealth rows={data.health} />
       {data.integrations ? <Integrations data={data.integrations} /> : null}
+      {data.sso ? <SsoSettings data={data.sso} /> : null}
     </div>
   );
 };

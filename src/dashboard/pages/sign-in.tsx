@@ -2,6 +2,7 @@
 /** Sign-in page: posts to `POST /api/auth/sign-in` (the session API), then opens the Keys page. */
 import type { FC } from "hono/jsx";
 import { Document, Submit } from "../layout";
+import { SsoSignInForm } from "./sso-sign-in";
 
 export const SignInPage: FC<{ organizationId: string | null; email: string | null }> = ({ organizationId, email }) => (
   <Document title="Sign in">
@@ -24,6 +25,7 @@ export const SignInPage: FC<{ organizationId: string | null; email: string | nul
           </div>
           <Submit class="primary" label="Sign in" />
         </form>
+        <SsoSignInForm organizationId={organizationId} email={email} />
       </div>
     </main>
   </Document>

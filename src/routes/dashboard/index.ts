@@ -18,6 +18,7 @@ import { dashboardOrganizationAdminRoutes, ORGANIZATION_ADMIN_PATHS } from "./or
 import { dashboardMasterKeyRoutes } from "./master-keys";
 import { dashboardPlatformRoutes, PLATFORM_PATHS, requireOrgAdmin } from "./platform";
 import { dashboardAuditRoutes } from "../audit-log";
+import { dashboardSsoRoutes } from "../sso";
 import { dashboardProjectRoutes, PROJECT_PATHS } from "./projects";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
@@ -52,6 +53,8 @@ dashboardRoutes.use("/master-keys/*", requireSession);
 dashboardRoutes.route("/master-keys", dashboardMasterKeyRoutes);
 for (const path of PLATFORM_PATHS) dashboardRoutes.use(path, requireSession, requireOrgAdmin);
 dashboardRoutes.route("/", dashboardPlatformRoutes);
+dashboardRoutes.use("/sso", requireSession);
+dashboardRoutes.route("/sso", dashboardSsoRoutes);
 dashboardRoutes.use("/audit-log", requireSession);
 dashboardRoutes.route("/audit-log", dashboardAuditRoutes);
 for (const path of PROJECT_PATHS) dashboardRoutes.use(path, requireSession);

@@ -21,6 +21,7 @@ import { masterLogRoutes } from "./logs";
 import { spendLimitRoutes } from "./spend-limits";
 import { masterPlatformRoutes } from "./platform";
 import { masterAuditRoutes } from "../audit-log";
+import { masterSsoRoutes } from "../sso";
 
 export const masterRoutes = new Hono<AppEnv>();
 masterRoutes.use("*", requireMasterKey);
@@ -37,6 +38,7 @@ masterRoutes.route("/credits", masterCreditRoutes);
 masterRoutes.route("/logs", masterLogRoutes);
 masterRoutes.route("/audit-log", masterAuditRoutes);
 masterRoutes.route("/webhooks", webhookRoutes);
+masterRoutes.route("/sso", masterSsoRoutes);
 masterRoutes.route("/", masterPlatformRoutes);
 
 // master-routes:begin (keys and IAM rule routes: one line each, added by their owner)
