@@ -342,11 +342,7 @@ try {
     await shot("09-usage-hourly");
   });
 
-  // Known failing since this round's merges: the refused request's ranking does not appear within
-  // the scenario's wait (aggregation after the queue and window changes); printed, not counted,
-  // until it is found. Run it with BROWSER_KNOWN_FAILING=1.
-  if (process.env.BROWSER_KNOWN_FAILING === "1") await scenario("usage rankings: refused requests under their own label, sortable, searchable, CSV; a reversed range keeps the form", () => dashboardScenarios.rankings(ctx));
-  else log("SKIP usage rankings (known failing: the refused request's ranking is not seen within the wait; BROWSER_KNOWN_FAILING=1 runs it)");
+  await scenario("usage rankings: refused requests under their own label, sortable, searchable, CSV; a reversed range keeps the form", () => dashboardScenarios.rankings(ctx));
 
   await scenario("requests page: from the top nav, rows with their columns, status filter, detail with routing; phone and dark", () => requestsPlatformScenarios.requestsPage(ctx));
 
