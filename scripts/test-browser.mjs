@@ -25,6 +25,7 @@ import * as dashboardScenarios from "./lib/browser-dashboard.mjs";
 import * as security from "./lib/browser-security.mjs";
 import * as requestsPlatformScenarios from "./lib/browser-requests-platform.mjs";
 import * as auth from "./lib/browser-auth.mjs";
+import * as workbench from "./lib/browser-workbench.mjs";
 
 const PORT = Number(process.env.BROWSER_TEST_PORT ?? 8760);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -216,7 +217,10 @@ try {
   });
 
   await scenario("create a key: secret shown once, gone after reload", async () => {
+    // collapsed until asked for: the project already has its playground key
     const form = page.getByRole("region", { name: "Create a key" });
+    assert.equal(await form.isVisible(), false, "the create-key form is open before it is asked for");
+    await page.getByText("Create a key", { exact: true }).first().click();
     await form.getByLabel("Description", { exact: true }).fill("Browser key");
     await form.getByLabel("Expires after").fill("7");
     await form.getByLabel("Unit", { exact: true }).selectOption("day");
@@ -263,6 +267,8 @@ try {
     assert.equal((await chat(rolled)).status, 200);
   });
 
+  await scenario("key editor: one form, one Save; two changed fields both kept; a summary of the changes", () => workbench.keyEditor(ctx));
+
   await scenario("playground key has neither Roll nor Delete", async () => {
     const row = page.locator("tr", { has: page.locator(".badge", { hasText: "playground" }) });
     await row.waitFor();
@@ -280,7 +286,8 @@ try {
     const when = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 16);
     await editor.getByLabel("Expires at (UTC)").fill(when);
     await shot("05a-key-editor");
-    await reloads(editor.getByRole("button", { name: "Set expiry" }));
+    await reloads(editor.getByRole("button", { name: "Save changes" }));
+    await page.locator("#flash.ok").filter({ hasText: "Saved: Expiry:" }).waitFor();
     await reloads(keyRow("Browser key").getByRole("button", { name: "Enable" }));
     await keyRow("Browser key").getByText("active", { exact: true }).waitFor();
     const expected = new Date(`${when}:00Z`).toLocaleString("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
@@ -484,7 +491,10 @@ try {
       assert.equal(nameless, 0, `${path}: buttons or links without a name`);
     }
     await page.goto(`${BASE}/dashboard/keys`);
-    await page.getByRole("region", { name: "Create a key" }).getByLabel("Description", { exact: true }).focus();
+    // keyboard only: open the collapsed form from its button, then the first field is next
+    await page.locator("summary", { hasText: "Create a key" }).focus();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Tab");
     await page.keyboard.type("Keyboard key");
     await page.keyboard.press("Enter");
     await page.getByRole("dialog").waitFor();

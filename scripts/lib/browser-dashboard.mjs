@@ -63,6 +63,7 @@ export async function rulePreview(ctx) {
 export async function exampleModels(ctx) {
   const { page, keyRow, reloads } = ctx;
   await page.getByRole("navigation").getByRole("link", { name: "Keys" }).click();
+  await page.locator("summary", { hasText: "Create a key" }).click();
   const field = page.getByLabel("Deny models (optional IAM rule)");
   const example = ((await field.getAttribute("placeholder")) ?? "").replace(/^e\.g\. /, "");
   assert.ok(example.includes(","), `placeholder: ${example}`);
