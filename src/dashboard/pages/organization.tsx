@@ -36,7 +36,9 @@ import { loadSpendingLimits, SpendingLimits } from "./spending-limits";
 import { NO_LIMITS } from "../../members/limits";
 import { ProjectSettings } from "./project-settings";
 import { Integrations, loadIntegrations } from "./integrations";
-import { loadProject } from "../../actions/projects";
+import { listProjects, loadProject } from "../../actions/projects";
+import { Projects } from "./projects";
+import { OrgSectionNav, sectionId, type OrgSection } from "./org-sections";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext) {
   const s = ctx.session;
@@ -51,8 +53,8 @@ export async function loadOrganizationPage(env: Env, ctx: PageContext) {
     listCustomModels(env, org),
     loadSpendingLimits(env, org),
   ]);
-  const [project, integrations] = await Promise.all([ctx.project ? loadProject(env, org, ctx.project.id) : null, isAdmin(s) ? loadIntegrations(env, org) : null]);
-  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations };
+  const [project, integrations, projectList] = await Promise.all([ctx.project ? loadProject(env, org, ctx.project.id) : null, isAdmin(s) ? loadIntegrations(env, org) : null, listProjects(env, org)]);
+  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations, projects: projectList };
 }
 
 type OrgData = Awaited<ReturnType<typeof loadOrganizationPage>>;
@@ -62,7 +64,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
   const n = data.org.notifications;
   const denied = new Set(c.deniedProviders ?? []);
   return (
-    <div class="grid">
+    <div class="grid" id="settings">
       <form class="card" data-api="/api/organization" data-method="PATCH" aria-labelledby="compliance-title" data-success="Compliance settings saved.">
         <h2 id="compliance-title">Compliance</h2>
         <fieldset disabled={!admin}>
@@ -125,7 +127,8 @@ const RateLimitsForm: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) 
     <form class="card" data-api="/api/organization" data-method="PATCH" aria-labelledby="rate-title">
       <h2 id="rate-title">Rate limits</h2>
       <fieldset disabled={!admin}>
-        <legend>Whole organization, every key and /mcp together</legend>
+        <legend>Whole organization</legend>
+        <p class="hint">Every key and /mcp together.</p>
         <div class="field">
           <label for="org-rpm">Requests per minute</label>
           <input id="org-rpm" name="rateLimits.requestsPerMinute" type="number" min={1} max={r.max.requestsPerMinute} data-type="int" data-empty="null" value={own(r.requestsPerMinute, r.max.requestsPerMinute)} placeholder={`plan: ${r.planDefaults.requestsPerMinute}`} />
@@ -146,12 +149,25 @@ const RateLimitsForm: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) 
 /** A titled card around a data table (`enhance`: sortable, searchable and paged; long lists: members). */
 function Table<T>(props: Parameters<typeof DataTable<T>>[0]) {
   return (
-    <section class="card" aria-label={props.caption}>
+    <section class="card" id={sectionId(props.caption)} aria-label={props.caption}>
       <h2>{props.caption}</h2>
       <DataTable {...props} />
     </section>
   );
 }
+
+/** The page's sections in the order they appear (titles as their cards say them). */
+const sections = (admin: boolean): OrgSection[] => [
+  { id: "settings", label: "Settings" },
+  { id: "projects", label: "Projects" },
+  { id: sectionId("Budget alerts"), label: "Budget alerts" },
+  { id: sectionId("Members"), label: "Members" },
+  { id: sectionId("Teams"), label: "Teams" },
+  ...(admin ? [{ id: "spending-limits", label: "Spending limits" }] : []),
+  { id: sectionId("Provider keys (BYOK)"), label: "Provider keys" },
+  { id: sectionId("Custom providers"), label: "Custom providers" },
+  { id: sectionId("Custom models"), label: "Custom models" },
+];
 
 export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx, data }) => {
   const admin = isAdmin(ctx.session);
@@ -178,7 +194,9 @@ export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx,
           <div class="value">{data.byok.length}</div>
         </div>
       </div>
+      <OrgSectionNav sections={sections(admin)} />
       <Settings data={data} admin={admin} />
+      <Projects projects={data.projects} admin={admin} />
       <Table
         caption="Budget alerts"
         head={["When", "Message", "E-mailed"]}

@@ -72,7 +72,7 @@ const LimitForm: FC<{ api: string; target: LimitTarget; disabled: boolean }> = (
 };
 
 export const SpendingLimits: FC<{ members: LimitTarget[]; teams: LimitTarget[]; admin: boolean }> = ({ members: ms, teams: ts, admin }) => (
-  <section class="card" aria-labelledby="spending-limits-title">
+  <section class="card" id="spending-limits" aria-labelledby="spending-limits-title">
     <h2 id="spending-limits-title">Spending limits of members and teams</h2>
     <p class="hint">
       A member's limits count the spend of every key they own; a team's apply to each of its members. Over a limit, the member's keys answer 401
