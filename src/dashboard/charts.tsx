@@ -44,6 +44,20 @@ const tickLabel = (ms: number, granularity: "day" | "hour"): string => {
   return granularity === "day" ? iso.slice(5, 10) : `${iso.slice(5, 10)} ${iso.slice(11, 13)}h`;
 };
 
+/** Half the width a tick label may take; a label closer than this to the right edge ends there instead of being cut. */
+const LABEL_HALF = 45;
+
+const TickLabel: FC<{ center: number; text: string }> = ({ center, text }) =>
+  center + LABEL_HALF > W - PAD.r ? (
+    <text x={W - PAD.r} y={H - 6} text-anchor="end">
+      {text}
+    </text>
+  ) : (
+    <text x={center.toFixed(1)} y={H - 6} text-anchor="middle">
+      {text}
+    </text>
+  );
+
 export const BarChart: FC<{
   id: string;
   title: string;
@@ -79,6 +93,12 @@ export const BarChart: FC<{
           </div>
         ) : null}
       </figcaption>
+      {sum === 0 ? (
+        <p class="empty chart-empty">
+          Nothing in this period yet. Send a first request: create a key on the <a href="/dashboard/keys">Keys</a> page (it shows a ready-to-run curl command) or
+          try a model in the <a href="/dashboard/playground">Playground</a>; it appears here within a minute.
+        </p>
+      ) : (
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={summary}>
         {[0, 0.5, 1].map((f) => (
           <g>
@@ -101,15 +121,12 @@ export const BarChart: FC<{
                 const y1 = y(base);
                 return <rect class={classes[j] ?? "bar"} x={x.toFixed(1)} y={y1.toFixed(1)} width={barW.toFixed(1)} height={Math.max(0.5, y0 - y1).toFixed(1)} rx={1} />;
               })}
-              {i % labelEvery === 0 ? (
-                <text x={(x + barW / 2).toFixed(1)} y={H - 6} text-anchor="middle">
-                  {tickLabel(b.start, granularity)}
-                </text>
-              ) : null}
+              {i % labelEvery === 0 ? <TickLabel center={x + barW / 2} text={tickLabel(b.start, granularity)} /> : null}
             </g>
           );
         })}
       </svg>
+      )}
       <details>
         <summary>Data table</summary>
         <div class="table-wrap">
