@@ -527,6 +527,14 @@ try {
 
   await scenario("a signed-in owner opens another organization's hostile video link: no page, no script, no key", () => security.hostileVideoLink(authCtx));
 
+  await scenario("projects: create, rename, set the mode, delete; the Organization page in sections; empty charts say how to start", () => workbench.projects(ctx));
+
+  await scenario("playground: a catalogue model, system prompt, parameters, streaming; cost and routing of each answer; a rule's 403", () => workbench.playground(ctx));
+
+  await scenario("layout: top bar one row at 1366 px and compact on a phone; chart colours and labels; Requests stacked on a phone", () => workbench.layout(ctx));
+
+  await scenario("screenshots of every page: light, dark, phone", () => workbench.screenshots(ctx));
+
   await scenario("sign out", async () => {
     await page.goto(`${BASE}/dashboard/keys`);
     await page.getByRole("button", { name: "Sign out" }).click();

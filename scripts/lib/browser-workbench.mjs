@@ -46,3 +46,163 @@ export async function keyEditor(ctx) {
   page.once("dialog", (d) => void d.accept());
   await reloads(keyRow("Editor key renamed").getByRole("button", { name: "Delete" }));
 }
+
+/** projects: create, rename and set the mode, delete; an empty project's charts say how to start @param {Ctx} ctx */
+export async function projects(ctx) {
+  const { page, BASE, api, masterKey, reloads, shot } = ctx;
+  await page.goto(`${BASE}/dashboard/organization`);
+  // the page in sections, with in-page navigation
+  const onPage = page.getByRole("navigation", { name: "On this page" });
+  for (const s of ["Settings", "Projects", "Members", "Provider keys"]) await onPage.getByRole("link", { name: s, exact: true }).waitFor();
+  await onPage.getByRole("link", { name: "Projects", exact: true }).click();
+  await page.waitForURL(/#projects$/);
+  const section = page.getByRole("region", { name: "Projects" });
+  await section.getByLabel("Project name").fill("Browser project");
+  await section.getByLabel("Mode", { exact: true }).last().selectOption("hybrid");
+  await reloads(section.getByRole("button", { name: "Create project" }));
+  await page.locator("#flash.ok").filter({ hasText: "Project created" }).waitFor();
+  const listed = (await api("/v1/master/projects", { token: masterKey })).json.projects.find((/** @type {{name: string}} */ p) => p.name === "Browser project");
+  assert.ok(listed, "the project was not created");
+  assert.equal(listed.mode, "hybrid");
+  const row = page.locator(`tr[data-project-id="${listed.id}"]`);
+  await row.getByLabel("Name").fill("Browser project renamed");
+  await row.getByLabel("Mode").selectOption("api-keys");
+  await shot("21-projects");
+  await reloads(row.getByRole("button", { name: "Save" }));
+  await page.locator("#flash.ok").filter({ hasText: "saved" }).waitFor();
+  const after = (await api(`/v1/master/projects/${listed.id}`, { token: masterKey })).json.project;
+  assert.equal(after.name, "Browser project renamed");
+  assert.equal(after.mode, "api-keys");
+  // a project without traffic: the charts say how to send a first request instead of an empty 0/0.5/1 axis
+  await page.goto(`${BASE}/dashboard/usage?project=${listed.id}`);
+  const empty = page.locator("figure.chart .chart-empty").first();
+  await empty.waitFor();
+  assert.match((await empty.textContent()) ?? "", /Send a first request/);
+  assert.equal(await page.locator("figure.chart svg").count(), 0, "an empty chart still draws an axis");
+  await shot("22-usage-empty-project");
+  await page.goto(`${BASE}/dashboard/organization#projects`);
+  page.once("dialog", (d) => void d.accept());
+  await reloads(page.locator(`tr[data-project-id="${listed.id}"]`).getByRole("button", { name: /Delete/ }));
+  await page.locator(`tr[data-project-id="${listed.id}"]`).waitFor({ state: "detached" });
+  assert.equal((await api(`/v1/master/projects/${listed.id}`, { token: masterKey })).status, 404);
+  // the default project has no Delete
+  const defaultRow = page.locator("tr", { has: page.locator(".badge", { hasText: "default" }) });
+  assert.equal(await defaultRow.getByRole("button", { name: /Delete/ }).count(), 0);
+  // the rate-limits legend lies inside its fieldset
+  const fieldset = page.locator("form", { has: page.getByRole("heading", { name: "Rate limits" }) }).locator("fieldset").first();
+  const [fs, lg] = [await fieldset.boundingBox(), await fieldset.locator("legend").boundingBox()];
+  assert.ok(fs && lg && lg.x >= fs.x && lg.x + lg.width <= fs.x + fs.width + 1, `legend ${JSON.stringify(lg)} outside ${JSON.stringify(fs)}`);
+}
+
+/** playground: pick a model, system prompt, parameters, streaming; cost and routing per answer; a rule's 403 @param {Ctx} ctx */
+export async function playground(ctx) {
+  const { page, BASE, api, masterKey, shot } = ctx;
+  await page.goto(`${BASE}/dashboard/keys`);
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Playground" }).click();
+  await page.waitForURL(/\/dashboard\/playground/);
+  await page.getByLabel("Model").selectOption("gpt-4o-mini");
+  await page.getByLabel("System prompt").fill("Answer in one short sentence.");
+  await page.getByLabel("Temperature").fill("0.3");
+  await page.getByLabel("Max tokens").fill("64");
+  await page.getByLabel("Message", { exact: true }).fill("Hello from the playground");
+  await page.getByRole("button", { name: "Send" }).click();
+  const answers = page.locator(".pg-msg.assistant");
+  await answers.first().locator(".pg-meta").waitFor();
+  const meta = (await answers.first().locator(".pg-meta").textContent()) ?? "";
+  assert.match((await answers.first().locator(".pg-text").textContent()) ?? "", /Hello from openai/);
+  assert.match(meta, /Provideropenai/);
+  assert.match(meta, /Cost\$0\.\d+/);
+  assert.match(meta, /Routingopenai\/gpt-4o-mini ✓ 200/);
+  await answers.first().getByRole("link", { name: "Request details" }).waitFor();
+  // not streamed, the same summary; the conversation keeps both turns
+  await page.getByLabel("Stream the answer").uncheck();
+  await page.getByLabel("Message", { exact: true }).fill("And again, without streaming");
+  await page.getByRole("button", { name: "Send" }).click();
+  await answers.nth(1).locator(".pg-meta").waitFor();
+  assert.equal(await page.locator(".pg-msg.user").count(), 2);
+  await shot("23-playground");
+  // a rule on the playground key: the answer is the rule's 403 message
+  const keys = await api("/v1/master/keys", { token: masterKey });
+  const pg = keys.json.apiKeys.find((/** @type {{kind: string}} */ k) => k.kind === "playground");
+  const rule = await api(`/v1/master/keys/${pg.id}/iam`, { method: "POST", token: masterKey, body: { ruleType: "deny_models", ruleValue: { models: ["gpt-4o-mini"] } } });
+  assert.equal(rule.status, 201, JSON.stringify(rule.json));
+  await page.getByLabel("Message", { exact: true }).fill("Am I allowed?");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.locator("#pg-error").filter({ hasText: "Access denied: model 'gpt-4o-mini' is denied (deny_models)" }).waitFor();
+  await shot("23b-playground-denied");
+  assert.equal((await api(`/v1/master/keys/${pg.id}/iam/${rule.json.rule?.id ?? rule.json.id}`, { method: "DELETE", token: masterKey })).status, 200);
+}
+
+const PAGES = [
+  ["keys", "/dashboard/keys"],
+  ["usage", "/dashboard/usage"],
+  ["usage-hourly", "/dashboard/usage?granularity=hour"],
+  ["requests", "/dashboard/requests"],
+  ["playground", "/dashboard/playground"],
+  ["access", "/dashboard/access"],
+  ["organization", "/dashboard/organization"],
+  ["platform", "/dashboard/platform"],
+  ["audit-log", "/dashboard/audit-log"],
+  ["docs", "/docs"],
+  ["mcp", "/mcp"],
+];
+
+/** layout: top bar in one row at 1366 px and compact on a phone; chart colours and labels; Requests stacked on a phone @param {Ctx} ctx */
+export async function layout(ctx) {
+  const { page, BASE } = ctx;
+  await page.setViewportSize({ width: 1366, height: 900 });
+  await page.goto(`${BASE}/dashboard/keys`);
+  const topHeight = async () => (await page.locator("header.top").boundingBox())?.height ?? 999;
+  assert.ok((await topHeight()) <= 60, `top bar ${await topHeight()} px high at 1366 px (two rows?)`);
+  // dark mode: the two series of a chart are told apart
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.goto(`${BASE}/dashboard/usage?granularity=hour`);
+  const fills = await page.evaluate(() => {
+    const fig = [...document.querySelectorAll(".legend i.bar, .legend i.bar2")].slice(0, 2);
+    return fig.map((el) => getComputedStyle(el).backgroundColor);
+  });
+  assert.equal(fills.length, 2);
+  assert.notEqual(fills[0], fills[1], "the two series share a colour in dark mode");
+  // the hourly chart's last label ends inside the chart
+  const cut = await page.evaluate(() =>
+    [...document.querySelectorAll("figure.chart svg")].some((svg) => {
+      const right = svg.getBoundingClientRect().right;
+      return [...svg.querySelectorAll("text")].some((t) => t.getBoundingClientRect().right > right + 0.5);
+    }),
+  );
+  assert.equal(cut, false, "a chart label runs past the chart's right edge");
+  await page.emulateMedia({ colorScheme: "light" });
+  // phone: a compact top bar, readable chart labels, the Requests table stacked with every column on screen
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${BASE}/dashboard/usage`);
+  assert.ok((await topHeight()) <= 140, `top bar ${await topHeight()} px high on a phone`);
+  const labelPx = await page.evaluate(() => Math.min(...[...document.querySelectorAll("figure.chart svg text")].map((t) => t.getBoundingClientRect().height)));
+  assert.ok(labelPx >= 9, `chart labels ${labelPx.toFixed(1)} px high on a phone`);
+  await page.goto(`${BASE}/dashboard/requests`);
+  const status = page.locator("table#requests td[data-label=Status]").first();
+  await status.waitFor();
+  const box = await status.boundingBox();
+  assert.ok(box && box.x + box.width <= 390, `Status at ${JSON.stringify(box)} is off screen`);
+  assert.equal(await page.locator("table#requests thead").isVisible(), false);
+  await page.locator("table#requests td[data-label=Time] a").first().click();
+  await page.waitForURL(/\/dashboard\/requests\//);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `the request detail scrolls sideways by ${overflow}px`);
+  await page.setViewportSize({ width: 1360, height: 900 });
+}
+
+/** every page light, dark and at phone width, for a person to look at @param {Ctx} ctx */
+export async function screenshots(ctx) {
+  const { page, BASE, SHOTS } = ctx;
+  const { join } = await import("node:path");
+  for (const [mode, width, scheme] of /** @type {const} */ ([["light", 1366, "light"], ["dark", 1366, "dark"], ["phone", 390, "light"], ["phone-dark", 390, "dark"]])) {
+    await page.setViewportSize({ width, height: width > 500 ? 900 : 844 });
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const [name, path] of PAGES) {
+      await page.goto(`${BASE}${path}`);
+      await page.screenshot({ path: join(SHOTS, `40-${mode}-${name}.png`), fullPage: true });
+    }
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.setViewportSize({ width: 1360, height: 900 });
+}

@@ -31,10 +31,10 @@
     return item;
   }
 
-  /** "$0.000243" with every significant digit up to 6 decimals: single answers cost fractions of a cent. */
+  /** "$0.000243": every digit up to 10 decimals (never an exponent), since single answers cost fractions of a cent. */
   function usd(n) {
     if (typeof n !== "number" || !Number.isFinite(n)) return "—";
-    return n === 0 ? "$0" : n >= 0.01 ? `$${n.toFixed(4)}` : `$${n.toPrecision(3)}`;
+    return n === 0 ? "$0" : n >= 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(10).replace(/0+$/, "")}`;
   }
 
   function showMeta(item, data, ms) {
