@@ -8,6 +8,16 @@ import assert from "node:assert/strict";
 
 /** @typedef {import("./browser-dashboard.mjs").Ctx} Ctx */
 
+/**
+ * Light or dark whatever an earlier scenario left: the system preference and the toggle's stored
+ * choice (`swb-theme`, which wins over the system's) both set; takes effect on the next load.
+ * @param {import("playwright-core").Page} page @param {"light" | "dark"} scheme
+ */
+async function theme(page, scheme) {
+  await page.emulateMedia({ colorScheme: scheme });
+  await page.evaluate((t) => localStorage.setItem("swb-theme", t), scheme);
+}
+
 /** the key editor is one form: two fields changed, one Save, both kept, and the summary says so @param {Ctx} ctx */
 export async function keyEditor(ctx) {
   const { page, BASE, api, masterKey, keyRow, reloads, shot } = ctx;
@@ -34,14 +44,15 @@ export async function keyEditor(ctx) {
   const saved = keys.json.apiKeys.find((/** @type {{description: string}} */ k) => k.description === "Editor key renamed");
   assert.ok(saved, "the rename was lost");
   assert.equal(Number(saved.usageLimit), 12.5, "the limit was lost");
-  // nothing changed: nothing sent, and the page says why
-  await editor.getByRole("button", { name: "Save changes" }).click();
-  await editor.getByRole("alert").filter({ hasText: "Nothing to save" }).waitFor();
+  // nothing changed: nothing sent, and the page says why (the editor is still open, under its new name)
+  const renamed = page.getByRole("region", { name: "Edit “Editor key renamed”" });
+  await renamed.getByRole("button", { name: "Save changes" }).click();
+  await renamed.getByRole("alert").filter({ hasText: "Nothing to save" }).waitFor();
   // a recurring limit: the three fields travel together
-  await editor.getByLabel("Recurring limit (USD)").fill("3");
-  await editor.getByLabel("Window length").fill("1");
-  await editor.getByLabel("Window unit").selectOption("day");
-  await reloads(editor.getByRole("button", { name: "Save changes" }));
+  await renamed.getByLabel("Recurring limit (USD)").fill("3");
+  await renamed.getByLabel("Window length").fill("1");
+  await renamed.getByLabel("Window unit").selectOption("day");
+  await reloads(renamed.getByRole("button", { name: "Save changes" }));
   await keyRow("Editor key renamed").getByText("/ $3", { exact: false }).first().waitFor();
   page.once("dialog", (d) => void d.accept());
   await reloads(keyRow("Editor key renamed").getByRole("button", { name: "Delete" }));
@@ -155,8 +166,9 @@ export async function layout(ctx) {
   const topHeight = async () => (await page.locator("header.top").boundingBox())?.height ?? 999;
   assert.ok((await topHeight()) <= 60, `top bar ${await topHeight()} px high at 1366 px (two rows?)`);
   // dark mode: the two series of a chart are told apart
-  await page.emulateMedia({ colorScheme: "dark" });
+  await theme(page, "dark");
   await page.goto(`${BASE}/dashboard/usage?granularity=hour`);
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), "dark");
   const fills = await page.evaluate(() => {
     const fig = [...document.querySelectorAll(".legend i.bar, .legend i.bar2")].slice(0, 2);
     return fig.map((el) => getComputedStyle(el).backgroundColor);
@@ -171,13 +183,20 @@ export async function layout(ctx) {
     }),
   );
   assert.equal(cut, false, "a chart label runs past the chart's right edge");
-  await page.emulateMedia({ colorScheme: "light" });
+  await theme(page, "light");
   // phone: a compact top bar, readable chart labels, the Requests table stacked with every column on screen
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(`${BASE}/dashboard/usage`);
   assert.ok((await topHeight()) <= 140, `top bar ${await topHeight()} px high on a phone`);
-  const labelPx = await page.evaluate(() => Math.min(...[...document.querySelectorAll("figure.chart svg text")].map((t) => t.getBoundingClientRect().height)));
+  const labelPx = await page.evaluate(() => Math.min(...[...document.querySelectorAll("figure.chart svg text")].map((t) => t.getBoundingClientRect().height).filter((h) => h > 0)));
   assert.ok(labelPx >= 9, `chart labels ${labelPx.toFixed(1)} px high on a phone`);
+  const overlapping = await page.evaluate(() =>
+    [...document.querySelectorAll("figure.chart svg")].some((svg) => {
+      const boxes = [...svg.querySelectorAll("text")].map((t) => t.getBoundingClientRect()).filter((r) => r.height > 0);
+      return boxes.some((a, i) => boxes.some((b, j) => i < j && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom));
+    }),
+  );
+  assert.equal(overlapping, false, "chart labels overlap on a phone");
   await page.goto(`${BASE}/dashboard/requests`);
   const status = page.locator("table#requests td[data-label=Status]").first();
   await status.waitFor();
@@ -197,12 +216,13 @@ export async function screenshots(ctx) {
   const { join } = await import("node:path");
   for (const [mode, width, scheme] of /** @type {const} */ ([["light", 1366, "light"], ["dark", 1366, "dark"], ["phone", 390, "light"], ["phone-dark", 390, "dark"]])) {
     await page.setViewportSize({ width, height: width > 500 ? 900 : 844 });
-    await page.emulateMedia({ colorScheme: scheme });
+    await theme(page, scheme);
     for (const [name, path] of PAGES) {
       await page.goto(`${BASE}${path}`);
       await page.screenshot({ path: join(SHOTS, `40-${mode}-${name}.png`), fullPage: true });
     }
   }
-  await page.emulateMedia({ colorScheme: "light" });
+  await theme(page, "light");
+  await page.evaluate(() => localStorage.removeItem("swb-theme"));
   await page.setViewportSize({ width: 1360, height: 900 });
 }

@@ -47,13 +47,14 @@ const tickLabel = (ms: number, granularity: "day" | "hour"): string => {
 /** Half the width a tick label may take; a label closer than this to the right edge ends there instead of being cut. */
 const LABEL_HALF = 45;
 
-const TickLabel: FC<{ center: number; text: string }> = ({ center, text }) =>
+/** `minor`: every other label, hidden on a phone where the labels are drawn larger (app.css). */
+const TickLabel: FC<{ center: number; text: string; minor: boolean }> = ({ center, text, minor }) =>
   center + LABEL_HALF > W - PAD.r ? (
-    <text x={W - PAD.r} y={H - 6} text-anchor="end">
+    <text x={W - PAD.r} y={H - 6} text-anchor="end" class={minor ? "minor" : undefined}>
       {text}
     </text>
   ) : (
-    <text x={center.toFixed(1)} y={H - 6} text-anchor="middle">
+    <text x={center.toFixed(1)} y={H - 6} text-anchor="middle" class={minor ? "minor" : undefined}>
       {text}
     </text>
   );
@@ -121,7 +122,7 @@ export const BarChart: FC<{
                 const y1 = y(base);
                 return <rect class={classes[j] ?? "bar"} x={x.toFixed(1)} y={y1.toFixed(1)} width={barW.toFixed(1)} height={Math.max(0.5, y0 - y1).toFixed(1)} rx={1} />;
               })}
-              {i % labelEvery === 0 ? <TickLabel center={x + barW / 2} text={tickLabel(b.start, granularity)} /> : null}
+              {i % labelEvery === 0 ? <TickLabel center={x + barW / 2} text={tickLabel(b.start, granularity)} minor={(i / labelEvery) % 2 === 1} /> : null}
             </g>
           );
         })}

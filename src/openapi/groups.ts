@@ -14,7 +14,7 @@ export const DOC_GROUPS: readonly DocGroup[] = [
   { name: "Images and video", claims: v1("images", "videos") },
   { name: "End-user sessions", claims: v1("sessions") },
   { name: "MCP and OAuth", claims: (p) => ["mcp", "sse", "messages", "oauth", ".well-known"].includes(p[0] ?? "") },
-  { name: "Managing keys, projects and the organization (master API)", claims: v1("master") },
+  { name: "Keys, projects and the organization (master API)", claims: v1("master") },
   { name: "Dashboard session API", claims: (p) => p[0] === "api" },
   { name: "Gateway: other endpoints", claims: (p) => p[0] === "v1" && p[1] !== "admin" },
   { name: "Operator (admin API)", claims: v1("admin") },

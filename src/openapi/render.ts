@@ -15,7 +15,7 @@ export const DOCS_CSS = `:root{color-scheme:light dark;--ink:#1d2733;--bg:#fff;-
 @media (prefers-color-scheme:dark){:root{--ink:#e6e8eb;--bg:#0f1217;--line:#2a303a;--pre:#171b22;--link:#8ea2ff}}
 body{font:15px/1.5 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:var(--ink);background:var(--bg);overflow-wrap:anywhere}
 a{color:var(--link)}h1{margin-bottom:0}
-nav.tags{display:flex;flex-wrap:wrap;gap:.3rem .9rem;margin:1rem 0}nav.tags a{white-space:nowrap}
+nav.tags{display:flex;flex-wrap:wrap;gap:.3rem .9rem;margin:1rem 0}nav.tags a{overflow-wrap:anywhere}
 section.op{border-top:1px solid var(--line);padding:.6rem 0}
 .m{display:inline-block;min-width:4.2rem;font:600 12px/1.8 ui-monospace,monospace;text-align:center;border-radius:4px;color:#fff;margin-right:.5rem}
 .get{background:#2f7d32}.post{background:#1f5fbf}.patch{background:#a86400}.put{background:#6b4bb8}.delete{background:#b3261e}

@@ -270,7 +270,7 @@ const KeyRowView: FC<{ k: KeyView; thresholdPercent: number; alertsOn: boolean }
           {k.limitState?.recurring?.reached ? <Reached resetsAt={k.periodEndsAt} /> : k.periodEndsAt ? <div class="muted small">resets {formatDate(k.periodEndsAt)}</div> : null}
         </>
       ) : (
-        <span class="muted">none</span>
+        <span class="muted">no limit</span>
       )}
     </td>
     <td data-label="Alert at">{k.usageLimit !== null || k.periodUsageLimit !== null ? (alertsOn ? `${k.alertThresholdPercent ?? thresholdPercent}%` : "off") : "—"}</td>
