@@ -29,14 +29,14 @@ export function formatUsd(amount: string | null): string {
 
 /**
  * One precision for a whole column of USD amounts: enough decimals that its smallest non-zero
- * amount keeps three significant digits (2 to 10 decimals), so `$0.04` and `$0.000243` are not
- * mixed in a column whose rows a reader compares.
+ * sub-cent amount keeps three significant digits (2 to 10 decimals), so `$0.04` and `$0.000243`
+ * are not mixed in a column whose rows a reader compares.
  */
 export function usdColumn(amounts: readonly number[]): (n: number) => string {
   let decimals = 2;
   for (const v of amounts) {
-    if (v === 0 || !Number.isFinite(v)) continue;
-    // the position of the first significant digit (0.000243 -> 4), then two more
+    // Cents are precise enough from a cent up; below, the first significant digit's position (0.000243 -> 4), then two more.
+    if (v === 0 || !Number.isFinite(v) || Math.abs(v) >= 0.01) continue;
     decimals = Math.max(decimals, Math.min(10, Math.floor(-Math.log10(Math.abs(v))) + 3));
   }
   const fmt = new Intl.NumberFormat("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
