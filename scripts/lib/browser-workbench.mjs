@@ -190,13 +190,19 @@ export async function layout(ctx) {
   assert.ok((await topHeight()) <= 140, `top bar ${await topHeight()} px high on a phone`);
   const labelPx = await page.evaluate(() => Math.min(...[...document.querySelectorAll("figure.chart svg text")].map((t) => t.getBoundingClientRect().height).filter((h) => h > 0)));
   assert.ok(labelPx >= 9, `chart labels ${labelPx.toFixed(1)} px high on a phone`);
-  const overlapping = await page.evaluate(() =>
-    [...document.querySelectorAll("figure.chart svg")].some((svg) => {
-      const boxes = [...svg.querySelectorAll("text")].map((t) => t.getBoundingClientRect()).filter((r) => r.height > 0);
-      return boxes.some((a, i) => boxes.some((b, j) => i < j && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom));
+  // no two labels overlap, and none is cut at the chart's left edge (a long cost label)
+  const problems = await page.evaluate(() =>
+    [...document.querySelectorAll("figure.chart svg")].flatMap((svg) => {
+      const edge = svg.getBoundingClientRect();
+      const texts = [...svg.querySelectorAll("text")].map((t) => ({ text: t.textContent, r: t.getBoundingClientRect() })).filter((t) => t.r.height > 0);
+      const out = texts.filter((t) => t.r.left < edge.left - 0.5).map((t) => `cut: ${t.text}`);
+      texts.forEach((a, i) => texts.forEach((b, j) => {
+        if (i < j && a.r.left < b.r.right - 0.5 && b.r.left < a.r.right - 0.5 && a.r.top < b.r.bottom - 0.5 && b.r.top < a.r.bottom - 0.5) out.push(`overlap: ${a.text} / ${b.text}`);
+      }));
+      return out;
     }),
   );
-  assert.equal(overlapping, false, "chart labels overlap on a phone");
+  assert.deepEqual(problems, [], "chart labels on a phone");
   await page.goto(`${BASE}/dashboard/requests`);
   const status = page.locator("table#requests td[data-label=Status]").first();
   await status.waitFor();

@@ -36,7 +36,8 @@ export function niceMax(max: number): number {
 
 const W = 600;
 const H = 230;
-const PAD = { l: 70, r: 8, t: 12, b: 26 };
+// Room for the axis labels drawn larger on a phone (app.css): a cost label such as "$0.000025" on the left, the time labels below.
+const PAD = { l: 96, r: 8, t: 12, b: 36 };
 const CLASSES = ["bar", "bar2", "bar-bad", "bar-ok"];
 
 const tickLabel = (ms: number, granularity: "day" | "hour"): string => {
