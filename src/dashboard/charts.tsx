@@ -37,7 +37,7 @@ export function niceMax(max: number): number {
 const W = 600;
 const H = 230;
 // Room for the axis labels drawn larger on a phone (app.css): a cost label such as "$0.000025" on the left, the time labels below.
-const PAD = { l: 96, r: 8, t: 12, b: 36 };
+const PAD = { l: 104, r: 8, t: 12, b: 36 };
 const CLASSES = ["bar", "bar2", "bar-bad", "bar-ok"];
 
 const tickLabel = (ms: number, granularity: "day" | "hour"): string => {
@@ -105,7 +105,7 @@ export const BarChart: FC<{
         {[0, 0.5, 1].map((f) => (
           <g>
             <line class="axis" x1={PAD.l} x2={W - PAD.r} y1={y(top * f)} y2={y(top * f)} />
-            <text x={PAD.l - 6} y={y(top * f) + 4} text-anchor="end">
+            <text x={PAD.l - 6} y={y(top * f) + 4} text-anchor="end" class="y">
               {format(top * f)}
             </text>
           </g>
