@@ -28,6 +28,7 @@ import * as auth from "./lib/browser-auth.mjs";
 import * as routing from "./lib/browser-routing.mjs";
 import * as sso from "./lib/browser-sso.mjs";
 import { startOidcProvider } from "../test/oidc-provider/server.mjs";
+import * as workbench from "./lib/browser-workbench.mjs";
 
 const PORT = Number(process.env.BROWSER_TEST_PORT ?? 8760);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -222,7 +223,10 @@ try {
   });
 
   await scenario("create a key: secret shown once, gone after reload", async () => {
+    // collapsed until asked for: the project already has its playground key
     const form = page.getByRole("region", { name: "Create a key" });
+    assert.equal(await form.isVisible(), false, "the create-key form is open before it is asked for");
+    await page.getByText("Create a key", { exact: true }).first().click();
     await form.getByLabel("Description", { exact: true }).fill("Browser key");
     await form.getByLabel("Expires after").fill("7");
     await form.getByLabel("Unit", { exact: true }).selectOption("day");
@@ -269,6 +273,8 @@ try {
     assert.equal((await chat(rolled)).status, 200);
   });
 
+  await scenario("key editor: one form, one Save; two changed fields both kept; a summary of the changes", () => workbench.keyEditor(ctx));
+
   await scenario("playground key has neither Roll nor Delete", async () => {
     const row = page.locator("tr", { has: page.locator(".badge", { hasText: "playground" }) });
     await row.waitFor();
@@ -286,7 +292,8 @@ try {
     const when = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 16);
     await editor.getByLabel("Expires at (UTC)").fill(when);
     await shot("05a-key-editor");
-    await reloads(editor.getByRole("button", { name: "Set expiry" }));
+    await reloads(editor.getByRole("button", { name: "Save changes" }));
+    await page.locator("#flash.ok").filter({ hasText: "Saved: Expiry:" }).waitFor();
     await reloads(keyRow("Browser key").getByRole("button", { name: "Enable" }));
     await keyRow("Browser key").getByText("active", { exact: true }).waitFor();
     const expected = new Date(`${when}:00Z`).toLocaleString("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
@@ -348,11 +355,7 @@ try {
     await shot("09-usage-hourly");
   });
 
-  // Known failing since this round's merges: the refused request's ranking does not appear within
-  // the scenario's wait (aggregation after the queue and window changes); printed, not counted,
-  // until it is found. Run it with BROWSER_KNOWN_FAILING=1.
-  if (process.env.BROWSER_KNOWN_FAILING === "1") await scenario("usage rankings: refused requests under their own label, sortable, searchable, CSV; a reversed range keeps the form", () => dashboardScenarios.rankings(ctx));
-  else log("SKIP usage rankings (known failing: the refused request's ranking is not seen within the wait; BROWSER_KNOWN_FAILING=1 runs it)");
+  await scenario("usage rankings: refused requests under their own label, sortable, searchable, CSV; a reversed range keeps the form", () => dashboardScenarios.rankings(ctx));
 
   await scenario("requests page: from the top nav, rows with their columns, status filter, detail with routing; phone and dark", () => requestsPlatformScenarios.requestsPage(ctx));
 
@@ -496,7 +499,10 @@ try {
       assert.equal(nameless, 0, `${path}: buttons or links without a name`);
     }
     await page.goto(`${BASE}/dashboard/keys`);
-    await page.getByRole("region", { name: "Create a key" }).getByLabel("Description", { exact: true }).focus();
+    // keyboard only: open the collapsed form from its button, then the first field is next
+    await page.locator("summary", { hasText: "Create a key" }).focus();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Tab");
     await page.keyboard.type("Keyboard key");
     await page.keyboard.press("Enter");
     await page.getByRole("dialog").waitFor();
@@ -530,6 +536,13 @@ try {
   await scenario("a signed-in owner opens another organization's hostile video link: no page, no script, no key", () => security.hostileVideoLink(authCtx));
 
   await scenario("single sign-on: configured by the owner, a new member signs in through a real OpenID provider", () => sso.singleSignOn(authCtx));
+  await scenario("projects: create, rename, set the mode, delete; the Organization page in sections; empty charts say how to start", () => workbench.projects(ctx));
+
+  await scenario("playground: a catalogue model, system prompt, parameters, streaming; cost and routing of each answer; a rule's 403", () => workbench.playground(ctx));
+
+  await scenario("layout: top bar one row at 1366 px and compact on a phone; chart colours and labels; Requests stacked on a phone", () => workbench.layout(ctx));
+
+  await scenario("screenshots of every page: light, dark, phone", () => workbench.screenshots(ctx));
 
   await scenario("sign out", async () => {
     await page.goto(`${BASE}/dashboard/keys`);

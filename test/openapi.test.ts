@@ -137,6 +137,19 @@ describe("GET /docs", () => {
     expect(text).toContain("nav.tags{display:flex");
   });
 
+  it("groups sections by what a reader does (chat and models first, the operator last) and shows body fields as a table", async () => {
+    const html = await (await call("/docs")).text();
+    const nav = /<nav class="tags"[^>]*>([\s\S]*?)<\/nav>/.exec(html)?.[1] ?? "";
+    const sections = [...nav.matchAll(/>([^<]+)<\/a>/g)].map((m) => m[1]!);
+    expect(sections[0]).toBe("Chat and models");
+    expect(sections.at(-1)).toBe("Health, pages and this reference");
+    expect(sections.indexOf("Operator (admin API)")).toBe(sections.length - 2);
+    for (const pathLike of ["docs", "docs.css", "login", "openapi.json", "admin"]) expect(sections).not.toContain(pathLike);
+    // a body's fields: one row per field with its type, not a one-line JSON dump
+    expect(html).toMatch(/<table class="fields">[\s\S]*?<code>messages<\/code><\/td><td>array of /);
+    expect(html).toMatch(/<td><code>limit<\/code><\/td><td>query<\/td><td><\/td><td>integer/);
+  });
+
   it("shows backticked words as code, never literal backticks", async () => {
     const html = await (await call("/docs")).text();
     expect(html).toContain("<code>/v1</code>");

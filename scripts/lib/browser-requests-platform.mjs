@@ -224,18 +224,18 @@ export async function organizationLimits(ctx) {
   if ((await limits.count()) === 0) return;
   await limits.getByLabel("All-time (USD)").fill("500");
   await limits.getByLabel("Recurring (USD)").fill("50");
-  await limits.getByLabel("Every").fill("1");
-  await limits.getByLabel("Unit").selectOption("month");
+  await limits.getByLabel("Window length").fill("1");
+  await limits.getByLabel("Window unit").selectOption("month");
   await Promise.all([page.waitForEvent("load"), limits.getByRole("button", { name: "Save limits" }).click()]);
   await page.locator("#flash.ok").filter({ hasText: /saved/i }).waitFor();
   const again = page.getByRole("form", { name: `Spending limits of ${OWNER.email}` });
   assert.match(await again.getByLabel("All-time (USD)").inputValue(), /^500(\.0+)?$/);
-  assert.equal(await again.getByLabel("Unit").inputValue(), "month");
+  assert.equal(await again.getByLabel("Window unit").inputValue(), "month");
   await again.scrollIntoViewIfNeeded();
   await shot("21a-organization-spending-limits");
   // put it back: empty fields clear the limits
-  for (const f of ["All-time (USD)", "Recurring (USD)", "Every"]) await again.getByLabel(f).fill("");
-  await again.getByLabel("Unit").selectOption("");
+  for (const f of ["All-time (USD)", "Recurring (USD)", "Window length"]) await again.getByLabel(f).fill("");
+  await again.getByLabel("Window unit").selectOption("");
   await Promise.all([page.waitForEvent("load"), again.getByRole("button", { name: "Save limits" }).click()]);
   await page.locator("#flash.ok").waitFor();
   assert.equal(await page.getByRole("form", { name: `Spending limits of ${OWNER.email}` }).getByLabel("All-time (USD)").inputValue(), "");

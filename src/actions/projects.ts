@@ -1,15 +1,16 @@
 /**
- * Creating and changing projects, shared by the master API (`/v1/master/projects`) and the
- * dashboard's session API (`PATCH /api/projects/{id}`, owners and admins).
+ * Creating, changing and deleting projects, shared by the master API (`/v1/master/projects`) and
+ * the dashboard's session API (`/api/projects`, owners and admins).
  */
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import * as z from "zod";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
-import { projects, PROJECT_MODES } from "../db/schema";
-import { notFound } from "../errors/api-error";
+import { apiKeys, projects, PROJECT_MODES } from "../db/schema";
+import { badRequest, notFound } from "../errors/api-error";
 import { newId } from "../lib/ids";
-import { bumpKeyVersions } from "../keys/sync";
+import { bumpKeyVersions, syncKeys } from "../keys/sync";
+import { endKeyOAuth } from "../oauth/tokens";
 import { publicProject } from "../organizations/view";
 import { providerPreferencesSchema, type ProviderPreferences } from "../routing/preferences";
 
@@ -74,4 +75,34 @@ export async function updateProject(env: Env, organizationId: string, id: string
   // Mode, caching, body logging, timeouts and routing defaults are part of every key's context in this project.
   await bumpKeyVersions(env, { projectId: current.id });
   return publicProject(row ?? current);
+}
+
+/** Every live project of the organization, oldest first (the default one first of all). */
+export async function listProjects(env: Env, organizationId: string) {
+  const rows = await getDb(env.DB)
+    .select()
+    .from(projects)
+    .where(and(eq(projects.organizationId, organizationId), isNull(projects.deletedAt)))
+    .orderBy(projects.createdAt, projects.id);
+  return rows.map(publicProject);
+}
+
+/** Deletes a project and its keys (not the default project: 400 `default_project`). */
+export async function deleteProject(env: Env, organizationId: string, id: string): Promise<{ message: string; deletedKeys: number }> {
+  const project = await loadProject(env, organizationId, id);
+  if (project.isDefault) throw badRequest("The default project cannot be deleted.", "id", "default_project");
+  const db = getDb(env.DB);
+  const now = Date.now();
+  // One transaction: the project and its keys are deleted together, then the keys' DOs learn it.
+  const [, keys] = await db.batch([
+    db.update(projects).set({ deletedAt: now }).where(eq(projects.id, project.id)),
+    db
+      .update(apiKeys)
+      .set({ status: "deleted", deletedAt: now, updatedAt: now, version: sql`${apiKeys.version} + 1` })
+      .where(and(eq(apiKeys.projectId, project.id), ne(apiKeys.status, "deleted")))
+      .returning(),
+  ]);
+  await syncKeys(env, keys);
+  await endKeyOAuth(env, { projectId: project.id }, now);
+  return { message: `Project '${project.id}' deleted.`, deletedKeys: keys.length };
 }

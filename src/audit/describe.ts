@@ -15,8 +15,11 @@ export interface AuditAction {
 /** Route prefixes whose state-changing calls are audited, and the part of the path they own. */
 export const AUDITED_PREFIXES = ["/v1/master", "/v1/admin", "/api"] as const;
 
-/** Session-API calls that change no organization's state (signing in is not an organization change). */
-const NOT_AUDITED = new Set(["POST /api/auth/sign-in", "POST /api/auth/sign-out", "POST /api/memberships/preview", "POST /api/memberships/accept"]);
+/**
+ * Session-API calls that change no organization's state (signing in is not an organization change;
+ * a playground chat is a request like any on /v1, kept in the request log).
+ */
+const NOT_AUDITED = new Set(["POST /api/auth/sign-in", "POST /api/auth/sign-out", "POST /api/memberships/preview", "POST /api/memberships/accept", "POST /api/playground/chat/completions"]);
 
 /** Trailing path words that are verbs on the resource before them (`POST /keys/:id/roll`). */
 const VERB_WORDS: Record<string, string> = { roll: "roll", test: "test", invitation: "invite", rebuild: "rebuild" };

@@ -36,13 +36,29 @@ export function niceMax(max: number): number {
 
 const W = 600;
 const H = 230;
-const PAD = { l: 70, r: 8, t: 12, b: 26 };
+// Room for the axis labels drawn larger on a phone (app.css): a cost label such as "$0.000025" on the left, the time labels below.
+const PAD = { l: 104, r: 8, t: 12, b: 36 };
 const CLASSES = ["bar", "bar2", "bar-bad", "bar-ok"];
 
 const tickLabel = (ms: number, granularity: "day" | "hour"): string => {
   const iso = new Date(ms).toISOString();
   return granularity === "day" ? iso.slice(5, 10) : `${iso.slice(5, 10)} ${iso.slice(11, 13)}h`;
 };
+
+/** Half the width a tick label may take; a label closer than this to the right edge ends there instead of being cut. */
+const LABEL_HALF = 45;
+
+/** `minor`: every other label, hidden on a phone where the labels are drawn larger (app.css). */
+const TickLabel: FC<{ center: number; text: string; minor: boolean }> = ({ center, text, minor }) =>
+  center + LABEL_HALF > W - PAD.r ? (
+    <text x={W - PAD.r} y={H - 6} text-anchor="end" class={minor ? "minor" : undefined}>
+      {text}
+    </text>
+  ) : (
+    <text x={center.toFixed(1)} y={H - 6} text-anchor="middle" class={minor ? "minor" : undefined}>
+      {text}
+    </text>
+  );
 
 export const BarChart: FC<{
   id: string;
@@ -79,11 +95,17 @@ export const BarChart: FC<{
           </div>
         ) : null}
       </figcaption>
+      {sum === 0 ? (
+        <p class="empty chart-empty">
+          Nothing in this period yet. Send a first request: create a key on the <a href="/dashboard/keys">Keys</a> page (it shows a ready-to-run curl command) or
+          try a model in the <a href="/dashboard/playground">Playground</a>; it appears here within a minute.
+        </p>
+      ) : (
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={summary}>
         {[0, 0.5, 1].map((f) => (
           <g>
             <line class="axis" x1={PAD.l} x2={W - PAD.r} y1={y(top * f)} y2={y(top * f)} />
-            <text x={PAD.l - 6} y={y(top * f) + 4} text-anchor="end">
+            <text x={PAD.l - 6} y={y(top * f) + 4} text-anchor="end" class="y">
               {format(top * f)}
             </text>
           </g>
@@ -101,15 +123,12 @@ export const BarChart: FC<{
                 const y1 = y(base);
                 return <rect class={classes[j] ?? "bar"} x={x.toFixed(1)} y={y1.toFixed(1)} width={barW.toFixed(1)} height={Math.max(0.5, y0 - y1).toFixed(1)} rx={1} />;
               })}
-              {i % labelEvery === 0 ? (
-                <text x={(x + barW / 2).toFixed(1)} y={H - 6} text-anchor="middle">
-                  {tickLabel(b.start, granularity)}
-                </text>
-              ) : null}
+              {i % labelEvery === 0 ? <TickLabel center={x + barW / 2} text={tickLabel(b.start, granularity)} minor={(i / labelEvery) % 2 === 1} /> : null}
             </g>
           );
         })}
       </svg>
+      )}
       <details>
         <summary>Data table</summary>
         <div class="table-wrap">

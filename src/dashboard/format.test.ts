@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compactNumber, formatDate, formatUsd, toDateTimeLocal, windowLabel } from "./format";
+import { compactNumber, formatDate, formatUsd, toDateTimeLocal, usdColumn, windowLabel } from "./format";
 import { fillBuckets, niceMax } from "./charts";
 
 describe("dashboard formatting", () => {
@@ -15,6 +15,14 @@ describe("dashboard formatting", () => {
     expect(formatUsd("0")).toBe("$0.00");
     expect(formatUsd("0.000003")).toBe("$0.000003");
     expect(formatUsd(null)).toBe("—");
+  });
+
+  it("formats a column of USD amounts with one precision", () => {
+    const col = usdColumn([0.04, 0.000243, 0.00001, 0]);
+    expect([0.04, 0.000243, 0.00001, 0].map(col)).toEqual(["$0.04000000", "$0.00024300", "$0.00001000", "$0.00000000"]);
+    expect([12.5, 0.5].map(usdColumn([12.5, 0.5]))).toEqual(["$12.50", "$0.50"]);
+    expect([0.000243, 0.01].map(usdColumn([0.000243, 0.01]))).toEqual(["$0.000243", "$0.010000"]);
+    expect(usdColumn([1e-14])(1e-14)).toBe("$0.0000000000");
   });
 
   it("compacts counts and names windows", () => {

@@ -27,6 +27,22 @@ export function formatUsd(amount: string | null): string {
   return `$${(n !== 0 && Math.abs(n) < 0.01 ? USD_6 : USD_2).format(n)}`;
 }
 
+/**
+ * One precision for a whole column of USD amounts: enough decimals that its smallest non-zero
+ * sub-cent amount keeps three significant digits (2 to 10 decimals), so `$0.04` and `$0.000243`
+ * are not mixed in a column whose rows a reader compares.
+ */
+export function usdColumn(amounts: readonly number[]): (n: number) => string {
+  let decimals = 2;
+  for (const v of amounts) {
+    // Cents are precise enough from a cent up; below, the first significant digit's position (0.000243 -> 4), then two more.
+    if (v === 0 || !Number.isFinite(v) || Math.abs(v) >= 0.01) continue;
+    decimals = Math.max(decimals, Math.min(10, Math.floor(-Math.log10(Math.abs(v))) + 3));
+  }
+  const fmt = new Intl.NumberFormat("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+  return (n) => `$${fmt.format(n)}`;
+}
+
 /** 1234567 -> `1.2M`, 12345 -> `12.3k`. */
 export function compactNumber(n: number): string {
   const abs = Math.abs(n);

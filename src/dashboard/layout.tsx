@@ -20,6 +20,7 @@ const NAV: ReadonlyArray<{ href: string; label: string; admin?: true }> = [
   { href: "/dashboard/keys", label: "Keys" },
   { href: "/dashboard/usage", label: "Usage" },
   { href: "/dashboard/requests", label: "Requests" },
+  { href: "/dashboard/playground", label: "Playground" },
   { href: "/dashboard/access", label: "Access rules" },
   { href: "/dashboard/organization", label: "Organization" },
   { href: "/dashboard/platform", label: "Platform" },

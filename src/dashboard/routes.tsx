@@ -20,6 +20,7 @@ import { PlatformPage, loadPlatformPage } from "./pages/platform";
 import { RequestDetailPage, RequestsPage, loadRequest, loadRequests, requestsQuery, downloadScope } from "./pages/requests";
 import { AuditLogForbiddenPage, AuditLogPage, auditPageQuery, loadAuditLog } from "./pages/audit-log";
 import { isAdmin } from "./context";
+import { PlaygroundPage, loadPlayground } from "./pages/playground";
 import { exportContentType, exportStream, periodQuery } from "../usage/log-export";
 import { validate } from "../errors/validation";
 import { gatewayOrigin } from "../env";
@@ -62,6 +63,12 @@ dashboardPages.use("/requests", requirePage);
 dashboardPages.use("/requests/:id", requirePage);
 dashboardPages.use("/usage/download", requirePage);
 dashboardPages.use("/audit-log", requirePage);
+dashboardPages.use("/playground", requirePage);
+
+dashboardPages.get("/playground", async (c) => {
+  const ctx = c.get("page");
+  return c.html(<PlaygroundPage ctx={ctx} data={await loadPlayground(c.env, ctx)} />);
+});
 
 dashboardPages.get("/keys", async (c) => {
   const ctx = c.get("page");

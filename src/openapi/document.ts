@@ -5,6 +5,7 @@
  * dialect), its words come from OPERATIONS, its security from SECURITY below.
  */
 import * as z from "zod";
+import { groupOf } from "./groups";
 import type { ZodType } from "zod";
 import pkg from "../../package.json";
 import { OPERATIONS, type OperationInfo } from "./operations";
@@ -229,15 +230,8 @@ for (const [key, info] of Object.entries(OPERATIONS)) {
 const masterInfo = (method: string, path: string): OperationInfo | undefined =>
   byOpenApiPath.get(`${method} ${path}`) ?? byOpenApiPath.get(`${method} ${path.replace(/\{[A-Za-z0-9_]+\}/g, "{id}")}`) ?? byOpenApiPath.get(`${method} ${path.replace(/\{[A-Za-z0-9_]+\}/g, "{member}")}`);
 
-/** Groups operations in the reference: `/v1/master/keys/{id}` -> `master`, `/v1/chat/...` -> `chat`. */
-function tagOf(path: string): string {
-  const parts = path.split("/").filter(Boolean);
-  if (parts[0] === "v1") return parts[1] === "master" || parts[1] === "admin" ? parts[1] : (parts[1] ?? "v1");
-  if (parts[0] === "api") return "dashboard";
-  if (parts[0] === ".well-known" || parts[0] === "oauth") return "oauth";
-  if (parts[0] === "mcp" || parts[0] === "sse" || parts[0] === "messages") return "mcp";
-  return parts[0] === undefined ? "health" : parts[0];
-}
+/** Groups operations in the reference by what a reader does (src/openapi/groups.ts). */
+const tagOf = groupOf;
 
 export function buildOpenApiDocument(routes: readonly MountedRoute[], serverUrl?: string): Json {
   const components: Json = { Error: ERROR_SCHEMA };

@@ -170,5 +170,11 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "PATCH /v1/master/teams/:id/limits": { summary: "Set or clear a team's spending limits (`null` clears one)" },
   "PATCH /api/members/:ref/limits": { summary: "Set or clear a member's spending limits (dashboard session)" },
   "PATCH /api/teams/:id/limits": { summary: "Set or clear a team's spending limits (dashboard session)" },
+  "GET /api/projects": { summary: "Projects of the organization" },
+  "POST /api/projects": { summary: "Create a project (owners, admins)", ok: [201, "created"] },
+  "GET /api/projects/:id": { summary: "Get a project" },
+  "PATCH /api/projects/:id": { summary: "Change a project: name, mode, cache, bodies, routing defaults (owners, admins)" },
+  "DELETE /api/projects/:id": { summary: "Delete a project and its keys (owners, admins)" },
+  "POST /api/playground/chat/completions": { summary: "Dashboard playground: a chat completion as the project's playground key", body: chatRequestSchema, stream: true, response: chatCompletionResponse },
   // operations:end
 };

@@ -58,12 +58,15 @@ const APP_NAMES: Readonly<Record<string, string>> = {
   "github-copilot": "GitHub Copilot",
   goose: "Goose",
   mcp: "MCP",
+  playground: "Playground",
   unknown: "Unknown",
 };
 
 export const UNKNOWN_APP = "unknown";
 /** Requests made through the gateway's MCP server by a client that names no app. */
 export const MCP_APP = "mcp";
+/** Requests sent from the dashboard's playground page. */
+export const PLAYGROUND_APP = "playground";
 
 /** Longest custom app name kept (characters). */
 export const MAX_APP_NAME = 100;

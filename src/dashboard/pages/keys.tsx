@@ -17,10 +17,10 @@ import type { KeyListItem } from "../../keys/view";
 import { ownerFilter } from "../../routes/dashboard/keys";
 import type { PageContext } from "../context";
 import { Layout, PageHead, Submit } from "../layout";
-import { formatDate, formatUsd, toDateTimeLocal, windowLabel } from "../format";
+import { formatDate, formatUsd, windowLabel } from "../format";
+import { KeyEditor } from "./key-editor";
 import { exampleModelIds } from "../rule-preview";
 import { ModelRefsData } from "../model-refs";
-import { PeriodUnitSelect } from "./spending-limits";
 
 type KeyView = KeyListItem & { creator: string; lastUsedAt: number | null; expiresAtMs: number | null; alertThresholdPercent: number | null };
 
@@ -89,8 +89,14 @@ const Reached: FC<{ resetsAt?: string | null | undefined }> = ({ resetsAt }) => 
   </div>
 );
 
-const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
-  <section class="card" aria-labelledby="create-title">
+/**
+ * Collapsed until asked for (a `<details>`, no script needed), so the keys themselves open the
+ * page; opened when the project has no key yet.
+ */
+const CreateForm: FC<{ projectId: string; open: boolean }> = ({ projectId, open }) => (
+  <details class="card create" open={open}>
+    <summary class="btn primary">Create a key</summary>
+    <section aria-labelledby="create-title">
     <h2 id="create-title">Create a key</h2>
     <form data-api="/api/keys">
       <input type="hidden" name="projectId" value={projectId} />
@@ -124,13 +130,13 @@ const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
           <input id="new-plimit" name="periodUsageLimit" inputmode="decimal" placeholder="no limit" />
         </div>
         <div class="field">
-          <label for="new-pvalue">Every</label>
+          <label for="new-pvalue">Window length</label>
           <input id="new-pvalue" name="periodUsageDurationValue" type="number" min={1} data-type="int" placeholder="1" />
         </div>
         <div class="field">
           <label for="new-punit">Window unit</label>
           <select id="new-punit" name="periodUsageDurationUnit">
-            <option value="">—</option>
+            <option value="">none</option>
             <option value="hour">hours</option>
             <option value="day">days</option>
             <option value="week">weeks</option>
@@ -161,7 +167,8 @@ const CreateForm: FC<{ projectId: string }> = ({ projectId }) => (
       </div>
       <Submit class="primary" label="Create key" />
     </form>
-  </section>
+    </section>
+  </details>
 );
 
 const KeyActions: FC<{ k: KeyView }> = ({ k }) => {
@@ -217,97 +224,6 @@ const KeyActions: FC<{ k: KeyView }> = ({ k }) => {
   );
 };
 
-/** Rename, expiry and limits of one key: rendered only for the key being edited (`?edit=`). */
-const KeyEditor: FC<{ k: KeyView }> = ({ k }) => {
-  const api = `/api/keys/${k.id}`;
-  return (
-    <tr class="edit-row">
-      <td colspan={10} class="full">
-        <section id="edit" class="editor" aria-labelledby="edit-title">
-          <div class="page-head">
-            <h3 id="edit-title">Edit “{k.description || k.maskedKey}”</h3>
-            <a class="small" href={`?project=${encodeURIComponent(k.projectId)}`}>
-              Close
-            </a>
-          </div>
-          <div class="grid">
-          <form data-api={api} data-method="PATCH">
-            <div class="field">
-              <label for={`desc-${k.id}`}>Description</label>
-              <input id={`desc-${k.id}`} name="description" value={k.description} maxlength={256} />
-            </div>
-            <Submit class="sm" label="Rename" />
-          </form>
-          <form data-api={api} data-method="PATCH">
-            <div class="field">
-              <label for={`exp-${k.id}`}>Expires at (UTC)</label>
-              <input id={`exp-${k.id}`} name="expiresAt" type="datetime-local" data-type="datetime" value={toDateTimeLocal(k.expiresAtMs)} />
-            </div>
-            <p class="alert" role="alert" data-status></p>
-            <div class="actions">
-              <button class="sm" type="submit">
-                Set expiry
-              </button>
-              {k.expiresAtMs !== null && !k.expired ? (
-                <button class="sm" type="submit" data-only-json data-json='{"expiresAt":null}'>
-                  Clear expiry
-                </button>
-              ) : null}
-            </div>
-          </form>
-          <form data-api={api} data-method="PATCH">
-            <div class="field">
-              <label for={`lim-${k.id}`}>All-time limit (USD)</label>
-              <input id={`lim-${k.id}`} name="usageLimit" value={k.usageLimit ?? ""} data-empty="null" inputmode="decimal" placeholder="no limit" />
-            </div>
-            <div class="row">
-              <div class="field">
-                <label for={`plim-${k.id}`}>Recurring limit (USD)</label>
-                <input id={`plim-${k.id}`} name="periodUsageLimit" value={k.periodUsageLimit ?? ""} data-empty="null" inputmode="decimal" placeholder="none" />
-              </div>
-              <div class="field">
-                <label for={`pval-${k.id}`}>Every</label>
-                <input id={`pval-${k.id}`} name="periodUsageDurationValue" type="number" min={1} data-type="int" data-empty="null" value={k.periodUsageDurationValue?.toString() ?? ""} />
-              </div>
-              <div class="field">
-                <label for={`punit-${k.id}`}>Window unit</label>
-                <PeriodUnitSelect id={`punit-${k.id}`} value={k.periodUsageDurationUnit} />
-              </div>
-            </div>
-            <Submit class="sm" label="Save limits" />
-          </form>
-          <form data-api={api} data-method="PATCH">
-            <div class="field">
-              <label for={`thr-${k.id}`}>Alert threshold (%)</label>
-              <input id={`thr-${k.id}`} name="alertThresholdPercent" type="number" min={50} max={100} data-type="int" data-empty="null" value={k.alertThresholdPercent?.toString() ?? ""} placeholder="organization's" aria-describedby={`thr-hint-${k.id}`} />
-              <p class="hint" id={`thr-hint-${k.id}`}>50 to 100 percent of this key's limits; empty uses the organization's threshold.</p>
-            </div>
-            <Submit class="sm" label="Save threshold" />
-          </form>
-          <form data-api={api} data-method="PATCH">
-            <div class="row">
-              <div class="field">
-                <label for={`rpm-${k.id}`}>Requests per minute</label>
-                <input id={`rpm-${k.id}`} name="requestsPerMinute" type="number" min={1} data-type="int" data-empty="null" value={k.requestsPerMinute?.toString() ?? ""} placeholder="organization's" />
-              </div>
-              <div class="field">
-                <label for={`tpm-${k.id}`}>Tokens per minute</label>
-                <input id={`tpm-${k.id}`} name="tokensPerMinute" type="number" min={1} data-type="int" data-empty="null" value={k.tokensPerMinute?.toString() ?? ""} placeholder="organization's" />
-              </div>
-            </div>
-            <p class="hint">This key's own rate limits, on top of the organization's; empty: only the organization's apply.</p>
-            <Submit class="sm" label="Save rate limits" />
-          </form>
-          <a class="small" href={`/dashboard/access?project=${encodeURIComponent(k.projectId)}&key=${encodeURIComponent(k.id)}`}>
-            Access rules of this key
-          </a>
-        </div>
-        </section>
-      </td>
-    </tr>
-  );
-};
-
 const KeyRowView: FC<{ k: KeyView; thresholdPercent: number; alertsOn: boolean }> = ({ k, thresholdPercent, alertsOn }) => (
   <tr data-key-id={k.id}>
     <td data-label="Description">
@@ -354,7 +270,7 @@ const KeyRowView: FC<{ k: KeyView; thresholdPercent: number; alertsOn: boolean }
           {k.limitState?.recurring?.reached ? <Reached resetsAt={k.periodEndsAt} /> : k.periodEndsAt ? <div class="muted small">resets {formatDate(k.periodEndsAt)}</div> : null}
         </>
       ) : (
-        <span class="muted">none</span>
+        <span class="muted">no limit</span>
       )}
     </td>
     <td data-label="Alert at">{k.usageLimit !== null || k.periodUsageLimit !== null ? (alertsOn ? `${k.alertThresholdPercent ?? thresholdPercent}%` : "off") : "—"}</td>
@@ -382,7 +298,7 @@ export const KeysPage: FC<{ ctx: PageContext; keys: KeyView[]; thresholdPercent:
           : "This organization has no project yet."
       }
     />
-    {ctx.project ? <CreateForm projectId={ctx.project.id} /> : null}
+    {ctx.project ? <CreateForm projectId={ctx.project.id} open={keys.length === 0} /> : null}
     <section aria-labelledby="keys-title">
       <h2 id="keys-title" class="sr-only">
         API keys

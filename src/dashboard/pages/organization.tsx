@@ -37,9 +37,11 @@ import { NO_LIMITS } from "../../members/limits";
 import { ProjectSettings } from "./project-settings";
 import { Integrations, loadIntegrations } from "./integrations";
 import { SsoSettings, loadSsoSettings } from "./sso-settings";
-import { loadProject } from "../../actions/projects";
+import { listProjects, loadProject } from "../../actions/projects";
 import { healthByContinent, regionsInUse } from "../routing/data";
 import { ProviderHealth, RoutingSection } from "../routing/routing-section";
+import { Projects } from "./projects";
+import { OrgSectionNav, sectionId, type OrgSection } from "./org-sections";
 
 export async function loadOrganizationPage(env: Env, ctx: PageContext, origin = "") {
   const s = ctx.session;
@@ -54,14 +56,15 @@ export async function loadOrganizationPage(env: Env, ctx: PageContext, origin = 
     listCustomModels(env, org),
     loadSpendingLimits(env, org),
   ]);
-  const [project, integrations, regions, health, sso] = await Promise.all([
+  const [project, integrations, regions, health, sso, projectList] = await Promise.all([
     ctx.project ? loadProject(env, org, ctx.project.id) : null,
     isAdmin(s) ? loadIntegrations(env, org) : null,
     ctx.project ? regionsInUse(env, ctx.project.id) : [],
     healthByContinent(env),
     s.role === "owner" ? loadSsoSettings(env, org, origin) : null,
+    listProjects(env, org),
   ]);
-  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations, regions, health, sso };
+  return { org: publicOrganization(row), alerts, members: memberRows, teams: teamRows, byok, customs, models, spendingLimits, project, integrations, regions, health, sso, projects: projectList };
 }
 
 type OrgData = Awaited<ReturnType<typeof loadOrganizationPage>>;
@@ -71,7 +74,7 @@ const Settings: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) => {
   const n = data.org.notifications;
   const denied = new Set(c.deniedProviders ?? []);
   return (
-    <div class="grid">
+    <div class="grid" id="settings">
       <form class="card" data-api="/api/organization" data-method="PATCH" aria-labelledby="compliance-title" data-success="Compliance settings saved.">
         <h2 id="compliance-title">Compliance</h2>
         <fieldset disabled={!admin}>
@@ -137,7 +140,8 @@ const RateLimitsForm: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) 
     <form class="card" data-api="/api/organization" data-method="PATCH" aria-labelledby="rate-title">
       <h2 id="rate-title">Rate limits</h2>
       <fieldset disabled={!admin}>
-        <legend>Whole organization, every key and /mcp together</legend>
+        <legend>Whole organization</legend>
+        <p class="hint">Every key and /mcp together.</p>
         <div class="field">
           <label for="org-rpm">Requests per minute</label>
           <input id="org-rpm" name="rateLimits.requestsPerMinute" type="number" min={1} max={r.max.requestsPerMinute} data-type="int" data-empty="null" value={own(r.requestsPerMinute, r.max.requestsPerMinute)} placeholder={`plan: ${r.planDefaults.requestsPerMinute}`} />
@@ -158,12 +162,29 @@ const RateLimitsForm: FC<{ data: OrgData; admin: boolean }> = ({ data, admin }) 
 /** A titled card around a data table (`enhance`: sortable, searchable and paged; long lists: members). */
 function Table<T>(props: Parameters<typeof DataTable<T>>[0]) {
   return (
-    <section class="card" aria-label={props.caption}>
+    <section class="card" id={sectionId(props.caption)} aria-label={props.caption}>
       <h2>{props.caption}</h2>
       <DataTable {...props} />
     </section>
   );
 }
+
+/** The page's sections in the order they appear (titles as their cards say them). */
+const sections = (admin: boolean, data: OrgData): OrgSection[] => [
+  { id: "settings", label: "Settings" },
+  ...(data.project ? [{ id: `routing-${data.project.id}`, label: "Routing" }] : []),
+  { id: "health-title", label: "Provider health" },
+  ...(data.integrations ? [{ id: "integrations-title", label: "Integrations" }] : []),
+  ...(data.sso ? [{ id: "sso", label: "Single sign-on" }] : []),
+  { id: "projects", label: "Projects" },
+  { id: sectionId("Budget alerts"), label: "Budget alerts" },
+  { id: sectionId("Members"), label: "Members" },
+  { id: sectionId("Teams"), label: "Teams" },
+  ...(admin ? [{ id: "spending-limits", label: "Spending limits" }] : []),
+  { id: sectionId("Provider keys (BYOK)"), label: "Provider keys" },
+  { id: sectionId("Custom providers"), label: "Custom providers" },
+  { id: sectionId("Custom models"), label: "Custom models" },
+];
 
 export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx, data }) => {
   const admin = isAdmin(ctx.session);
@@ -190,7 +211,9 @@ export const OrganizationPage: FC<{ ctx: PageContext; data: OrgData }> = ({ ctx,
           <div class="value">{data.byok.length}</div>
         </div>
       </div>
+      <OrgSectionNav sections={sections(admin, data)} />
       <Settings data={data} admin={admin} />
+      <Projects projects={data.projects} admin={admin} />
       <Table
         caption="Budget alerts"
         head={["When", "Message", "E-mailed"]}

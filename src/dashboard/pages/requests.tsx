@@ -19,7 +19,7 @@ import { findRequest, listRequests, type Cursor, type RequestPage } from "../../
 import { PeriodFields } from "./usage";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead } from "../layout";
-import { compactNumber, formatUsd } from "../format";
+import { compactNumber, formatUsd, usdColumn } from "../format";
 import { appDisplayName, UNKNOWN_APP } from "../../usage/source-app";
 
 const DAY_MS = 86_400_000;
@@ -153,6 +153,8 @@ export const RequestsPage: FC<{ ctx: PageContext; data: RequestsData }> = ({ ctx
     );
   }
   const { page, keys, q, from, to } = data;
+  // One precision for the whole Cost column (display only; the download has the exact figures).
+  const costOf = usdColumn(page.rows.map((r) => r.costPico / 1e12));
   const next = page.next ? `/dashboard/requests?${withProject(ctx, { ...q, from, to, before: `${page.next.at}.${page.next.id}` })}` : null;
   return (
     <Layout title="Requests" ctx={ctx}>
@@ -165,7 +167,7 @@ export const RequestsPage: FC<{ ctx: PageContext; data: RequestsData }> = ({ ctx
       <section class="card" aria-label="Requests">
         {page.rows.length ? (
           <div class="table-wrap">
-            <table id="requests">
+            <table id="requests" class="stack">
               <thead>
                 <tr>
                   <th scope="col">Time</th>
@@ -184,19 +186,19 @@ export const RequestsPage: FC<{ ctx: PageContext; data: RequestsData }> = ({ ctx
               <tbody>
                 {page.rows.map((r) => (
                   <tr data-log-id={r.id} data-request-id={r.requestId}>
-                    <td>
+                    <td data-label="Time">
                       <a href={detailHref(ctx, r)}>{time(r.createdAt)}</a>
                     </td>
-                    <td>{keys.get(r.apiKeyId) ?? r.apiKeyId}</td>
-                    <td>{appDisplayName(r.sourceApp || UNKNOWN_APP)}</td>
-                    <td>{r.usedModel ?? r.requestedModel}</td>
-                    <td>{r.usedProvider ?? r.requestedProvider ?? "—"}</td>
-                    <td>{r.statusCode}</td>
-                    <td class="num">{r.latencyMs === null ? "—" : `${compactNumber(r.latencyMs)} ms`}</td>
-                    <td class="num">{compactNumber(r.totalTokens)}</td>
-                    <td class="num">{usd(r.costPico)}</td>
-                    <td>{r.cached ? "hit" : "—"}</td>
-                    <td>{r.errorType ?? ""}</td>
+                    <td data-label="Key">{keys.get(r.apiKeyId) ?? r.apiKeyId}</td>
+                    <td data-label="App">{appDisplayName(r.sourceApp || UNKNOWN_APP)}</td>
+                    <td data-label="Model">{r.usedModel ?? r.requestedModel}</td>
+                    <td data-label="Provider">{r.usedProvider ?? r.requestedProvider ?? "—"}</td>
+                    <td data-label="Status">{r.statusCode}</td>
+                    <td data-label="Latency" class="num">{r.latencyMs === null ? "—" : `${compactNumber(r.latencyMs)} ms`}</td>
+                    <td data-label="Tokens" class="num">{compactNumber(r.totalTokens)}</td>
+                    <td data-label="Cost" class="num">{costOf(r.costPico / 1e12)}</td>
+                    <td data-label="Cache">{r.cached ? "hit" : "—"}</td>
+                    <td data-label="Error">{r.errorType ?? ""}</td>
                   </tr>
                 ))}
               </tbody>

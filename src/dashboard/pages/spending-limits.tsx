@@ -29,10 +29,10 @@ export async function loadSpendingLimits(env: Env, organizationId: string): Prom
   return { members: new Map(m.map((r) => [r.id, limitsOf(r)])), teams: new Map(t.map((r) => [r.id, limitsOf(r)])) };
 }
 
-/** The recurring window's unit of a spending-limit form (keys, members, teams); "—": no window. */
+/** The recurring window's unit of a spending-limit form (keys, members, teams); "none": no window. */
 export const PeriodUnitSelect: FC<{ id: string; value: string | null | undefined }> = ({ id, value }) => (
   <select id={id} name="periodUsageDurationUnit" data-empty="null">
-    <option value="">—</option>
+    <option value="">none</option>
     {(["hour", "day", "week", "month"] as const).map((u) => (
       <option value={u} selected={value === u}>
         {`${u}s`}
@@ -54,14 +54,14 @@ const LimitForm: FC<{ api: string; target: LimitTarget; disabled: boolean }> = (
           </div>
           <div class="field">
             <label for={`sl-per-${id}`}>Recurring (USD)</label>
-            <input id={`sl-per-${id}`} name="periodUsageLimit" value={l.periodUsageLimit ?? ""} data-empty="null" inputmode="decimal" placeholder="none" />
+            <input id={`sl-per-${id}`} name="periodUsageLimit" value={l.periodUsageLimit ?? ""} data-empty="null" inputmode="decimal" placeholder="no limit" />
           </div>
           <div class="field">
-            <label for={`sl-val-${id}`}>Every</label>
+            <label for={`sl-val-${id}`}>Window length</label>
             <input id={`sl-val-${id}`} name="periodUsageDurationValue" type="number" min={1} data-type="int" data-empty="null" value={l.periodUsageDurationValue?.toString() ?? ""} />
           </div>
           <div class="field">
-            <label for={`sl-unit-${id}`}>Unit</label>
+            <label for={`sl-unit-${id}`}>Window unit</label>
             <PeriodUnitSelect id={`sl-unit-${id}`} value={l.periodUsageDurationUnit} />
           </div>
         </div>
@@ -72,7 +72,7 @@ const LimitForm: FC<{ api: string; target: LimitTarget; disabled: boolean }> = (
 };
 
 export const SpendingLimits: FC<{ members: LimitTarget[]; teams: LimitTarget[]; admin: boolean }> = ({ members: ms, teams: ts, admin }) => (
-  <section class="card" aria-labelledby="spending-limits-title">
+  <section class="card" id="spending-limits" aria-labelledby="spending-limits-title">
     <h2 id="spending-limits-title">Spending limits of members and teams</h2>
     <p class="hint">
       A member's limits count the spend of every key they own; a team's apply to each of its members. Over a limit, the member's keys answer 401

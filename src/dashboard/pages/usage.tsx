@@ -11,7 +11,7 @@ import type { PageContext } from "../context";
 import { isAdmin } from "../context";
 import { Layout, PageHead } from "../layout";
 import { BarChart, fillBuckets } from "../charts";
-import { compactNumber, formatDate, formatUsd } from "../format";
+import { compactNumber, usdColumn, formatDate, formatUsd } from "../format";
 
 export interface UsageQuery {
   from?: string | undefined;
@@ -110,7 +110,9 @@ const Filters: FC<{ ctx: PageContext; q: UsageQuery; from: string; to: string }>
   </form>
 );
 
-const Ranking: FC<{ title: string; data: UsageBreakdown }> = ({ title, data }) => (
+const Ranking: FC<{ title: string; data: UsageBreakdown }> = ({ title, data }) => {
+  const costOf = usdColumn(data.rows.map((r) => Number(r.costUsd)));
+  return (
   <section class="card" aria-labelledby={`rank-${data.groupBy}`}>
     <h2 id={`rank-${data.groupBy}`}>{title}</h2>
     {data.rows.length ? (
@@ -143,7 +145,7 @@ const Ranking: FC<{ title: string; data: UsageBreakdown }> = ({ title, data }) =
                   {compactNumber(r.tokens.total)}
                 </td>
                 <td data-label="Cost" class="num" data-sort={r.costUsd}>
-                  {formatUsd(r.costUsd)}
+                  {costOf(Number(r.costUsd))}
                 </td>
               </tr>
             ))}
@@ -154,7 +156,8 @@ const Ranking: FC<{ title: string; data: UsageBreakdown }> = ({ title, data }) =
       <p class="empty">No requests in this period.</p>
     )}
   </section>
-);
+  );
+};
 
 /** The period's raw request records (src/dashboard/routes.tsx `/usage/download`), at most 31 days. */
 const DownloadLinks: FC<{ ctx: PageContext; from: string; to: string }> = ({ ctx, from, to }) => {

@@ -20,6 +20,7 @@ import { dashboardPlatformRoutes, PLATFORM_PATHS, requireOrgAdmin } from "./plat
 import { dashboardAuditRoutes } from "../audit-log";
 import { dashboardSsoRoutes } from "../sso";
 import { dashboardProjectRoutes, PROJECT_PATHS } from "./projects";
+import { dashboardPlaygroundRoutes, PLAYGROUND_PATHS } from "./playground";
 
 export const requireSession: MiddlewareHandler<DashboardEnv> = async (c, next) => {
   const session = await readSession(c.env, c.req.header("cookie"));
@@ -59,6 +60,8 @@ dashboardRoutes.use("/audit-log", requireSession);
 dashboardRoutes.route("/audit-log", dashboardAuditRoutes);
 for (const path of PROJECT_PATHS) dashboardRoutes.use(path, requireSession);
 dashboardRoutes.route("/", dashboardProjectRoutes);
+for (const path of PLAYGROUND_PATHS) dashboardRoutes.use(path, requireSession);
+dashboardRoutes.route("/", dashboardPlaygroundRoutes);
 dashboardRoutes.route("/keys", dashboardKeyRoutes);
 for (const path of ["/members/:ref/iam", "/members/:ref/iam/*", "/teams/:ref/iam", "/teams/:ref/iam/*"]) {
   dashboardRoutes.use(path, requireSession, requireManager);
