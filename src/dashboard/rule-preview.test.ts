@@ -30,10 +30,10 @@ describe("denialPreview", () => {
 });
 
 describe("exampleModelIds", () => {
-  it("gives catalogue ids the rule validation accepts (the create-key form's old 'claude-opus-4' was refused)", () => {
+  it("gives catalogue ids the rule validation accepts (an id the catalogue lacks is refused)", () => {
     const ids = exampleModelIds(2);
     expect(ids).toHaveLength(2);
     expect(canonicalModelRefs(ids, [])).toMatchObject({ ok: true });
-    expect(canonicalModelRefs(["claude-opus-4"], [])).toMatchObject({ ok: false });
+    expect(canonicalModelRefs(["claude-opus-0"], [])).toMatchObject({ ok: false });
   });
 });
