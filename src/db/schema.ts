@@ -394,6 +394,8 @@ export interface RoutingAttempt {
   apiKeyHash?: string;
   logId?: string;
   latency_ms?: number;
+  /** When the attempt started, ms after the request's start (the request page's timeline). */
+  start_ms?: number;
   /** A hedged attempt cancelled because the other answered first: what it cost (USD; 0 when cancelled before its answer). */
   hedge_cost?: number;
 }

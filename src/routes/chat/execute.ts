@@ -53,6 +53,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     cancelledEarly: null,
     dropEarly: null,
     answer: null,
+    trace: {},
   };
   input.probe?.mark("exec");
   try {

@@ -12,6 +12,7 @@ import { estimateUpperBound } from "../../billing/estimate";
 import type { Candidate } from "../../routing/candidates";
 import { writeRequestLog } from "../../usage/log-queue";
 import { queueBodies } from "../../usage/bodies";
+import { conversationOf, type TraceExtra } from "../../usage/conversation";
 import type { RequestLogInput } from "../../usage/request-log";
 import { boundTarget } from "./model-facts";
 import { splitCost } from "./response";
@@ -48,6 +49,8 @@ export interface Run {
   dropEarly: (() => void) | null;
   /** The answer as a JSON completion's `choices`, kept for a project with `logBodies` (src/usage/bodies.ts). */
   answer: unknown;
+  /** Admission and the response cache read, for the request page's timeline (src/usage/conversation.ts). */
+  trace: Pick<TraceExtra, "admission" | "cacheRead">;
 }
 
 const logSettleError = (err: unknown) => console.error("settlement failed", err instanceof Error ? err.message : String(err));
@@ -56,8 +59,10 @@ const logSettleError = (err: unknown) => console.error("settlement failed", err 
  * Off the hot path: settle the reservation in the key's DO, which also takes the log row and the
  * credit debit into its outbox in the same storage write (logged and charged together).
  */
-export function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
+export function finishRequest(run: Run, entry: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
   const { env, waitUntil } = run.input;
+  const trace: TraceExtra = { ...conversationOf(run.input.headers, run.input.body), ...run.trace, ...(run.auth.project.logBodies ? { bodies: true as const } : {}) };
+  const log: RequestLogInput = Object.keys(trace).length ? { ...entry, extra: { ...(entry.extra ?? {}), ...trace } } : entry;
   queueBodies(env, waitUntil, {
     auth: run.auth,
     logId: run.logId,
@@ -148,6 +153,8 @@ export function attemptRecord(run: Run, cand: Candidate, status: number, succeed
     credentialSource: cand.credential.source,
     logId: run.logId,
     latency_ms: latencyMs,
+    // When it started, in ms from the request's start (it is recorded as soon as it ended or answered).
+    start_ms: Math.max(0, Date.now() - run.startedAt - latencyMs),
   };
   if (apiKeyHash) rec.apiKeyHash = apiKeyHash;
   if (cand.region) rec.region = cand.region;
