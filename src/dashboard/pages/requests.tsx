@@ -22,7 +22,8 @@ import { PeriodFields } from "./usage";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead } from "../layout";
 import { compactNumber, formatUsd } from "../format";
-import { appDisplayName, UNKNOWN_APP } from "../../usage/source-app";
+import { appDisplayName, normalizeAppName, UNKNOWN_APP } from "../../usage/source-app";
+import { MoreFilters } from "./request-filters";
 
 const DAY_MS = 86_400_000;
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).refine((v) => Number.isFinite(Date.parse(v)));
@@ -33,6 +34,9 @@ export const requestsQuery = z.object({
   model: text.optional().catch(undefined),
   provider: text.optional().catch(undefined),
   status: z.enum(["", "ok", "error"]).or(z.string().regex(/^\d{3}$/)).optional().catch(undefined),
+  app: text.optional().catch(undefined),
+  user: text.optional().catch(undefined),
+  body: z.enum(["", "yes", "no"]).optional().catch(undefined),
   from: day.optional().catch(undefined),
   to: day.optional().catch(undefined),
   before: z.string().regex(/^\d{1,15}\.[A-Za-z0-9_]*$/).optional().catch(undefined),
@@ -73,7 +77,16 @@ export async function loadRequests(env: Env, ctx: PageContext, q: RequestsQuery)
     const [at, id] = q.before.split(".");
     cursor = { at: Number(at), id: id ?? "" };
   }
-  const page = await listRequests(env, s.scope, { keyId: q.key || undefined, model: q.model || undefined, provider: q.provider || undefined, status: q.status || undefined, from: fromMs, to: toMs }, cursor, s.memberId, now);
+  const filters = {
+    keyId: q.key || undefined,
+    model: q.model || undefined,
+    provider: q.provider || undefined,
+    status: q.status || undefined,
+    app: q.app ? normalizeAppName(q.app) : undefined,
+    endUser: q.user || undefined,
+    hasBody: q.body ? q.body === "yes" : undefined,
+  };
+  const page = await listRequests(env, s.scope, { ...filters, from: fromMs, to: toMs }, cursor, s.memberId, now);
   return { page, keys: s.keys, q, from, to };
 }
 
@@ -131,6 +144,7 @@ const Filters: FC<{ ctx: PageContext; q: RequestsQuery; from: string; to: string
     </div>
     <Field id="r-model" label="Model" value={q.model} />
     <Field id="r-provider" label="Provider" value={q.provider} />
+    <MoreFilters q={q} />
     <div class="field">
       <label for="r-status">Status</label>
       <select id="r-status" name="status">
