@@ -22,6 +22,9 @@ import { requireHashSecret } from "../lib/crypto";
 import type { LogRecord } from "../usage/log-record";
 import { REFUND_KIND } from "../usage/request-log";
 import { postJson } from "./post";
+import { readBodies, type StoredBodies } from "../usage/bodies";
+import { traceOf } from "../usage/conversation";
+import { OPERATION_DETAILS_EVENT, operationDetails } from "./otlp-bodies";
 
 export interface OtlpMessage {
   kind: "otlp";
@@ -59,7 +62,8 @@ async function idHex(seed: string, bytes: number): Promise<string> {
 }
 
 /** One record as an OTLP span (JSON encoding: hex ids, nanosecond times as strings). */
-export async function spanOf(r: LogRecord): Promise<Record<string, unknown>> {
+/** `bodies`: the request's kept prompt and answer (projects with `logBodies`), sent as a span event. */
+export async function spanOf(r: LogRecord, bodies: StoredBodies | null = null): Promise<Record<string, unknown>> {
   const provider = r.usedProvider ?? r.requestedProvider ?? null;
   const operation = OPERATIONS[r.kind] ?? r.kind;
   const model = r.usedModel ?? r.requestedModel;
@@ -84,6 +88,10 @@ export async function spanOf(r: LogRecord): Promise<Record<string, unknown>> {
     attr("error.type", r.errorType),
     attr("switchboard.ttft_ms", r.ttftMs),
   ].filter((a) => a !== null);
+  const details = bodies ? operationDetails(bodies) : null;
+  const events = details
+    ? [{ timeUnixNano: ns(r.createdAt + (r.latencyMs ?? 0)), name: OPERATION_DETAILS_EVENT, attributes: [...details.attributes.map((a) => attr(a.key, a.value)), attr("switchboard.body_truncated", details.truncated)] }]
+    : undefined;
   return {
     traceId: await idHex(`trace:${r.id}`, 16),
     spanId: await idHex(`span:${r.id}`, 8),
@@ -92,6 +100,7 @@ export async function spanOf(r: LogRecord): Promise<Record<string, unknown>> {
     startTimeUnixNano: ns(r.createdAt),
     endTimeUnixNano: ns(r.createdAt + (r.latencyMs ?? 0)),
     attributes,
+    ...(events ? { events } : {}),
     status: r.statusCode >= 400 ? { code: 2, message: (r.errorMessage ?? r.errorType ?? `HTTP ${r.statusCode}`).slice(0, 300) } : { code: 1 },
   };
 }
@@ -129,7 +138,10 @@ export async function exportSpans(env: Env, records: readonly LogRecord[]): Prom
       for (const r of records) {
         // A refund is a correction of another request's cost, not a request.
         if (r.organizationId !== org || r.kind === REFUND_KIND) continue;
-        const s = JSON.stringify(await spanOf(r));
+        // Bodies only for a project that kept them (the record says so); stored before the records
+        // of the same batch (src/usage/log-consumer.ts), so normally there by now.
+        const bodies = traceOf(r).bodies ? await readBodies(env, r).catch(() => null) : null;
+        const s = JSON.stringify(await spanOf(r, bodies));
         if (bytes + s.length > MESSAGE_BYTES) flush();
         spans.push(s);
         bytes += s.length;

@@ -359,8 +359,9 @@ export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): P
     });
   }
   try {
-    await applyLogRecords(env, incoming);
+    // Bodies first: the spans exported while the records are applied read them (src/integrations/otlp.ts).
     if (bodies.length > 0) await storeBodies(env, bodies);
+    await applyLogRecords(env, incoming);
   } catch (err) {
     console.error("log batch not applied; retried", err instanceof Error ? err.message : String(err));
     throw err;
