@@ -28,6 +28,8 @@ import { imageAdapterFor } from "./providers";
 import type { GeneratedImage, ImageAdapter, ImageUpstreamResult, ImageUsage } from "./providers/types";
 import { fetchJson, UpstreamFailure } from "./upstream";
 import { safely, writeGenerationLog, type GenerationLog } from "./log";
+import { queueBodies } from "../usage/bodies";
+import { compactBody, errorBody } from "../usage/body-shapes";
 import { defaultRegion } from "../routing/regions";
 
 export const DEFAULT_IMAGE_MODEL = "qwen-image-3.0";
@@ -316,8 +318,9 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
   renewLeasesEarly(env, ctx, input.waitUntil);
   let settled = false;
   let creditsReservationId: string | null = early.credit?.ok ? early.credit.reservationId : null;
-  const finish = (cost: Pico, source: "credits" | "byok", log: GenerationLog | null) => {
+  const finish = (cost: Pico, source: "credits" | "byok", log: GenerationLog | null, answer?: unknown) => {
     settled = true;
+    if (log) queueBodies(env, input.waitUntil, { auth: ctx, logId: log.logId, requestId: log.requestId, createdAt: log.createdAt, request: compactBody(input.body), response: answer === undefined ? errorBody(log) : compactBody(answer) });
     const creditsPico = source === "credits" ? cost : 0n;
     input.waitUntil(safely("image settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: cost, creditsPico }, creditsReservationId)));
     if (log) input.waitUntil(safely("image request log", writeGenerationLog(env, ctx, log)));
@@ -401,7 +404,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
           routing,
           extra: { size, n: shaped.length },
           createdAt: started,
-        });
+        }, { data: shaped.map((s) => s.data), ...(result.text ? { text: result.text } : {}) });
         if (persistError) throw persistError;
         const out: ImageGenerationResult = {
           created: Math.floor(Date.now() / 1000),

@@ -61,7 +61,7 @@ const logSettleError = (err: unknown) => console.error("settlement failed", err 
  */
 export function finishRequest(run: Run, entry: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
   const { env, waitUntil } = run.input;
-  const trace: TraceExtra = { ...conversationOf(run.input.headers, run.input.body), ...run.trace, ...(run.auth.project.logBodies ? { bodies: true as const } : {}) };
+  const trace: TraceExtra = { ...conversationOf(run.input.headers, run.input.body), ...run.trace };
   const log: RequestLogInput = Object.keys(trace).length ? { ...entry, extra: { ...(entry.extra ?? {}), ...trace } } : entry;
   queueBodies(env, waitUntil, {
     auth: run.auth,
