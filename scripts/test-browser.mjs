@@ -24,6 +24,7 @@ import { ROOT, providerEnvPrefix, providerIds } from "./lib/local.mjs";
 import * as dashboardScenarios from "./lib/browser-dashboard.mjs";
 import * as security from "./lib/browser-security.mjs";
 import * as requestsPlatformScenarios from "./lib/browser-requests-platform.mjs";
+import * as traceScenarios from "./lib/browser-trace.mjs";
 import * as auth from "./lib/browser-auth.mjs";
 
 const PORT = Number(process.env.BROWSER_TEST_PORT ?? 8760);
@@ -349,6 +350,8 @@ try {
   else log("SKIP usage rankings (known failing: the refused request's ranking is not seen within the wait; BROWSER_KNOWN_FAILING=1 runs it)");
 
   await scenario("requests page: from the top nav, rows with their columns, status filter, detail with routing; phone and dark", () => requestsPlatformScenarios.requestsPage(ctx));
+
+  await scenario("request trace: failover on the timeline, conversation links, end-user filter, latency per model", () => traceScenarios.traceAndFilters(ctx));
 
   await scenario("change a setting (budget alert threshold)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Organization" }).click();
