@@ -36,6 +36,23 @@ export interface OtlpMessage {
 
 /** Bytes of spans per queue message (a message holds at most 128 KB). */
 const MESSAGE_BYTES = 100_000;
+/** Bytes per sendBatch (Queues take at most 256 KB per batch). */
+const BATCH_BYTES = 200_000;
+
+/**
+ * The records are applied before their spans are queued, so a redelivered batch would not export
+ * them again: a transient failure of the D1 read or the queue send is retried here, a few times.
+ */
+async function withRetries<T>(f: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await f();
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await new Promise((r) => setTimeout(r, 100 * 4 ** (i - 1)));
+    }
+  }
+}
 
 /** Our provider ids as the conventions' `gen_ai.provider.name` values, where they differ. */
 const PROVIDER_NAMES: Record<string, string> = {
@@ -123,7 +140,7 @@ export const tracesPayload = (spans: readonly unknown[]): string =>
 export async function exportSpans(env: Env, records: readonly LogRecord[]): Promise<void> {
   try {
     const orgs = [...new Set(records.map((r) => r.organizationId))];
-    const res = await env.DB.prepare("SELECT organization_id FROM otlp_exports WHERE organization_id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(orgs)).all<{ organization_id: string }>();
+    const res = await withRetries(() => env.DB.prepare("SELECT organization_id FROM otlp_exports WHERE organization_id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(orgs)).all<{ organization_id: string }>());
     if (res.results.length === 0) return;
     const exporting = new Set(res.results.map((r) => r.organization_id));
     const messages: Array<{ body: OtlpMessage }> = [];
@@ -148,7 +165,22 @@ export async function exportSpans(env: Env, records: readonly LogRecord[]): Prom
       }
       flush();
     }
-    for (let i = 0; i < messages.length; i += 100) await env.DELIVERIES.sendBatch(messages.slice(i, i + 100));
+    // A sendBatch holds at most 100 messages and 256 KB in all.
+    let batch: typeof messages = [];
+    let size = 0;
+    const send = async () => {
+      const sending = batch;
+      if (sending.length) await withRetries(() => env.DELIVERIES.sendBatch(sending));
+      batch = [];
+      size = 0;
+    };
+    for (const m of messages) {
+      const bytes = m.body.payload.length + 200;
+      if (batch.length === 100 || (batch.length > 0 && size + bytes > BATCH_BYTES)) await send();
+      batch.push(m);
+      size += bytes;
+    }
+    await send();
   } catch (err) {
     console.error("spans not queued for export", err instanceof Error ? err.message : String(err));
   }
