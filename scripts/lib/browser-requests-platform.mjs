@@ -96,7 +96,7 @@ export async function requestsPage(ctx) {
   const routing = page.getByRole("region", { name: "Timeline and routing attempts" });
   const attempts = routing.locator('tbody tr[data-step="ok"]');
   assert.equal(await attempts.count(), 1, "no answered attempt on the timeline");
-  assert.match(((await attempts.first().locator("td").nth(1).textContent()) ?? "").trim(), /^(openai|azure) · /);
+  assert.match(((await attempts.first().locator("td").nth(1).textContent()) ?? "").trim(), /^(openai|azure)( \([^)]+\))? · /);
   assert.equal(((await attempts.first().locator("td").nth(2).textContent()) ?? "").trim(), "answered");
   await page.getByRole("region", { name: "Metadata" }).waitFor();
   await shot("18b-request-detail");

@@ -137,7 +137,7 @@ export const RequestTimeline: FC<{ record: LogRecord }> = ({ record }) => {
         <p class="empty">No step recorded (answered by the gateway before any provider was tried).</p>
       )}
       <p class="muted small">
-        Total {ms(record.latencyMs)}{record.ttftMs !== null ? `, first token at ${ms(record.ttftMs)}` : ""}. Admission and the cache read run while the first attempt starts; a tick marks an attempt's first token. A lost hedge costs what its provider billed before it was cancelled.
+        Total {ms(record.latencyMs)}{record.ttftMs !== null ? `; the answering provider's first token came ${ms(record.ttftMs)} after its attempt started` : ""}. Admission and the cache read run while the first attempt starts; a tick marks an attempt's first token. A lost hedge costs what its provider billed before it was cancelled.
       </p>
     </section>
   );
