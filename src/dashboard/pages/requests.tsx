@@ -144,7 +144,6 @@ const Filters: FC<{ ctx: PageContext; q: RequestsQuery; from: string; to: string
     </div>
     <Field id="r-model" label="Model" value={q.model} />
     <Field id="r-provider" label="Provider" value={q.provider} />
-    <MoreFilters q={q} />
     <div class="field">
       <label for="r-status">Status</label>
       <select id="r-status" name="status">
@@ -157,6 +156,7 @@ const Filters: FC<{ ctx: PageContext; q: RequestsQuery; from: string; to: string
         </option>
       </select>
     </div>
+    <MoreFilters q={q} />
     <button class="primary" type="submit">
       Show
     </button>
