@@ -12,7 +12,7 @@
  *     the deliveries to drain and checks that every request's record arrived as exactly one
  *     accepted span (by `switchboard.request_id`), none missing, none accepted twice.
  * Prints `uptime` beside the numbers (the machine may be shared). Flags: --requests N, --seconds N
- * (per logBodies round), --rounds N, --drain-seconds N, --skip-bodies (the OTLP part only).
+ * (per logBodies round), --rounds N, --drain-seconds N (default 600), --skip-bodies (the OTLP part only).
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -32,7 +32,7 @@ const opt = (name, def) => {
 const REQUESTS = opt("requests", 10_000);
 const SECONDS = opt("seconds", 5);
 const ROUNDS = opt("rounds", 3);
-const DRAIN_SECONDS = opt("drain-seconds", 300);
+const DRAIN_SECONDS = opt("drain-seconds", 600);
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
 const WRANGLER = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 /** `--port P` (default 8828) and the inspector on P + 500. */
@@ -227,6 +227,9 @@ async function otlpRun(sb, collector) {
     const idSet = new Set(ids);
     const foreign = [...collector.accepted.keys()].filter((id) => !idSet.has(id)).length;
     console.log(`otlp: ${ids.length} records, ${collector.accepted.size} spans accepted, ${missing} missing, ${twice} accepted more than once, ${foreign} not of the organization; collector flips ${collector.stats().flips}, POSTs refused ${collector.stats().refused}`);
+    // Spans still out are waiting for a retry (or were given up): the export's own account of its last delivery.
+    const view = await api(sb.url, exporting.master, "GET", "/v1/master/organization");
+    console.log(`otlp: last delivery ${JSON.stringify(view.organization.observability?.lastDelivery ?? null)}`);
     process.exitCode = ids.length === REQUESTS && missing === 0 && twice === 0 && foreign === 0 ? 0 : 1;
 }
 
