@@ -29,7 +29,8 @@
  * isolates), remote round trips before the first byte, early calls cancelled after refusals;
  * writes bench/results/world.json and world.md. With --baseline DIR or --baseline-ref REF (a git
  * ref, built here), every class also runs against that build, interleaved, and an A/B table is
- * printed; --baseline-ref works for the default bench too.
+ * printed; --baseline-ref works for the default bench too. --integrations: logBodies on/off and
+ * OpenTelemetry export through a flaky collector instead (bench/integrations.mjs).
  * --world-failure: a provider that hangs before its headers or stalls mid-stream, with the default
  * timeouts, with and without hedging (bench/world-failure.mjs; bench/results/world-failure.md).
  * --world --regions: routing per caller continent (bench/world-regions.mjs): callers on NA, EU and
@@ -689,7 +690,10 @@ function renderMarkdown(s) {
   ].join("\n");
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// --integrations: bodies and OpenTelemetry export instead (bench/integrations.mjs reads its own flags).
+if (flag("integrations")) await import("./integrations.mjs");
+else
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -24,6 +24,7 @@ import { ROOT, providerEnvPrefix, providerIds } from "./lib/local.mjs";
 import * as dashboardScenarios from "./lib/browser-dashboard.mjs";
 import * as security from "./lib/browser-security.mjs";
 import * as requestsPlatformScenarios from "./lib/browser-requests-platform.mjs";
+import * as traceScenarios from "./lib/browser-trace.mjs";
 import * as auth from "./lib/browser-auth.mjs";
 import * as routing from "./lib/browser-routing.mjs";
 import * as sso from "./lib/browser-sso.mjs";
@@ -358,6 +359,8 @@ try {
   await scenario("usage rankings: refused requests under their own label, sortable, searchable, CSV; a reversed range keeps the form", () => dashboardScenarios.rankings(ctx));
 
   await scenario("requests page: from the top nav, rows with their columns, status filter, detail with routing; phone and dark", () => requestsPlatformScenarios.requestsPage(ctx));
+
+  await scenario("request trace: failover on the timeline, conversation links, end-user filter, latency per model", () => traceScenarios.traceAndFilters(ctx));
 
   await scenario("change a setting (budget alert threshold)", async () => {
     await page.getByRole("navigation").getByRole("link", { name: "Organization" }).click();

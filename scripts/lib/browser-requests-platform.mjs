@@ -92,11 +92,12 @@ export async function requestsPage(ctx) {
   const summary = page.getByRole("region", { name: "Summary" });
   await summary.locator("tr", { hasText: "Key" }).getByText("Requests key").waitFor();
   assert.equal(((await summary.locator("tr", { has: page.locator("th", { hasText: /^Status$/ }) }).locator("td").textContent()) ?? "").trim(), "200");
-  const routing = page.getByRole("region", { name: "Routing attempts" });
-  const attempts = routing.locator("tbody tr");
-  assert.ok((await attempts.count()) >= 1, "no routing attempt listed");
-  assert.match(((await attempts.first().locator("td").nth(1).textContent()) ?? "").trim(), /^(openai|azure)$/);
-  assert.equal(((await attempts.first().locator("td").nth(3).textContent()) ?? "").trim(), "200");
+  // The attempts sit on the request's timeline (after admission): the answered one names its provider.
+  const routing = page.getByRole("region", { name: "Timeline and routing attempts" });
+  const attempts = routing.locator('tbody tr[data-step="ok"]');
+  assert.equal(await attempts.count(), 1, "no answered attempt on the timeline");
+  assert.match(((await attempts.first().locator("td").nth(1).textContent()) ?? "").trim(), /^(openai|azure)( \([^)]+\))? · /);
+  assert.equal(((await attempts.first().locator("td").nth(2).textContent()) ?? "").trim(), "answered");
   await page.getByRole("region", { name: "Metadata" }).waitFor();
   await shot("18b-request-detail");
   const detail = page.url();

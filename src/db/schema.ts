@@ -396,6 +396,8 @@ export interface RoutingAttempt {
   apiKeyHash?: string;
   logId?: string;
   latency_ms?: number;
+  /** When the attempt started, ms after the request's start (the request page's timeline). */
+  start_ms?: number;
   /** A hedged attempt cancelled because the other answered first: what it cost (USD; 0 when cancelled before its answer). */
   hedge_cost?: number;
 }
@@ -483,6 +485,9 @@ export const keyLastUse = sqliteTable("key_last_use", {
   lastUsedAt: integer("last_used_at", { mode: "number" }).notNull(),
 }, (t) => [primaryKey({ columns: [t.apiKeyId, t.organizationId] })]);
 
+/** A histogram bucket's request count. */
+const hcount = (name: string) => integer(name, { mode: "number" }).notNull().default(0);
+
 /** Hourly aggregates of request records (the log consumer adds each batch); analytics read only these. */
 export const usageHourly = sqliteTable("usage_hourly", {
   hourStart: integer("hour_start", { mode: "number" }).notNull(),
@@ -504,6 +509,13 @@ export const usageHourly = sqliteTable("usage_hourly", {
   creditsCostPico: integer("credits_cost_pico", { mode: "number" }).notNull().default(0),
   byokCostPico: integer("byok_cost_pico", { mode: "number" }).notNull().default(0),
   dataStorageCostPico: integer("data_storage_cost_pico", { mode: "number" }).notNull().default(0),
+  /** Latency histograms: requests per bucket of total latency and of time to first token (src/usage/latency.ts). */
+  latB0: hcount("lat_b0"), latB1: hcount("lat_b1"), latB2: hcount("lat_b2"), latB3: hcount("lat_b3"), latB4: hcount("lat_b4"),
+  latB5: hcount("lat_b5"), latB6: hcount("lat_b6"), latB7: hcount("lat_b7"), latB8: hcount("lat_b8"), latB9: hcount("lat_b9"),
+  latB10: hcount("lat_b10"), latB11: hcount("lat_b11"), latB12: hcount("lat_b12"),
+  ttftB0: hcount("ttft_b0"), ttftB1: hcount("ttft_b1"), ttftB2: hcount("ttft_b2"), ttftB3: hcount("ttft_b3"), ttftB4: hcount("ttft_b4"),
+  ttftB5: hcount("ttft_b5"), ttftB6: hcount("ttft_b6"), ttftB7: hcount("ttft_b7"), ttftB8: hcount("ttft_b8"), ttftB9: hcount("ttft_b9"),
+  ttftB10: hcount("ttft_b10"), ttftB11: hcount("ttft_b11"), ttftB12: hcount("ttft_b12"),
   updatedAt: integer("updated_at", { mode: "number" }).notNull(),
 }, (t) => [
   primaryKey({ columns: [t.hourStart, t.projectId, t.apiKeyId, t.provider, t.model, t.sourceApp] }),

@@ -27,6 +27,8 @@ import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailu
 import { redactCredential, upstreamTimeoutMs } from "../routes/chat/attempt";
 import type { GatewayRequest } from "../routes/middleware/gateway-request";
 import { writeRequestLog } from "../usage/log-queue";
+import { queueBodies } from "../usage/bodies";
+import { compactBody, errorBody } from "../usage/body-shapes";
 import type { RequestLogInput } from "../usage/request-log";
 import { embeddingAdapterFor, toBase64Float32, type EmbeddingInput } from "./adapters";
 import type { EmbeddingsRequest } from "./schema";
@@ -128,7 +130,8 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
     logId, requestId: input.requestId, auth, kind: "embedding", sourceApp: input.sourceApp, requestedModel: body.model,
     requestedProvider: body.model.includes("/") ? (body.model.split("/")[0] ?? null) : null, createdAt: startedAt, latencyMs: Date.now() - startedAt, routing,
   });
-  const finish = (log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }) => {
+  const finish = (log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }, answer?: unknown) => {
+    queueBodies(input.env, input.waitUntil, { auth, logId, requestId: input.requestId, createdAt: startedAt, request: compactBody(body), response: answer === undefined ? errorBody(log) : compactBody(answer) });
     if (!admitted) {
       input.waitUntil(writeRequestLog(input.env, log));
       return;
@@ -203,18 +206,20 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
       const usage = { ...emptyUsage(), promptTokens: r.promptTokens };
       const cost = computeCost(usage, cand.mapping.pricing).total;
       const creditsPico = cand.credential.source === "credits" ? cost : 0n;
-      finish(
-        { ...base(), usedModel: model.id, usedProvider: cand.provider.id, statusCode: 200, usage, costPico: cost, creditsCostPico: creditsPico, byokCostPico: cost - creditsPico, ttftMs: r.ms },
-        { totalPico: cost, creditsPico },
-      );
-      await durable;
-      return {
+      const answer = {
         object: "list",
         data: r.vectors.map((v, index) => ({ object: "embedding", index, embedding: body.encoding_format === "base64" ? toBase64Float32(v) : v })),
         model: model.id,
         usage: { prompt_tokens: r.promptTokens, total_tokens: r.promptTokens, cost: toUsdNumber(cost) },
         metadata: { request_id: input.requestId, log_id: logId, used_provider: cand.provider.id, used_model: model.id, routing },
       };
+      finish(
+        { ...base(), usedModel: model.id, usedProvider: cand.provider.id, statusCode: 200, usage, costPico: cost, creditsCostPico: creditsPico, byokCostPico: cost - creditsPico, ttftMs: r.ms },
+        { totalPico: cost, creditsPico },
+        { object: answer.object, data: r.vectors.map((v, index) => ({ index, embedding: v })), model: answer.model, usage: answer.usage },
+      );
+      await durable;
+      return answer;
     }
     if (!last) throw badRequest("Token-array input is only accepted by OpenAI-compatible providers; send text.", "input", "unsupported_input");
     throw finalError(last.failure, routing.length, last.cand.provider.id);

@@ -28,6 +28,8 @@ import { imageAdapterFor } from "./providers";
 import type { GeneratedImage, ImageAdapter, ImageUpstreamResult, ImageUsage } from "./providers/types";
 import { fetchJson, UpstreamFailure } from "./upstream";
 import { safely, writeGenerationLog, type GenerationLog } from "./log";
+import { queueBodies } from "../usage/bodies";
+import { compactBody, errorBody } from "../usage/body-shapes";
 import { defaultRegion } from "../routing/regions";
 
 export const DEFAULT_IMAGE_MODEL = "qwen-image-3.0";
@@ -318,8 +320,9 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
   let creditsReservationId: string | null = early.credit?.ok ? early.credit.reservationId : null;
   /** The settlement and the record are durable (key spend, D1 debit, LOGS queue): the answer is returned after them. */
   let recorded: Promise<unknown> = Promise.resolve();
-  const finish = (cost: Pico, source: "credits" | "byok", log: GenerationLog | null) => {
+  const finish = (cost: Pico, source: "credits" | "byok", log: GenerationLog | null, answer?: unknown) => {
     settled = true;
+    if (log) queueBodies(env, input.waitUntil, { auth: ctx, logId: log.logId, requestId: log.requestId, createdAt: log.createdAt, request: compactBody(input.body), response: answer === undefined ? errorBody(log) : compactBody(answer) });
     const creditsPico = source === "credits" ? cost : 0n;
     const settlement = safely("image settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: cost, creditsPico }, creditsReservationId));
     const record = log ? safely("image request log", writeGenerationLog(env, ctx, log)) : null;
@@ -405,7 +408,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
           routing,
           extra: { size, n: shaped.length },
           createdAt: started,
-        });
+        }, { data: shaped.map((s) => s.data), ...(result.text ? { text: result.text } : {}) });
         if (persistError) throw persistError;
         const out: ImageGenerationResult = {
           created: Math.floor(Date.now() / 1000),

@@ -22,6 +22,9 @@ import { requireHashSecret } from "../lib/crypto";
 import type { LogRecord } from "../usage/log-record";
 import { REFUND_KIND } from "../usage/request-log";
 import { postJson } from "./post";
+import { readBodies, type StoredBodies } from "../usage/bodies";
+import { traceOf } from "../usage/conversation";
+import { OPERATION_DETAILS_EVENT, operationDetails } from "./otlp-bodies";
 
 export interface OtlpMessage {
   kind: "otlp";
@@ -33,6 +36,23 @@ export interface OtlpMessage {
 
 /** Bytes of spans per queue message (a message holds at most 128 KB). */
 const MESSAGE_BYTES = 100_000;
+/** Bytes per sendBatch (Queues take at most 256 KB per batch). */
+const BATCH_BYTES = 200_000;
+
+/**
+ * The records are applied before their spans are queued, so a redelivered batch would not export
+ * them again: a transient failure of the D1 read or the queue send is retried here, a few times.
+ */
+async function withRetries<T>(f: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await f();
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await new Promise((r) => setTimeout(r, 100 * 4 ** (i - 1)));
+    }
+  }
+}
 
 /** Our provider ids as the conventions' `gen_ai.provider.name` values, where they differ. */
 const PROVIDER_NAMES: Record<string, string> = {
@@ -59,7 +79,8 @@ async function idHex(seed: string, bytes: number): Promise<string> {
 }
 
 /** One record as an OTLP span (JSON encoding: hex ids, nanosecond times as strings). */
-export async function spanOf(r: LogRecord): Promise<Record<string, unknown>> {
+/** `bodies`: the request's kept prompt and answer (projects with `logBodies`), sent as a span event. */
+export async function spanOf(r: LogRecord, bodies: StoredBodies | null = null): Promise<Record<string, unknown>> {
   const provider = r.usedProvider ?? r.requestedProvider ?? null;
   const operation = OPERATIONS[r.kind] ?? r.kind;
   const model = r.usedModel ?? r.requestedModel;
@@ -84,6 +105,10 @@ export async function spanOf(r: LogRecord): Promise<Record<string, unknown>> {
     attr("error.type", r.errorType),
     attr("switchboard.ttft_ms", r.ttftMs),
   ].filter((a) => a !== null);
+  const details = bodies ? operationDetails(bodies) : null;
+  const events = details
+    ? [{ timeUnixNano: ns(r.createdAt + (r.latencyMs ?? 0)), name: OPERATION_DETAILS_EVENT, attributes: [...details.attributes.map((a) => attr(a.key, a.value)), attr("switchboard.body_truncated", details.truncated)] }]
+    : undefined;
   return {
     traceId: await idHex(`trace:${r.id}`, 16),
     spanId: await idHex(`span:${r.id}`, 8),
@@ -92,6 +117,7 @@ export async function spanOf(r: LogRecord): Promise<Record<string, unknown>> {
     startTimeUnixNano: ns(r.createdAt),
     endTimeUnixNano: ns(r.createdAt + (r.latencyMs ?? 0)),
     attributes,
+    ...(events ? { events } : {}),
     status: r.statusCode >= 400 ? { code: 2, message: (r.errorMessage ?? r.errorType ?? `HTTP ${r.statusCode}`).slice(0, 300) } : { code: 1 },
   };
 }
@@ -114,7 +140,7 @@ export const tracesPayload = (spans: readonly unknown[]): string =>
 export async function exportSpans(env: Env, records: readonly LogRecord[]): Promise<void> {
   try {
     const orgs = [...new Set(records.map((r) => r.organizationId))];
-    const res = await env.DB.prepare("SELECT organization_id FROM otlp_exports WHERE organization_id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(orgs)).all<{ organization_id: string }>();
+    const res = await withRetries(() => env.DB.prepare("SELECT organization_id FROM otlp_exports WHERE organization_id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(orgs)).all<{ organization_id: string }>());
     if (res.results.length === 0) return;
     const exporting = new Set(res.results.map((r) => r.organization_id));
     const messages: Array<{ body: OtlpMessage }> = [];
@@ -129,14 +155,32 @@ export async function exportSpans(env: Env, records: readonly LogRecord[]): Prom
       for (const r of records) {
         // A refund is a correction of another request's cost, not a request.
         if (r.organizationId !== org || r.kind === REFUND_KIND) continue;
-        const s = JSON.stringify(await spanOf(r));
+        // Bodies only for a project that kept them (the record says so); stored before the records
+        // of the same batch (src/usage/log-consumer.ts), so normally there by now.
+        const bodies = traceOf(r).bodies ? await readBodies(env, r).catch(() => null) : null;
+        const s = JSON.stringify(await spanOf(r, bodies));
         if (bytes + s.length > MESSAGE_BYTES) flush();
         spans.push(s);
         bytes += s.length;
       }
       flush();
     }
-    for (let i = 0; i < messages.length; i += 100) await env.DELIVERIES.sendBatch(messages.slice(i, i + 100));
+    // A sendBatch holds at most 100 messages and 256 KB in all.
+    let batch: typeof messages = [];
+    let size = 0;
+    const send = async () => {
+      const sending = batch;
+      if (sending.length) await withRetries(() => env.DELIVERIES.sendBatch(sending));
+      batch = [];
+      size = 0;
+    };
+    for (const m of messages) {
+      const bytes = m.body.payload.length + 200;
+      if (batch.length === 100 || (batch.length > 0 && size + bytes > BATCH_BYTES)) await send();
+      batch.push(m);
+      size += bytes;
+    }
+    await send();
   } catch (err) {
     console.error("spans not queued for export", err instanceof Error ? err.message : String(err));
   }

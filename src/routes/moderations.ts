@@ -29,6 +29,8 @@ import { credentialHash, planCredential, resolveCredential, type CredentialPlan 
 import { maxPico, parseUsd, type Pico } from "../billing/money";
 import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { writeRequestLog } from "../usage/log-queue";
+import { queueBodies } from "../usage/bodies";
+import { compactBody, errorBody } from "../usage/body-shapes";
 import { detectSourceApp } from "../usage/source-app";
 import type { RoutingAttempt } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -174,7 +176,7 @@ async function callModeration(env: Env, cand: Candidate, baseUrl: string, input:
   }
 }
 
-type LogExtra = { usedProvider?: string; error?: string; errorType?: string; costPico?: Pico; credits?: boolean; usedModel?: string };
+type LogExtra = { usedProvider?: string; error?: string; errorType?: string; costPico?: Pico; credits?: boolean; usedModel?: string; answer?: unknown };
 
 moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const started = Date.now();
@@ -192,7 +194,11 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
     writes.push(p);
     c.executionCtx.waitUntil(p);
   };
-  const log = (ctx: KeyContext, statusCode: number, extra: LogExtra) =>
+  const log = (ctx: KeyContext, statusCode: number, extra: LogExtra) => {
+    queueBodies(c.env, (p) => c.executionCtx.waitUntil(p), {
+      auth: ctx, logId, requestId: c.get("requestId"), createdAt: started, request: compactBody(req),
+      response: extra.answer === undefined ? errorBody({ statusCode, errorType: extra.errorType ?? null, errorMessage: extra.error ?? null }) : compactBody(extra.answer),
+    });
     track(
       writeRequestLog(c.env, {
         logId,
@@ -215,6 +221,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
         createdAt: started,
       }),
     );
+  };
 
   // The key's and (credit-paid providers) the organization's reservations, asked at the same time
   // while the first provider's call already runs; nothing of it is released before both answered.
@@ -333,13 +340,14 @@ async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Respons
     const cost = tokens > 0 ? parseUsd(cand.mapping.pricing.prompt) * BigInt(tokens) : 0n;
     const credits = cand.plan.source === "credits";
     run.settle(cost, credits);
-    log(200, { usedProvider: provider.id, costPico: cost, credits, usedModel: cand.model.id });
-    await run.recorded();
-    return c.json({
+    const answer = {
       id: typeof json.id === "string" ? json.id : `modr-${logId}`,
       model: cand.model.id,
       results: (json.results as unknown[]).map(normalizeResult),
-    });
+    };
+    log(200, { usedProvider: provider.id, costPico: cost, credits, usedModel: cand.model.id, answer });
+    await run.recorded();
+    return c.json(answer);
   }
   const err = lastError ?? new ApiError(502, "No provider answered", { type: "upstream_error", code: "upstream_error" });
   // Attributed to the last attempt's provider and the canonical model (analytics), as chat's.

@@ -46,6 +46,8 @@ export interface LogRecord {
   extra: Record<string, unknown> | null;
   /** Request start, epoch ms. */
   createdAt: number;
+  /** The app's end user of a session key (src/platform/); null for other keys. */
+  endUserId?: string | null;
 }
 
 /** Field names in row order (a function: request-log.ts and this module import each other). */

@@ -11,6 +11,7 @@ import { windowStart } from "./window";
 import { REFUND_KIND } from "./request-log";
 import { recordFromDbRow, hourPrefix, readNdjsonGz, type LogRecord } from "./log-record";
 import { recordsByHourDesc, type LogScope } from "./log-export";
+import { traceOf } from "./conversation";
 
 export const PAGE_SIZE = 50;
 /** Hours of R2 objects one page reads at most before it answers (the next page goes on). */
@@ -22,6 +23,12 @@ export interface RequestFilters {
   provider?: string | undefined;
   /** `ok` (< 400), `error` (>= 400) or one status code. */
   status?: string | undefined;
+  /** The app id (src/usage/source-app.ts). */
+  app?: string | undefined;
+  /** A platform end user (`end_user_id`) or the body's `user` field. */
+  endUser?: string | undefined;
+  /** Only requests whose prompt and answer were kept (true) or not (false). */
+  hasBody?: boolean | undefined;
   from: number;
   to: number;
 }
@@ -43,6 +50,10 @@ function matches(f: RequestFilters, r: LogRecord): boolean {
   if (f.keyId && r.apiKeyId !== f.keyId) return false;
   if (f.model && (r.usedModel ?? r.requestedModel) !== f.model) return false;
   if (f.provider && (r.usedProvider ?? r.requestedProvider ?? "unknown") !== f.provider) return false;
+  if (f.app && (r.sourceApp || "unknown") !== f.app) return false;
+  const t = traceOf(r);
+  if (f.endUser && r.endUserId !== f.endUser && t.user !== f.endUser) return false;
+  if (f.hasBody !== undefined && (t.bodies === true) !== f.hasBody) return false;
   if (f.status === "ok") return r.statusCode < 400;
   if (f.status === "error") return r.statusCode >= 400;
   if (f.status && /^\d{3}$/.test(f.status)) return r.statusCode === Number(f.status);
@@ -66,6 +77,10 @@ async function fromWindow(env: Env, scope: LogScope, f: RequestFilters, cursor: 
   if (f.keyId) add((n) => `api_key_id = ?${n}`, f.keyId);
   if (f.model) add((n) => `COALESCE(used_model, requested_model) = ?${n}`, f.model);
   if (f.provider) add((n) => `COALESCE(used_provider, requested_provider, 'unknown') = ?${n}`, f.provider);
+  if (f.app) add((n) => `source_app = ?${n}`, f.app);
+  if (f.endUser) add((n) => `(end_user_id = ?${n} OR json_extract(extra, '$.user') = ?${n})`, f.endUser);
+  if (f.hasBody === true) where.push("json_extract(extra, '$.bodies') = 1");
+  else if (f.hasBody === false) where.push("json_extract(extra, '$.bodies') IS NOT 1");
   if (f.status === "ok") where.push("status_code < 400");
   else if (f.status === "error") where.push("status_code >= 400");
   else if (f.status && /^\d{3}$/.test(f.status)) add((n) => `status_code = ?${n}`, Number(f.status));

@@ -78,7 +78,9 @@ export function toLogRow(i: RequestLogInput): typeof requestLogs.$inferInsert {
     latencyMs: i.latencyMs ?? null,
     ttftMs: i.ttftMs ?? null,
     routing: i.routing ?? [],
-    extra: i.extra ?? null,
+    // Whether this request's bodies were kept (the project's `logBodies`; every kind but video jobs
+    // queues them: src/usage/bodies.ts): the Requests page filters on it, spans carry them.
+    extra: i.auth.project.logBodies === true && (i.kind ?? "chat") !== "video" ? { ...(i.extra ?? {}), bodies: true } : (i.extra ?? null),
     createdAt: i.createdAt,
     endUserId: i.auth.key.endUserId ?? null,
   };

@@ -182,7 +182,7 @@ describe("dashboard", () => {
     const res = await html(owner, `/dashboard/requests/${r.id}?at=${r.createdAt}`);
     const page = await res.text();
     expect(page).toContain(r.requestId);
-    expect(page).toContain("Routing attempts");
+    expect(page).toContain("Timeline and routing attempts");
     expect(page).toContain("credits");
     expect(page).toContain(`&quot;note&quot;: &quot;${(r.extra as { note: string }).note}&quot;`);
     // A developer cannot open the owner's request; another organization's session neither.

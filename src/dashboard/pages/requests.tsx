@@ -6,6 +6,8 @@
  */
 import { readBodies, type StoredBodies } from "../../usage/bodies";
 import { RequestBodies } from "./request-bodies";
+import { Conversation, RequestTimeline } from "./request-trace";
+import { relatedRequests } from "../../usage/conversation";
 import type { FC } from "hono/jsx";
 import { and, eq } from "drizzle-orm";
 import * as z from "zod";
@@ -20,7 +22,8 @@ import { PeriodFields } from "./usage";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead } from "../layout";
 import { compactNumber, formatUsd, usdColumn } from "../format";
-import { appDisplayName, UNKNOWN_APP } from "../../usage/source-app";
+import { appDisplayName, normalizeAppName, UNKNOWN_APP } from "../../usage/source-app";
+import { MoreFilters } from "./request-filters";
 
 const DAY_MS = 86_400_000;
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).refine((v) => Number.isFinite(Date.parse(v)));
@@ -31,6 +34,9 @@ export const requestsQuery = z.object({
   model: text.optional().catch(undefined),
   provider: text.optional().catch(undefined),
   status: z.enum(["", "ok", "error"]).or(z.string().regex(/^\d{3}$/)).optional().catch(undefined),
+  app: text.optional().catch(undefined),
+  user: text.optional().catch(undefined),
+  body: z.enum(["", "yes", "no"]).optional().catch(undefined),
   from: day.optional().catch(undefined),
   to: day.optional().catch(undefined),
   before: z.string().regex(/^\d{1,15}\.[A-Za-z0-9_]*$/).optional().catch(undefined),
@@ -71,17 +77,32 @@ export async function loadRequests(env: Env, ctx: PageContext, q: RequestsQuery)
     const [at, id] = q.before.split(".");
     cursor = { at: Number(at), id: id ?? "" };
   }
-  const page = await listRequests(env, s.scope, { keyId: q.key || undefined, model: q.model || undefined, provider: q.provider || undefined, status: q.status || undefined, from: fromMs, to: toMs }, cursor, s.memberId, now);
+  const filters = {
+    keyId: q.key || undefined,
+    model: q.model || undefined,
+    provider: q.provider || undefined,
+    status: q.status || undefined,
+    app: q.app ? normalizeAppName(q.app) : undefined,
+    endUser: q.user || undefined,
+    hasBody: q.body ? q.body === "yes" : undefined,
+  };
+  const page = await listRequests(env, s.scope, { ...filters, from: fromMs, to: toMs }, cursor, s.memberId, now);
   return { page, keys: s.keys, q, from, to };
 }
 
-export async function loadRequest(env: Env, ctx: PageContext, id: string, at: number | null): Promise<{ record: LogRecord; keyName: string; bodies: StoredBodies | null; keepsBodies: boolean } | null> {
+export type RequestDetail = { record: LogRecord; keyName: string; bodies: StoredBodies | null; keepsBodies: boolean; related: Awaited<ReturnType<typeof relatedRequests>> };
+
+export async function loadRequest(env: Env, ctx: PageContext, id: string, at: number | null): Promise<RequestDetail | null> {
   const s = await sessionLogScope(env, ctx);
   if (!s) return null;
   const record = await findRequest(env, s.scope, id, at);
   if (!record) return null;
-  const [bodies, project] = await Promise.all([readBodies(env, record), env.DB.prepare("SELECT log_bodies FROM projects WHERE id = ?1").bind(record.projectId).first<{ log_bodies: number }>()]);
-  return { record, keyName: s.keys.get(record.apiKeyId) ?? record.apiKeyId, bodies, keepsBodies: project?.log_bodies === 1 };
+  const [bodies, project, related] = await Promise.all([
+    readBodies(env, record),
+    env.DB.prepare("SELECT log_bodies FROM projects WHERE id = ?1").bind(record.projectId).first<{ log_bodies: number }>(),
+    relatedRequests(env, record, s.memberId),
+  ]);
+  return { record, keyName: s.keys.get(record.apiKeyId) ?? record.apiKeyId, bodies, keepsBodies: project?.log_bodies === 1, related };
 }
 
 const TIME_FMT = new Intl.DateTimeFormat("en-GB", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: "UTC" });
@@ -135,6 +156,7 @@ const Filters: FC<{ ctx: PageContext; q: RequestsQuery; from: string; to: string
         </option>
       </select>
     </div>
+    <MoreFilters q={q} />
     <button class="primary" type="submit">
       Show
     </button>
@@ -229,7 +251,7 @@ const Row: FC<{ label: string; value: string }> = ({ label, value }) => (
   </tr>
 );
 
-export const RequestDetailPage: FC<{ ctx: PageContext; data: { record: LogRecord; keyName: string; bodies: StoredBodies | null; keepsBodies: boolean } | null }> = ({ ctx, data }) => {
+export const RequestDetailPage: FC<{ ctx: PageContext; data: RequestDetail | null }> = ({ ctx, data }) => {
   if (!data) {
     return (
       <Layout title="Request" ctx={ctx}>
@@ -276,41 +298,8 @@ export const RequestDetailPage: FC<{ ctx: PageContext; data: { record: LogRecord
         </div>
       </section>
       <RequestBodies bodies={data.bodies} kept={data.keepsBodies} />
-      <section class="card" aria-labelledby="req-routing">
-        <h2 id="req-routing">Routing attempts</h2>
-        {r.routing.length ? (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">#</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Error</th>
-                  <th scope="col">Credentials</th>
-                  <th scope="col" class="num">Latency</th>
-                </tr>
-              </thead>
-              <tbody>
-                {r.routing.map((a, i) => (
-                  <tr>
-                    <td>{i + 1}</td>
-                    <td>{a.provider}</td>
-                    <td>{a.model}</td>
-                    <td>{a.status_code}</td>
-                    <td>{a.error_type ?? ""}</td>
-                    <td>{a.credentialSource}</td>
-                    <td class="num">{a.latency_ms === undefined ? "—" : `${a.latency_ms} ms`}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ) : (
-          <p class="empty">No upstream attempt (answered by the gateway).</p>
-        )}
-      </section>
+      <RequestTimeline record={r} />
+      <Conversation related={data.related} current={r.id} href={(x) => detailHref(ctx, x)} />
       <section class="card" aria-labelledby="req-meta">
         <h2 id="req-meta">Metadata</h2>
         {r.extra ? <pre>{JSON.stringify(r.extra, null, 2)}</pre> : <p class="empty">None.</p>}

@@ -12,6 +12,7 @@ import { isAdmin } from "../context";
 import { Layout, PageHead } from "../layout";
 import { BarChart, fillBuckets } from "../charts";
 import { compactNumber, usdColumn, formatDate, formatUsd } from "../format";
+import { LatencySection, loadLatency, type LatencyData } from "./usage-latency";
 
 export interface UsageQuery {
   from?: string | undefined;
@@ -44,7 +45,7 @@ const RANKINGS: Array<{ by: GroupBy; title: string }> = [
 
 const RANKING_ROWS = 1000;
 
-export type UsageData = { report: UsageReport; rankings: UsageBreakdown[] } | { error: string };
+export type UsageData = { report: UsageReport; rankings: UsageBreakdown[]; latency?: LatencyData } | { error: string };
 
 export async function loadUsage(env: Env, ctx: PageContext, q: UsageQuery): Promise<UsageData | null> {
   const scope = sessionScope(ctx);
@@ -55,12 +56,14 @@ export async function loadUsage(env: Env, ctx: PageContext, q: UsageQuery): Prom
     const toMs = Date.parse(to);
     const from = q.from ?? (q.granularity === "hour" && !Number.isNaN(toMs) ? new Date(toMs - 86_400_000).toISOString().slice(0, 10) : undefined);
     const range = { from, to };
-    const [report, ...rankings] = await Promise.all([
+    const period = resolveRange(range, "day");
+    const [latency, report, ...rankings] = await Promise.all([
+      loadLatency(env, scope, period),
       getUsageReport(env, scope, { ...range, granularity: q.granularity }),
       // Every group (the table pages, sorts and exports them in the browser), up to a sane bound.
       ...RANKINGS.map((r) => getUsageBreakdown(env, scope, { ...range, groupBy: r.by, limit: RANKING_ROWS })),
     ]);
-    return { report, rankings };
+    return { report, rankings, latency };
   } catch (err) {
     if (err instanceof AnalyticsError) return { error: err.message };
     throw err;
@@ -186,7 +189,7 @@ export const UsagePage: FC<{ ctx: PageContext; q: UsageQuery; data: UsageData | 
       </Layout>
     );
   }
-  const { report, rankings } = data;
+  const { report, rankings, latency } = data;
   const range = resolveRange({ from: report.period.from, to: report.period.to }, q.granularity);
   const fill = (pick: (p: UsageReport["series"][number]) => number[], width: number) =>
     fillBuckets(report.series.map((p) => ({ start: p.start, values: pick(p) })), range.fromMs, Math.min(range.toMs, Date.now() + 3_600_000), q.granularity, width);
@@ -215,6 +218,7 @@ export const UsagePage: FC<{ ctx: PageContext; q: UsageQuery; data: UsageData | 
         <BarChart id="c-tok" title="Tokens" series={["Prompt", "Completion"]} granularity={q.granularity} buckets={fill((p) => [p.tokens.prompt, p.tokens.completion], 2)} />
         <BarChart id="c-err" title="Errors and cache hits" series={["Errors", "Cache hits"]} classes={["bar-bad", "bar-ok"]} granularity={q.granularity} buckets={fill((p) => [p.errors, p.cacheHits], 2)} />
       </div>
+      {latency ? <LatencySection data={latency} /> : null}
       <div class="grid wide">
         {rankings.map((r, i) => (
           <Ranking title={RANKINGS[i]!.title} data={r} />

@@ -100,6 +100,7 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
       release: releaseAttempt,
     };
   });
+  const admissionStart = Date.now();
   const admitted = await admitWithEarlyCall<AttemptResult>(env, cached, {
     estimate,
     tokenBound: selection.ok ? tokensUpperBound(req, selection.candidates.map((c) => boundTarget(req, c))) : 0,
@@ -113,6 +114,7 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
     },
     waitUntil,
   });
+  run.trace.admission = { at: admissionStart - run.startedAt, ms: Date.now() - admissionStart };
   run.input.probe?.mark("admitted");
   run.input.probe?.mark("credits");
   run.dropEarly = () => admitted.drop();
@@ -171,8 +173,10 @@ async function prepare(run: Run, auth: KeyContext, req: ChatRequest, selection: 
   const { env, headers } = run.input;
   let key: string | null = null;
   if (isCacheable(auth, req, headers)) {
+    const readStart = Date.now();
     key = await cacheKey(auth, req);
     const hit = await readCache(env, key);
+    run.trace.cacheRead = { at: readStart - run.startedAt, ms: Date.now() - readStart, hit: hit !== null && (hit.kind === "stream") === stream };
     if (hit && (hit.kind === "stream") === stream) return { key, hit, plan: null };
   }
   const plan = planFor(env, headers, selection.candidates, selection.needs);

@@ -57,6 +57,7 @@ export async function executeChatCompletion(input: ChatExecutionInput): Promise<
     dropEarly: null,
     answer: null,
     durable: Promise.resolve(),
+    trace: {},
   };
   input.probe?.mark("exec");
   try {

@@ -12,6 +12,7 @@ import { estimateUpperBound } from "../../billing/estimate";
 import type { Candidate } from "../../routing/candidates";
 import { writeRequestLog } from "../../usage/log-queue";
 import { queueBodies } from "../../usage/bodies";
+import { conversationOf, type TraceExtra } from "../../usage/conversation";
 import type { RequestLogInput } from "../../usage/request-log";
 import { boundTarget } from "./model-facts";
 import { splitCost } from "./response";
@@ -50,6 +51,8 @@ export interface Run {
   answer: unknown;
   /** Resolves once the request's record is durable (set by `finishRequest`); the answer's last byte waits for it. */
   durable: Promise<void>;
+  /** Admission and the response cache read, for the request page's timeline (src/usage/conversation.ts). */
+  trace: Pick<TraceExtra, "admission" | "cacheRead">;
 }
 
 /**
@@ -57,8 +60,10 @@ export interface Run {
  * its outbox in the same storage write (logged and charged together). `run.durable` resolves once
  * that write is done: the serving code releases the answer's last byte after it (serve.ts).
  */
-export function finishRequest(run: Run, log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
+export function finishRequest(run: Run, entry: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
   const { env, waitUntil } = run.input;
+  const trace: TraceExtra = { ...conversationOf(run.input.headers, run.input.body), ...run.trace };
+  const log: RequestLogInput = Object.keys(trace).length ? { ...entry, extra: { ...(entry.extra ?? {}), ...trace } } : entry;
   queueBodies(env, waitUntil, {
     auth: run.auth,
     logId: run.logId,
@@ -152,6 +157,8 @@ export function attemptRecord(run: Run, cand: Candidate, status: number, succeed
     credentialSource: cand.credential.source,
     logId: run.logId,
     latency_ms: latencyMs,
+    // When it started, in ms from the request's start (it is recorded as soon as it ended or answered).
+    start_ms: Math.max(0, Date.now() - run.startedAt - latencyMs),
   };
   if (apiKeyHash) rec.apiKeyHash = apiKeyHash;
   if (cand.region) rec.region = cand.region;

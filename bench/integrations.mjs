@@ -1,0 +1,239 @@
+// @ts-check
+/**
+ * `npm run bench -- --integrations` (or `node bench/integrations.mjs`): what request bodies and
+ * OpenTelemetry export cost the request path, on `wrangler dev` (local D1, Durable Objects, Queues,
+ * R2; `--port`, default 8828), providers played by the fake upstream.
+ *
+ *  1. `logBodies` A/B: two projects of one organization, one keeping bodies, take turns at c=32
+ *     (interleaved rounds, same machine conditions); req/s and p50/p99 of each, and the ratio.
+ *  2. OTLP export through a collector that is down half the time (it flips between answering 200
+ *     and 503 at random intervals of 0.3-3 s): N requests (default 10,000) at c=32 of an exporting
+ *     organization, interleaved in blocks with a non-exporting one (latency A/B); then it waits for
+ *     the deliveries to drain and checks that every request's record arrived as exactly one
+ *     accepted span (by `switchboard.request_id`), none missing, none accepted twice.
+ * Prints `uptime` beside the numbers (the machine may be shared). Flags: --requests N, --seconds N
+ * (per logBodies round), --rounds N, --drain-seconds N (default 600), --skip-bodies (the OTLP part only).
+ */
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? Number(args[i + 1]) : def;
+};
+const REQUESTS = opt("requests", 10_000);
+const SECONDS = opt("seconds", 5);
+const ROUNDS = opt("rounds", 3);
+const DRAIN_SECONDS = opt("drain-seconds", 600);
+const ADMIN_TOKEN = "bench-admin-token-0123456789";
+const WRANGLER = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+/** `--port P` (default 8828) and the inspector on P + 500. */
+const PORT = opt("port", 8828);
+const INSPECTOR_PORT = PORT + 500;
+const PROVIDER_IDS = ["openai", "azure", "anthropic", "google-ai-studio", "groq", "together-ai", "mistral", "deepseek"];
+const envPrefix = (id) => id.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+const uptime = () => execFileSync("uptime", { encoding: "utf8" }).trim();
+process.env.WRANGLER_SEND_METRICS = "false";
+process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+
+/** A collector that is down half the time: 503 or 200, flipping at random intervals. */
+async function startFlakyCollector() {
+  let up = true;
+  let flips = 0;
+  const flip = () => {
+    up = !up;
+    flips++;
+    timer = setTimeout(flip, 300 + Math.random() * 2700);
+  };
+  let timer = setTimeout(flip, 300 + Math.random() * 2700);
+  /** request id -> times accepted */
+  const accepted = new Map();
+  let refused = 0;
+  const server = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    if (!up) {
+      refused++;
+      res.writeHead(503).end();
+      return;
+    }
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    for (const rs of body.resourceSpans ?? [])
+      for (const ss of rs.scopeSpans ?? [])
+        for (const span of ss.spans ?? []) {
+          const id = span.attributes.find((a) => a.key === "switchboard.request_id")?.value.stringValue;
+          accepted.set(id, (accepted.get(id) ?? 0) + 1);
+        }
+    res.writeHead(200, { "content-type": "application/json" }).end("{}");
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", () => r(undefined)));
+  const addr = /** @type {import("node:net").AddressInfo} */ (server.address());
+  return {
+    url: `http://127.0.0.1:${addr.port}`,
+    accepted,
+    stats: () => ({ flips, refused }),
+    close: () => { clearTimeout(timer); server.close(); },
+  };
+}
+
+/**
+ * `wrangler dev` on PORT (own process group, state in a temporary directory, migrations applied):
+ * the same runtime, Queues consumers and R2 as local development.
+ */
+async function startSwitchboard(upstreamUrl) {
+  const state = mkdtempSync(path.join(tmpdir(), "switchboard-bench-integrations-"));
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
+  const migrate = spawnSync(process.execPath, [WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: root, env, stdio: ["ignore", "ignore", "inherit"] });
+  if (migrate.status !== 0) throw new Error("applying migrations failed");
+  const vars = [`ADMIN_TOKEN:${ADMIN_TOKEN}`, "KEY_HASH_SECRET:bench-key-hash-secret-0123456789abcdef", "ENVIRONMENT:development", "ROUTING_EXPLORATION_RATE:0", "DELIVERY_RETRY_BASE_SECONDS:1"];
+  for (const id of PROVIDER_IDS) vars.push(`${envPrefix(id)}_BASE_URL:${upstreamUrl}/${id}`, `${envPrefix(id)}_API_KEY:bench-operator-key-${id}`);
+  const child = spawn(process.execPath, [WRANGLER, "dev", "--port", String(PORT), "--inspector-port", String(INSPECTOR_PORT), "--ip", "127.0.0.1", "--persist-to", state, ...vars.flatMap((v) => ["--var", v])], {
+    cwd: root, env, stdio: ["ignore", "ignore", "inherit"], detached: true,
+  });
+  const url = `http://127.0.0.1:${PORT}`;
+  const stop = () => {
+    try {
+      if (child.pid) process.kill(-child.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+    rmSync(state, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline) {
+      stop();
+      throw new Error("wrangler dev did not start");
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return { url, stop };
+}
+
+async function api(url, token, method, p, body) {
+  const res = await fetch(`${url}${p}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+/** An organization with lifted rate limits and a key in each of `projects` (name -> settings). */
+async function seedOrg(sb, name, projects) {
+  const boot = await api(sb.url, ADMIN_TOKEN, "POST", "/v1/admin/organizations", { name, plan: "enterprise", credits: "9000", owner: { email: `${name.toLowerCase()}@example.test`, name, password: "bench-password-123" } });
+  const master = boot.masterKey.token;
+  // Far above what the bench sends (the plan's 10,000 a minute is less than c=32 sends): the operator's grant.
+  await api(sb.url, ADMIN_TOKEN, "PATCH", `/v1/admin/organizations/${boot.organization.id}/rate-limits`, { requestsPerMinute: 1_000_000_000, tokensPerMinute: 1_000_000_000 });
+  /** @type {Record<string, string>} */
+  const keys = {};
+  for (const [p, settings] of Object.entries(projects)) {
+    const project = (await api(sb.url, master, "POST", "/v1/master/projects", { name: p, ...settings })).project;
+    keys[p] = (await api(sb.url, master, "POST", "/v1/master/keys", { projectId: project.id, description: p, usageLimit: "1000000" })).apiKey.token;
+  }
+  return { orgId: boot.organization.id, master, keys };
+}
+
+const chatBody = JSON.stringify({ model: "gpt-4o-mini", temperature: 0.7, messages: [{ role: "user", content: "Say hello to the benchmark, my address is bench@example.test" }] });
+
+/** @returns {Promise<autocannon.Result>} */
+function cannon(url, key, o) {
+  return autocannon({ url: `${url}/v1/chat/completions`, method: "POST", connections: 32, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: chatBody, ...o });
+}
+
+const fmt = (r) => `${Math.round(r.requests.average)} req/s · p50 ${r.latency.p50} ms · p99 ${r.latency.p99} ms · non-2xx ${r.non2xx} · errors ${r.errors}`;
+
+async function main() {
+  const upstream = await startFakeUpstream({ port: 0 });
+  const collector = await startFlakyCollector();
+  const sb = await startSwitchboard(upstream.url);
+  try {
+    console.log(`load before: ${uptime()}`);
+    // ---- 1. logBodies on vs off, interleaved rounds at c=32 ----
+    if (!args.includes("--skip-bodies")) await bodiesAB(sb);
+    else console.log("logBodies A/B skipped (--skip-bodies)");
+    await otlpRun(sb, collector);
+    console.log(`load after: ${uptime()}`);
+  } finally {
+    collector.close();
+    sb.stop();
+    await upstream.close();
+  }
+}
+
+const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+
+async function bodiesAB(sb) {
+    const bodiesOrg = await seedOrg(sb, "Bodies", { off: { logBodies: false }, on: { logBodies: true } });
+    for (const k of Object.values(bodiesOrg.keys)) await cannon(sb.url, k, { duration: 1 }); // warm-up
+    /** @type {Record<string, number[]>} */
+    const rps = { off: [], on: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const side of round % 2 ? ["on", "off"] : ["off", "on"]) {
+        const r = await cannon(sb.url, bodiesOrg.keys[side], { duration: SECONDS });
+        rps[side].push(r.requests.average);
+        console.log(`logBodies ${side.padEnd(3)} round ${round + 1}: ${fmt(r)}   [${uptime()}]`);
+      }
+    }
+    console.log(`logBodies A/B at c=32: off ${Math.round(mean(rps.off))} req/s, on ${Math.round(mean(rps.on))} req/s, on/off ${(mean(rps.on) / mean(rps.off)).toFixed(3)}`);
+
+}
+
+/** OTLP export through a collector down half the time; the quiet organization's blocks are a fifth as long (latency sample). */
+async function otlpRun(sb, collector) {
+    const started = Date.now();
+    const exporting = await seedOrg(sb, "Exporting", { main: {} });
+    const quiet = await seedOrg(sb, "Quiet", { main: {} });
+    await api(sb.url, exporting.master, "PATCH", "/v1/master/organization", { observability: { otlpEndpoint: collector.url } });
+    const BLOCK = 1000;
+    /** @type {Record<string, number[]>} */
+    const lat = { export: [], quiet: [] };
+    let sent = 0;
+    while (sent < REQUESTS) {
+      const n = Math.min(BLOCK, REQUESTS - sent);
+      for (const side of ["export", "quiet"]) {
+        const r = await cannon(sb.url, (side === "export" ? exporting : quiet).keys.main, { amount: side === "export" ? n : Math.max(64, Math.round(n / 5)) });
+        if (r.non2xx || r.errors) console.log(`  ${side}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+        lat[side].push(r.latency.p50, r.latency.p99);
+      }
+      sent += n;
+      console.log(`otlp: ${sent}/${REQUESTS} sent; spans accepted so far ${collector.accepted.size}   [${uptime()}]`);
+    }
+    const p = (side, i) => Math.round(mean(lat[side].filter((_, j) => j % 2 === i)));
+    console.log(`latency per block, mean of p50 / p99: export on ${p("export", 0)} / ${p("export", 1)} ms, off ${p("quiet", 0)} / ${p("quiet", 1)} ms`);
+    /** The organization's request ids, from its records (`GET /v1/master/logs`, NDJSON). */
+    const recordIds = async () => {
+      const from = new Date(started - 3_600_000).toISOString();
+      const to = new Date(Date.now() + 60_000).toISOString();
+      const text = await (await fetch(`${sb.url}/v1/master/logs?from=${from}&to=${to}`, { headers: { authorization: `Bearer ${exporting.master}` } })).text();
+      return text.split("\n").filter(Boolean).map((l) => JSON.parse(l).requestId);
+    };
+    const deadline = Date.now() + DRAIN_SECONDS * 1000;
+    let ids = await recordIds();
+    while ((collector.accepted.size < REQUESTS || ids.length < REQUESTS) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 3000));
+      ids = await recordIds();
+    }
+    const missing = ids.filter((id) => !collector.accepted.has(id)).length;
+    const twice = [...collector.accepted.values()].filter((n) => n > 1).length;
+    const idSet = new Set(ids);
+    const foreign = [...collector.accepted.keys()].filter((id) => !idSet.has(id)).length;
+    console.log(`otlp: ${ids.length} records, ${collector.accepted.size} spans accepted, ${missing} missing, ${twice} accepted more than once, ${foreign} not of the organization; collector flips ${collector.stats().flips}, POSTs refused ${collector.stats().refused}`);
+    // Spans still out are waiting for a retry (or were given up): the export's own account of its last delivery.
+    const view = await api(sb.url, exporting.master, "GET", "/v1/master/organization");
+    console.log(`otlp: last delivery ${JSON.stringify(view.organization.observability?.lastDelivery ?? null)}`);
+    process.exitCode = ids.length === REQUESTS && missing === 0 && twice === 0 && foreign === 0 ? 0 : 1;
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
