@@ -24,6 +24,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { api } from "./world.mjs";
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 /** @param {number[]} xs @param {number} p */
@@ -122,13 +123,6 @@ function summarize(name, rows) {
   };
 }
 
-/** @param {string} url @param {string} token @param {string} method @param {unknown} [payload] */
-async function api(url, token, method, payload) {
-  const res = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: payload ? JSON.stringify(payload) : undefined });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : null;
-}
 
 /**
  * @param {{ url: string, db: D1Database }} sb

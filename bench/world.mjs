@@ -101,7 +101,8 @@ const timingOf = (h) => Object.fromEntries((h ?? "").split(";").filter(Boolean).
 /** The steps a class's requests report, in their usual order (by p50). */
 export const STEPS = ["key", "exec", "early", "up", "admitted", "credits", "first", "release"];
 
-async function api(url, token, method, payload) {
+/** A JSON call to the gateway's API; throws on an error status. */
+export async function api(url, token, method, payload) {
   const res = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: payload ? JSON.stringify(payload) : undefined });
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text.slice(0, 300)}`);

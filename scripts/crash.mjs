@@ -20,7 +20,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT } from "./lib/local.mjs";
+import { ROOT, parseArgs } from "./lib/local.mjs";
 import { usdToPico } from "./lib/soak-checks.mjs";
 
 const args = parseArgs(process.argv.slice(2));
@@ -31,18 +31,6 @@ const PORT = Number(args.port ?? 8822);
 const INSPECTOR = Number(args["inspector-port"] ?? 9322);
 const base = `http://127.0.0.1:${PORT}`;
 
-/** @param {string[]} argv */
-function parseArgs(argv) {
-  /** @type {Record<string, string>} */
-  const out = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] ?? "";
-    if (!a.startsWith("--")) continue;
-    const [k, v] = a.slice(2).split("=");
-    out[k ?? ""] = v ?? argv[++i] ?? "";
-  }
-  return out;
-}
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 const log = (/** @type {string} */ m) => console.log(`[crash] ${m}`);

@@ -29,7 +29,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, readDevVars } from "./lib/local.mjs";
+import { ROOT, parseArgs, readDevVars } from "./lib/local.mjs";
 import { checkInvariants } from "./lib/soak-checks.mjs";
 
 const args = parseArgs(process.argv.slice(2));
@@ -44,18 +44,6 @@ if (!(MINUTES > 0) || !(WORKERS > 0) || !(ORGS > 0)) {
   process.exit(2);
 }
 
-/** @param {string[]} argv */
-function parseArgs(argv) {
-  /** @type {Record<string, string>} */
-  const out = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] ?? "";
-    if (!a.startsWith("--")) continue;
-    const [k, v] = a.slice(2).split("=");
-    out[k ?? ""] = v ?? argv[++i] ?? "";
-  }
-  return out;
-}
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 const pick = (/** @type {any[]} */ xs) => xs[Math.floor(Math.random() * xs.length)];
@@ -67,7 +55,7 @@ let server = null;
 let stateDir = "";
 
 async function startServer() {
-  if (args.url) return { url: args.url.replace(/\/$/, ""), adminToken: args["admin-token"] ?? readDevVars().ADMIN_TOKEN ?? "" };
+  if (typeof args.url === "string") return { url: args.url.replace(/\/$/, ""), adminToken: String(args["admin-token"] ?? readDevVars().ADMIN_TOKEN ?? "") };
   stateDir = mkdtempSync(join(tmpdir(), "switchboard-soak-"));
   server = spawn(process.execPath, [join(ROOT, "scripts", "dev.mjs"), "--offline", "--port", String(PORT), "--inspector-port", String(INSPECTOR), "--persist-to", stateDir], {
     cwd: ROOT,

@@ -509,6 +509,9 @@ export const usageHourly = sqliteTable("usage_hourly", {
   creditsCostPico: integer("credits_cost_pico", { mode: "number" }).notNull().default(0),
   byokCostPico: integer("byok_cost_pico", { mode: "number" }).notNull().default(0),
   dataStorageCostPico: integer("data_storage_cost_pico", { mode: "number" }).notNull().default(0),
+  /** Requests whose hedge was cancelled by the other attempt's answer, and what those attempts cost (src/usage/hedging.ts). */
+  hedgedRequests: integer("hedged_requests", { mode: "number" }).notNull().default(0),
+  hedgeCostPico: integer("hedge_cost_pico", { mode: "number" }).notNull().default(0),
   /** Latency histograms: requests per bucket of total latency and of time to first token (src/usage/latency.ts). */
   latB0: hcount("lat_b0"), latB1: hcount("lat_b1"), latB2: hcount("lat_b2"), latB3: hcount("lat_b3"), latB4: hcount("lat_b4"),
   latB5: hcount("lat_b5"), latB6: hcount("lat_b6"), latB7: hcount("lat_b7"), latB8: hcount("lat_b8"), latB9: hcount("lat_b9"),

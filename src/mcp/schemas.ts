@@ -83,6 +83,8 @@ const totals = {
   creditsCostUsd: usd,
   byokCostUsd: usd,
   dataStorageCostUsd: usd,
+  hedgedRequests: z.number(),
+  hedgeCostUsd: usd,
 };
 
 const scope = z.object({

@@ -18,6 +18,7 @@ import { aggregationState } from "../db/schema";
 import { hourPrefix, organizationsInBucket, readNdjsonGz, type LogRecord } from "./log-record";
 import { REFUND_KIND } from "./request-log";
 import { addToHistograms, BUCKETS, emptyHistogram, HISTOGRAM_COLUMNS } from "./latency";
+import { hedgeOf } from "./hedging";
 
 export const HOUR_MS = 3_600_000;
 /** Records reach the consumer after their request ended (long streams, batching): an hour closes this long after its end. */
@@ -140,6 +141,8 @@ interface HourGroup {
   cost: bigint; cr: bigint; byk: bigint; ds: bigint;
   /** Latency and TTFT histograms (src/usage/latency.ts). */
   lb: number[]; tb: number[];
+  /** Hedged requests and their hedge cost (src/usage/hedging.ts). */
+  hg: number; hc: bigint;
 }
 
 /** The aggregate rows of records (the consumer's grouping and labels). */
@@ -153,7 +156,7 @@ export function groupRecords(records: readonly LogRecord[]): HourGroup[] {
     const id = JSON.stringify([r.projectId, r.apiKeyId, p, m, s]);
     let g = groups.get(id);
     if (!g) {
-      g = { o: r.organizationId, pj: r.projectId, k: r.apiKeyId, p, m, s, n: 0, e: 0, ch: 0, pt: 0, ct: 0, rt: 0, cdt: 0, tt: 0, cost: 0n, cr: 0n, byk: 0n, ds: 0n, lb: emptyHistogram(), tb: emptyHistogram() };
+      g = { o: r.organizationId, pj: r.projectId, k: r.apiKeyId, p, m, s, n: 0, e: 0, ch: 0, pt: 0, ct: 0, rt: 0, cdt: 0, tt: 0, cost: 0n, cr: 0n, byk: 0n, ds: 0n, lb: emptyHistogram(), tb: emptyHistogram(), hg: 0, hc: 0n };
       groups.set(id, g);
     }
     if (r.organizationId > g.o) g.o = r.organizationId;
@@ -163,6 +166,9 @@ export function groupRecords(records: readonly LogRecord[]): HourGroup[] {
     g.pt += r.promptTokens; g.ct += r.completionTokens; g.rt += r.reasoningTokens; g.cdt += r.cachedTokens; g.tt += r.totalTokens;
     g.cost += BigInt(r.costPico); g.cr += BigInt(r.creditsCostPico); g.byk += BigInt(r.byokCostPico); g.ds += BigInt(r.dataStorageCostPico);
     addToHistograms(g.lb, g.tb, r);
+    const hedge = hedgeOf(r.routing);
+    g.hg += hedge.hedged;
+    g.hc += hedge.costPico;
   }
   return [...groups.values()];
 }
@@ -170,14 +176,15 @@ export function groupRecords(records: readonly LogRecord[]): HourGroup[] {
 const REBUILD_INSERT_SQL = `INSERT INTO usage_hourly (
   hour_start, organization_id, project_id, api_key_id, provider, model, source_app, requests, errors, cache_hits,
   prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, total_tokens, cost_pico, credits_cost_pico,
-  byok_cost_pico, data_storage_cost_pico, ${HISTOGRAM_COLUMNS.join(", ")}, updated_at
+  byok_cost_pico, data_storage_cost_pico, ${HISTOGRAM_COLUMNS.join(", ")}, hedged_requests, hedge_cost_pico, updated_at
 ) SELECT ?2, json_extract(value, '$.o'), json_extract(value, '$.pj'), json_extract(value, '$.k'), json_extract(value, '$.p'),
   json_extract(value, '$.m'), json_extract(value, '$.s'), json_extract(value, '$.n'), json_extract(value, '$.e'), json_extract(value, '$.ch'),
   json_extract(value, '$.pt'), json_extract(value, '$.ct'), json_extract(value, '$.rt'), json_extract(value, '$.cdt'), json_extract(value, '$.tt'),
   CAST(json_extract(value, '$.cost') AS INTEGER), CAST(json_extract(value, '$.cr') AS INTEGER), CAST(json_extract(value, '$.byk') AS INTEGER),
   CAST(json_extract(value, '$.ds') AS INTEGER),
   ${[...Array(BUCKETS).keys()].map((i) => `json_extract(value, '$.lb[${i}]')`).join(", ")},
-  ${[...Array(BUCKETS).keys()].map((i) => `json_extract(value, '$.tb[${i}]')`).join(", ")}, ?3
+  ${[...Array(BUCKETS).keys()].map((i) => `json_extract(value, '$.tb[${i}]')`).join(", ")},
+  json_extract(value, '$.hg'), CAST(json_extract(value, '$.hc') AS INTEGER), ?3
 FROM json_each(?1)`;
 
 export interface RebuildResult {

@@ -36,6 +36,9 @@ export interface UsageTotals {
   creditsCostUsd: string;
   byokCostUsd: string;
   dataStorageCostUsd: string;
+  /** Requests whose hedge lost to the other attempt, and what the cancelled attempts cost (src/usage/hedging.ts). */
+  hedgedRequests: number;
+  hedgeCostUsd: string;
 }
 
 interface SumRow {
@@ -51,6 +54,8 @@ interface SumRow {
   credits_cost: string;
   byok_cost: string;
   storage_cost: string;
+  hedged: string;
+  hedge_cost: string;
 }
 
 const SUMS = sql.raw(`
@@ -65,7 +70,9 @@ const SUMS = sql.raw(`
   CAST(COALESCE(SUM(cost_pico), 0) AS TEXT) AS cost,
   CAST(COALESCE(SUM(credits_cost_pico), 0) AS TEXT) AS credits_cost,
   CAST(COALESCE(SUM(byok_cost_pico), 0) AS TEXT) AS byok_cost,
-  CAST(COALESCE(SUM(data_storage_cost_pico), 0) AS TEXT) AS storage_cost
+  CAST(COALESCE(SUM(data_storage_cost_pico), 0) AS TEXT) AS storage_cost,
+  CAST(COALESCE(SUM(hedged_requests), 0) AS TEXT) AS hedged,
+  CAST(COALESCE(SUM(hedge_cost_pico), 0) AS TEXT) AS hedge_cost
 `);
 
 /** Sums in exact units (bigint), so merged groups add up without loss. */
@@ -82,6 +89,8 @@ interface Sums {
   credits: bigint;
   byok: bigint;
   storage: bigint;
+  hedged: bigint;
+  hedgeCost: bigint;
 }
 
 const big = (v: string | number | null | undefined): bigint => (v === null || v === undefined ? 0n : BigInt(v));
@@ -100,12 +109,14 @@ function toSums(r: SumRow): Sums {
     credits: big(r.credits_cost),
     byok: big(r.byok_cost),
     storage: big(r.storage_cost),
+    hedged: big(r.hedged),
+    hedgeCost: big(r.hedge_cost),
   };
 }
 
 const zeroSums = (): Sums => ({
   requests: 0n, errors: 0n, cacheHits: 0n, prompt: 0n, completion: 0n, reasoning: 0n, cached: 0n, total: 0n,
-  cost: 0n, credits: 0n, byok: 0n, storage: 0n,
+  cost: 0n, credits: 0n, byok: 0n, storage: 0n, hedged: 0n, hedgeCost: 0n,
 });
 
 function addSums(a: Sums, b: Sums): Sums {
@@ -122,6 +133,8 @@ function addSums(a: Sums, b: Sums): Sums {
     credits: a.credits + b.credits,
     byok: a.byok + b.byok,
     storage: a.storage + b.storage,
+    hedged: a.hedged + b.hedged,
+    hedgeCost: a.hedgeCost + b.hedgeCost,
   };
 }
 
@@ -141,6 +154,8 @@ function toTotals(s: Sums): UsageTotals {
     creditsCostUsd: formatUsd(s.credits),
     byokCostUsd: formatUsd(s.byok),
     dataStorageCostUsd: formatUsd(s.storage),
+    hedgedRequests: Number(s.hedged),
+    hedgeCostUsd: formatUsd(s.hedgeCost),
   };
 }
 

@@ -6,12 +6,10 @@
  * (claude-sonnet-4: a forced tool call the caller never sees).
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import OpenAI from "openai";
 import { zodResponseFormat, zodTextFormat } from "openai/helpers/zod";
 import { z } from "zod";
-import { env, exports } from "cloudflare:workers";
 import { seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { resetMetrics, waitForLog } from "./helpers";
+import { resetMetrics, waitForLog, sdkClient, recordedBodies } from "./helpers";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -19,8 +17,8 @@ beforeAll(async () => {
 });
 beforeEach(resetMetrics);
 
-const client = () => new OpenAI({ baseURL: "http://gw.test/v1", apiKey: org.key, maxRetries: 0, fetch: (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i)) });
-const recorded = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Record<string, unknown> }>;
+const client = () => sdkClient(org.key);
+const recorded = recordedBodies;
 
 const City = z.object({ city: z.string(), population: z.number().int(), capital: z.boolean() });
 const EXPECTED = { city: "test", population: 1, capital: true };

@@ -1,5 +1,6 @@
 /** Helpers for the chat completion integration tests. */
-import { env } from "cloudflare:workers";
+import OpenAI from "openai";
+import { env, exports } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { call } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
@@ -68,3 +69,10 @@ export async function resetMetrics(): Promise<void> {
   }
   resetLiveMetrics();
 }
+
+/** The official `openai` SDK pointed at the gateway in this workerd (no network, no retries). */
+export const sdkClient = (apiKey: string): OpenAI =>
+  new OpenAI({ baseURL: "http://gw.test/v1", apiKey, maxRetries: 0, fetch: (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i)) });
+
+/** The request bodies the fake upstream recorded under `tag`, oldest first. */
+export const recordedBodies = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Record<string, unknown> }>;

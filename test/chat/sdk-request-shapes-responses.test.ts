@@ -4,11 +4,10 @@
  * Claude is in claude-structured-outputs.test.ts), and the SDK's own call to a route the gateway
  * does not serve (`videos.remix`).
  */
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import OpenAI from "openai";
-import { env, exports } from "cloudflare:workers";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { resetMetrics } from "./helpers";
+import { resetMetrics, sdkClient, recordedBodies } from "./helpers";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -16,8 +15,8 @@ beforeAll(async () => {
 });
 beforeEach(resetMetrics);
 
-const client = () => new OpenAI({ baseURL: "http://gw.test/v1", apiKey: org.key, maxRetries: 0, fetch: (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i)) });
-const recorded = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Record<string, unknown> }>;
+const client = () => sdkClient(org.key);
+const recorded = recordedBodies;
 const fn = (name: string) => ({ type: "function" as const, name, parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false });
 
 describe("responses request shapes of the openai SDK", () => {

@@ -3,11 +3,10 @@
  * `reasoning_effort` `xhigh`/`max`, an assistant `refusal` part in the history,
  * `tool_choice: {type: "allowed_tools"}`, and the `text-moderation-latest` model id.
  */
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import OpenAI from "openai";
-import { env, exports } from "cloudflare:workers";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { resetMetrics } from "./helpers";
+import { resetMetrics, sdkClient, recordedBodies } from "./helpers";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -15,8 +14,8 @@ beforeAll(async () => {
 });
 beforeEach(resetMetrics);
 
-const client = () => new OpenAI({ baseURL: "http://gw.test/v1", apiKey: org.key, maxRetries: 0, fetch: (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i)) });
-const recorded = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Record<string, unknown> }>;
+const client = () => sdkClient(org.key);
+const recorded = recordedBodies;
 const tool = (name: string) => ({ type: "function" as const, function: { name, parameters: { type: "object", properties: { city: { type: "string" } } } } });
 
 describe("request shapes of the openai SDK", () => {

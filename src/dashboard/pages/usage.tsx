@@ -204,6 +204,7 @@ export const UsagePage: FC<{ ctx: PageContext; q: UsageQuery; data: UsageData | 
         <Stat label="Tokens" value={compactNumber(t.tokens.total)} sub={`${compactNumber(t.tokens.prompt)} in · ${compactNumber(t.tokens.completion)} out`} />
         <Stat label="Errors" value={compactNumber(t.errors)} />
         <Stat label="Cache hits" value={compactNumber(t.cacheHits)} />
+        {t.hedgedRequests > 0 ? <Stat label="Hedged requests" value={compactNumber(t.hedgedRequests)} sub={`cancelled hedges cost ${formatUsd(t.hedgeCostUsd)}`} /> : null}
       </div>
       <div class="grid wide">
         <BarChart id="c-req" title="Requests" series={["Requests"]} granularity={q.granularity} buckets={fill((p) => [p.requests], 1)} />
