@@ -25,7 +25,8 @@ export function hedgeOf(routing: readonly RoutingAttempt[] | null | undefined): 
 }
 
 /**
- * SQL over one record's routing attempts (`routing`: an expression giving its JSON text): the
+ * SQL over one record's routing attempts (`routing`: an expression giving its JSON text, which
+ * must not be a bare `value`: inside these subqueries that names their own json_each's column): the
  * record's hedged flag (0 or 1) and its hedge cost in pico-dollars, as `hedgeOf` computes them.
  */
 export function hedgeSql(routing: string): { hedged: string; costPico: string } {

@@ -97,8 +97,12 @@ const DEBIT_SQL = `UPDATE organizations SET credits_pico = credits_pico - (
   WHERE ${at("organizationId")} = organizations.id AND ${NOT_APPLIED}
 ) WHERE id IN (SELECT ${at("organizationId")} FROM json_each(?1) WHERE json_extract(value, '$.d') <> '0')`;
 
-/** A record's hedged flag and hedge cost, from its routing attempts (src/usage/hedging.ts). */
-const HEDGE = hedgeSql(at("routing"));
+/**
+ * A record's hedged flag and hedge cost, from its routing attempts (src/usage/hedging.ts), over the
+ * `rj` column of the rows below: inside the subquery's own json_each a bare `value` would name that
+ * json_each's column, not the record's.
+ */
+const HEDGE = hedgeSql("rj");
 
 const SUMMED = ["requests", "errors", "cache_hits", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens", "total_tokens", "cost_pico", "credits_cost_pico", "byok_cost_pico", "data_storage_cost_pico", ...HISTOGRAM_COLUMNS, "hedged_requests", "hedge_cost_pico"];
 
@@ -111,7 +115,7 @@ const AGGREGATE_SQL = `INSERT INTO usage_hourly (
 )
 SELECT h, MAX(o), pj, k, p, m, s, SUM(CASE WHEN kd = '${REFUND_KIND}' THEN 0 ELSE 1 END), SUM(CASE WHEN st >= 400 THEN 1 ELSE 0 END), SUM(CASE WHEN ca THEN 1 ELSE 0 END),
   SUM(pt), SUM(ct), SUM(rt), SUM(cdt), SUM(tt), SUM(cost), SUM(cr), SUM(byk), SUM(ds),
-  ${histogramSums({ kind: "kd", status: "st", cached: "ca", latency: "lat", ttft: "ttft" }).join(", ")}, SUM(hg), SUM(hc), ?2
+  ${histogramSums({ kind: "kd", status: "st", cached: "ca", latency: "lat", ttft: "ttft" }).join(", ")}, SUM(${HEDGE.hedged}), SUM(${HEDGE.costPico}), ?2
 FROM (
   SELECT ${at("createdAt")} - (${at("createdAt")} % ${HOUR_MS}) AS h, ${at("organizationId")} AS o, ${at("projectId")} AS pj,
     ${at("apiKeyId")} AS k, COALESCE(${at("usedProvider")}, CASE WHEN ${at("statusCode")} >= 400 THEN '${REFUSED}' END, NULLIF(${at("requestedProvider")}, ''), 'unknown') AS p,
@@ -120,7 +124,7 @@ FROM (
     ${at("kind")} AS kd, ${at("statusCode")} AS st, ${at("cached")} AS ca, ${at("promptTokens")} AS pt, ${at("completionTokens")} AS ct,
     ${at("reasoningTokens")} AS rt, ${at("cachedTokens")} AS cdt, ${at("totalTokens")} AS tt, ${at("costPico")} AS cost,
     ${at("creditsCostPico")} AS cr, ${at("byokCostPico")} AS byk, ${at("dataStorageCostPico")} AS ds,
-    ${at("latencyMs")} AS lat, ${at("ttftMs")} AS ttft, ${HEDGE.hedged} AS hg, ${HEDGE.costPico} AS hc
+    ${at("latencyMs")} AS lat, ${at("ttftMs")} AS ttft, ${at("routing")} AS rj
   FROM json_each(?1) WHERE json_extract(value, '$.a') = 1 AND ${NOT_APPLIED}
 ) WHERE 1
 GROUP BY h, pj, k, p, m, s

@@ -116,6 +116,9 @@ function handCount(specs: LogSpec[]) {
     creditsCostUsd: formatUsd(sum((l) => l.credits ?? 0)),
     byokCostUsd: formatUsd(sum((l) => l.byok ?? 0)),
     dataStorageCostUsd: formatUsd(sum((l) => l.storage ?? 0)),
+    // None of these records was hedged (src/usage/hedging.test.ts counts hedges).
+    hedgedRequests: 0,
+    hedgeCostUsd: "0",
   };
 }
 
