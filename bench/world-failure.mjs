@@ -24,7 +24,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { api } from "./world.mjs";
+import { api, seedWorld } from "./world.mjs";
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 /** @param {number[]} xs @param {number} p */
@@ -125,23 +125,15 @@ function summarize(name, rows) {
 
 
 /**
+ * The world bench's organization, plus a second project with hedging on; a key in each.
  * @param {{ url: string, db: D1Database }} sb
  * @param {string} adminToken
  */
 async function seed(sb, adminToken) {
-  const boot = await api(`${sb.url}/v1/admin/organizations`, adminToken, "POST", {
-    name: "Failure",
-    plan: "enterprise",
-    owner: { email: "failure@example.test", name: "Failure", password: "failure-password-123" },
-  });
-  await sb.db.prepare("UPDATE organizations SET credits_pico = ? WHERE id = ?").bind(1_000_000 * 1e12, boot.organization.id).run();
-  const master = boot.masterKey.token;
-  const keyIn = async (/** @type {string} */ projectId) =>
-    (await api(`${sb.url}/v1/master/keys`, master, "POST", { projectId, description: "failure bench", usageLimit: "1000000" })).apiKey.token;
-  const hedged = await api(`${sb.url}/v1/master/projects`, master, "POST", { name: "Hedged" });
-  const hedgedId = hedged.project?.id ?? hedged.id;
-  await api(`${sb.url}/v1/master/projects/${hedgedId}`, master, "PATCH", { hedging: true });
-  return { plain: await keyIn(boot.project.id), hedged: await keyIn(hedgedId) };
+  const w = await seedWorld(sb, adminToken);
+  const hedged = await api(`${sb.url}/v1/master/projects`, w.master, "POST", { name: "Hedged" });
+  await api(`${sb.url}/v1/master/projects/${hedged.project.id}`, w.master, "PATCH", { hedging: true });
+  return { plain: (await w.newKey()).token, hedged: (await w.newKey({ projectId: hedged.project.id })).token };
 }
 
 /**

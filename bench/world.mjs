@@ -109,7 +109,8 @@ export async function api(url, token, method, payload) {
   return text ? JSON.parse(text) : null;
 }
 
-async function seedWorld(sb, adminToken, strict = false) {
+/** An enterprise organization with credits (and strict policy on request); `newKey(extra)` makes keys in its project. */
+export async function seedWorld(sb, adminToken, strict = false) {
   const boot = await api(`${sb.url}/v1/admin/organizations`, adminToken, "POST", {
     name: "World",
     plan: "enterprise",
