@@ -39,9 +39,9 @@ export async function rulePreview(ctx) {
   // an unknown model is refused when added, with the server's wording
   await page.getByLabel("Rule type").selectOption("deny_models");
   await page.getByLabel("Models in this rule").fill("");
-  await page.getByLabel("Search the catalogue").fill("claude-opus-4");
+  await page.getByLabel("Search the catalogue").fill("claude-opus-0");
   await page.getByRole("button", { name: "Add model" }).click();
-  await page.locator("#model-error").filter({ hasText: "'claude-opus-4' is not a known model" }).waitFor();
+  await page.locator("#model-error").filter({ hasText: "'claude-opus-0' is not a known model" }).waitFor();
   assert.equal(await page.getByLabel("Models in this rule").inputValue(), "");
   await page.getByLabel("Models in this rule").fill("gpt-4o, not-a-model");
   await page.locator("#model-error").filter({ hasText: "'not-a-model' is not a known model" }).waitFor();
@@ -67,8 +67,8 @@ export async function exampleModels(ctx) {
   const field = page.getByLabel("Deny models (optional IAM rule)");
   const example = ((await field.getAttribute("placeholder")) ?? "").replace(/^e\.g\. /, "");
   assert.ok(example.includes(","), `placeholder: ${example}`);
-  await field.fill("claude-opus-4");
-  await page.locator("#new-deny-error").filter({ hasText: "'claude-opus-4' is not a known model" }).waitFor();
+  await field.fill("claude-opus-0");
+  await page.locator("#new-deny-error").filter({ hasText: "'claude-opus-0' is not a known model" }).waitFor();
   const form = page.getByRole("region", { name: "Create a key" });
   await form.getByLabel("Description", { exact: true }).fill("Example key");
   await field.fill(example);
