@@ -129,7 +129,8 @@ async function main() {
       const rel = relative(ROOT, file);
       const blocks = all.filter((b) => b.file === rel);
       if (!blocks.some((b) => !b.skip)) continue;
-      const r = spawnSync("bash", ["-c", scriptFor(blocks, { port, credentials })], { cwd: ROOT, encoding: "utf8", timeout: 300_000, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+      // maxBuffer: the full catalogue (`GET /v1/models`) is more than spawnSync's default 1 MiB.
+      const r = spawnSync("bash", ["-c", scriptFor(blocks, { port, credentials })], { cwd: ROOT, encoding: "utf8", timeout: 300_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
       const at = [...(r.stderr ?? "").matchAll(/::docs-check:: (\S+)/g)].at(-1)?.[1] ?? rel;
       if (r.status === 0) {
         console.log(`[docs:check] ok   ${rel} (${blocks.filter((b) => !b.skip).length} examples)`);
