@@ -83,10 +83,16 @@ export async function startRegionProxy(upstreamUrl) {
     await sleep(NET[caller][REGIONS[region]]);
     log.push({ req: id, region, at: Date.now(), status: 200 });
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k)));
-    const up = await fetch(`${upstreamUrl}/openai${m[3]}`, { method: req.method, headers: /** @type {Record<string,string>} */ (headers), body: req.method === "GET" ? undefined : body });
-    res.writeHead(up.status, Object.fromEntries([...up.headers].filter(([k]) => !["content-length", "content-encoding", "transfer-encoding"].includes(k))));
-    if (up.body) for await (const c of up.body) res.write(c);
-    res.end();
+    // A request still in flight when the bench stops the upstream must not end the bench.
+    try {
+      const up = await fetch(`${upstreamUrl}/openai${m[3]}`, { method: req.method, headers: /** @type {Record<string,string>} */ (headers), body: req.method === "GET" ? undefined : body });
+      res.writeHead(up.status, Object.fromEntries([...up.headers].filter(([k]) => !["content-length", "content-encoding", "transfer-encoding"].includes(k))));
+      if (up.body) for await (const c of up.body) res.write(c);
+      res.end();
+    } catch {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    }
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", () => r(undefined)));
   const addr = server.address();
