@@ -5,9 +5,9 @@
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import OpenAI, { toFile } from "openai";
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { resetMetrics } from "./helpers";
+import { resetMetrics, recordedBodies, sdkClient } from "./helpers";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -16,8 +16,8 @@ beforeAll(async () => {
 beforeEach(resetMetrics);
 
 const gwFetch = (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i));
-const client = () => new OpenAI({ baseURL: "http://gw.test/v1", apiKey: org.key, maxRetries: 0, fetch: gwFetch });
-const recorded = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Record<string, unknown> }>;
+const client = () => sdkClient(org.key);
+const recorded = recordedBodies;
 
 describe("routes we do not serve", () => {
   it("a multipart images.edits call answers 404 with the envelope, not a content-type error", async () => {

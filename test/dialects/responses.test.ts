@@ -6,9 +6,9 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, jsonSchema, streamText, tool } from "ai";
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { resetMetrics, waitForLog } from "../chat/helpers";
+import { resetMetrics, waitForLog, recordedBodies, sdkClient } from "../chat/helpers";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -17,8 +17,8 @@ beforeAll(async () => {
 beforeEach(resetMetrics);
 
 const gwFetch = (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i));
-const client = () => new OpenAI({ baseURL: "http://gw.test/v1", apiKey: org.key, maxRetries: 0, fetch: gwFetch });
-const recorded = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Record<string, unknown> }>;
+const client = () => sdkClient(org.key);
+const recorded = recordedBodies;
 
 const weather = {
   type: "function" as const,
