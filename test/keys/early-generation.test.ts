@@ -15,6 +15,7 @@ import type { Env } from "../../src/env";
 import { addKey, call, json, seedOrg } from "../helpers/fixtures";
 import { farObjects } from "../helpers/far-objects";
 import { keyStateStub } from "../../src/durable-objects/key-state";
+import { namespaceAround } from "../../src/lib/debug-world";
 import { cancelledEarlyCalls, noteKeyAnswer } from "../../src/billing/early-call";
 import { clearKeyCache } from "../../src/auth/key-cache";
 import { keyLogs, settledSpend, sleep } from "../resilience/helpers";
@@ -51,6 +52,38 @@ function via(e: Env, key: string, ep: Endpoint, text: string): { res: Promise<Re
     ),
   );
   return { res, done: res.then(() => waitOnExecutionContext(ctx)).catch(() => undefined) };
+}
+
+interface CallWindow {
+  binding: "KEY_STATE" | "ORG_CREDITS";
+  start: number;
+  end: number;
+}
+
+/** `far`, recording when each budget-object call started waiting and when it answered. */
+function windowedFarObjects(windows: CallWindow[]): Env {
+  const around = (binding: CallWindow["binding"]) => async (call: () => Promise<unknown>) => {
+    const start = Date.now();
+    try {
+      return await call();
+    } finally {
+      windows.push({ binding, start, end: Date.now() });
+    }
+  };
+  return Object.create(far, {
+    KEY_STATE: { value: namespaceAround(far.KEY_STATE, around("KEY_STATE")) },
+    ORG_CREDITS: { value: namespaceAround(far.ORG_CREDITS, around("ORG_CREDITS")) },
+  }) as Env;
+}
+
+/** The longest chain of calls each started after the previous one answered: round trips in sequence. */
+function sequentialDepth(calls: CallWindow[]): number {
+  const sorted = [...calls].sort((a, b) => a.start - b.start);
+  const depth: number[] = [];
+  sorted.forEach((c, i) => {
+    depth[i] = 1 + Math.max(0, ...sorted.slice(0, i).map((d, j) => (d.end <= c.start ? depth[j]! : 0)));
+  });
+  return Math.max(0, ...depth);
 }
 
 const recorded = async (tag: string): Promise<Array<{ receivedAt: number }>> =>
@@ -92,18 +125,22 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
     await warm.done;
     await sleep(1_200);
     const tag = `early-${ep.name}-${crypto.randomUUID().slice(0, 8)}`;
+    const windows: CallWindow[] = [];
     const started = Date.now();
-    const { res, done } = via(far, token, ep, `hello early [[tag:${tag}]]`);
+    const { res, done } = via(windowedFarObjects(windows), token, ep, `hello early [[tag:${tag}]]`);
     const r = await res;
     const took = Date.now() - started;
     expect(r.status, await r.clone().text()).toBe(200);
     await done;
     const sent = await recorded(tag);
     expect(sent).toHaveLength(1);
-    const upstreamAfter = sent[0]!.receivedAt - started;
-    console.log(`${ep.name}: upstream started ${upstreamAfter} ms after the request, answered after ${took} ms, objects ${FAR_MS} ms away`);
-    // Before early calls: after the key's admission (FAR_MS), and after the credits' too (2 x FAR_MS).
-    expect(upstreamAfter).toBeLessThan(FAR_MS);
+    const upstreamAt = sent[0]!.receivedAt;
+    console.log(`${ep.name}: upstream started ${upstreamAt - started} ms after the request, answered after ${took} ms, objects ${FAR_MS} ms away`);
+    // Before early calls: after the key's admission answered, and after the credits' too. Read as
+    // an order of events (the upstream had the call before any budget object answered), not as a
+    // wall-clock bound a loaded machine stretches.
+    const firstAnswer = Math.min(...windows.map((w) => w.end));
+    expect(upstreamAt).toBeLessThan(firstAnswer);
     expect(took).toBeGreaterThanOrEqual(FAR_MS);
   });
 
@@ -232,18 +269,22 @@ describe("video job submissions wait for admission (a job cannot be recalled)", 
     const org = await seedOrg();
     const { token } = await addKey(org);
     const tag = `video-${crypto.randomUUID().slice(0, 8)}`;
+    // Each far call's window, so the test counts round trips in sequence instead of reading a
+    // wall clock a loaded machine stretches.
+    const windows: CallWindow[] = [];
     const started = Date.now();
-    const { res, done } = via(far, token, videos, `a slow boat [[tag:${tag}]]`);
+    const { res, done } = via(windowedFarObjects(windows), token, videos, `a slow boat [[tag:${tag}]]`);
     const r = await res;
     expect(r.status, await r.clone().text()).toBe(200);
     await done;
     const sent = await recorded(tag);
     expect(sent).toHaveLength(1);
-    const upstreamAfter = sent[0]!.receivedAt - started;
-    console.log(`videos: upstream started ${upstreamAfter} ms after the request, objects ${FAR_MS} ms away`);
-    expect(upstreamAfter).toBeGreaterThanOrEqual(FAR_MS);
+    const upstreamAt = sent[0]!.receivedAt;
+    expect(upstreamAt - started).toBeGreaterThanOrEqual(FAR_MS);
     // One round trip, not two: the organization's credits are asked beside the key (before: after it).
-    expect(upstreamAfter).toBeLessThan(2 * FAR_MS);
+    const before = windows.filter((w) => w.end <= upstreamAt);
+    expect(before.map((w) => w.binding)).toEqual(expect.arrayContaining(["KEY_STATE", "ORG_CREDITS"]));
+    expect(sequentialDepth(before)).toBe(1);
   });
 
   it("a refused key creates no job upstream, and no early call is made for it", async () => {
