@@ -1,4 +1,5 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
 import { PROVIDER_IDS } from "./src/catalog/types.ts";
 import { TEST_SECRETS } from "./test/helpers/secrets.ts";
@@ -84,6 +85,10 @@ export default defineConfig(async () => {
   });
   return {
     test: {
+      // Vitest's default on 2 cores is one file at a time; a file spends much of its time waiting
+      // (its own workerd starting, queue and log polls), so two at once nearly halve the suite's
+      // wall time on such a machine. The tests assert orders and counts, not wall-clock bounds.
+      maxWorkers: Math.max(2, availableParallelism() - 1),
       projects: [
         project("workers", ["src/**/*.test.ts", "test/**/*.test.ts"], [LATENCY_TESTS], {}),
         // The admission invariants with the objects and the D1 primary far away (docs/admission.md).
