@@ -324,8 +324,9 @@ describe("leases: no round trip per request in steady state", () => {
     const started = Date.now();
     const stub = keyStateStub(env, row.id);
     while ((await stub.getSpend()).usage === 0n && Date.now() - started < 2_000) await sleep(10);
-    // The default batch window is 1 s; a reservation of its own goes in the next macrotask.
-    expect(Date.now() - started).toBeLessThan(500);
+    // The default batch window is 1 s; a reservation of its own goes in the next macrotask (tens
+    // of milliseconds on a quiet machine; the bound leaves a loaded one room below the window).
+    expect(Date.now() - started).toBeLessThan(900);
     expect((await stub.getSpend()).reserved).toBe(0n);
     await waitOnExecutionContext(ec);
   });
