@@ -1,4 +1,5 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
 import { PROVIDER_IDS } from "./src/catalog/types.ts";
@@ -27,10 +28,20 @@ export const LATENCY_BINDINGS = {
 
 const LATENCY_TESTS = "test/latency/**/*.test.ts";
 
+/**
+ * The modules' own tests that touch no binding (no `cloudflare:` import): they share one runtime
+ * instead of starting one per file, which is most of a small file's time. A test that reads or
+ * writes storage keeps a runtime, and so storage, of its own.
+ */
+const PURE_MODULE_TESTS = readdirSync("src", { recursive: true, encoding: "utf8" })
+  .filter((f) => f.endsWith(".test.ts"))
+  .map((f) => `src/${f}`)
+  .filter((f) => !/from "cloudflare:/.test(readFileSync(f, "utf8")));
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   /** One workerd project: the app with every provider on the fake upstream, plus `extra` bindings. */
-  const project = (name: string, include: string[], exclude: string[], extra: Record<string, string>) => ({
+  const project = (name: string, include: string[], exclude: string[], extra: Record<string, string>, isolate = true) => ({
     plugins: [
       cloudflareTest(({ inject }) => {
         // Every provider points at the fake upstream (test/fake-upstream), one path prefix each.
@@ -75,6 +86,7 @@ export default defineConfig(async () => {
     define: { __BENCH_INSTRUMENTS__: "true" },
     test: {
       name,
+      isolate,
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],
       include,
@@ -90,7 +102,8 @@ export default defineConfig(async () => {
       // wall time on such a machine. The tests assert orders and counts, not wall-clock bounds.
       maxWorkers: Math.max(2, availableParallelism() - 1),
       projects: [
-        project("workers", ["src/**/*.test.ts", "test/**/*.test.ts"], [LATENCY_TESTS], {}),
+        project("units", PURE_MODULE_TESTS, [], {}, false),
+        project("workers", ["src/**/*.test.ts", "test/**/*.test.ts"], [LATENCY_TESTS, ...PURE_MODULE_TESTS], {}),
         // The admission invariants with the objects and the D1 primary far away (docs/admission.md).
         project("latency", [LATENCY_TESTS], [], LATENCY_BINDINGS),
       ],
