@@ -44,10 +44,12 @@ export const PRIOR_WEIGHT = 10;
  * Attempts from one continent to an endpoint that keep it measured there: below this, exploration
  * may send that continent's callers to it now and then; at or above it, only while it looks
  * unhealthy from there (a region that failed is seen recovering instead of waiting for its failures
- * to leave the window) or while the region table says it is nearer than the leader. The window
- * forgets old attempts, so a healthy runner-up gets measured again about every half hour.
+ * to leave the window) or while the region table says it is nearer than the leader. A farther
+ * runner-up needs no more: beside PRIOR_WEIGHT its few samples only confirm the table, and every
+ * extra exploration is a request sent far. The window forgets old attempts, so a healthy runner-up
+ * gets measured again about every half hour.
  */
-export const EXPLORE_UNTIL_SAMPLES = 5;
+export const EXPLORE_UNTIL_SAMPLES = MIN_CONTINENT_SAMPLES;
 
 /** What ranking reads for the candidates of one request. */
 export interface RankingView {
