@@ -97,3 +97,13 @@ describe("moderations: regional endpoints", () => {
     expect(await reached(tag)).toEqual(["ap-northeast-1"]);
   });
 });
+
+describe("the model listing", () => {
+  it("lists a model whose default endpoint the key's residency excludes when one of its regional endpoints is allowed", async () => {
+    // openai's default endpoint is in the US; the key may use only Asia, where the organization has a key.
+    const models = (await (await call("/v1/models", { key: asiaOnlyKey })).json()) as Body;
+    const ids = (models.data as Body[]).map((m) => m.id);
+    expect(ids).toContain("text-embedding-3-small");
+    expect(ids).toContain("omni-moderation-latest");
+  });
+});

@@ -85,12 +85,6 @@ export const regionFromEnvSuffix = (suffix: string): string => suffix.toLowerCas
 export const envSuffixOfRegion = (region: string): string => region.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 
 /**
- * The region of a mapping's default endpoint: what residency is judged on at the doors that use
- * only the default endpoint (embeddings, images, moderations, the model listing).
- */
-export const defaultRegion = (m: { region?: string }, provider: { region?: string } | undefined): string => normalRegion(m.region ?? provider?.region);
-
-/**
  * The caller's continent: the request's `cf.continent` (Cloudflare's edge sets it); outside
  * production the `x-debug-caller-continent` header overrides it, so tests and benchmarks can play
  * callers anywhere. Null when unknown (then routing applies no distance prior).
