@@ -111,6 +111,7 @@ const REGIONS_OPTS = {
   cpuRounds: QUICK ? 1 : 2,
   cpuSeconds: QUICK ? 3 : 5,
   port: opt("regions-port", 8823),
+  inspectorPort: opt("regions-inspector-port", opt("regions-port", 8823) + 1000),
 };
 const DO_LATENCY_MS = WORLD && !REGIONS ? WORLD_OPTS.objMs : opt("do-latency", 0);
 

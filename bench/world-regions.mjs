@@ -257,6 +257,22 @@ export async function regionsReport({ root, sb, proxy, adminToken, cannon, cpu, 
     duringFailure: euOnly.filter((r) => r.sentAt >= failAt + 1000).length,
   };
 
+  // What the gateway's per-continent series held at the end (JSON only: where a share went wrong,
+  // this shows what ranking saw), and per continent the first attempts' regions per 5 s.
+  const series = {};
+  for (const c of CONTINENTS) series[c] = await fetch(`${sb.url}/v1/providers/metrics?continent=${c}`).then((r) => r.json(), () => null);
+  const timeline = {};
+  for (const c of CONTINENTS) {
+    const rows = {};
+    for (const r of results.filter((x) => x.continent === c)) {
+      const slot = Math.floor((r.sentAt - startedAt) / 5000) * 5;
+      const at = (rows[slot] ??= {});
+      const region = firstRegion(r.id);
+      at[region] = (at[region] ?? 0) + 1;
+    }
+    timeline[c] = rows;
+  }
+
   // ---- weighted keys: spread over key-requests requests; a 429 key beside a healthy one ----
   const keys = await weightedKeys(sb, adminToken, proxy, o);
 
@@ -264,7 +280,7 @@ export async function regionsReport({ root, sb, proxy, adminToken, cannon, cpu, 
   const cpuRows = await cpuWithPreferences(sb, adminToken, cannon, cpu, o);
 
   const loadAfter = load();
-  const report = { machine, loadBefore, loadAfter, options: o, perContinent, failure, residency, keys, cpu: cpuRows };
+  const report = { machine, loadBefore, loadAfter, options: o, perContinent, failure, residency, keys, cpu: cpuRows, timeline, series };
   const md = markdown(report);
   console.log(md);
   const dir = path.join(root, "bench", "results");
@@ -402,7 +418,7 @@ export async function runRegions({ root, adminToken, cannon, machine, o }) {
   Object.assign(vars, regionBindings(proxy.url));
   const migrate = spawnSync(process.execPath, [WRANGLER_BIN(root), "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { cwd: root, env: childEnv, encoding: "utf8" });
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
-  const args = [WRANGLER_BIN(root), "dev", "--ip", "127.0.0.1", "--port", String(o.port), "--inspector-port", String(o.port + 1000), "--persist-to", persist, "--log-level", "warn"];
+  const args = [WRANGLER_BIN(root), "dev", "--ip", "127.0.0.1", "--port", String(o.port), "--inspector-port", String(o.inspectorPort ?? o.port + 1000), "--persist-to", persist, "--log-level", "warn"];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const dev = spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let out = "";

@@ -14,7 +14,7 @@ import { evaluateAccess } from "../iam/evaluate";
 import { isDeactivated, isDeprecated, isFreeMapping, listModels } from "./index";
 import { PROVIDERS } from "./providers";
 import type { ModelDefinition, ProviderId, ProviderMapping } from "./types";
-import { defaultRegion } from "../routing/regions";
+import { endpointsOf } from "../routing/endpoints";
 
 export interface CatalogQuery {
   includeDeactivated: boolean;
@@ -71,6 +71,7 @@ export function keyedMappingFilter(env: Env, ctx: KeyContext, clientIp: string |
   const compliance = ctx.organization.compliance;
   const denied = new Set(compliance.deniedProviders ?? []);
   const available = new Map<ProviderId, boolean>();
+  const byok = ctx.project.mode !== "credits" ? ctx.providerKeys : [];
   return (model, m) => {
     const provider = PROVIDERS[m.providerId];
     if (compliance.noTraining && provider.trainsOnApiData) return false;
@@ -81,7 +82,9 @@ export function keyedMappingFilter(env: Env, ctx: KeyContext, clientIp: string |
       available.set(m.providerId, ok);
     }
     if (!ok) return false;
-    return evaluateAccess(ctx, { model: model.id, provider: m.providerId, free: isFreeMapping(model, m), clientIp, kind: "catalog", region: defaultRegion(m, provider) }).allowed;
+    // Listed when any endpoint of the mapping may serve this key (residency is per endpoint).
+    const free = isFreeMapping(model, m);
+    return endpointsOf(env, m.providerId, m.region ?? provider.region, byok).some((e) => evaluateAccess(ctx, { model: model.id, provider: m.providerId, free, clientIp, kind: "catalog", region: e.region }).allowed);
   };
 }
 

@@ -12,15 +12,15 @@ import { embeddingTokensUpperBound, tokenCost } from "../billing/estimate";
 import { computeCost } from "../billing/cost";
 import { queueSettlement, renewLeasesEarly, type RequestCost } from "../billing/settle";
 import { toUsdNumber } from "../billing/money";
-import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
-import type { ModelDefinition, ProviderInfo, ProviderMapping } from "../catalog/types";
+import { getProvider, isDeactivated, parseModelRef } from "../catalog";
+import type { ModelDefinition, ProviderMapping } from "../catalog/types";
 import type { RoutingAttempt } from "../db/schema";
 import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
-import { evaluateAccess } from "../iam/evaluate";
 import { newId } from "../lib/ids";
 import { MalformedUpstreamError } from "../providers/errors";
 import { emptyUsage } from "../providers/types";
-import { planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
+import { resolveCredential } from "../routing/credentials";
+import { doorEndpoints, type DoorEndpoint } from "../routing/door-endpoints";
 import { admitCreditCandidates } from "../billing/credits";
 import { admitWithEarlyCall, type EarlyAdmitted } from "../billing/early-call";
 import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailure, timeoutFailure, type AttemptFailure } from "../routing/failover";
@@ -32,38 +32,26 @@ import { compactBody, errorBody } from "../usage/body-shapes";
 import type { RequestLogInput } from "../usage/request-log";
 import { embeddingAdapterFor, toBase64Float32, type EmbeddingInput } from "./adapters";
 import type { EmbeddingsRequest } from "./schema";
-import { defaultRegion } from "../routing/regions";
 
-interface Candidate {
-  provider: ProviderInfo;
-  mapping: ProviderMapping;
-  credential: CredentialPlan;
-}
+/** One endpoint of a mapping (src/routing/door-endpoints.ts). */
+type Candidate = DoorEndpoint;
 
 function selectCandidates(input: GatewayRequest, auth: KeyContext, model: ModelDefinition, pinned: ProviderMapping | null): Candidate[] {
   const now = Date.now();
   const policy = auth.organization.compliance;
-  const out: Candidate[] = [];
-  let denial: string | null = null;
-  for (const m of pinned ? [pinned] : model.mappings) {
+  const mappings = (pinned ? [pinned] : model.mappings).filter((m) => {
     const provider = getProvider(m.providerId);
-    if (!provider || !embeddingAdapterFor(provider.wireFormat)) continue;
-    if (m.deactivatedAt && Date.parse(m.deactivatedAt) <= now) continue;
-    if ((policy.noTraining && provider.trainsOnApiData) || (policy.deniedProviders ?? []).includes(m.providerId)) continue;
-    const credential = planCredential(input.env, auth.project.mode, m.providerId, auth.providerKeys);
-    if (!credential) continue;
-    const decision = evaluateAccess(auth, { model: model.id, provider: m.providerId, free: isFreeMapping(model, m), clientIp: input.clientIp, kind: "chat", region: defaultRegion(m, provider) });
-    if (!decision.allowed) {
-      denial ??= decision.message;
-      continue;
-    }
-    out.push({ provider, mapping: m, credential });
-  }
-  if (out.length === 0) {
+    if (!provider || !embeddingAdapterFor(provider.wireFormat)) return false;
+    if (m.deactivatedAt && Date.parse(m.deactivatedAt) <= now) return false;
+    return !((policy.noTraining && provider.trainsOnApiData) || (policy.deniedProviders ?? []).includes(m.providerId));
+  });
+  // Embeddings are judged by the chat rules (model, provider, pricing, IP, residency).
+  const { endpoints, denial } = doorEndpoints(input.env, auth, { model, mappings, kind: "chat", clientIp: input.clientIp, caller: input.callerContinent });
+  if (endpoints.length === 0) {
     if (denial) throw permissionDenied(denial);
     throw new ApiError(503, `No provider is available for '${model.id}' in this project (compliance policy, project mode or missing credentials).`, { type: "upstream_error", code: "no_provider_available" });
   }
-  return out;
+  return endpoints;
 }
 
 function resolveModel(auth: KeyContext, id: string): { model: ModelDefinition; pinned: ProviderMapping | null } {
@@ -164,7 +152,7 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
       creditEstimate: candidates.some(creditPaid) ? estimate : null,
       early: earlyCand ? { creditPaid: creditPaid(earlyCand), run: (signal) => attempt(input, req, earlyModel, earlyCand, signal) } : null,
       onCancelled: (ms) => {
-        if (earlyCand) routing.push({ provider: earlyCand.provider.id, model: earlyModel.id, status_code: 499, succeeded: false, credentialSource: earlyCand.credential.source, latency_ms: ms, error_type: "early_cancelled" });
+        if (earlyCand) routing.push({ provider: earlyCand.provider.id, model: earlyModel.id, status_code: 499, succeeded: false, credentialSource: earlyCand.credential.source, latency_ms: ms, error_type: "early_cancelled", ...regionOf(earlyCand) });
       },
       waitUntil: input.waitUntil,
     });
@@ -191,11 +179,11 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
     let last: { failure: AttemptFailure; cand: Candidate } | null = null;
     for (const cand of candidates) {
       if (!carries(cand)) {
-        routing.push({ provider: cand.provider.id, model: model.id, status_code: 400, succeeded: false, credentialSource: cand.credential.source, error_type: "unsupported_input" });
+        routing.push({ provider: cand.provider.id, model: model.id, status_code: 400, succeeded: false, credentialSource: cand.credential.source, error_type: "unsupported_input", ...regionOf(cand) });
         continue;
       }
       const r = await ((cand === earlyCand ? early.take() : null) ?? attempt(input, req, model, cand));
-      const rec: RoutingAttempt = { provider: cand.provider.id, model: model.id, status_code: r.ok ? 200 : attemptStatus(r.failure), succeeded: r.ok, credentialSource: cand.credential.source, latency_ms: r.ms };
+      const rec: RoutingAttempt = { provider: cand.provider.id, model: model.id, status_code: r.ok ? 200 : attemptStatus(r.failure), succeeded: r.ok, credentialSource: cand.credential.source, latency_ms: r.ms, ...regionOf(cand) };
       if (!r.ok) rec.error_type = r.failure.errorType;
       routing.push(rec);
       if (!r.ok) {
@@ -211,10 +199,10 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
         data: r.vectors.map((v, index) => ({ object: "embedding", index, embedding: body.encoding_format === "base64" ? toBase64Float32(v) : v })),
         model: model.id,
         usage: { prompt_tokens: r.promptTokens, total_tokens: r.promptTokens, cost: toUsdNumber(cost) },
-        metadata: { request_id: input.requestId, log_id: logId, used_provider: cand.provider.id, used_model: model.id, routing },
+        metadata: { request_id: input.requestId, log_id: logId, used_provider: cand.provider.id, used_model: model.id, used_region: cand.region, routing },
       };
       finish(
-        { ...base(), usedModel: model.id, usedProvider: cand.provider.id, statusCode: 200, usage, costPico: cost, creditsCostPico: creditsPico, byokCostPico: cost - creditsPico, ttftMs: r.ms },
+        { ...base(), usedModel: model.id, usedProvider: cand.provider.id, usedRegion: cand.region || null, statusCode: 200, usage, costPico: cost, creditsCostPico: creditsPico, byokCostPico: cost - creditsPico, ttftMs: r.ms },
         { totalPico: cost, creditsPico },
         { object: answer.object, data: r.vectors.map((v, index) => ({ index, embedding: v })), model: answer.model, usage: answer.usage },
       );
@@ -230,5 +218,8 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
     throw err;
   }
 }
+
+/** The routing record's `region` of an endpoint (none for a global one). */
+const regionOf = (c: Candidate): { region?: string } => (c.region ? { region: c.region } : {});
 
 const isTokenList = (v: EmbeddingsRequest["input"]): v is number[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number");

@@ -11,6 +11,7 @@ import type { KeyContext } from "../context/key-context";
 import type { ProviderInfo } from "../catalog/types";
 import { decryptSecret } from "../lib/crypto";
 import { requireHashSecret } from "../lib/crypto";
+import { resolveCredential as resolvePlan, type CredentialPlan } from "../routing/credentials";
 
 export interface UpstreamCredential {
   apiKey: string;
@@ -36,6 +37,20 @@ export async function resolveCredential(env: Env, ctx: KeyContext, provider: Pro
   }
   const apiKey = envVar(env, `${prefix}_API_KEY`);
   return apiKey ? { apiKey, baseUrl: operatorBase, source: "credits" } : null;
+}
+
+/**
+ * The upstream credential of a routing plan for one endpoint (src/routing/door-endpoints.ts): a
+ * regional endpoint's `<ID>_BASE_URL__<REGION>`, a key's own base URL, or the default one.
+ */
+export async function credentialOfPlan(env: Env, plan: CredentialPlan, provider: ProviderInfo): Promise<UpstreamCredential> {
+  const r = await resolvePlan(env, plan, provider.baseUrl);
+  const cred: UpstreamCredential = { apiKey: r.apiKey, baseUrl: r.baseUrl, source: plan.source };
+  if ("providerKey" in plan) {
+    cred.providerKeyId = plan.providerKey.id;
+    if (plan.providerKey.label) cred.providerKeyLabel = plan.providerKey.label;
+  }
+  return cred;
 }
 
 /** Joins a base URL and a path without doubling or losing the slash. */

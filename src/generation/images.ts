@@ -9,9 +9,8 @@
  */
 import type { KeyContext } from "../context/key-context";
 import type { GatewayRequest } from "../routes/middleware/gateway-request";
-import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
+import { isDeactivated, parseModelRef } from "../catalog";
 import type { ModelDefinition, ProviderMapping } from "../catalog/types";
-import { evaluateAccess } from "../iam/evaluate";
 import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { admitCreditCandidates } from "../billing/credits";
@@ -22,7 +21,7 @@ import { newId } from "../lib/ids";
 import { toBase64 } from "../lib/crypto";
 import { checkNamedUrl } from "../lib/ssrf";
 import { malformed, MalformedUpstreamError } from "../providers/errors";
-import { resolveCredential, type UpstreamCredential } from "./credentials";
+import { credentialOfPlan, type UpstreamCredential } from "./credentials";
 import { credentialHash } from "../routing/credentials";
 import { imageAdapterFor } from "./providers";
 import type { GeneratedImage, ImageAdapter, ImageUpstreamResult, ImageUsage } from "./providers/types";
@@ -30,7 +29,7 @@ import { fetchJson, UpstreamFailure } from "./upstream";
 import { safely, writeGenerationLog, type GenerationLog } from "./log";
 import { queueBodies } from "../usage/bodies";
 import { compactBody, errorBody } from "../usage/body-shapes";
-import { defaultRegion } from "../routing/regions";
+import { doorEndpoints } from "../routing/door-endpoints";
 
 export const DEFAULT_IMAGE_MODEL = "qwen-image-3.0";
 export const MAX_IMAGES = 4;
@@ -217,7 +216,7 @@ async function shape(img: GeneratedImage, format: "b64_json" | "url" | undefined
   return { data, mimeType };
 }
 
-type Usable = Candidate & { cred: UpstreamCredential };
+type Usable = Candidate & { cred: UpstreamCredential; region: string };
 type Shaped = Awaited<ReturnType<typeof shape>>;
 /** One provider's attempt: the images generated and shaped for the answer, or what went wrong. */
 type ImageAttempt = { ok: true; result: ImageUpstreamResult; shaped: Shaped[] } | { ok: false; error: unknown };
@@ -233,25 +232,20 @@ async function attemptImages(c: Usable, prompt: string, size: string, n: number,
   }
 }
 
-/** The candidates a key may use (IAM) and has credentials for, in order; the first IAM denial. */
-async function usableCandidates(input: GenerationDeps, ctx: KeyContext, resolved: ResolvedRequest): Promise<{ allowed: number; denial: string | null; usable: Usable[] }> {
-  const { model } = resolved;
-  let denial: string | null = null;
-  const allowed = resolved.candidates.filter((c) => {
-    const d = evaluateAccess(ctx, { model: model.id, provider: c.mapping.providerId, free: isFreeMapping(model, c.mapping), clientIp: input.clientIp, kind: "image", region: defaultRegion(c.mapping, getProvider(c.mapping.providerId)) });
-    if (!d.allowed) denial ??= d.message;
-    return d.allowed;
-  });
+/**
+ * The endpoints a key may use (IAM, residency) and has credentials for, nearest first for its
+ * caller (src/routing/door-endpoints.ts); the first IAM denial.
+ */
+async function usableCandidates(input: GenerationDeps, ctx: KeyContext, resolved: ResolvedRequest): Promise<{ allowed: boolean; denial: string | null; usable: Usable[] }> {
+  const byMapping = new Map(resolved.candidates.map((c) => [c.mapping, c]));
+  const mappings = resolved.candidates.map((c) => c.mapping);
+  const { endpoints, denial } = doorEndpoints(input.env, ctx, { model: resolved.model, mappings, kind: "image", clientIp: input.clientIp, caller: input.callerContinent });
   const usable: Usable[] = [];
-  for (const c of allowed) {
-    const provider = getProvider(c.mapping.providerId);
-    const cred = provider ? await resolveCredential(input.env, ctx, provider) : null;
-    if (cred) usable.push({ ...c, cred });
-  }
-  return { allowed: allowed.length, denial, usable };
+  for (const e of endpoints) usable.push({ ...byMapping.get(e.mapping)!, region: e.region, cred: await credentialOfPlan(input.env, e.credential, e.provider) });
+  return { allowed: usable.length > 0 || denial === null, denial, usable };
 }
 
-const regionOf = (c: Candidate): string | null => c.mapping.region ?? getProvider(c.mapping.providerId)?.region ?? null;
+const regionOf = (c: Usable): string | null => c.region || null;
 
 /** The routing record of an early call that admission did not let through (logged, not billed). */
 function cancelledAttempt(c: Usable, logId: string, ms: number): RoutingAttempt {

@@ -13,7 +13,7 @@
 import { Hono, type Context } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../app-types";
-import type { Env } from "../env";
+import { isProduction, type Env } from "../env";
 import type { KeyContext } from "../context/key-context";
 import { checkKey, requireGatewayKey } from "../auth/gateway-key";
 import { admitCreditCandidates } from "../billing/credits";
@@ -21,11 +21,10 @@ import { admitWithEarlyCall, type EarlyAdmitted } from "../billing/early-call";
 import { describeZodError } from "../errors/validation";
 import { ApiError, badRequest, permissionDenied } from "../errors/api-error";
 import { upstreamRejection } from "../routing/failover";
-import { evaluateAccess, type AccessDecision } from "../iam/evaluate";
 import { clientIpOf } from "./middleware/gateway-request";
-import { getProvider, isFreeMapping, parseModelRef } from "../catalog";
-import type { ModelDefinition, ProviderMapping } from "../catalog/types";
-import { credentialHash, planCredential, resolveCredential, type CredentialPlan } from "../routing/credentials";
+import { getProvider, parseModelRef } from "../catalog";
+import type { ModelDefinition } from "../catalog/types";
+import { credentialHash, resolveCredential } from "../routing/credentials";
 import { maxPico, parseUsd, type Pico } from "../billing/money";
 import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { writeRequestLog } from "../usage/log-queue";
@@ -34,7 +33,8 @@ import { compactBody, errorBody } from "../usage/body-shapes";
 import { detectSourceApp } from "../usage/source-app";
 import type { RoutingAttempt } from "../db/schema";
 import { newId } from "../lib/ids";
-import { defaultRegion } from "../routing/regions";
+import { callerContinent, type Continent } from "../routing/regions";
+import { doorEndpoints, type DoorEndpoint } from "../routing/door-endpoints";
 
 export const DEFAULT_MODERATION_MODEL = "omni-moderation-latest";
 const UPSTREAM_TIMEOUT_MS = 30_000;
@@ -49,10 +49,9 @@ const body = z.object({
   model: z.string().trim().min(1).max(200).optional(),
 });
 
-interface Candidate {
+/** One endpoint of a moderation mapping (src/routing/door-endpoints.ts). */
+interface Candidate extends DoorEndpoint {
   model: ModelDefinition;
-  mapping: ProviderMapping;
-  plan: CredentialPlan;
 }
 
 interface ModerationResult {
@@ -62,29 +61,19 @@ interface ModerationResult {
   [k: string]: unknown;
 }
 
-/** The moderation mappings a key may use for `modelRef`, or a precise error. */
-function selectCandidates(env: Env, ctx: KeyContext, modelRef: string, clientIp: string | null): Candidate[] {
+/** The moderation endpoints a key may use for `modelRef`, nearest first for its caller, or a precise error. */
+function selectCandidates(env: Env, ctx: KeyContext, modelRef: string, clientIp: string | null, caller: Continent | null): Candidate[] {
   const ref = parseModelRef(modelRef);
   if (ref.kind === "unknown") throw badRequest(`The model '${modelRef}' does not exist`, "model", "model_not_found");
   if (ref.model.kind !== "moderation") throw badRequest(`The model '${modelRef}' is not a moderation model`, "model", "invalid_model");
-  const mappings = ref.kind === "pinned" ? [ref.mapping] : ref.model.mappings;
-  const out: Candidate[] = [];
-  let denial: AccessDecision | null = null;
-  for (const m of mappings) {
-    if (!getProvider(m.providerId)?.moderation) continue;
-    const decision = evaluateAccess(ctx, { model: ref.model.id, provider: m.providerId, free: isFreeMapping(ref.model, m), clientIp, kind: "moderation", region: defaultRegion(m, getProvider(m.providerId)) });
-    if (!decision.allowed) {
-      denial ??= decision;
-      continue;
-    }
-    const plan = planCredential(env, ctx.project.mode, m.providerId, ctx.providerKeys);
-    if (plan) out.push({ model: ref.model, mapping: m, plan });
-  }
-  if (out.length === 0) {
-    if (denial && !denial.allowed) throw permissionDenied(denial.message);
+  const model = ref.model;
+  const mappings = (ref.kind === "pinned" ? [ref.mapping] : model.mappings).filter((m) => getProvider(m.providerId)?.moderation);
+  const { endpoints, denial } = doorEndpoints(env, ctx, { model, mappings, kind: "moderation", clientIp, caller });
+  if (endpoints.length === 0) {
+    if (denial) throw permissionDenied(denial);
     throw new ApiError(503, `No provider is available for '${modelRef}' in this project`, { type: "upstream_error", code: "no_provider_available" });
   }
-  return out;
+  return endpoints.map((e) => ({ ...e, model }));
 }
 
 /** Normalizes one upstream result: `flagged` is derived from the categories when missing. */
@@ -124,7 +113,7 @@ function inputTokensUpperBound(input: z.infer<typeof body>["input"]): number {
 }
 
 /** Body and model checks; a request they refuse asks the key's state first (401 before 400). */
-async function parseOrGate(c: Context<AppEnv>, ctx: KeyContext, clientIp: string | null) {
+async function parseOrGate(c: Context<AppEnv>, ctx: KeyContext, clientIp: string | null, caller: Continent | null) {
   try {
     let raw: unknown;
     try {
@@ -138,7 +127,7 @@ async function parseOrGate(c: Context<AppEnv>, ctx: KeyContext, clientIp: string
       throw badRequest(message, param);
     }
     const modelRef = parsed.data.model ?? DEFAULT_MODERATION_MODEL;
-    return { req: parsed.data, modelRef, candidates: selectCandidates(c.env, ctx, modelRef, clientIp) };
+    return { req: parsed.data, modelRef, candidates: selectCandidates(c.env, ctx, modelRef, clientIp, caller) };
   } catch (err) {
     if (err instanceof ApiError && err.status < 500) await checkKey(c.env, ctx, { spending: true });
     throw err;
@@ -158,7 +147,7 @@ async function callModeration(env: Env, cand: Candidate, baseUrl: string, input:
   const started = Date.now();
   let apiKeyHash: string | undefined;
   try {
-    const cred = await resolveCredential(env, cand.plan, baseUrl);
+    const cred = await resolveCredential(env, cand.credential, baseUrl);
     apiKeyHash = await credentialHash(env, cred.apiKey);
     const timeout = AbortSignal.timeout(UPSTREAM_TIMEOUT_MS);
     const res = await fetch(`${cred.baseUrl}/moderations`, {
@@ -176,16 +165,17 @@ async function callModeration(env: Env, cand: Candidate, baseUrl: string, input:
   }
 }
 
-type LogExtra = { usedProvider?: string; error?: string; errorType?: string; costPico?: Pico; credits?: boolean; usedModel?: string; answer?: unknown };
+type LogExtra = { usedProvider?: string; usedRegion?: string; error?: string; errorType?: string; costPico?: Pico; credits?: boolean; usedModel?: string; answer?: unknown };
 
 moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
   const started = Date.now();
   const clientIp = clientIpOf(c.req.raw.headers);
   const auth = c.get("keyAuth");
-  const { req, modelRef, candidates: selected } = await parseOrGate(c, auth, clientIp);
+  const caller = callerContinent(c.req.raw, isProduction(c.env));
+  const { req, modelRef, candidates: selected } = await parseOrGate(c, auth, clientIp, caller);
   const tokens = BigInt(inputTokensUpperBound(req.input));
   const bound = (list: Candidate[]) => list.reduce<Pico>((m, cand) => maxPico(m, parseUsd(cand.mapping.pricing.prompt) * tokens), 0n);
-  const creditPaid = (cand: Candidate) => cand.plan.source === "credits" && bound([cand]) > 0n;
+  const creditPaid = (cand: Candidate) => cand.credential.source === "credits" && bound([cand]) > 0n;
   const routing: RoutingAttempt[] = [];
   const logId = newId("log");
   /** Settlement and record writes; a successful answer is returned once they are durable. */
@@ -210,6 +200,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
         requestedProvider: modelRef.includes("/") ? modelRef.split("/")[0] : null,
         usedModel: extra.usedModel ?? null,
         usedProvider: extra.usedProvider ?? null,
+        usedRegion: extra.usedRegion || null,
         statusCode,
         errorType: extra.error ? (extra.errorType ?? "upstream_error") : null,
         errorMessage: extra.error ?? null,
@@ -256,7 +247,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
     let candidates: Candidate[];
     try {
       // A newer context (rules changed a moment ago): the providers are chosen again under it.
-      candidates = early.fresh ? selectCandidates(c.env, ctx, modelRef, clientIp) : selected;
+      candidates = early.fresh ? selectCandidates(c.env, ctx, modelRef, clientIp, caller) : selected;
       if (early.credit && !early.credit.ok) {
         candidates = candidates.filter((cand) => !creditPaid(cand));
         if (candidates.length === 0) throw early.credit.error;
@@ -282,10 +273,11 @@ const logSettleError = (err: unknown) => console.error("moderation settlement fa
 
 /** A routing record for a candidate, before its answer. */
 function attemptOf(cand: Candidate, logId: string): RoutingAttempt {
-  const attempt: RoutingAttempt = { provider: cand.mapping.providerId, model: cand.mapping.externalId, status_code: 0, succeeded: false, credentialSource: cand.plan.source, logId };
-  if ("providerKey" in cand.plan) {
-    attempt.providerKeyId = cand.plan.providerKey.id;
-    if (cand.plan.providerKey.label) attempt.providerKeyLabel = cand.plan.providerKey.label;
+  const attempt: RoutingAttempt = { provider: cand.mapping.providerId, model: cand.mapping.externalId, status_code: 0, succeeded: false, credentialSource: cand.credential.source, logId };
+  if (cand.region) attempt.region = cand.region;
+  if ("providerKey" in cand.credential) {
+    attempt.providerKeyId = cand.credential.providerKey.id;
+    if (cand.credential.providerKey.label) attempt.providerKeyLabel = cand.credential.providerKey.label;
   }
   return attempt;
 }
@@ -338,14 +330,14 @@ async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Respons
     attempt.succeeded = true;
     const tokens = promptTokensOf(json);
     const cost = tokens > 0 ? parseUsd(cand.mapping.pricing.prompt) * BigInt(tokens) : 0n;
-    const credits = cand.plan.source === "credits";
+    const credits = cand.credential.source === "credits";
     run.settle(cost, credits);
     const answer = {
       id: typeof json.id === "string" ? json.id : `modr-${logId}`,
       model: cand.model.id,
       results: (json.results as unknown[]).map(normalizeResult),
     };
-    log(200, { usedProvider: provider.id, costPico: cost, credits, usedModel: cand.model.id, answer });
+    log(200, { usedProvider: provider.id, usedRegion: cand.region, costPico: cost, credits, usedModel: cand.model.id, answer });
     await run.recorded();
     return c.json(answer);
   }

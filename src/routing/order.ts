@@ -35,8 +35,8 @@ export interface OrderOptions {
   /** Share of requests probing a low-uptime pinned provider first (`pinnedProbeRate(env)`). */
   pinnedProbeRate: number;
   stats: (c: Candidate) => RouteStats;
-  /** Exploration only picks runners-up this says are short of evidence (absent: any runner-up). */
-  needsEvidence?: (c: Candidate) => boolean;
+  /** Exploration only picks runners-up this says should be measured against the leader (absent: any of the top three). */
+  needsEvidence?: (c: Candidate, leader: Candidate) => boolean;
   random?: () => number;
 }
 

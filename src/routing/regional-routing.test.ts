@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { env as workerEnv } from "cloudflare:workers";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { KeyContext, ProviderKeyRecord } from "../context/key-context";
 import type { Env } from "../env";
 import { findModel } from "../catalog";
@@ -10,6 +11,10 @@ import { pickKey } from "./key-choice";
 import { callerContinent, continentOf, regionMatches } from "./regions";
 import { distancePriorMs } from "./regions";
 import type { RouteStats } from "./score";
+import type { Continent } from "./regions";
+import { reportAttempts, resetLiveMetrics } from "./live-metrics";
+import { metricsProviderId } from "./candidate-stats";
+import { planFor } from "../routes/chat/admit";
 
 const MODEL = "nova-lite";
 
@@ -115,5 +120,73 @@ describe("weighted key choice", () => {
     expect(Math.abs(a / 10_000 - 0.75)).toBeLessThan(0.02);
     expect(pickKey(keys, new Set(["a"]))!.id).toBe("b");
     expect(pickKey(keys, new Set(["a", "b"]))).toBeNull();
+  });
+});
+
+/**
+ * Ranking per caller continent over a run of requests: the plan each request gets (the real
+ * planFor, exploration at the production 5% with a seeded random), fed back with what the caller
+ * would measure (upstream 215 ms + the network between continents: near 15, NA-EU 90, NA-AS 150,
+ * EU-AS 180), as the regions bench does.
+ */
+describe("ranking per caller continent over many requests", () => {
+  const NET: Record<string, Record<string, number>> = { NA: { NA: 15, EU: 90, AS: 150 }, EU: { NA: 90, EU: 15, AS: 180 }, AS: { NA: 150, EU: 180, AS: 15 } };
+  const CONT: Record<string, string> = { "us-east-1": "NA", "eu-central-1": "EU", "ap-northeast-1": "AS" };
+  const exploring = { ...env, ROUTING_EXPLORATION_RATE: "0.05" } as unknown as Env;
+  const needs = { stream: true, tools: false, vision: false, audio: false, audioOutput: false, files: false, json: "none" as const, n: 1, promptTokens: 10, maxTokens: 16 };
+  const plan = (continent: Continent) => planFor(exploring, new Headers(), select(ctx()), { ...needs, callerContinent: continent });
+  const measure = (continent: Continent, region: string, ttftMs: number | null, n = 1) => {
+    const cand = select(ctx()).find((c) => c.region === region)!;
+    const sample = { provider: metricsProviderId(cand), model: cand.modelId, at: Date.now(), outcome: ttftMs === null ? ("error" as const) : ("ok" as const), ttftMs, outputTokens: ttftMs === null ? 0 : 16, generationMs: ttftMs === null ? null : 40 };
+    reportAttempts(workerEnv, () => undefined, Array.from({ length: n }, () => ({ ...sample })), continent);
+  };
+  /** `count` requests from `continent`, each measured where its plan sent it first; returns the first regions. */
+  const run = (continent: Continent, count: number): string[] =>
+    Array.from({ length: count }, () => {
+      const first = plan(continent)[0]!;
+      measure(continent, first.region, 215 + NET[continent]![CONT[first.region]!]!);
+      return first.region;
+    });
+
+  let seed = 0;
+  beforeEach(() => {
+    resetLiveMetrics();
+    seed = 42;
+    // mulberry32: the same draws on every run.
+    vi.spyOn(Math, "random").mockImplementation(() => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = seed;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    });
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it("slow first samples (a cold start) do not lock a continent onto a far region: exploration brings it back", () => {
+    // Warm-up: Europe and Asia measured their own regions; North America's first three attempts on
+    // its own region were slow (cold isolate, new connections), which once sent it far for good.
+    measure("EU", "eu-central-1", 230, 10);
+    measure("AS", "ap-northeast-1", 230, 10);
+    measure("NA", "us-east-1", 600, 3);
+    const firsts = run("NA", 400);
+    const last = firsts.slice(-200);
+    expect(last.filter((r) => r === "us-east-1").length / last.length).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it("before any evidence from its continent, an endpoint measured elsewhere does not pull a caller far", () => {
+    // Europe measured its region; nobody measured North America's yet (unknown is not slow).
+    measure("EU", "eu-central-1", 230, 10);
+    expect(plan("NA")[0]!.region).toBe("us-east-1");
+  });
+
+  it("failover follows nearness for the caller's continent: Europe's region down, North America's next, Asia's last", () => {
+    measure("NA", "us-east-1", 240, 20);
+    measure("AS", "ap-northeast-1", 200, 20);
+    // Inside a request: the near region first, then the next nearest.
+    expect(plan("EU").map((c) => c.region)).toEqual(["eu-central-1", "us-east-1", "ap-northeast-1"]);
+    // After its failures, new requests start on the next nearest.
+    measure("EU", "eu-central-1", null, 8);
+    expect(plan("EU").map((c) => c.region)).toEqual(["us-east-1", "ap-northeast-1", "eu-central-1"]);
   });
 });

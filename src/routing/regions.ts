@@ -85,12 +85,6 @@ export const regionFromEnvSuffix = (suffix: string): string => suffix.toLowerCas
 export const envSuffixOfRegion = (region: string): string => region.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 
 /**
- * The region of a mapping's default endpoint: what residency is judged on at the doors that use
- * only the default endpoint (embeddings, images, moderations, the model listing).
- */
-export const defaultRegion = (m: { region?: string }, provider: { region?: string } | undefined): string => normalRegion(m.region ?? provider?.region);
-
-/**
  * The caller's continent: the request's `cf.continent` (Cloudflare's edge sets it); outside
  * production the `x-debug-caller-continent` header overrides it, so tests and benchmarks can play
  * callers anywhere. Null when unknown (then routing applies no distance prior).
@@ -105,15 +99,32 @@ export function callerContinent(request: Request, production: boolean): Continen
   return isContinent(c) ? c : null;
 }
 
-/** Time to first token added for distance when ranking, until per-continent evidence exists. */
+/**
+ * Time to first token added for distance when ranking, until the caller's continent has evidence
+ * for an endpoint (candidate-stats.ts): an endpoint on the caller's continent is near, a global one
+ * in between, and one elsewhere as far as the table below says, so that without evidence the
+ * endpoints rank, and fail over, in order of nearness (from Europe: North America before Asia).
+ */
 export const NEAR_PRIOR_MS = 20;
 export const GLOBAL_PRIOR_MS = 60;
-export const FAR_PRIOR_MS = 150;
 
-/** The distance prior of an endpoint for a caller: same continent near, a global endpoint between, others far. */
+/**
+ * Typical one-way network time (ms) between continents' main cloud regions, rounded: what matters
+ * is the order it gives each continent (EU: NA, AF, AS, SA, OC), not the figures.
+ */
+const CONTINENT_DISTANCE_MS: Readonly<Record<Continent, Readonly<Record<Continent, number>>>> = {
+  NA: { NA: NEAR_PRIOR_MS, SA: 120, EU: 90, AF: 200, AS: 150, OC: 160 },
+  SA: { NA: 120, SA: NEAR_PRIOR_MS, EU: 190, AF: 250, AS: 260, OC: 270 },
+  EU: { NA: 90, SA: 190, EU: NEAR_PRIOR_MS, AF: 100, AS: 180, OC: 250 },
+  AF: { NA: 200, SA: 250, EU: 100, AF: NEAR_PRIOR_MS, AS: 220, OC: 280 },
+  AS: { NA: 150, SA: 260, EU: 180, AF: 220, AS: NEAR_PRIOR_MS, OC: 110 },
+  OC: { NA: 160, SA: 270, EU: 250, AF: 280, AS: 110, OC: NEAR_PRIOR_MS },
+};
+
+/** The distance prior of an endpoint for a caller: same continent near, a global endpoint between, others by distance. */
 export function distancePriorMs(caller: Continent | null, region: string): number {
   if (!caller) return 0;
   const c = continentOf(region);
   if (!c) return GLOBAL_PRIOR_MS;
-  return c === caller ? NEAR_PRIOR_MS : FAR_PRIOR_MS;
+  return CONTINENT_DISTANCE_MS[caller][c];
 }

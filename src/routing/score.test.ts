@@ -49,6 +49,13 @@ describe("score", () => {
     expect(explore([0.01, 0.01])).toBe("a");
   });
 
+  it("reaches a runner-up that needs evidence even when it ranks below the top three", () => {
+    const items = [item("a", 100n), item("b", 200n), item("c", 300n), item("d", 400n)];
+    const explore = (draws: number[]) =>
+      rank(items, (x) => x.input, { explorationRate: 0.05, random: () => draws.shift() ?? 0, needsEvidence: (x, leader) => leader.name === "a" && x.name === "d" })[0]!.name;
+    expect(explore([0.01, 0.01])).toBe("d");
+  });
+
   it("reads the exploration rate from the environment", () => {
     expect(explorationRate({ ENVIRONMENT: "test" })).toBe(0);
     expect(explorationRate({ ENVIRONMENT: "production" })).toBe(0.05);

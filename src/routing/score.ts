@@ -13,8 +13,9 @@
  * loses against any healthy one regardless of price (at 90% the penalty is 0.2, at 70% it is 1).
  * Ties keep the catalogue order. With probability `explorationRate` the first place goes to a
  * random other candidate among the top three, so metrics of the runners-up stay fresh; given
- * `needsEvidence`, only to a runner-up it says is short of evidence (per caller continent:
- * candidate-stats.ts), so a continent whose runners-up are measured sends them nothing more.
+ * `needsEvidence`, to one of the two best runners-up it says should be measured against the leader
+ * (per caller continent: candidate-stats.ts), wherever they rank, so a continent whose runners-up
+ * are measured sends them nothing more, and one it has not measured is reached even behind others.
  */
 
 export interface RouteStats {
@@ -85,15 +86,17 @@ export function scoreAll(inputs: readonly ScoreInput[], weights: Weights = DEFAU
 export function rank<T>(
   items: readonly T[],
   input: (item: T) => ScoreInput,
-  opts: { explorationRate: number; random?: () => number; weights?: Weights; needsEvidence?: (item: T) => boolean } = { explorationRate: 0 },
+  opts: { explorationRate: number; random?: () => number; weights?: Weights; needsEvidence?: (item: T, leader: T) => boolean } = { explorationRate: 0 },
 ): T[] {
   const scores = scoreAll(items.map(input), opts.weights);
   const order = items.map((item, index) => ({ item, index, score: scores[index]! }));
   order.sort((a, b) => b.score - a.score || a.index - b.index);
   const random = opts.random ?? Math.random;
   if (opts.explorationRate > 0 && order.length > 1 && random() < opts.explorationRate) {
-    // With `needsEvidence`, only runners-up short of evidence are explored (none: no exploration).
-    const pool = order.slice(1, 3).filter((o) => !opts.needsEvidence || opts.needsEvidence(o.item));
+    // With `needsEvidence`, only runners-up it names are explored (none: no exploration).
+    const needs = opts.needsEvidence;
+    const leader = order[0]!.item;
+    const pool = needs ? order.slice(1).filter((o) => needs(o.item, leader)).slice(0, 2) : order.slice(1, 3);
     const chosen = pool[Math.floor(random() * pool.length)];
     if (chosen) order.unshift(...order.splice(order.indexOf(chosen), 1));
   }

@@ -34,7 +34,8 @@ const promptOf = (body) => (body && typeof body.prompt === "string" ? body.promp
 export const imageRoutes = [
   {
     name: "openai images generations",
-    match: (req) => req.method === "POST" && req.provider === "openai" && req.path === "/images/generations",
+    // `openai-<anything>`: a regional host of OpenAI's (a provider key's base URL in the region tests).
+    match: (req) => req.method === "POST" && (req.provider === "openai" || req.provider.startsWith("openai-")) && req.path === "/images/generations",
     handle(req, res) {
       const body = req.body ?? {};
       const d = parseDirectives(promptOf(body), req.provider);

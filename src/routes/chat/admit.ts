@@ -19,7 +19,7 @@ import type { Candidate, RequestNeeds, Selection } from "../../routing/candidate
 import { resolveFallbacks, selectWithFallbacks } from "../../routing/fallback-models";
 import { orderCandidates } from "../../routing/order";
 import { explorationRate, pinnedProbeRate } from "../../routing/score";
-import { candidateStats, needsEvidence } from "../../routing/candidate-stats";
+import { rankingView } from "../../routing/candidate-stats";
 import { cacheKey, isCacheable, readCache, type CachedAnswer } from "../../cache/response-cache";
 import { admitWithEarlyCall, type EarlyPlan } from "../../billing/early-call";
 import { admitCredits } from "../../billing/credits";
@@ -32,14 +32,16 @@ import { boundTarget, isCreditPaid, resolve } from "./model-facts";
 import { attemptRecord, type Run } from "./run";
 
 /** The request's ranked plan of candidates. */
-export const planFor = (env: Env, headers: Headers, candidates: Candidate[], needs: RequestNeeds): Candidate[] =>
-  orderCandidates(candidates, needs, {
+export function planFor(env: Env, headers: Headers, candidates: Candidate[], needs: RequestNeeds): Candidate[] {
+  const view = rankingView(candidates, needs.callerContinent);
+  return orderCandidates(candidates, needs, {
     noFallback: (headers.get("x-no-fallback") ?? "").trim().toLowerCase() === "true",
     explorationRate: explorationRate(env),
     pinnedProbeRate: pinnedProbeRate(env),
-    stats: (c) => candidateStats(c, needs.callerContinent),
-    ...(needs.callerContinent ? { needsEvidence: (c: Candidate) => needsEvidence(c, needs.callerContinent ?? null) } : {}),
+    stats: view.stats,
+    ...(needs.callerContinent ? { needsEvidence: view.needsEvidence } : {}),
   });
+}
 
 /** What ran while admission was asked: the cache read, then (no hit) the plan. */
 interface Prepared {
