@@ -12,14 +12,13 @@
  * inconclusive, not a finding.
  */
 import { spawn } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, parseDevVars } from "./local.mjs";
-import { readFileSync } from "node:fs";
 
 /** What `wrangler dev` builds from and `scripts/dev.mjs` runs (its imports included). */
-const SNAPSHOT = ["src", "public", "migrations", "scripts", "test/fake-upstream", "package.json", "wrangler.jsonc", "tsconfig.json", "worker-configuration.d.ts"];
+export const SNAPSHOT = ["src", "public", "migrations", "scripts", "test/fake-upstream", "package.json", "wrangler.jsonc", "tsconfig.json", "worker-configuration.d.ts"];
 
 /** wrangler's own lines when it restarts the runtime (a watched file changed). */
 const RELOAD = /Reloading local server/;
@@ -54,8 +53,11 @@ export async function startSoakServer({ port, inspectorPort, startupMs = 180_000
   });
   /** @type {string[]} */
   const log = [];
+  const launched = Date.now();
+  // Each line with the seconds since the launch, to see where a slow start or a late record went.
   const keepLines = (/** @type {Buffer} */ b) => {
-    for (const line of b.toString().split("\n")) if (line.trim()) log.push(line);
+    const at = `+${((Date.now() - launched) / 1000).toFixed(1)}s`;
+    for (const line of b.toString().split("\n")) if (line.trim()) log.push(`${at} ${line}`);
     if (log.length > 4000) log.splice(0, log.length - 4000);
   };
   child.stdout?.on("data", keepLines);
