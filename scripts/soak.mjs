@@ -122,39 +122,40 @@ const bearer = (token) => ({ authorization: `Bearer ${token}`, "content-type": "
 
 /** @param {string} base @param {string} adminToken @returns {Promise<Org[]>} */
 async function setUp(base, adminToken) {
-  /** @type {Org[]} */
-  const orgs = [];
-  for (let i = 0; i < ORGS; i++) {
-    const tag = `${Date.now().toString(36)}${i}`;
-    const r = await send(`${base}/v1/admin/organizations`, {
-      method: "POST",
-      headers: bearer(adminToken),
-      body: JSON.stringify({ name: `Soak ${tag}`, plan: "enterprise", credits: i === 0 ? "0.05" : "20", owner: { email: `soak-${tag}@example.test`, name: `Soak ${i}`, password: "a long soak password" } }),
-    });
-    if (r.status !== 201) throw new Error(`organization not created: ${r.status} ${r.text}`);
-    const b = r.body;
-    /** @type {Org} */
-    const org = { id: b.organization.id, master: b.masterKey.token, projectId: b.project.id, ownerMemberId: b.owner.memberId, memberLimits: [], keys: [], sk: null };
-    const master = (/** @type {string} */ method, /** @type {string} */ path, /** @type {unknown} */ body) =>
-      send(`${base}/v1/master${path}`, { method, headers: bearer(org.master), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    const specs = [
-      { description: "limited", usageLimit: "0.05" },
-      { description: "rate limited", requestsPerMinute: 40, tokensPerMinute: 4000 },
-      { description: "plain" },
-    ];
-    for (const spec of specs) {
-      const k = await master("POST", "/keys", { projectId: org.projectId, ...spec });
-      if (k.status !== 201) throw new Error(`key not created: ${k.status} ${k.text}`);
-      org.keys.push({ id: k.body.apiKey.id, token: k.body.apiKey.token, usageLimits: spec.usageLimit ? [Number(spec.usageLimit)] : [], rate: "requestsPerMinute" in spec });
-    }
-    if (i % 2 === 1) {
-      const m = await master("PATCH", `/members/${org.ownerMemberId}/limits`, { usageLimit: "0.2" });
-      if (m.status !== 200) throw new Error(`member limit not set: ${m.status} ${m.text}`);
-      org.memberLimits.push(0.2);
-    }
-    orgs.push(org);
+  // The organizations are set up side by side (a loaded machine makes each call slow).
+  return Promise.all(Array.from({ length: ORGS }, (_, i) => setUpOrg(base, adminToken, i)));
+}
+
+/** @param {string} base @param {string} adminToken @param {number} i @returns {Promise<Org>} */
+async function setUpOrg(base, adminToken, i) {
+  const tag = `${Date.now().toString(36)}${i}`;
+  const r = await send(`${base}/v1/admin/organizations`, {
+    method: "POST",
+    headers: bearer(adminToken),
+    body: JSON.stringify({ name: `Soak ${tag}`, plan: "enterprise", credits: i === 0 ? "0.05" : "20", owner: { email: `soak-${tag}@example.test`, name: `Soak ${i}`, password: "a long soak password" } }),
+  });
+  if (r.status !== 201) throw new Error(`organization not created: ${r.status} ${r.text}`);
+  const b = r.body;
+  /** @type {Org} */
+  const org = { id: b.organization.id, master: b.masterKey.token, projectId: b.project.id, ownerMemberId: b.owner.memberId, memberLimits: [], keys: [], sk: null };
+  const master = (/** @type {string} */ method, /** @type {string} */ path, /** @type {unknown} */ body) =>
+    send(`${base}/v1/master${path}`, { method, headers: bearer(org.master), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const specs = [
+    { description: "limited", usageLimit: "0.05" },
+    { description: "rate limited", requestsPerMinute: 40, tokensPerMinute: 4000 },
+    { description: "plain" },
+  ];
+  for (const spec of specs) {
+    const k = await master("POST", "/keys", { projectId: org.projectId, ...spec });
+    if (k.status !== 201) throw new Error(`key not created: ${k.status} ${k.text}`);
+    org.keys.push({ id: k.body.apiKey.id, token: k.body.apiKey.token, usageLimits: spec.usageLimit ? [Number(spec.usageLimit)] : [], rate: "requestsPerMinute" in spec });
   }
-  return orgs;
+  if (i % 2 === 1) {
+    const m = await master("PATCH", `/members/${org.ownerMemberId}/limits`, { usageLimit: "0.2" });
+    if (m.status !== 200) throw new Error(`member limit not set: ${m.status} ${m.text}`);
+    org.memberLimits.push(0.2);
+  }
+  return org;
 }
 
 // ---------- traffic ----------
