@@ -22,9 +22,10 @@
  *    of the gateway (503 "worker restarted mid-request", "code had hung", non-envelope 5xx);
  *  - no hung request (every request answered within `--request-timeout` seconds, default 90);
  *  - every served request (200) exported exactly once in GET /v1/master/logs, no record twice.
- *    The check waits for the LOGS queue to drain: it reads the export every 5 s until every
- *    served request is there and no record came for 10 s, and declares records missing only after
- *    90 s without a new record (three of the queue's 30 s retry delays) or 300 s in all;
+ *    The check waits for the LOGS queue to drain: it reads the export and the spend figures every
+ *    3 s until every served request is there, every figure equals its records and no record came
+ *    for 5 s, and declares records missing (or spend ahead) only after 90 s without a new record
+ *    (three of the queue's 30 s retry delays) or 300 s in all (scripts/lib/soak-checks.mjs);
  *  - every key's spend equal to the sum of its records, and within its highest limit plus one
  *    request; each limited member's spend equal to the sum of their keys' records and within limit
  *    plus one request; credits never below minus one request.
@@ -57,13 +58,17 @@ const pick = (/** @type {any[]} */ xs) => xs[Math.floor(Math.random() * xs.lengt
 let server = null;
 /** @type {string[]} */
 let serverLog = [];
-/** Server log lines written before the traffic started (a reload after that spoils the run). */
-let logAtStart = 0;
+/** The server log's notable lines (restarts, retried batches, failed sends, uncaught errors). */
+/** @type {string[]} */
+let serverNotes = [];
+/** Notable lines written before the traffic started (a reload after that spoils the run). */
+let notesAtStart = 0;
 
 async function startServer() {
   if (typeof args.url === "string") return { url: args.url.replace(/\/$/, ""), adminToken: String(args["admin-token"] ?? readDevVars().ADMIN_TOKEN ?? "") };
   server = await startSoakServer({ port: PORT, inspectorPort: INSPECTOR });
   serverLog = server.log;
+  serverNotes = server.notes;
   return server;
 }
 
@@ -317,7 +322,7 @@ async function main() {
   const { url: base, adminToken } = await startServer();
   console.log(`[soak] ${base} up in ${Math.round((Date.now() - launched) / 1000)} s: ${ORGS} organizations, ${WORKERS} client loops, ${MINUTES} min`);
   const orgs = await setUp(base, adminToken);
-  logAtStart = serverLog.length;
+  notesAtStart = serverNotes.length;
   const startedAt = Date.now();
   /** @type {Outcome[]} */
   const outcomes = [];
@@ -330,9 +335,9 @@ async function main() {
   await Promise.all([...Array.from({ length: WORKERS }, () => trafficLoop(base, orgs, until, outcomes)), adminLoop(base, orgs, until, adminLog)]);
   clearInterval(progress);
   console.log(`[soak] traffic done: ${outcomes.length} requests in ${Math.round((Date.now() - startedAt) / 1000)} s; waiting for the records to be exported`);
-  const report = await checkInvariants({ base, orgs, outcomes, adminLog, startedAt, send, sleep, serverLog });
+  const report = await checkInvariants({ base, orgs, outcomes, adminLog, startedAt, send, sleep, serverNotes: serverNotes.slice(notesAtStart) });
   console.log(report.text);
-  const reloads = reloadsIn(serverLog.slice(logAtStart));
+  const reloads = reloadsIn(serverNotes.slice(notesAtStart));
   if (reloads > 0) {
     // The runtime was restarted under the traffic (a watched file of the snapshot changed): its
     // 503s and the queue messages it dropped say nothing about the gateway.

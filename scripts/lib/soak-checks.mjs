@@ -51,7 +51,7 @@ export function gatewayMade5xx(o) {
 export const runtimeAnswer = (o) => (typeof o.status === "number" && o.status >= 500 && RUNTIME_TEXT.test(o.text)) || (typeof o.status === "number" && o.status >= 500 && !o.body?.error);
 
 /**
- * @param {{ base: string, orgs: any[], outcomes: any[], adminLog: string[], startedAt: number, send: Function, sleep: (ms: number) => Promise<unknown>, serverLog: string[] }} run
+ * @param {{ base: string, orgs: any[], outcomes: any[], adminLog: string[], startedAt: number, send: Function, sleep: (ms: number) => Promise<unknown>, serverNotes: string[] }} run
  */
 export async function checkInvariants(run) {
   const { outcomes, adminLog, startedAt, sleep } = run;
@@ -134,7 +134,7 @@ export async function checkInvariants(run) {
   // What the server said about the way records took (not findings by themselves: a retried batch
   // or send is the design working; they explain a record that is late or missing).
   for (const [what, re] of SERVER_LOG_NOTES) {
-    const hits = run.serverLog.filter((l) => re.test(l));
+    const hits = run.serverNotes.filter((l) => re.test(l));
     if (hits.length) lines.push(`server log: ${what} ${hits.length}, e.g. ${hits[0]?.slice(0, 200)}`);
   }
   check("spend different from the sum of its records (keys, members)", figures.spendBad);

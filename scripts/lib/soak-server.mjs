@@ -22,11 +22,18 @@ export const SNAPSHOT = ["src", "public", "migrations", "scripts", "test/fake-up
 
 /** wrangler's own lines when it restarts the runtime (a watched file changed). */
 const RELOAD = /Reloading local server/;
+/**
+ * Lines kept beyond the log's last lines (which a long run's request lines push out): restarts,
+ * and how records took their way (a retried batch or send is the design working; they explain a
+ * record that is late or missing).
+ */
+const NOTABLE = /Reloading local server|log batch not applied|log queue send failed|key spend report failed|Uncaught|unhandled error/i;
+const MAX_NOTES = 2000;
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * @typedef {{ url: string, adminToken: string, log: string[], stop: (keep: boolean) => void }} SoakServer
+ * @typedef {{ url: string, adminToken: string, log: string[], notes: string[], stop: (keep: boolean) => void }} SoakServer
  */
 
 /**
@@ -53,11 +60,17 @@ export async function startSoakServer({ port, inspectorPort, startupMs = 180_000
   });
   /** @type {string[]} */
   const log = [];
+  /** @type {string[]} */
+  const notes = [];
   const launched = Date.now();
   // Each line with the seconds since the launch, to see where a slow start or a late record went.
   const keepLines = (/** @type {Buffer} */ b) => {
     const at = `+${((Date.now() - launched) / 1000).toFixed(1)}s`;
-    for (const line of b.toString().split("\n")) if (line.trim()) log.push(`${at} ${line}`);
+    for (const line of b.toString().split("\n")) {
+      if (!line.trim()) continue;
+      log.push(`${at} ${line}`);
+      if (NOTABLE.test(line) && notes.length < MAX_NOTES) notes.push(`${at} ${line}`);
+    }
     if (log.length > 4000) log.splice(0, log.length - 4000);
   };
   child.stdout?.on("data", keepLines);
@@ -94,7 +107,7 @@ export async function startSoakServer({ port, inspectorPort, startupMs = 180_000
     throw new Error(`dev server did not start:\n${log.slice(-30).join("\n")}`);
   }
   const vars = parseDevVars(readFileSync(join(tree, ".dev.vars"), "utf8"));
-  return { url: `http://127.0.0.1:${port}`, adminToken: vars.ADMIN_TOKEN ?? "", log, stop };
+  return { url: `http://127.0.0.1:${port}`, adminToken: vars.ADMIN_TOKEN ?? "", log, notes, stop };
 }
 
 /** How many times the runtime was restarted according to the server log. @param {string[]} log */
