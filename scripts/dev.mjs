@@ -286,8 +286,11 @@ async function main() {
     offline = true;
     log(STAND_IN_NOTICE);
   }
+  // A state directory without a local D1 yet is empty for sure: no second wrangler start to count
+  // (each one costs seconds, tens of them on a loaded machine; `npm run soak` starts fresh ones).
+  const freshDb = !existsSync(join(persistTo ?? join(ROOT, ".wrangler", "state"), "v3", "d1"));
   applyMigrations();
-  const emptyDb = localOrganizationCount() === 0;
+  const emptyDb = freshDb || localOrganizationCount() === 0;
 
   /** @type {{ url: string, close: () => Promise<void> } | null} */
   let fake = null;

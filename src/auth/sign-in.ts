@@ -35,6 +35,19 @@ const tooMany = (until: number): ApiError =>
     headers: { "retry-after": String(Math.max(1, Math.ceil((until - Date.now()) / 1000))) },
   });
 
+/**
+ * `GET /dashboard/sso/start` is public, and each call looks the e-mail's domain up and may run
+ * discovery against an organization's identity provider: per client IP, the password sign-in's
+ * window and number of attempts (a separate counter, so neither door spends the other's). Without
+ * a client IP (never on Cloudflare) nothing is counted, as for password sign-in's per-IP window.
+ */
+export async function countSsoStart(env: Env, headers: Headers): Promise<void> {
+  const ip = clientIpOf(headers);
+  if (!ip) return;
+  const perIp = await rateLimit(env, `sso-start:ip:${ip}`, ATTEMPTS_PER_IP, IP_WINDOW_MS);
+  if (!perIp.allowed) throw tooMany(perIp.resetAt);
+}
+
 const invalid = (): ApiError => unauthorized("Invalid e-mail or password.", "invalid_credentials");
 
 export interface SignedIn {

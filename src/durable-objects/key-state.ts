@@ -399,6 +399,12 @@ export class KeyState extends DurableObject<Env> {
     this.pump();
   }
 
+  /** Whether the snapshot carries a spending limit: a member budget with one counts the member's spend. */
+  async limited(): Promise<boolean> {
+    this.load();
+    return this.snapshot !== null && (this.snapshot.usageLimit !== null || this.snapshot.periodUsageLimit !== null);
+  }
+
   async getSpend(now = Date.now()): Promise<SpendState> {
     this.load();
     this.rollWindow(now);

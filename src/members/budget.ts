@@ -193,7 +193,10 @@ async function settledSpendOfKeys(env: Env, memberId: string): Promise<Pico> {
  * After a change of a member's limits, their teams' limits or their teams: pushes the limits in
  * force to the member's budget object (awaited: the change is immediate, like a key's). A member
  * budget that starts (or restarts after a time without limits) first takes over what the member's
- * keys spent meanwhile, as D1 has it, so an all-time limit counts all of it.
+ * keys spent meanwhile, as D1 has it, so an all-time limit counts all of it. A budget that was
+ * counting already takes nothing over: there D1 is ahead only by requests whose member part is on
+ * its way (queued in an isolate for up to SETTLE_BATCH_MS), and taking those over counted them
+ * twice once they arrived.
  */
 export async function syncMemberBudget(env: Env, organizationId: string, memberId: string): Promise<MemberLimits | null> {
   const stored = await storedLimits(env, organizationId, memberId);
@@ -202,8 +205,8 @@ export async function syncMemberBudget(env: Env, organizationId: string, memberI
   const stub = keyStateStub(env, memberBudgetName(memberId));
   let version = Date.now() * 2;
   if (effective) {
-    const [spend, keys] = await Promise.all([stub.getSpend(), settledSpendOfKeys(env, memberId)]);
-    if (keys > spend.usage && spend.periodStartedAt === null) {
+    const [counting, spend, keys] = await Promise.all([stub.limited(), stub.getSpend(), settledSpendOfKeys(env, memberId)]);
+    if (!counting && keys > spend.usage && spend.periodStartedAt === null) {
       // All-time only while catching up: the spend is not the new window's.
       await stub.sync(memberSnapshot(organizationId, memberId, { ...effective, periodUsageLimit: null, periodUsageDurationValue: null, periodUsageDurationUnit: null }, version++));
       await stub.settle(null, keys - spend.usage);

@@ -128,6 +128,25 @@ describe("member spending limits", () => {
     expect(admitted).toBe(1);
   });
 
+  it("a limit changed while a request's member part is on its way counts that request once", async () => {
+    const org = await seedOrg();
+    expect((await master(org, "PATCH", `/members/${org.ownerMemberId}/limits`, { usageLimit: "1" })).status).toBe(200);
+    // A request settled on its key, whose spend the key's object reported to D1, while the member
+    // part still waits in the isolate's batch (SETTLE_BATCH_MS): D1 is ahead of the member's object.
+    await keyStateStub(env, org.keyId).settle(null, 5n * COST);
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const row = await env.DB.prepare("SELECT usage_pico FROM key_spend WHERE api_key_id = ?").bind(org.keyId).first<{ usage_pico: string }>();
+      if (row && BigInt(row.usage_pico) === 5n * COST) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // The owner's limit changes meanwhile, then the member part arrives.
+    expect((await master(org, "PATCH", `/members/${org.ownerMemberId}/limits`, { usageLimit: "2" })).status).toBe(200);
+    const budget = keyStateStub(env, memberBudgetName(org.ownerMemberId));
+    await budget.settle(null, 5n * COST);
+    expect((await budget.getSpend()).usage).toBe(5n * COST);
+  });
+
   it("a team's recurring limit applies to each member of the team, with the team wording", async () => {
     const org = await seedOrg();
     const devId = await addDeveloper(org);
