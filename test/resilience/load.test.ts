@@ -7,9 +7,11 @@
  *  - an admin action (disable, roll, IAM rule) applies to every request started after the admin
  *    call returned.
  */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addKey, call, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { chat, master, parseSse, resetMetrics, settledSpend, waitForLogs, type Json } from "./helpers";
+import { chat, master, nextArrival, parseSse, resetMetrics, settledSpend, sleep, waitForLogs, type Json } from "./helpers";
 
 const CLIENTS = 32;
 const AFTER_ADMIN_MS = 1500;
@@ -96,6 +98,7 @@ async function runLoad(key: string, durationMs: number, admin?: { afterMs: numbe
   const running = () => Date.now() < hardStop && (Date.now() < until || (admin !== undefined && afterAdminPending()));
   const loops = Array.from({ length: CLIENTS }, async (_, client) => {
     for (let n = 0; running(); n++) {
+      await nextArrival();
       if (adminDoneAt !== null && Date.now() > adminDoneAt) startedAfterAdmin++;
       outcomes.push(await oneRequest(key, client, n));
     }
@@ -140,6 +143,28 @@ async function expectLogged(outcomes: Outcome[]): Promise<void> {
 }
 
 describe("32 concurrent clients", { timeout: 90_000 }, () => {
+  it("let a timer in a Durable Object fire while they keep calling it", async () => {
+    // An admin change returns once the key's object has waited out its leases on a timer; the
+    // clients below must not hold that timer back until they stop (see nextArrival).
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName("load-timer"));
+    await stub.ping();
+    let fired = false;
+    const timer = runInDurableObject(stub, () => sleep(300)).then(() => (fired = true));
+    const cap = 10_000;
+    let calls = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (!fired && calls < cap) {
+          await nextArrival();
+          calls++;
+          await stub.ping();
+        }
+      }),
+    );
+    await timer;
+    expect(calls, "the timer fired only after the clients stopped").toBeLessThan(cap);
+  });
+
   it("lose nothing, log everything and bill exactly", async () => {
     const k = await addKey(org, { description: "load" });
     const { outcomes } = await runLoad(k.token, 2000);
