@@ -18,6 +18,17 @@ export type LogRow = typeof requestLogs.$inferSelect;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Lets one turn of workerd's event loop pass, as a request arriving from the network does. Load
+ * tests run their clients inside the Worker's isolate, so their calls to the app and its Durable
+ * Objects never leave the process; workerd fires due timers (also those inside a Durable Object)
+ * only when its loop runs out of ready work. Clients calling back to back keep it busy, and every
+ * timer in the process (a key's sync waiting out its leases, the log batches, the test's own
+ * waits) would fire only once the load stops. A real client's next request comes through the
+ * socket, which the loop polls together with its timers; a client loop awaits this before each one.
+ */
+export const nextArrival = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+
 /** A master API call (`Authorization: Bearer <master key>`), JSON body. */
 export function master(masterKey: string, method: string, path: string, body?: unknown): Promise<Response> {
   return call(`/v1/master${path}`, {

@@ -7,9 +7,11 @@
  *  - an admin action (disable, roll, IAM rule) applies to every request started after the admin
  *    call returned.
  */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addKey, call, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { chat, master, parseSse, resetMetrics, settledSpend, waitForLogs, type Json } from "./helpers";
+import { chat, master, nextArrival, parseSse, resetMetrics, settledSpend, sleep, waitForLogs, type Json } from "./helpers";
 
 const CLIENTS = 32;
 const AFTER_ADMIN_MS = 1500;
@@ -80,8 +82,9 @@ async function oneRequest(key: string, client: number, n: number): Promise<Outco
 }
 
 /**
- * Runs CLIENTS concurrent request loops for `durationMs`. `admin` (if any) runs `adminAfterMs`
- * into the run; the time its call returned is reported.
+ * Runs CLIENTS concurrent request loops for `durationMs`, and on until every client has made
+ * MIN_PER_CLIENT requests (a loaded machine, or a second test worker, stretches each request).
+ * `admin` (if any) runs `adminAfterMs` into the run; the time its call returned is reported.
  */
 async function runLoad(key: string, durationMs: number, admin?: { afterMs: number; action: () => Promise<void> }): Promise<{ outcomes: Outcome[]; adminDoneAt: number | null }> {
   const until = Date.now() + durationMs;
@@ -96,9 +99,8 @@ async function runLoad(key: string, durationMs: number, admin?: { afterMs: numbe
     adminDoneAt === null || Date.now() < adminDoneAt + AFTER_ADMIN_MS || startedAfterAdmin < CLIENTS / 2;
   const running = () => Date.now() < hardStop && (Date.now() < until || (admin !== undefined && afterAdminPending()));
   const loops = Array.from({ length: CLIENTS }, async (_, client) => {
-    // Each client makes at least MIN_PER_CLIENT requests whatever the clock says: a loaded
-    // machine stretches each request, and the checks need a real burst, not a time slice.
     for (let n = 0; (n < MIN_PER_CLIENT && Date.now() < hardStop) || running(); n++) {
+      await nextArrival();
       if (adminDoneAt !== null && Date.now() > adminDoneAt) startedAfterAdmin++;
       outcomes.push(await oneRequest(key, client, n));
     }
@@ -143,6 +145,28 @@ async function expectLogged(outcomes: Outcome[]): Promise<void> {
 }
 
 describe("32 concurrent clients", { timeout: 90_000 }, () => {
+  it("let a timer in a Durable Object fire while they keep calling it", async () => {
+    // An admin change returns once the key's object has waited out its leases on a timer; the
+    // clients below must not hold that timer back until they stop (see nextArrival).
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName("load-timer"));
+    await stub.ping();
+    let fired = false;
+    const timer = runInDurableObject(stub, () => sleep(300)).then(() => (fired = true));
+    const cap = 10_000;
+    let calls = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (!fired && calls < cap) {
+          await nextArrival();
+          calls++;
+          await stub.ping();
+        }
+      }),
+    );
+    await timer;
+    expect(calls, "the timer fired only after the clients stopped").toBeLessThan(cap);
+  });
+
   it("lose nothing, log everything and bill exactly", async () => {
     const k = await addKey(org, { description: "load" });
     const { outcomes } = await runLoad(k.token, 2000);
