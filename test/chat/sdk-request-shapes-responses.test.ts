@@ -1,8 +1,8 @@
 /**
  * The request shapes of the Shapes list as the official `openai` SDK sends them on
- * `/v1/responses` (`reasoning.effort` `xhigh`, `tool_choice` `allowed_tools`, `text.format` on
- * Claude is in claude-structured-outputs.test.ts), and the SDK's own call to a route the gateway
- * does not serve (`videos.remix`).
+ * `/v1/responses` (`reasoning.effort` `xhigh`, `tool_choice` `allowed_tools`, `custom` tools and
+ * their calls; `text.format` on Claude is in claude-structured-outputs.test.ts), and the SDK's own
+ * call to a route the gateway does not serve (`videos.remix`).
  */
 import OpenAI from "openai";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
