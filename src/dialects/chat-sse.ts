@@ -19,7 +19,8 @@ export interface ChatChunk {
       reasoning?: string | null;
       refusal?: string | null;
       reasoning_details?: ReasoningDetail[];
-      tool_calls?: Array<{ index: number; id?: string; function?: { name?: string; arguments?: string } }>;
+      /** `custom`: a custom tool's call, its input streamed as `custom.input` pieces. */
+      tool_calls?: Array<{ index: number; id?: string; type?: "function" | "custom"; function?: { name?: string; arguments?: string }; custom?: { name?: string; input?: string } }>;
     };
     finish_reason?: string | null;
   }>;
@@ -37,11 +38,14 @@ export interface ChatUsageJson {
   cost?: number;
 }
 
+/** A tool call of a `chat.completion` (src/providers/tool-call-wire.ts). */
+export type ChatToolCallJson = { id: string; type?: "function"; function: { name: string; arguments: string } } | { id: string; type: "custom"; custom: { name: string; input: string } };
+
 /** The `chat.completion` fields the translation reads. */
 export interface CompletionJson {
   model: string;
   choices: Array<{
-    message: { content: string | null; reasoning?: string | null; refusal?: string | null; reasoning_details?: ReasoningDetail[]; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
+    message: { content: string | null; reasoning?: string | null; refusal?: string | null; reasoning_details?: ReasoningDetail[]; tool_calls?: ChatToolCallJson[] };
     finish_reason: string | null;
   }>;
   usage?: ChatUsageJson;

@@ -9,6 +9,7 @@ import type { AppEnv } from "../app-types";
 import { parseModelRef } from "../catalog";
 import { badRequest } from "../errors/api-error";
 import type { ChatRequest } from "../providers/types";
+import { chatRequestBody } from "../providers/tool-call-wire";
 import { executeChatCompletion } from "../routes/chat/execute";
 import { gatewayRequest } from "../routes/middleware/gateway-request";
 
@@ -22,7 +23,8 @@ export async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
 
 /** The chat pipeline's Response (OpenAI JSON or SSE) for a translated request. */
 export function runChat(c: Context<AppEnv>, req: ChatRequest): Promise<Response> {
-  return executeChatCompletion({ ...gatewayRequest(c), headers: c.req.raw.headers, body: req });
+  // The pipeline validates the body as a caller's chat request, so custom tools and calls go in OpenAI's shape.
+  return executeChatCompletion({ ...gatewayRequest(c), headers: c.req.raw.headers, body: chatRequestBody(req) });
 }
 
 /** The gateway's own error envelope, as src/errors renders it. */

@@ -2,13 +2,13 @@
  * Folds StreamEvents back into a ParsedCompletion (for logging, caching and billing a streamed
  * response). Tool calls are merged by their stable `index`; the last usage event wins.
  */
-import { emptyUsage, type AssistantMessage, type Choice, type FinishReason, type ImageOutput, type NormalizedUsage, type ParsedCompletion, type ReasoningDetail, type StreamEvent, type ToolCallExtra } from "./types";
+import { emptyUsage, type AssistantMessage, type Choice, type FinishReason, type ImageOutput, type NormalizedUsage, type ParsedCompletion, type ReasoningDetail, type StreamEvent, type ToolCall, type ToolCallExtra } from "./types";
 
 interface ChoiceState {
   content: string;
   reasoning: string;
   details: ReasoningDetail[];
-  tools: Map<number, { id: string; name: string; arguments: string; extra?: ToolCallExtra }>;
+  tools: Map<number, { id: string; type: ToolCall["type"]; name: string; arguments: string; extra?: ToolCallExtra }>;
   images: ImageOutput[];
   refusal: string;
   finish: FinishReason | null;
@@ -39,8 +39,9 @@ export class CompletionAccumulator {
         if (e.delta.images) c.images.push(...e.delta.images);
         if (e.delta.refusal) c.refusal += e.delta.refusal;
         for (const tc of e.delta.tool_calls ?? []) {
-          const t = c.tools.get(tc.index) ?? { id: "", name: "", arguments: "" };
+          const t = c.tools.get(tc.index) ?? { id: "", type: "function", name: "", arguments: "" };
           if (tc.id) t.id = tc.id;
+          if (tc.type) t.type = tc.type;
           if (tc.function.name) t.name = tc.function.name;
           if (tc.function.arguments) t.arguments += tc.function.arguments;
           if (tc.extra_content) t.extra = tc.extra_content;
@@ -76,9 +77,9 @@ export class CompletionAccumulator {
     const indexes = this.choices.size ? [...this.choices.keys()].sort((a, b) => a - b) : [0];
     const choices: Choice[] = indexes.map((index) => {
       const c = this.choices.get(index) ?? { content: "", reasoning: "", details: [], tools: new Map(), images: [], refusal: "", finish: null };
-      const tools = [...c.tools.entries()].sort(([a], [b]) => a - b).map(([, t]) => ({
+      const tools = [...c.tools.entries()].sort(([a], [b]) => a - b).map(([, t]): ToolCall => ({
         id: t.id,
-        type: "function" as const,
+        type: t.type,
         function: { name: t.name, arguments: t.arguments },
         ...(t.extra ? { extra_content: t.extra } : {}),
       }));

@@ -26,9 +26,15 @@ export interface ToolCallExtra {
   google?: { thought_signature?: string };
 }
 
+/**
+ * A tool call. `custom`: a call of a `custom` tool (OpenAI), whose free-form input travels in
+ * `function.arguments` (not JSON); only the OpenAI format carries it (routing sends a request with
+ * custom tools or calls nowhere else), and `./tool-call-wire.ts` gives it OpenAI's own shape
+ * (`custom: {name, input}`) on the wire.
+ */
 export interface ToolCall {
   id: string;
-  type: "function";
+  type: "function" | "custom";
   function: { name: string; arguments: string };
   extra_content?: ToolCallExtra;
 }
@@ -226,7 +232,7 @@ export interface ChunkDelta {
    */
   reasoning_details?: ReasoningDetail[];
   /** Incremental tool calls: `index` is stable, `id`/`type`/`name` come on the first piece only. */
-  tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments?: string }; extra_content?: ToolCallExtra }>;
+  tool_calls?: Array<{ index: number; id?: string; type?: ToolCall["type"]; function: { name?: string; arguments?: string }; extra_content?: ToolCallExtra }>;
   images?: ImageOutput[];
   /** The model's refusal text (OpenAI `delta.refusal`, or a `refusal` content part). */
   refusal?: string;

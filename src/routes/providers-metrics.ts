@@ -45,7 +45,7 @@ providerMetricsRoutes.get("/", validate("query", metricsQuery), async (c) => {
       uptime: round(r.uptime * 100, 2),
       throughput_tokens_per_second: round(r.throughput, 1),
       latency_ms: round(r.latencyMs, 0),
-      // Upper edges of histogram bins (src/routing/ttft-histogram.ts); null below 10 samples.
+      // Interpolated inside their histogram bin, capped by the slowest sample (src/routing/ttft-histogram.ts); null below 10 samples.
       ttft_p50_ms: r.ttftP50Ms,
       ttft_p95_ms: r.ttftP95Ms ?? null,
       ttft_p99_ms: r.ttftP99Ms ?? null,

@@ -101,7 +101,9 @@ export function requestNeeds(req: ChatRequest): RequestNeeds {
   return {
     stream: req.stream === true,
     tools: (req.tools?.length ?? 0) + (req.custom_tools?.length ?? 0) > 0,
-    customTools: (req.custom_tools?.length ?? 0) > 0,
+    // An earlier call of a custom tool in the conversation needs the format too: no other provider
+    // could replay it (its input is free-form text, not a function's JSON arguments).
+    customTools: (req.custom_tools?.length ?? 0) > 0 || req.messages.some((m) => m.role === "assistant" && m.tool_calls?.some((tc) => tc.type === "custom")),
     vision,
     audio,
     audioOutput: req.modalities?.includes("audio") === true || req.audio !== undefined,

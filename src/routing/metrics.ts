@@ -7,8 +7,9 @@
  *   5 minutes) so recent minutes dominate, and one virtual success is added (a single failure of a
  *   new provider gives 50%, not 0%).
  * - throughput: output tokens per second of generation (after the first token), same weights.
- * - latency: mean time to first token (ms), same weights; its p95 and p99 from a histogram
- *   (ttft-histogram.ts), same weights, once there are enough samples.
+ * - latency: mean time to first token (ms), same weights; its p50, p95 and p99 from a histogram
+ *   (ttft-histogram.ts), same weights, once there are enough samples, interpolated inside their
+ *   bin and capped by the slowest time to first token in the window.
  */
 import type { RouteStats } from "./score";
 import { addHistogram, binOf, emptyHistogram, quantileMs } from "./ttft-histogram";
@@ -37,6 +38,8 @@ export interface Bucket {
   generationMs: number;
   /** Time-to-first-token counts per bin (ttft-histogram.ts); absent in buckets stored before it existed. */
   ttftHist?: number[];
+  /** The slowest time to first token counted in `ttftHist` (ms); absent in buckets stored before it existed. */
+  ttftMaxMs?: number;
 }
 
 export type Series = Record<string, Bucket[]>;
@@ -68,6 +71,8 @@ export function addSample(buckets: Bucket[], s: AttemptSample): Bucket[] {
   if (s.outcome === "ok" && s.ttftMs !== null) {
     b.ttftSum += s.ttftMs;
     b.ttftCount += 1;
+    // A bucket stored before the maximum existed keeps it unknown rather than understated.
+    if (b.ttftHist === undefined || b.ttftMaxMs !== undefined) b.ttftMaxMs = Math.max(b.ttftMaxMs ?? 0, s.ttftMs);
     b.ttftHist ??= emptyHistogram();
     b.ttftHist[binOf(s.ttftMs)]! += 1;
   }
@@ -98,6 +103,9 @@ export function summarize(buckets: readonly Bucket[], now: number): StatsSummary
   const current = minuteOf(now);
   let wReq = 0, wErr = 0, wTtft = 0, wTtftN = 0, wTok = 0, wGen = 0, requests = 0, errors = 0, ttftN = 0;
   const hist = emptyHistogram();
+  // The window's slowest time to first token caps its percentiles; unknown (null) as soon as one
+  // counted bucket predates the maximum.
+  let maxMs: number | null = 0;
   for (const b of buckets) {
     const age = current - b.minute;
     if (age >= WINDOW_MINUTES || age < -1) continue;
@@ -108,6 +116,7 @@ export function summarize(buckets: readonly Bucket[], now: number): StatsSummary
     wTtftN += w * b.ttftCount;
     ttftN += b.ttftCount;
     addHistogram(hist, b.ttftHist, w);
+    if (b.ttftHist && maxMs !== null) maxMs = b.ttftMaxMs === undefined ? null : Math.max(maxMs, b.ttftMaxMs);
     wTok += w * b.tokens;
     wGen += w * b.generationMs;
     requests += b.requests;
@@ -117,9 +126,9 @@ export function summarize(buckets: readonly Bucket[], now: number): StatsSummary
     uptime: (wReq - wErr + PRIOR_SUCCESSES) / (wReq + PRIOR_SUCCESSES),
     throughput: wGen > 0 ? (wTok / wGen) * 1000 : null,
     latencyMs: wTtftN > 0 ? wTtft / wTtftN : null,
-    ttftP50Ms: quantileMs(hist, 0.5, ttftN),
-    ttftP95Ms: quantileMs(hist, 0.95, ttftN),
-    ttftP99Ms: quantileMs(hist, 0.99, ttftN),
+    ttftP50Ms: quantileMs(hist, 0.5, ttftN, maxMs),
+    ttftP95Ms: quantileMs(hist, 0.95, ttftN, maxMs),
+    ttftP99Ms: quantileMs(hist, 0.99, ttftN, maxMs),
     requests,
     errors,
   };
@@ -132,7 +141,13 @@ export function mergeBuckets(a: readonly Bucket[], b: readonly Bucket[]): Bucket
     const cur = byMinute.get(x.minute);
     if (!cur) byMinute.set(x.minute, { ...x, ...(x.ttftHist ? { ttftHist: [...x.ttftHist] } : {}) });
     else {
-      if (x.ttftHist) cur.ttftHist = addHistogram(cur.ttftHist ?? emptyHistogram(), x.ttftHist);
+      if (x.ttftHist) {
+        // A maximum is only known when every merged histogram kept one.
+        const known = (cur.ttftHist === undefined || cur.ttftMaxMs !== undefined) && x.ttftMaxMs !== undefined;
+        cur.ttftHist = addHistogram(cur.ttftHist ?? emptyHistogram(), x.ttftHist);
+        if (known) cur.ttftMaxMs = Math.max(cur.ttftMaxMs ?? 0, x.ttftMaxMs!);
+        else delete cur.ttftMaxMs;
+      }
       cur.requests += x.requests;
       cur.errors += x.errors;
       cur.ttftSum += x.ttftSum;

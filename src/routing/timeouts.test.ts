@@ -91,36 +91,61 @@ describe("hedge delay", () => {
 describe("time-to-first-token percentiles in the live metrics", () => {
   const sample = (ttftMs: number, at: number): AttemptSample => ({ provider: "p", model: "m", at, outcome: "ok", ttftMs, outputTokens: 10, generationMs: 100 });
 
-  it("p95 and p99 are the upper edges of their bins, none below ten samples", () => {
+  it("a percentile is interpolated inside its bin and capped by the slowest sample, not read as the bin's upper edge", () => {
     const now = Date.now();
     let buckets: Bucket[] = [];
-    for (let i = 0; i < 9; i++) buckets = addSample(buckets, sample(300, now));
-    expect(summarize(buckets, now).ttftP99Ms).toBeNull();
-    for (let i = 0; i < 90; i++) buckets = addSample(buckets, sample(300, now));
-    buckets = addSample(buckets, sample(9_000, now));
-    const s = summarize(buckets, now);
-    expect(s.ttftP95Ms).toBe(400);
-    expect(s.ttftP99Ms).toBe(400);
-    for (let i = 0; i < 5; i++) buckets = addSample(buckets, sample(9_000, now));
-    expect(summarize(buckets, now).ttftP99Ms).toBe(10_000);
+    for (let i = 0; i < 9; i++) buckets = addSample(buckets, sample(420, now));
+    expect(summarize(buckets, now).ttftP95Ms).toBeNull(); // fewer than ten samples
+    for (let i = 0; i < 91; i++) buckets = addSample(buckets, sample(420, now));
+    // All 100 in the 400-700 ms bin: the bin's edge said 700; interpolation says 685, the slowest sample 420.
+    expect(summarize(buckets, now)).toMatchObject({ ttftP50Ms: 420, ttftP95Ms: 420, ttftP99Ms: 420 });
   });
 
-  it("merging the global snapshot with this isolate's samples adds their histograms", () => {
+  it("p95 and p99 across bins, the open last bin bounded by the slowest sample", () => {
+    const now = Date.now();
+    let buckets: Bucket[] = [];
+    for (let i = 0; i < 99; i++) buckets = addSample(buckets, sample(300, now));
+    buckets = addSample(buckets, sample(9_000, now));
+    // Rank 95 of 99 in the 200-400 ms bin: 200 + 200 x 95/99.
+    expect(summarize(buckets, now)).toMatchObject({ ttftP95Ms: 392, ttftP99Ms: 400 });
+    for (let i = 0; i < 5; i++) buckets = addSample(buckets, sample(9_000, now));
+    // Rank 103.95 in the 7-10 s bin would read 9475 ms; no sample took longer than 9 s.
+    expect(summarize(buckets, now).ttftP99Ms).toBe(9_000);
+    buckets = addSample(buckets, sample(90_000, now));
+    for (let i = 0; i < 20; i++) buckets = addSample(buckets, sample(70_000, now));
+    // Above the last edge (60 s) the slowest sample is the bin's upper edge: 60 s + 30 s x 19.74/21.
+    expect(summarize(buckets, now).ttftP99Ms).toBe(88_200);
+  });
+
+  it("merging the global snapshot with this isolate's samples adds their histograms and keeps the larger maximum", () => {
     const now = Date.now();
     let global: Bucket[] = [];
     let local: Bucket[] = [];
     for (let i = 0; i < 6; i++) global = addSample(global, sample(300, now));
     for (let i = 0; i < 6; i++) local = addSample(local, sample(5_000, now));
     const merged = mergeBuckets(global, local);
-    expect(summarize(merged, now)).toMatchObject({ ttftP95Ms: 7_000, ttftP99Ms: 7_000 });
+    expect(summarize(merged, now)).toMatchObject({ ttftP95Ms: 5_000, ttftP99Ms: 5_000 });
+    expect(summarize(mergeBuckets(local, global), now)).toMatchObject({ ttftP95Ms: 5_000, ttftP99Ms: 5_000 });
     // The inputs are not changed.
     expect(summarize(global, now).ttftP99Ms).toBeNull();
     expect(global[0]!.ttftHist!.reduce((a, b) => a + b, 0)).toBe(6);
+    expect(global[0]!.ttftMaxMs).toBe(300);
   });
 
-  it("buckets stored before the histogram existed still summarize", () => {
-    const old: Bucket = { minute: Math.floor(Date.now() / 60_000), requests: 20, errors: 0, ttftSum: 20_000, ttftCount: 20, tokens: 0, generationMs: 0 };
+  it("buckets stored before the histogram or its maximum existed still summarize (uncapped)", () => {
+    const minute = Math.floor(Date.now() / 60_000);
+    const old: Bucket = { minute, requests: 20, errors: 0, ttftSum: 20_000, ttftCount: 20, tokens: 0, generationMs: 0 };
     expect(summarize([old], Date.now())).toMatchObject({ latencyMs: 1_000, ttftP99Ms: null });
+    const hist = emptyHistogram();
+    hist[binOf(500)] = 20;
+    const noMax: Bucket = { ...old, ttftHist: hist };
+    expect(summarize([noMax], Date.now()).ttftP95Ms).toBe(685);
+    // A new sample in that minute does not invent a maximum for the older ones.
+    const after = addSample([{ ...noMax, ttftHist: [...hist] }], { provider: "p", model: "m", at: minute * 60_000 + 1, outcome: "ok", ttftMs: 450, outputTokens: 1, generationMs: 1 });
+    expect(after[0]!.ttftMaxMs).toBeUndefined();
+    const withMax = addSample([], { provider: "p", model: "m", at: minute * 60_000 + 1, outcome: "ok", ttftMs: 450, outputTokens: 1, generationMs: 1 });
+    expect(mergeBuckets(withMax, [noMax])[0]!.ttftMaxMs).toBeUndefined();
+    expect(mergeBuckets([noMax], withMax)[0]!.ttftMaxMs).toBeUndefined();
   });
 
   it("bins", () => {
@@ -128,6 +153,8 @@ describe("time-to-first-token percentiles in the live metrics", () => {
     expect(binOf(200)).toBe(0);
     expect(binOf(201)).toBe(1);
     expect(binOf(1e9)).toBe(emptyHistogram().length - 1);
-    expect(quantileMs([0, 0, 10], 0.5, 10)).toBe(700);
+    expect(quantileMs([0, 0, 10], 0.5, 10)).toBe(550);
+    expect(quantileMs([0, 0, 10], 0.5, 10, 450)).toBe(450);
+    expect(quantileMs([0, 0, 10], 0.5, 9)).toBeNull();
   });
 });

@@ -4,9 +4,11 @@
  * read percentiles (the attempt timeouts and the hedge delay use p99 and p95: a mean hides the
  * slow tail that a timeout has to clear).
  *
- * Bins are upper edges in ms; a percentile is the upper edge of the bin that holds it, so it errs
- * on the slow side (a timeout derived from it is never shorter than the real percentile).
+ * Bins are upper edges in ms; a percentile is interpolated inside the bin that holds it and capped
+ * by the slowest sample seen (src/lib/histogram-quantile.ts), so a p95 of 420 ms reads as 420 ms,
+ * not as its bin's 700 ms edge.
  */
+import { histogramQuantile } from "../lib/histogram-quantile";
 
 /** Upper edges (ms) of the bins; the last bin holds everything slower. */
 export const TTFT_BIN_EDGES_MS: readonly number[] = [200, 400, 700, 1_000, 1_500, 2_000, 3_000, 4_500, 7_000, 10_000, 15_000, 25_000, 40_000, 60_000];
@@ -30,18 +32,12 @@ export function addHistogram(into: number[], other: readonly number[] | undefine
 }
 
 /**
- * The `q` quantile (0 < q <= 1) as the upper edge of its bin (the slowest bin reports twice the
- * last edge), or null when the histogram holds fewer than `minSamples` samples (`count` is the
- * unweighted number, since weights only shift which minutes dominate).
+ * The `q` quantile (0 < q <= 1) interpolated inside its bin and capped by `maxMs` (the slowest
+ * sample in the window, null when unknown: the open last bin then reads as the last edge), or null
+ * when the histogram holds fewer than `minSamples` samples (`count` is the unweighted number, since
+ * weights only shift which minutes dominate).
  */
-export function quantileMs(hist: readonly number[], q: number, count: number, minSamples = MIN_TTFT_SAMPLES): number | null {
+export function quantileMs(hist: readonly number[], q: number, count: number, maxMs: number | null = null, minSamples = MIN_TTFT_SAMPLES): number | null {
   if (count < minSamples) return null;
-  const total = hist.reduce((s, v) => s + v, 0);
-  if (total <= 0) return null;
-  let seen = 0;
-  for (let i = 0; i < hist.length; i++) {
-    seen += hist[i] ?? 0;
-    if (seen >= q * total - 1e-9) return TTFT_BIN_EDGES_MS[i] ?? 2 * TTFT_BIN_EDGES_MS[TTFT_BIN_EDGES_MS.length - 1]!;
-  }
-  return 2 * TTFT_BIN_EDGES_MS[TTFT_BIN_EDGES_MS.length - 1]!;
+  return histogramQuantile(hist, TTFT_BIN_EDGES_MS, q, maxMs)?.ms ?? null;
 }

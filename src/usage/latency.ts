@@ -11,6 +11,7 @@
 import { sql } from "drizzle-orm";
 import type { Env } from "../env";
 import { getDb } from "../db/client";
+import { histogramQuantile } from "../lib/histogram-quantile";
 import { scopeFilter, type AnalyticsScope, type DateRange } from "./analytics-scope";
 import { REFUND_KIND } from "./request-log";
 
@@ -65,23 +66,14 @@ export interface Percentile {
   over: boolean;
 }
 
-/** The q-quantile (0 < q < 1) of a histogram, or null when it counts nothing. */
+/**
+ * The q-quantile (0 < q < 1) of a histogram, or null when it counts nothing: interpolated inside
+ * its bucket (src/lib/histogram-quantile.ts). The hourly rows keep no maximum, so the open last
+ * bucket reads as its lower edge, marked `over`.
+ */
 export function percentile(counts: readonly number[], q: number): Percentile | null {
-  const n = counts.reduce((a, b) => a + b, 0);
-  if (n === 0) return null;
-  const rank = q * n;
-  let seen = 0;
-  for (let i = 0; i < counts.length; i++) {
-    const c = counts[i]!;
-    if (c > 0 && seen + c >= rank) {
-      const lo = i === 0 ? 0 : LATENCY_BOUNDS_MS[i - 1]!;
-      if (i >= LATENCY_BOUNDS_MS.length) return { ms: lo, over: true };
-      const hi = LATENCY_BOUNDS_MS[i]!;
-      return { ms: Math.round(lo + ((hi - lo) * (rank - seen)) / c), over: false };
-    }
-    seen += c;
-  }
-  return null;
+  const p = histogramQuantile(counts, LATENCY_BOUNDS_MS, q);
+  return p && { ms: p.ms, over: p.open };
 }
 
 export interface LatencyRow {

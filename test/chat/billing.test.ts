@@ -8,12 +8,10 @@ import { keyStateStub } from "../../src/durable-objects/key-state";
 import { bumpKeyVersions } from "../../src/keys/sync";
 import { TEST_SECRETS } from "../helpers/secrets";
 import { chat, resetMetrics, setProject, user, waitForLog } from "./helpers";
+import { recorded } from "../helpers/recorded";
 
 type Body = Record<string, any>;
 beforeEach(resetMetrics);
-
-const recorded = async (tag: string): Promise<Array<Record<string, any>>> =>
-  (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<Record<string, any>>;
 
 async function addProviderKey(orgId: string, provider: string, token: string, label: string): Promise<string> {
   const id = `pk_${crypto.randomUUID().slice(0, 12)}`;

@@ -4,6 +4,7 @@ import { addKey, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { projects } from "../../src/db/schema";
 import { chat, readSse, resetMetrics, setProject, user, waitForLog } from "./helpers";
+import { recorded } from "../helpers/recorded";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -14,8 +15,6 @@ beforeAll(async () => {
 beforeEach(resetMetrics);
 
 type Body = Record<string, any>;
-
-const recorded = async (tag: string): Promise<unknown[]> => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as unknown[];
 
 /** First request, then wait for its log row (the cache write is queued before it finishes). */
 async function prime(key: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {

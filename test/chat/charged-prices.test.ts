@@ -4,9 +4,9 @@
  * by `web_search_options.search_context_size` (accepted only where it is priced).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { env } from "cloudflare:workers";
 import { seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat, user } from "./helpers";
+import { recorded } from "../helpers/recorded";
 
 type Body = Record<string, any>;
 let org: SeededOrg;
@@ -14,9 +14,6 @@ let org: SeededOrg;
 beforeAll(async () => {
   org = await seedOrg({ creditsUsd: 1000 });
 });
-
-const recorded = async (tag: string): Promise<Array<Record<string, any>>> =>
-  (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<Record<string, any>>;
 
 describe("prices as charged", () => {
   it("a gemini-2.5-pro prompt past 200K tokens is billed at 2.50/15 for the whole request, 1.25/10 below", async () => {

@@ -3,6 +3,7 @@ import OpenAI from "openai";
 import { exports } from "cloudflare:workers";
 import { seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat, readSse, resetMetrics, user, waitForLog } from "./helpers";
+import { recorded } from "../helpers/recorded";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -56,9 +57,9 @@ describe("POST /v1/chat/completions (non-streamed)", () => {
     expect(log.routing).toHaveLength(1);
 
     // What went upstream: the provider's model id and the operator key.
-    const recorded = (await (await fetch(`${(await import("cloudflare:workers")).env.FAKE_UPSTREAM_URL}/__recorded/basic-json`)).json()) as Array<Record<string, any>>;
-    expect(recorded[0]!.body.model).toBe("gpt-4o-mini");
-    expect(recorded[0]!.headers.authorization).toBe("Bearer test-operator-key-openai");
+    const sent = await recorded("basic-json");
+    expect(sent[0]!.body.model).toBe("gpt-4o-mini");
+    expect(sent[0]!.headers.authorization).toBe("Bearer test-operator-key-openai");
   });
 
   it("returns tool calls", async () => {
@@ -99,9 +100,7 @@ describe("POST /v1/chat/completions (non-streamed)", () => {
     expect(((await bad.json()) as any).error.param).toBe("temperature");
     const ok = await chat(org.key, { model: "gpt-4o-mini", messages: user("x [[tag:extra-field]]"), some_future_field: { a: 1 } });
     expect(ok.status).toBe(200);
-    const { env } = await import("cloudflare:workers");
-    const recorded = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/extra-field`)).json()) as Array<Record<string, any>>;
-    expect(recorded[0]!.body.some_future_field).toBeUndefined();
+    expect((await recorded("extra-field"))[0]!.body.some_future_field).toBeUndefined();
   });
 
   it("names unknown models and providers", async () => {

@@ -5,9 +5,9 @@
  * on the way to an OpenAI-format provider. Asserted on what the fake upstream received.
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { env } from "cloudflare:workers";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat, resetMetrics, setProject, user, waitForLog } from "./helpers";
+import { recorded as recordedRequests } from "../helpers/recorded";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -16,7 +16,7 @@ beforeAll(async () => {
 beforeEach(resetMetrics);
 
 type Body = Record<string, any>;
-const recorded = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Body }>;
+const recorded = (tag: string) => recordedRequests<Body>(tag);
 
 /** Every forwarded OpenAI-platform field, with a valid value. */
 const PLATFORM_FIELDS = {

@@ -5,6 +5,7 @@ import { getDb } from "../../src/db/client";
 import { iamRules } from "../../src/db/schema";
 import { bumpKeyVersions } from "../../src/keys/sync";
 import { chat, readSse, resetMetrics, user } from "./helpers";
+import { recorded } from "../helpers/recorded";
 
 type Body = Record<string, any>;
 let org: SeededOrg;
@@ -165,7 +166,7 @@ describe.each(CLAUDE_THINKING)("%s thinking signatures across a tool-use turn (r
     const keptBody = (await kept.json()) as Body;
     expect(kept.status, JSON.stringify(keptBody)).toBe(200);
     expect(keptBody.choices[0].message.content).toBe("Tool result received: sunny");
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Body }>;
+    const sent = await recorded<Body>(tag);
     const upstream = sent.find((r) => r.body.messages.length === 3)!.body;
     expect(wire.thinking(upstream)).toEqual({ type: "enabled", budget_tokens: 2048 });
     expect(upstream.messages[1].content[0]).toEqual(wire.firstBlock(assistant.reasoning, assistant.reasoning_details[0].signature));

@@ -74,5 +74,5 @@ export async function resetMetrics(): Promise<void> {
 export const sdkClient = (apiKey: string): OpenAI =>
   new OpenAI({ baseURL: "http://gw.test/v1", apiKey, maxRetries: 0, fetch: (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i)) });
 
-/** The request bodies the fake upstream recorded under `tag`, oldest first. */
-export const recordedBodies = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Record<string, unknown> }>;
+/** The requests the fake upstream recorded under `tag`, oldest first (test/helpers/recorded.ts). */
+export { recorded as recordedBodies } from "../helpers/recorded";

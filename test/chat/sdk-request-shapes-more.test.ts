@@ -113,6 +113,32 @@ describe("custom tools", () => {
     expect(tools[1]).toEqual(customTool);
   });
 
+  it("the model's call of a custom tool comes back in OpenAI's custom shape, whole and streamed, and goes back upstream in the next turn", async () => {
+    const input = "SELECT count(*) FROM run_sql";
+    const r = await client().chat.completions.create({ model: "openai/gpt-5", tools: [customTool], messages: [{ role: "user", content: "count rows [[fake:tools]]" }] });
+    const call = r.choices[0]?.message.tool_calls?.[0];
+    expect(call).toMatchObject({ type: "custom", custom: { name: "run_sql", input } });
+    expect(r.choices[0]?.finish_reason).toBe("tool_calls");
+    const stream = await client().chat.completions.create({ model: "openai/gpt-5", tools: [customTool], messages: [{ role: "user", content: "count rows [[fake:tools]]" }], stream: true });
+    const pieces: Array<Record<string, unknown>> = [];
+    for await (const c of stream) for (const tc of c.choices[0]?.delta.tool_calls ?? []) pieces.push(tc as unknown as Record<string, unknown>);
+    expect(pieces[0]).toMatchObject({ index: 0, type: "custom", custom: { name: "run_sql" } });
+    expect(pieces.map((p) => (p.custom as { input?: string } | undefined)?.input ?? "").join("")).toBe(input);
+    expect(pieces.some((p) => p.function !== undefined)).toBe(false);
+    const next = await client().chat.completions.create({
+      model: "openai/gpt-5",
+      tools: [customTool],
+      messages: [
+        { role: "user", content: "count rows [[tag:custom-turn]]" },
+        { role: "assistant", content: null, tool_calls: [{ id: call!.id, type: "custom", custom: { name: "run_sql", input } }] },
+        { role: "tool", tool_call_id: call!.id, content: "42" },
+      ],
+    });
+    expect(next.choices[0]?.message.content).toContain("Tool result received: 42");
+    const sent = (await recorded("custom-turn"))[0]?.body.messages as Array<Record<string, unknown>>;
+    expect(sent[1]).toEqual({ role: "assistant", content: null, tool_calls: [{ id: call!.id, type: "custom", custom: { name: "run_sql", input } }] });
+  });
+
   it("a provider that cannot take them is a clear 400 naming the provider and the capability", async () => {
     const err = await client()
       .chat.completions.create({ model: "anthropic/claude-sonnet-4", max_tokens: 50, tools: [customTool], messages: [{ role: "user", content: "count rows" }] })

@@ -1,8 +1,8 @@
 /**
  * The request shapes of the Shapes list as the official `openai` SDK sends them on
- * `/v1/responses` (`reasoning.effort` `xhigh`, `tool_choice` `allowed_tools`, `text.format` on
- * Claude is in claude-structured-outputs.test.ts), and the SDK's own call to a route the gateway
- * does not serve (`videos.remix`).
+ * `/v1/responses` (`reasoning.effort` `xhigh`, `tool_choice` `allowed_tools`, `custom` tools and
+ * their calls; `text.format` on Claude is in claude-structured-outputs.test.ts), and the SDK's own
+ * call to a route the gateway does not serve (`videos.remix`).
  */
 import OpenAI from "openai";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -46,6 +46,80 @@ describe("responses request shapes of the openai SDK", () => {
       .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
     expect((bad as Error).message).toContain("nope");
+  });
+});
+
+describe("custom tools on /v1/responses (free-form or grammar input)", () => {
+  const sql: OpenAI.Responses.CustomTool = { type: "custom", name: "run_sql", description: "runs SQL", format: { type: "grammar", syntax: "regex", definition: "SELECT .*" } };
+  const input = "SELECT count(*) FROM run_sql";
+
+  it("go to OpenAI as chat custom tools, and the model's call comes back as a custom_tool_call item", async () => {
+    const r = await client().responses.create({ model: "openai/gpt-5", tools: [sql, fn("get_time")], input: "count rows [[fake:tools]] [[tag:resp-custom]]" });
+    const body = (await recorded("resp-custom"))[0]!.body;
+    expect(body.tools).toEqual([
+      { type: "function", function: { name: "get_time", parameters: fn("get_time").parameters, strict: false } },
+      { type: "custom", custom: { name: "run_sql", description: "runs SQL", format: { type: "grammar", grammar: { syntax: "regex", definition: "SELECT .*" } } } },
+    ]);
+    const only = await client().responses.create({ model: "openai/gpt-5", tools: [sql], input: "count rows [[fake:tools]]" });
+    const call = only.output.find((o): o is OpenAI.Responses.ResponseCustomToolCall => o.type === "custom_tool_call");
+    expect(call).toMatchObject({ type: "custom_tool_call", name: "run_sql", input, status: "completed" });
+    expect(call?.call_id).toBeTruthy();
+    expect(only.output.some((o) => o.type === "function_call")).toBe(false);
+    expect(only.tools).toEqual([expect.objectContaining({ type: "custom", name: "run_sql" })]);
+    expect(r.status).toBe("completed");
+  });
+
+  it("streamed: the call's input arrives as response.custom_tool_call_input events", async () => {
+    const stream = await client().responses.create({ model: "openai/gpt-5", tools: [sql], input: "count rows [[fake:tools]]", stream: true });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const e of stream) events.push(e);
+    const deltas = events.filter((e) => e.type === "response.custom_tool_call_input.delta");
+    expect(deltas.map((e) => e.delta).join("")).toBe(input);
+    expect(events.find((e) => e.type === "response.custom_tool_call_input.done")).toMatchObject({ input });
+    expect(events.some((e) => e.type === "response.function_call_arguments.delta")).toBe(false);
+    const completed = events.find((e): e is OpenAI.Responses.ResponseCompletedEvent => e.type === "response.completed");
+    expect(completed?.response.output.find((o) => o.type === "custom_tool_call")).toMatchObject({ name: "run_sql", input });
+  });
+
+  it("a custom_tool_call and its custom_tool_call_output go back upstream as OpenAI's custom call and tool message", async () => {
+    const r = await client().responses.create({
+      model: "openai/gpt-5",
+      tools: [sql],
+      input: [
+        { role: "user", content: "count rows [[tag:resp-custom-turn]]" },
+        { type: "custom_tool_call", call_id: "call_sql_1", name: "run_sql", input },
+        { type: "custom_tool_call_output", call_id: "call_sql_1", output: "42" },
+      ],
+    });
+    expect(r.output_text).toContain("Tool result received: 42");
+    const messages = (await recorded("resp-custom-turn"))[0]!.body.messages as Array<Record<string, unknown>>;
+    expect(messages.slice(1)).toEqual([
+      { role: "assistant", content: null, tool_calls: [{ id: "call_sql_1", type: "custom", custom: { name: "run_sql", input } }] },
+      { role: "tool", tool_call_id: "call_sql_1", content: "42" },
+    ]);
+  });
+
+  it("a provider that cannot take them is a 400 naming the capability, never a silent drop", async () => {
+    const err = await client().responses.create({ model: "anthropic/claude-sonnet-4", max_output_tokens: 50, tools: [sql], input: "count rows" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as Error).message).toContain("custom tools");
+    // A conversation holding a custom tool's call needs the format as well.
+    const history = await client()
+      .responses.create({
+        model: "anthropic/claude-sonnet-4",
+        max_output_tokens: 50,
+        input: [
+          { role: "user", content: "count rows" },
+          { type: "custom_tool_call", call_id: "call_sql_1", name: "run_sql", input },
+          { type: "custom_tool_call_output", call_id: "call_sql_1", output: "42" },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(history).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((history as Error).message).toContain("custom tools");
+    const choice = await client().responses.create({ model: "openai/gpt-5", tools: [sql], tool_choice: { type: "custom", name: "run_sql" }, input: "x" }).catch((e: unknown) => e);
+    expect(choice).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((choice as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("tool_choice");
   });
 });
 

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat, user } from "./helpers";
+import { recorded } from "../helpers/recorded";
 
 type Body = Record<string, any>;
 
@@ -40,8 +41,7 @@ async function orgWithVertexKey(token: string): Promise<SeededOrg> {
   return org;
 }
 
-const sentHeaders = async (tag: string): Promise<Array<Record<string, string>>> =>
-  ((await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ headers: Record<string, string> }>).map((r) => r.headers);
+const sentHeaders = async (tag: string): Promise<Array<Record<string, string>>> => (await recorded(tag)).map((r) => r.headers);
 
 describe("Vertex AI credentials", () => {
   let org: SeededOrg;

@@ -1,9 +1,10 @@
 /** `POST /v1/embeddings` through the official `openai` client, unmodified. */
 import { beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { waitForLog } from "../chat/helpers";
+import { recorded } from "../helpers/recorded";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -12,8 +13,6 @@ beforeAll(async () => {
 
 const client = () =>
   new OpenAI({ baseURL: "http://gw.test/v1", apiKey: org.key, maxRetries: 0, fetch: (u: RequestInfo | URL, i?: RequestInit) => exports.default.fetch(new Request(u, i)) });
-const recorded = async (tag: string) => (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ path: string; body: Record<string, unknown> }>;
-
 describe("POST /v1/embeddings", () => {
   it("embeddings.create (the SDK asks for base64 and decodes it) on an OpenAI model, priced and logged", async () => {
     const r = await client().embeddings.create({ model: "text-embedding-3-small", input: ["one two three [[tag:emb-openai]]", "four"], dimensions: 4 });

@@ -7,6 +7,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { exports } from "cloudflare:workers";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { resetMetrics, waitForLog } from "../chat/helpers";
+import { recorded, type RecordedRequest } from "../helpers/recorded";
 
 let org: SeededOrg;
 beforeAll(async () => {
@@ -124,8 +125,7 @@ describe.each(FORMATS)("the Anthropic SDK against a %s-format model", (_format, 
  * thinking, turn 2 sends turn 1's content back as received with the tool result and must succeed.
  * Returns the request bodies the fake upstream recorded under `tag`.
  */
-async function thinkingToolLoop<T>(model: string, tag: string): Promise<{ recorded: T[]; first: Anthropic.MessageCreateParamsNonStreaming; next: (content: Anthropic.ContentBlockParam[]) => Anthropic.MessageCreateParamsNonStreaming }> {
-  const { env } = await import("cloudflare:workers");
+async function thinkingToolLoop<B>(model: string, tag: string): Promise<{ recorded: Array<RecordedRequest<B>>; first: Anthropic.MessageCreateParamsNonStreaming; next: (content: Anthropic.ContentBlockParam[]) => Anthropic.MessageCreateParamsNonStreaming }> {
   const first: Anthropic.MessageCreateParamsNonStreaming = {
     model,
     max_tokens: 4000,
@@ -147,8 +147,7 @@ async function thinkingToolLoop<T>(model: string, tag: string): Promise<{ record
     const turn2 = streamed ? await client().messages.stream(next(content)).finalMessage() : await client().messages.create(next(content));
     expect(turn2.content.find((b) => b.type === "text")).toMatchObject({ text: "Tool result received: sunny" });
   }
-  const recorded = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as T[];
-  return { recorded, first, next };
+  return { recorded: await recorded<B>(tag), first, next };
 }
 
 describe("POST /v1/messages through the pipeline", () => {
@@ -204,13 +203,12 @@ describe("POST /v1/messages through the pipeline", () => {
     });
     await stream.finalMessage();
     expect(deltas).toContain("thinking_delta");
-    const { env } = await import("cloudflare:workers");
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/msg-think`)).json()) as Array<{ body: Record<string, unknown> }>;
+    const sent = await recorded("msg-think");
     expect(sent[0]!.body.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
   });
 
   it("Claude Code's tool loop with thinking: turn 2 sends turn 1's signed thinking back as received and succeeds; a forged signature gets the upstream's 400", async () => {
-    const { recorded: sent, first, next } = await thinkingToolLoop<{ body: { thinking?: unknown; messages: Array<{ content: Array<{ type: string }> }> } }>("anthropic/claude-sonnet-4", "msg-think-loop");
+    const { recorded: sent, first, next } = await thinkingToolLoop<{ thinking?: unknown; messages: Array<{ content: Array<{ type: string }> }> }>("anthropic/claude-sonnet-4", "msg-think-loop");
     const turn2Body = sent.find((r) => r.body.messages.length === 3)!.body;
     expect(turn2Body.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
     expect(turn2Body.messages[1]!.content.map((b) => b.type)).toEqual(["thinking", "tool_use"]);
@@ -231,7 +229,7 @@ describe("POST /v1/messages through the pipeline", () => {
   });
 
   it("Claude Code's tool loop with thinking against Claude on Bedrock: the signed thinking goes back as reasoningContent and turn 2 succeeds (JSON and stream)", async () => {
-    const { recorded: sent } = await thinkingToolLoop<{ body: { additionalModelRequestFields?: unknown; messages: Array<{ content: Array<Record<string, unknown>> }> } }>("aws-bedrock/claude-sonnet-4", "msg-think-loop-bedrock");
+    const { recorded: sent } = await thinkingToolLoop<{ additionalModelRequestFields?: unknown; messages: Array<{ content: Array<Record<string, unknown>> }> }>("aws-bedrock/claude-sonnet-4", "msg-think-loop-bedrock");
     const turn2Body = sent.find((r) => r.body.messages.length === 3)!.body;
     expect(turn2Body.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 2048 } });
     expect(turn2Body.messages[1]!.content.map((b) => Object.keys(b)[0])).toEqual(["reasoningContent", "toolUse"]);
@@ -248,8 +246,7 @@ describe("POST /v1/messages through the pipeline", () => {
       system: [{ type: "text", text: "long system prompt", cache_control: { type: "ephemeral" } }],
       messages: [{ role: "user", content: [{ type: "text", text: "hi [[tag:msg-cache]]", cache_control: { type: "ephemeral", ttl: "1h" } }] }],
     });
-    const { env } = await import("cloudflare:workers");
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/msg-cache`)).json()) as Array<{ body: { system: unknown; messages: Array<{ content: unknown }> } }>;
+    const sent = await recorded<{ system: unknown; messages: Array<{ content: unknown }> }>("msg-cache");
     expect(JSON.stringify(sent[0]!.body.system)).toContain('"cache_control":{"type":"ephemeral"}');
     expect(JSON.stringify(sent[0]!.body.messages[0]!.content)).toContain('"ttl":"1h"');
   });

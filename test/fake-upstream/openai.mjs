@@ -55,7 +55,9 @@ export const openaiRoutes = [
       // A slow but live provider: nothing at all (not even headers) for `delay` ms, then the answer.
       if (d.has("delay")) await sleep(num(d, "delay", 0));
       const last = messages[messages.length - 1];
-      const tools = Array.isArray(body.tools) ? body.tools.map((/** @type {any} */ t) => ({ name: t.function?.name, parameters: t.function?.parameters })) : [];
+      const tools = Array.isArray(body.tools) ? body.tools.map((/** @type {any} */ t) => ({ name: t.type === "custom" ? t.custom?.name : t.function?.name, parameters: t.function?.parameters })) : [];
+      // A `custom` tool's call carries free-form input (`custom.input`), not JSON arguments.
+      const customNames = new Set(Array.isArray(body.tools) ? body.tools.filter((/** @type {any} */ t) => t.type === "custom").map((/** @type {any} */ t) => t.custom?.name) : []);
       const p = plan({
         provider: req.provider,
         model,
@@ -70,6 +72,10 @@ export const openaiRoutes = [
       const id = `chatcmpl-fake-${++seq}`;
       const created = 1700000000;
       const toolCalls = p.toolCalls.map((t, i) => ({ id: `call_fake_${i}`, type: "function", function: { name: t.name, arguments: JSON.stringify(t.args) } }));
+      /** @param {{ id: string, function: { name: string, arguments: string } }} tc */
+      const customInput = (tc) => `SELECT count(*) FROM ${tc.function.name}`;
+      /** @param {{ id: string, function: { name: string, arguments: string } }} tc */
+      const wireCall = (tc) => (customNames.has(tc.function.name) ? { id: tc.id, type: "custom", custom: { name: tc.function.name, input: customInput(tc) } } : tc);
       const image = { type: "image_url", image_url: { url: `data:image/png;base64,${TINY_PNG_BASE64}` } };
       const usage = {
         prompt_tokens: p.usage.prompt,
@@ -89,7 +95,7 @@ export const openaiRoutes = [
         /** @type {Record<string, unknown>} */
         const message = { role: "assistant", content: p.text || null, refusal: null };
         if (p.reasoning) message[reasoningField] = p.reasoning;
-        if (toolCalls.length) message.tool_calls = toolCalls;
+        if (toolCalls.length) message.tool_calls = toolCalls.map(wireCall);
         if (p.image) message.images = [image];
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({
@@ -112,6 +118,14 @@ export const openaiRoutes = [
         if (p.reasoning) for (const r of pieces(p.reasoning)) frames.push(chunk({ [reasoningField]: r }, null, index));
         if (p.text) for (const t of pieces(p.text, d.has("huge") ? 50 : 1)) frames.push(chunk({ content: t }, null, index));
         toolCalls.forEach((tc, i) => {
+          if (customNames.has(tc.function.name)) {
+            const input = customInput(tc);
+            const half = Math.ceil(input.length / 2);
+            frames.push(chunk({ tool_calls: [{ index: i, id: tc.id, type: "custom", custom: { name: tc.function.name, input: "" } }] }, null, index));
+            frames.push(chunk({ tool_calls: [{ index: i, custom: { input: input.slice(0, half) } }] }, null, index));
+            frames.push(chunk({ tool_calls: [{ index: i, custom: { input: input.slice(half) } }] }, null, index));
+            return;
+          }
           frames.push(chunk({ tool_calls: [{ index: i, id: tc.id, type: "function", function: { name: tc.function.name, arguments: "" } }] }, null, index));
           const args = tc.function.arguments;
           const half = Math.ceil(args.length / 2);

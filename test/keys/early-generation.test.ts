@@ -19,6 +19,7 @@ import { namespaceAround } from "../../src/lib/debug-world";
 import { cancelledEarlyCalls, noteKeyAnswer } from "../../src/billing/early-call";
 import { clearKeyCache } from "../../src/auth/key-cache";
 import { keyLogs, settledSpend, sleep } from "../resilience/helpers";
+import { recorded } from "../helpers/recorded";
 
 /** How far the objects are: an admission cannot answer before this. */
 const FAR_MS = 300;
@@ -85,9 +86,6 @@ function sequentialDepth(calls: CallWindow[]): number {
   });
   return Math.max(0, ...depth);
 }
-
-const recorded = async (tag: string): Promise<Array<{ receivedAt: number }>> =>
-  (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ receivedAt: number }>;
 
 /** Headers whose value differs per request (ids, timings, the rate window's count). */
 const VARYING = /^(x-request-id|x-gateway-overhead-ms|x-ratelimit-remaining|x-ratelimit-reset|date)$/;

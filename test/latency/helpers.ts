@@ -11,6 +11,7 @@ import { app } from "../../src/app";
 import type { Env } from "../../src/env";
 import { worldEnv } from "../../src/lib/debug-world";
 import { parseUsd } from "../../src/billing/money";
+import { recorded as recordedRequests } from "../helpers/recorded";
 
 export const MODEL = "gpt-4o-mini";
 
@@ -70,8 +71,7 @@ export async function costOf(res: Response): Promise<bigint> {
 
 export const usd = (pico: bigint): string => (Number(pico) / 1e12).toFixed(12);
 
-/** The upstream requests that carried `[[tag:<tag>]]` (test/fake-upstream/README.md, Recording). */
+/** How many upstream requests carried `[[tag:<tag>]]` (test/fake-upstream/README.md, Recording). */
 export async function recorded(tag: string): Promise<number> {
-  const r = await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${encodeURIComponent(tag)}`);
-  return ((await r.json()) as unknown[]).length;
+  return (await recordedRequests(tag)).length;
 }

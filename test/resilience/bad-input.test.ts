@@ -14,6 +14,7 @@ import { apiKeys, customModels, customProviders, iamRules, members, organization
 import { chatRequestSchema } from "../../src/routes/chat/schema";
 import { callDirect as call, chatDirect as chat, expectEnvelope, expectNoStack, masterDirect as master, parseSse, waitForLogs, type Json } from "./helpers";
 import { readRpc } from "../mcp/helpers";
+import { recorded } from "../helpers/recorded";
 
 const RUNS = { numRuns: 80 };
 const MODEL = "llama-3.3-70b-instruct";
@@ -537,7 +538,7 @@ describe("names of Object.prototype members from callers and upstreams", { timeo
       messages: [{ role: "user", content: [{ type: "text", text: `look [[tag:${tag}]]` }, { type: "image_url", image_url: { url } }] }],
     });
     expect(res.status, await res.clone().text()).toBe(200);
-    const sent = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ body: Json }>;
+    const sent = await recorded<Json>(tag);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.body.contents[0].parts[1]).toEqual({ fileData: { mimeType: "image/jpeg", fileUri: url } });
   });

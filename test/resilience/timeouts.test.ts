@@ -93,11 +93,12 @@ describe("a first-byte bound from the provider's measured time to first token", 
     reportAttempts(env, (p) => pending.push(p), fast);
     await Promise.all(pending);
     await metricsWritesSettled(env);
-    expect(routeStats(PRIMARY, MODEL).ttftP99Ms).toBe(200);
+    // Interpolated in the 0-200 ms bin and capped by the slowest sample, not the bin's 200 ms edge.
+    expect(routeStats(PRIMARY, MODEL).ttftP99Ms).toBe(150);
     const metrics = (await (await call("/v1/providers/metrics")).json()) as Json;
-    expect((metrics.data as Json[]).find((r) => r.provider === PRIMARY && r.model === MODEL)).toMatchObject({ ttft_p95_ms: 200, ttft_p99_ms: 200 });
+    expect((metrics.data as Json[]).find((r) => r.provider === PRIMARY && r.model === MODEL)).toMatchObject({ ttft_p95_ms: 150, ttft_p99_ms: 150 });
 
-    // The default (15 s) would apply without evidence; 4 x 200 ms = 800 ms does now.
+    // The default (15 s) would apply without evidence; 4 x 150 ms = 600 ms does now.
     const started = Date.now();
     const { res } = await post({ FIRST_BYTE_TIMEOUT_MIN_MS: "500" }, key, streamBody(`hang [[fake@${PRIMARY}:hang]]`));
     const events = parseSse(await res.text());
@@ -105,7 +106,7 @@ describe("a first-byte bound from the provider's measured time to first token", 
     expect(Date.now() - started).toBeLessThan(5_000);
     const routing = (events.filter((e): e is Json => e !== "[DONE]").at(-1) as Json).metadata.routing as Json[];
     expect(routing[0]).toMatchObject({ provider: PRIMARY, error_type: "timeout" });
-    expect(routing[0]!.latency_ms).toBeGreaterThanOrEqual(750);
+    expect(routing[0]!.latency_ms).toBeGreaterThanOrEqual(550);
   });
 });
 

@@ -8,6 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { checkNamedUrl } from "../../src/lib/ssrf";
+import { recorded } from "../helpers/recorded";
 
 const FAKE = () => env.FAKE_UPSTREAM_URL as string;
 /** base64 of "internal secret", what /internal/secret on the fake upstream serves. */
@@ -88,7 +89,7 @@ describe("embeddings upstream redirects", () => {
     const text = await res.text();
     expect(res.status, text).toBe(502);
     expect(text).toContain("redirect");
-    const sent = (await (await fetch(`${FAKE()}/__recorded/${tag}`)).json()) as Array<{ provider: string }>;
+    const sent = await recorded(tag);
     expect(sent.map((r) => r.provider)).toEqual(["openai"]);
   });
 });

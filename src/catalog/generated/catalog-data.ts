@@ -1941,8 +1941,8 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "tools": true,
    "parallelToolCalls": true,
    "reasoning": false,
-   "jsonOutput": false,
-   "structuredOutputs": false,
+   "jsonOutput": true,
+   "structuredOutputs": true,
    "priceSource": "genai-prices aws/regional.anthropic.claude-3-5-sonnet-20241022-v2:0"
   },
   {
@@ -1951,8 +1951,8 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "tools": true,
    "parallelToolCalls": true,
    "reasoning": false,
-   "jsonOutput": false,
-   "structuredOutputs": false,
+   "jsonOutput": true,
+   "structuredOutputs": true,
    "contextLength": 200000,
    "maxOutput": 8192,
    "minCacheableTokens": 1024,
@@ -2192,8 +2192,8 @@ export const EXTRA_MAPPINGS: Readonly<Record<string, readonly GeneratedMapping[]
    "tools": true,
    "parallelToolCalls": true,
    "reasoning": true,
-   "jsonOutput": false,
-   "structuredOutputs": false,
+   "jsonOutput": true,
+   "structuredOutputs": true,
    "contextLength": 200000,
    "maxOutput": 64000,
    "reasoningModes": [
@@ -2287,8 +2287,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-2"
    }
   ]
@@ -2333,8 +2333,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-3-5-haiku-latest"
    },
    {
@@ -2353,8 +2353,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-3-5-haiku-20241022-v1:0"
    },
    {
@@ -2373,8 +2373,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices google/claude-3-5-haiku"
    }
   ]
@@ -2413,8 +2413,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-3-5-sonnet-20240620-v1:0"
    }
   ]
@@ -2457,8 +2457,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-3-haiku"
    },
    {
@@ -2475,8 +2475,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-3-haiku-20240307-v1:0"
    },
    {
@@ -2495,8 +2495,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices google/claude-3-haiku"
    }
   ]
@@ -2539,8 +2539,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-3-opus-latest"
    },
    {
@@ -2557,8 +2557,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-3-opus-20240229-v1:0"
    },
    {
@@ -2577,8 +2577,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices google/claude-3-opus"
    }
   ]
@@ -2618,8 +2618,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-3-sonnet"
    },
    {
@@ -2638,8 +2638,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-3-sonnet-20240229-v1:0"
    }
   ]
@@ -2680,8 +2680,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-fable-5"
    },
    {
@@ -2700,8 +2700,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-fable-5-v1:0"
    },
    {
@@ -2720,8 +2720,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices google/claude-fable-5"
    }
   ]
@@ -2762,8 +2762,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-fable-5-1"
    },
    {
@@ -2782,8 +2782,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-fable-5-1-v1:0"
    },
    {
@@ -2802,8 +2802,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices google/claude-fable-5-1"
    }
   ]
@@ -2848,8 +2848,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-opus-4-0"
    },
    {
@@ -2868,8 +2868,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": true,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-opus-4-20250514-v1:0"
    },
    {
@@ -2888,8 +2888,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices google/claude-4-opus"
    }
   ]
@@ -2930,8 +2930,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-opus-4-7"
    },
    {
@@ -2950,8 +2950,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-opus-4-7-v1:0"
    },
    {
@@ -2970,8 +2970,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices google/claude-opus-4-7"
    }
   ]
@@ -3012,8 +3012,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-opus-4-8"
    },
    {
@@ -3032,8 +3032,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-opus-4-8-v1:0"
    },
    {
@@ -3052,8 +3052,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices google/claude-opus-4-8"
    }
   ]
@@ -3094,8 +3094,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-opus-5"
    },
    {
@@ -3114,8 +3114,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-opus-5"
    },
    {
@@ -3134,8 +3134,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices google/claude-opus-5"
    }
   ]
@@ -3176,8 +3176,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices anthropic/claude-opus-5-5"
    },
    {
@@ -3197,8 +3197,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices aws/regional.anthropic.claude-opus-5-5"
    },
    {
@@ -3217,8 +3217,8 @@ export const GENERATED_MODELS: readonly GeneratedModel[] = [
     "tools": true,
     "parallelToolCalls": true,
     "reasoning": false,
-    "jsonOutput": false,
-    "structuredOutputs": false,
+    "jsonOutput": true,
+    "structuredOutputs": true,
     "priceSource": "genai-prices google/claude-opus-5-5"
    }
   ]

@@ -1,5 +1,5 @@
 import type { ModelDefinition, ProviderMapping } from "../types";
-import { mapping, priced, released, TOOLS } from "./helpers";
+import { JSON_ALL, mapping, priced, released, TOOLS } from "./helpers";
 
 interface ClaudeSpec {
   anthropicId: string;
@@ -20,6 +20,9 @@ function claude(s: ClaudeSpec): ProviderMapping[] {
     maxOutput: s.maxOutput,
     vision: true,
     ...TOOLS,
+    // response_format on all three platforms: natively on 4.5 and newer, else through a forced
+    // tool call (src/providers/anthropic/structured-output.ts).
+    ...JSON_ALL,
     reasoning: s.thinking,
     ...(s.thinking ? { reasoningModes: ["standard", "extended"] as const } : {}),
     minCacheableTokens: 1024,

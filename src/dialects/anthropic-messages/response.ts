@@ -74,7 +74,8 @@ export function messageFromCompletion(c: CompletionJson, id = newMessageId()): R
   // Claude's own refusal is text with stop_reason `refusal`; an OpenAI-format refusal becomes that.
   const refusal = choice?.message.refusal;
   if (refusal) content.push({ type: "text", text: refusal });
-  for (const tc of choice?.message.tool_calls ?? []) content.push({ type: "tool_use", id: tc.id, name: tc.function.name, input: parseToolInput(tc.function.arguments) });
+  // Custom tools cannot be declared on /v1/messages, so no custom call comes back here.
+  for (const tc of choice?.message.tool_calls ?? []) if (tc.type !== "custom") content.push({ type: "tool_use", id: tc.id, name: tc.function.name, input: parseToolInput(tc.function.arguments) });
   return {
     id,
     type: "message",

@@ -7,7 +7,11 @@
  * - `function_call` items -> assistant `tool_calls` (merged with the assistant message before
  *   them); `function_call_output` -> `role: "tool"` messages; `reasoning` items are dropped
  *   (reasoning is not replayed to providers).
- * - function tools -> chat function tools; `tool_choice`, `parallel_tool_calls`.
+ * - function tools -> chat function tools; `custom` tools (free-form or grammar input) -> chat
+ *   `custom_tools`, served only by providers whose format has them (routing answers a 400 naming
+ *   the capability elsewhere); `custom_tool_call` items -> assistant tool calls of type custom,
+ *   `custom_tool_call_output` -> `role: "tool"` messages; `tool_choice`, `parallel_tool_calls`
+ *   (`tool_choice: {type: "custom"}` is a 400: no provider format here names one).
  * - `reasoning.effort` -> `reasoning_effort`; `text.format` (text, json_object, json_schema) ->
  *   `response_format`; `text.verbosity` -> `verbosity`; `max_output_tokens` -> `max_tokens`.
  * - Same name and meaning in both APIs, carried as they are (and then treated as on
@@ -49,10 +53,20 @@ const functionOutputItem = z.object({
   output: z.union([z.string(), z.array(part)]),
   status: z.string().optional(),
 });
+const customCallItem = z.object({
+  type: z.literal("custom_tool_call"),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.string(),
+  namespace: z.string().optional(),
+  status: z.string().optional(),
+});
+const customOutputItem = z.object({ type: z.literal("custom_tool_call_output"), id: z.string().optional(), call_id: z.string().min(1), output: z.union([z.string(), z.array(part)]) });
 const reasoningItem = z.object({ type: z.literal("reasoning") }).passthrough();
 const itemReference = z.object({ type: z.literal("item_reference"), id: z.string() });
 
-const item = z.union([messageItem, functionCallItem, functionOutputItem, reasoningItem, itemReference]);
+const item = z.union([messageItem, functionCallItem, functionOutputItem, customCallItem, customOutputItem, reasoningItem, itemReference]);
 type Item = z.infer<typeof item>;
 
 const functionTool = z.object({
@@ -62,6 +76,22 @@ const functionTool = z.object({
   parameters: z.record(z.string(), z.unknown()).nullish(),
   strict: z.boolean().nullish(),
 });
+
+const toolName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes");
+/** OpenAI's `custom` tool (Responses shape: name at the top level). */
+const customTool = z.object({
+  type: z.literal("custom"),
+  name: toolName,
+  description: z.string().nullish(),
+  format: z
+    .discriminatedUnion("type", [
+      z.object({ type: z.literal("text") }),
+      z.object({ type: z.literal("grammar"), definition: z.string().min(1), syntax: z.enum(["lark", "regex"]) }),
+    ])
+    .nullish(),
+  defer_loading: z.boolean().nullish(),
+});
+export type ResponsesCustomTool = z.infer<typeof customTool>;
 
 const format = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text") }),
@@ -78,6 +108,7 @@ export const responsesRequestSchema = z.object({
     .union([
       z.enum(["none", "auto", "required"]),
       z.object({ type: z.literal("function"), name: z.string().min(1) }),
+      z.object({ type: z.literal("custom"), name: z.string().min(1) }),
       z.object({ type: z.literal("allowed_tools"), mode: z.enum(["auto", "required"]), tools: z.array(z.object({ type: z.string().min(1), name: z.string().min(1).optional() }).passthrough()).min(1) }),
     ])
     .nullish(),
@@ -99,7 +130,7 @@ export const responsesRequestSchema = z.object({
   provider: providerPreferencesSchema.nullish(),
   models: fallbackModelsSchema.nullish(),
 });
-export type ResponsesRequest = Omit<z.infer<typeof responsesRequestSchema>, "tools"> & { tools: Array<z.infer<typeof functionTool>> };
+export type ResponsesRequest = Omit<z.infer<typeof responsesRequestSchema>, "tools"> & { tools: Array<z.infer<typeof functionTool>>; customTools: ResponsesCustomTool[] };
 
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("The request body must be a JSON object.");
@@ -109,18 +140,21 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     throw badRequest("'previous_response_id' is not supported: this gateway stores no responses. Send the whole conversation in 'input'.", "previous_response_id", "unsupported_parameter");
   }
   const tools: Array<z.infer<typeof functionTool>> = [];
+  const customTools: ResponsesCustomTool[] = [];
+  const parse = <T>(schema: z.ZodType<T>, t: unknown, i: number): T => {
+    const parsed = schema.safeParse(t);
+    if (parsed.success) return parsed.data;
+    const { message, param } = describeZodError(parsed.error);
+    throw badRequest(message.replace(`'${param}'`, `'tools.${i}.${param}'`), `tools.${i}${param ? `.${param}` : ""}`);
+  };
   (data.tools ?? []).forEach((t, i) => {
+    if (t.type === "function") tools.push(parse(functionTool, t, i));
+    // Custom tools run in the caller's code like function tools: they go on (or the request is refused where no provider takes them).
+    else if (t.type === "custom") customTools.push(parse(customTool, t, i));
     // Hosted tools (web_search, file_search, namespaces of sub-agent tools, …) run at OpenAI, not in
     // the model: no other provider can honour them, so they are left out (Codex always sends some).
-    if (t.type !== "function") return;
-    const parsed = functionTool.safeParse(t);
-    if (!parsed.success) {
-      const { message, param } = describeZodError(parsed.error);
-      throw badRequest(message.replace(`'${param}'`, `'tools.${i}.${param}'`), `tools.${i}${param ? `.${param}` : ""}`);
-    }
-    tools.push(parsed.data);
   });
-  return { ...data, tools };
+  return { ...data, tools, customTools };
 }
 
 function partOf(p: Part, path: string): ContentPart {
@@ -150,14 +184,17 @@ function translateItems(items: Item[]): ChatMessage[] {
     const path = `input.${i}`;
     if (it.type === "item_reference") throw badRequest("'item_reference' items are not supported: this gateway stores no responses.", `${path}.type`, "unsupported_parameter");
     if (it.type === "reasoning") return;
-    if (it.type === "function_call") {
-      const call = { id: it.call_id, type: "function" as const, function: { name: it.name, arguments: it.arguments } };
+    if (it.type === "function_call" || it.type === "custom_tool_call") {
+      // A custom tool's input travels as the internal call's `arguments` (ToolCall).
+      const call = it.type === "function_call"
+        ? { id: it.call_id, type: "function" as const, function: { name: it.name, arguments: it.arguments } }
+        : { id: it.call_id, type: "custom" as const, function: { name: it.name, arguments: it.input } };
       const prev = out[out.length - 1];
       if (prev?.role === "assistant") prev.tool_calls = [...(prev.tool_calls ?? []), call];
       else out.push({ role: "assistant", content: null, tool_calls: [call] });
       return;
     }
-    if (it.type === "function_call_output") {
+    if (it.type === "function_call_output" || it.type === "custom_tool_call_output") {
       out.push({ role: "tool", tool_call_id: it.call_id, content: textOf(it.output) });
       return;
     }
@@ -188,13 +225,21 @@ function formatOf(f: z.infer<typeof format>): ResponseFormat {
 function toolChoiceOf(choice: NonNullable<ResponsesRequest["tool_choice"]>, out: ChatRequest): ToolChoice {
   if (typeof choice === "string") return choice;
   if (choice.type === "function") return { type: "function", function: { name: choice.name } };
-  const allowed = new Set(choice.tools.flatMap((t) => (t.type === "function" && t.name ? [t.name] : [])));
+  if (choice.type === "custom") {
+    throw badRequest("'tool_choice' of type 'custom' is not supported: use 'required', or 'allowed_tools' naming the custom tool, to make the model call it.", "tool_choice", "unsupported_parameter");
+  }
+  const named = (type: string) => new Set(choice.tools.flatMap((t) => (t.type === type && t.name ? [t.name] : [])));
+  const allowed = named("function");
+  const allowedCustom = named("custom");
   const tools = (out.tools ?? []).filter((t) => allowed.has(t.function.name));
-  const unknown = [...allowed].filter((n) => !tools.some((t) => t.function.name === n));
+  const custom = (out.custom_tools ?? []).filter((t) => allowedCustom.has(t.custom.name));
+  const unknown = [...[...allowed].filter((n) => !tools.some((t) => t.function.name === n)), ...[...allowedCustom].filter((n) => !custom.some((t) => t.custom.name === n))];
   if (unknown.length) throw badRequest(`'tool_choice.tools' names tools that are not in 'tools': ${unknown.join(", ")}.`, "tool_choice");
   if (tools.length) out.tools = tools;
   else delete out.tools;
-  return tools.length ? choice.mode : "auto";
+  if (custom.length) out.custom_tools = custom;
+  else delete out.custom_tools;
+  return tools.length || custom.length ? choice.mode : "auto";
 }
 
 export function toChatRequest(req: ResponsesRequest): ChatRequest {
@@ -226,6 +271,17 @@ export function toChatRequest(req: ResponsesRequest): ChatRequest {
         ...(t.description ? { description: t.description } : {}),
         ...(t.parameters ? { parameters: t.parameters } : {}),
         ...(typeof t.strict === "boolean" ? { strict: t.strict } : {}),
+      },
+    }));
+  }
+  if (req.customTools.length) {
+    out.custom_tools = req.customTools.map((t) => ({
+      type: "custom",
+      custom: {
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        // Chat Completions nests a grammar's definition and syntax under `grammar`.
+        ...(t.format ? { format: t.format.type === "text" ? { type: "text" as const } : { type: "grammar" as const, grammar: { definition: t.format.definition, syntax: t.format.syntax } } } : {}),
       },
     }));
   }

@@ -1,7 +1,7 @@
 /**
  * The chat pipeline's answer -> an OpenAI Responses `response` object. Pure.
  * Output items in order: `reasoning` (the reasoning text as a summary), `message` (one
- * `output_text` part), then one `function_call` per tool call. A `length` finish makes the response
+ * `output_text` part), then one `function_call` (or `custom_tool_call`) per tool call. A `length` finish makes the response
  * `incomplete` with reason `max_output_tokens`; `content_filter` with reason `content_filter`.
  */
 import { randomAlphanumeric } from "../../lib/ids";
@@ -64,7 +64,10 @@ export function responseShell(req: ResponsesRequest, id: string, createdAt: numb
     temperature: req.temperature ?? 1,
     text: { format: req.text?.format ?? { type: "text" }, ...(req.text?.verbosity ? { verbosity: req.text.verbosity } : {}) },
     tool_choice: req.tool_choice ?? "auto",
-    tools: req.tools.map((t) => ({ type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
+    tools: [
+      ...req.tools.map((t) => ({ type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null })),
+      ...req.customTools.map((t) => ({ type: "custom", name: t.name, ...(t.description ? { description: t.description } : {}), ...(t.format ? { format: t.format } : {}) })),
+    ],
     top_p: req.top_p ?? 1,
     truncation: "disabled",
     usage: null,
@@ -100,13 +103,24 @@ export const functionCallItem = (id: string, callId: string, name: string, args:
   status,
 });
 
+export const customToolCallItem = (id: string, callId: string, name: string, input: string, status: "in_progress" | "completed") => ({
+  type: "custom_tool_call",
+  id,
+  call_id: callId,
+  name,
+  input,
+  status,
+});
+
 export function responseFromCompletion(req: ResponsesRequest, c: CompletionJson, id: string, createdAt: number): Record<string, unknown> {
   const choice = c.choices[0];
   const output: unknown[] = [];
   if (choice?.message.reasoning) output.push(reasoningItem(newItemId("rs"), choice.message.reasoning));
   if (choice?.message.content) output.push(messageItem(newItemId("msg"), choice.message.content, "completed"));
   if (choice?.message.refusal) output.push(refusalItem(newItemId("msg"), choice.message.refusal, "completed"));
-  for (const tc of choice?.message.tool_calls ?? []) output.push(functionCallItem(newItemId("fc"), tc.id, tc.function.name, tc.function.arguments, "completed"));
+  for (const tc of choice?.message.tool_calls ?? []) {
+    output.push(tc.type === "custom" ? customToolCallItem(newItemId("ctc"), tc.id, tc.custom.name, tc.custom.input, "completed") : functionCallItem(newItemId("fc"), tc.id, tc.function.name, tc.function.arguments, "completed"));
+  }
   return {
     ...responseShell(req, id, createdAt),
     ...statusOf(choice?.finish_reason),

@@ -8,19 +8,20 @@
  *     message:   response.content_part.added, response.output_text.delta…,
  *                response.output_text.done, response.content_part.done
  *     function:  response.function_call_arguments.delta…, response.function_call_arguments.done
+ *     custom:    response.custom_tool_call_input.delta…, response.custom_tool_call_input.done
  *   response.output_item.done,
  *   response.completed (or response.incomplete) with the whole response and usage.
  * A failed stream ends with `error` and `response.failed`. Pure state machine.
  */
 import { firstChoice, type ChatChunk, type ChunkEncoder } from "../chat-sse";
 import type { ResponsesRequest } from "./request";
-import { functionCallItem, messageItem, newItemId, outputTextPart, reasoningItem, refusalItem, responseShell, statusOf, usageOf } from "./response";
+import { customToolCallItem, functionCallItem, messageItem, newItemId, outputTextPart, reasoningItem, refusalItem, responseShell, statusOf, usageOf } from "./response";
 
 type Item =
   | { kind: "reasoning"; id: string; text: string }
   | { kind: "message"; id: string; text: string }
   | { kind: "refusal"; id: string; text: string }
-  | { kind: "function"; id: string; callId: string; name: string; args: string; toolIndex: number };
+  | { kind: "function" | "custom"; id: string; callId: string; name: string; args: string; toolIndex: number };
 
 export class ResponsesStreamEncoder implements ChunkEncoder {
   private seq = 0;
@@ -69,6 +70,9 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
       out += this.event("response.refusal.done", { item_id: it.id, output_index, content_index: 0, refusal: it.text });
       out += this.event("response.content_part.done", { item_id: it.id, output_index, content_index: 0, part: { type: "refusal", refusal: it.text } });
       item = refusalItem(it.id, it.text, "completed");
+    } else if (it.kind === "custom") {
+      out += this.event("response.custom_tool_call_input.done", { item_id: it.id, output_index, input: it.args });
+      item = customToolCallItem(it.id, it.callId, it.name, it.args, "completed");
     } else {
       out += this.event("response.function_call_arguments.done", { item_id: it.id, output_index, arguments: it.args });
       item = functionCallItem(it.id, it.callId, it.name, it.args, "completed");
@@ -91,6 +95,8 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
     } else if (it.kind === "refusal") {
       out += this.event("response.output_item.added", { output_index, item: refusalItem(it.id, "", "in_progress") });
       out += this.event("response.content_part.added", { item_id: it.id, output_index, content_index: 0, part: { type: "refusal", refusal: "" } });
+    } else if (it.kind === "custom") {
+      out += this.event("response.output_item.added", { output_index, item: customToolCallItem(it.id, it.callId, it.name, "", "in_progress") });
     } else {
       out += this.event("response.output_item.added", { output_index, item: functionCallItem(it.id, it.callId, it.name, "", "in_progress") });
     }
@@ -122,14 +128,18 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
       out += this.event("response.refusal.delta", { item_id: it.id, output_index: this.outputIndex, content_index: 0, delta: d.refusal });
     }
     for (const tc of d.tool_calls ?? []) {
-      if (this.open?.kind !== "function" || this.open.toolIndex !== tc.index) {
-        out += this.begin({ kind: "function", id: newItemId("fc"), callId: tc.id ?? newItemId("call"), name: tc.function?.name ?? "", args: "", toolIndex: tc.index });
-      }
-      const it = this.open as Item & { kind: "function" };
-      const piece = tc.function?.arguments ?? "";
+      const open = this.open;
+      const it =
+        (open?.kind === "function" || open?.kind === "custom") && open.toolIndex === tc.index
+          ? open
+          : tc.type === "custom" || tc.custom
+            ? { kind: "custom" as const, id: newItemId("ctc"), callId: tc.id ?? newItemId("call"), name: tc.custom?.name ?? "", args: "", toolIndex: tc.index }
+            : { kind: "function" as const, id: newItemId("fc"), callId: tc.id ?? newItemId("call"), name: tc.function?.name ?? "", args: "", toolIndex: tc.index };
+      if (it !== open) out += this.begin(it);
+      const piece = (it.kind === "custom" ? tc.custom?.input : tc.function?.arguments) ?? "";
       if (piece) {
         it.args += piece;
-        out += this.event("response.function_call_arguments.delta", { item_id: it.id, output_index: this.outputIndex, delta: piece });
+        out += this.event(it.kind === "custom" ? "response.custom_tool_call_input.delta" : "response.function_call_arguments.delta", { item_id: it.id, output_index: this.outputIndex, delta: piece });
       }
     }
     if (choice.finish) {

@@ -5,6 +5,7 @@
 import type { OpenAICompatQuirks } from "../../catalog/types";
 import type { BuildOptions, ChatMessage, ChatRequest, UpstreamTarget } from "../types";
 import { upstreamInit } from "../types";
+import { wireToolCall } from "../tool-call-wire";
 
 /**
  * Request fields of the OpenAI Chat Completions API that are forwarded upstream (minus the
@@ -33,7 +34,7 @@ function mapMessage(m: ChatMessage, quirks: OpenAICompatQuirks): Record<string, 
   const out: Record<string, unknown> = { ...m };
   if ("content" in out) out.content = stripCacheControl(out.content);
   // Gemini's thought signatures mean nothing to other providers, and OpenAI rejects unknown fields.
-  if (m.role === "assistant" && m.tool_calls) out.tool_calls = m.tool_calls.map(({ extra_content: _drop, ...tc }) => tc);
+  if (m.role === "assistant" && m.tool_calls) out.tool_calls = m.tool_calls.map(({ extra_content: _drop, ...tc }) => wireToolCall(tc));
   // Signed reasoning blocks are verified only by the formats that issue them (anthropic, bedrock).
   delete out.reasoning_details;
   if (m.role === "assistant" && "reasoning" in out) {

@@ -5,14 +5,20 @@ import { malformed } from "../errors";
 import { asArray, asRecord, isRecord, str } from "../json";
 import { contentPieces, onlyUnknown } from "./content";
 import { parseOpenAIUsage } from "./usage";
+import { customCallOf } from "../tool-call-wire";
 
 /** Reasoning text under either field name providers use. */
 export const reasoningOf = (m: Record<string, unknown>): string | undefined =>
   str(m.reasoning_content) ?? str(m.reasoning);
 
 export function parseToolCalls(raw: unknown): ToolCall[] {
-  return asArray(raw).flatMap((t, i) => {
+  return asArray(raw).flatMap((t, i): ToolCall[] => {
     const r = asRecord(t);
+    const custom = customCallOf(r);
+    if (custom) {
+      if (!custom.name) return [];
+      return [{ id: str(r.id) ?? `call_${i}`, type: "custom" as const, function: { name: custom.name, arguments: custom.input ?? "" } }];
+    }
     const fn = asRecord(r.function);
     const name = str(fn.name);
     if (!name) return [];

@@ -9,19 +9,27 @@ import { readSse } from "../sse";
 import { parseImages, reasoningOf } from "./response";
 import { contentPieces } from "./content";
 import { hasUsage, parseOpenAIUsage } from "./usage";
+import { customCallOf } from "../tool-call-wire";
 
 type ToolCallDelta = NonNullable<ChunkDelta["tool_calls"]>[number];
 
 function toolCallDeltas(raw: unknown): ToolCallDelta[] {
   return asArray(raw).map((t, i) => {
     const r = asRecord(t);
-    const fn = asRecord(r.function);
+    const custom = customCallOf(r);
     const d: ToolCallDelta = { index: typeof r.index === "number" ? r.index : i, function: {} };
     const id = str(r.id);
     if (id) {
       d.id = id;
-      d.type = "function";
+      d.type = custom ? "custom" : "function";
     }
+    if (custom) {
+      // A custom tool's input streams as `custom.input` pieces; it is free-form text, not JSON.
+      if (custom.name) d.function.name = custom.name;
+      if (custom.input) d.function.arguments = custom.input;
+      return d;
+    }
+    const fn = asRecord(r.function);
     const name = str(fn.name);
     if (name) d.function.name = name;
     const args = fn.arguments;

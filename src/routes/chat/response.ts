@@ -8,6 +8,7 @@ import { toOpenAIUsage, type OpenAIUsage } from "../../billing/usage-json";
 import type { Pricing } from "../../catalog/types";
 import type { Pico } from "../../billing/money";
 import { randomAlphanumeric } from "../../lib/ids";
+import { wireToolCall } from "../../providers/tool-call-wire";
 
 export const newCompletionId = (): string => `chatcmpl-${randomAlphanumeric(24)}`;
 
@@ -70,7 +71,7 @@ export function completionJson(o: {
         content: c.message.content,
         ...(c.message.reasoning ? { reasoning: c.message.reasoning } : {}),
         ...(c.message.reasoning_details?.length ? { reasoning_details: c.message.reasoning_details } : {}),
-        ...(c.message.tool_calls?.length ? { tool_calls: c.message.tool_calls } : {}),
+        ...(c.message.tool_calls?.length ? { tool_calls: c.message.tool_calls.map(wireToolCall) } : {}),
         ...(c.message.images?.length ? { images: c.message.images } : {}),
         ...(c.message.refusal ? { refusal: c.message.refusal } : { refusal: null }),
       },

@@ -28,7 +28,7 @@
  *   it by search context size at prices the catalogue holds (Perplexity Sonar).
  */
 import * as z from "zod";
-import type { ChatMessage, ChatRequest } from "../../providers/types";
+import type { ChatMessage, ChatRequest, ToolCall } from "../../providers/types";
 import { badRequest } from "../../errors/api-error";
 import { pricesSearchContext } from "../../catalog";
 import { describeZodError } from "../../errors/validation";
@@ -54,13 +54,18 @@ const contentPart = z.discriminatedUnion("type", [textPart, imagePart, audioPart
 const textContent = z.union([z.string(), z.array(textPart)]);
 const userContent = z.union([z.string(), z.array(contentPart).min(1)]);
 
-const toolCall = z.object({
+const functionToolCall = z.object({
   id: z.string().min(1),
   type: z.literal("function"),
   function: z.object({ name: z.string().min(1), arguments: z.string() }),
   /** Sent back as we returned it (Gemini's thought signature); other keys are dropped. */
   extra_content: z.object({ google: z.object({ thought_signature: z.string().optional() }).optional() }).optional(),
 });
+/** An earlier call of a `custom` tool; its free-form input travels as the internal call's `arguments` (ToolCall). */
+const customToolCall = z
+  .object({ id: z.string().min(1), type: z.literal("custom"), custom: z.object({ name: z.string().min(1), input: z.string() }) })
+  .transform((c): ToolCall => ({ id: c.id, type: "custom", function: { name: c.custom.name, arguments: c.custom.input } }));
+const toolCall = z.union([functionToolCall, customToolCall]);
 
 const systemMessage = z.object({ role: z.enum(["system", "developer"]), content: textContent, name: z.string().optional() });
 const userMessage = z.object({ role: z.literal("user"), content: userContent, name: z.string().optional() });

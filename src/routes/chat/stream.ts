@@ -20,6 +20,7 @@
  */
 import type { ChunkDelta, FinishReason, NormalizedUsage, StreamEvent } from "../../providers/types";
 import { newId } from "../../lib/ids";
+import { wireToolCallDelta } from "../../providers/tool-call-wire";
 
 const KEEPALIVE_MS = 15_000;
 /** A write the client has not taken for this long means the client is gone (see the header). Override: STREAM_WRITE_STALL_MS. */
@@ -80,6 +81,8 @@ const sse = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`
 class ChunkNormalizer {
   private roleSent = new Set<number>();
   private toolIds = new Map<string, string>();
+  /** Tool calls (`choice:index`) of custom tools: their later pieces go out as `custom.input`. */
+  private customTools = new Set<string>();
   readonly finishReasons = new Map<number, FinishReason>();
   readonly started = new Set<number>();
   readonly events: StreamEvent[] = [];
@@ -101,6 +104,7 @@ class ChunkNormalizer {
       return { index: e.choiceIndex, delta: {}, logprobs: null, finish_reason: e.finishReason };
     }
     const delta: ChunkDelta = { ...e.delta };
+    const custom = new Set<number>();
     if (delta.tool_calls) {
       delta.tool_calls = delta.tool_calls.map((tc) => {
         const key = `${e.choiceIndex}:${tc.index}`;
@@ -108,17 +112,22 @@ class ChunkNormalizer {
         if (!id) {
           id = tc.id ?? `call_${newId("x").slice(2)}`;
           this.toolIds.set(key, id);
-          return { ...tc, id, type: "function" as const };
+          if (tc.type === "custom") this.customTools.add(key);
+          return { ...tc, id, type: tc.type ?? "function" };
         }
         const { id: _drop, type: _t, ...rest } = tc;
         return rest;
       });
-      for (const tc of delta.tool_calls) this.text += (tc.function.name ?? "") + (tc.function.arguments ?? "");
+      for (const tc of delta.tool_calls) {
+        this.text += (tc.function.name ?? "") + (tc.function.arguments ?? "");
+        if (this.customTools.has(`${e.choiceIndex}:${tc.index}`)) custom.add(tc.index);
+      }
     }
     this.text += (delta.content ?? "") + (delta.reasoning ?? "");
     this.events.push({ type: "delta", choiceIndex: e.choiceIndex, delta });
     let wire: Record<string, unknown> = { ...delta };
     delete wire.role;
+    if (delta.tool_calls) wire.tool_calls = delta.tool_calls.map((tc) => wireToolCallDelta(tc, custom.has(tc.index)));
     if (!this.roleSent.has(e.choiceIndex)) {
       this.roleSent.add(e.choiceIndex);
       wire = { role: "assistant", content: "", ...wire };

@@ -8,6 +8,7 @@ import { checkKey, resolveGatewayKey } from "../../auth/gateway-key";
 import { getDb } from "../../db/client";
 import { providerKeys } from "../../db/schema";
 import { decryptSecret } from "../../lib/crypto";
+import { recorded } from "../../../test/helpers/recorded";
 
 interface ProviderKeyBody {
   providerKey: { id: string; provider: string; label: string | null; baseUrl: string | null; tokenHint: string };
@@ -61,8 +62,7 @@ describe("master API: provider keys", () => {
 
 /** The Authorization headers the fake upstream received for requests tagged `[[tag:<tag>]]`. */
 async function sentAuthorization(tag: string): Promise<string[]> {
-  const recorded = (await (await fetch(`${env.FAKE_UPSTREAM_URL}/__recorded/${tag}`)).json()) as Array<{ headers: Record<string, string> }>;
-  return recorded.map((r) => r.headers.authorization ?? "");
+  return (await recorded(tag)).map((r) => r.headers.authorization ?? "");
 }
 
 const chatTagged = (key: string, tag: string) =>
