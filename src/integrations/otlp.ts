@@ -22,7 +22,7 @@ import { requireHashSecret } from "../lib/crypto";
 import type { LogRecord } from "../usage/log-record";
 import { REFUND_KIND } from "../usage/request-log";
 import { postJson } from "./post";
-import { readBodies, type StoredBodies } from "../usage/bodies";
+import { readBodies, type BodyReads, type StoredBodies } from "../usage/bodies";
 import { traceOf } from "../usage/conversation";
 import { OPERATION_DETAILS_EVENT, operationDetails } from "./otlp-bodies";
 
@@ -122,16 +122,9 @@ export async function spanOf(r: LogRecord, bodies: StoredBodies | null = null): 
   };
 }
 
-/** The ExportTraceServiceRequest around some spans. */
-export const tracesPayload = (spans: readonly unknown[]): string =>
-  JSON.stringify({
-    resourceSpans: [
-      {
-        resource: { attributes: [{ key: "service.name", value: { stringValue: "switchboard" } }] },
-        scopeSpans: [{ scope: { name: "switchboard.gateway" }, spans }],
-      },
-    ],
-  });
+/** The ExportTraceServiceRequest around spans already serialized: each span's JSON text is made once, never parsed again. */
+const tracesPayload = (spanTexts: readonly string[]): string =>
+  `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"switchboard"}}]},"scopeSpans":[{"scope":{"name":"switchboard.gateway"},"spans":[${spanTexts.join(",")}]}]}]}`;
 
 /**
  * Called by the LOGS consumer with the records it applied: queues their spans for the
@@ -143,12 +136,14 @@ export async function exportSpans(env: Env, records: readonly LogRecord[]): Prom
     const res = await withRetries(() => env.DB.prepare("SELECT organization_id FROM otlp_exports WHERE organization_id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(orgs)).all<{ organization_id: string }>());
     if (res.results.length === 0) return;
     const exporting = new Set(res.results.map((r) => r.organization_id));
+    // The bodies of one group sit in one object: read once for all its requests.
+    const reads: BodyReads = new Map();
     const messages: Array<{ body: OtlpMessage }> = [];
     for (const org of exporting) {
       let spans: string[] = [];
       let bytes = 0;
       const flush = () => {
-        if (spans.length) messages.push({ body: { kind: "otlp", organizationId: org, payload: tracesPayload(spans.map((s) => JSON.parse(s) as unknown)), spans: spans.length } });
+        if (spans.length) messages.push({ body: { kind: "otlp", organizationId: org, payload: tracesPayload(spans), spans: spans.length } });
         spans = [];
         bytes = 0;
       };
@@ -157,7 +152,7 @@ export async function exportSpans(env: Env, records: readonly LogRecord[]): Prom
         if (r.organizationId !== org || r.kind === REFUND_KIND) continue;
         // Bodies only for a project that kept them (the record says so); stored before the records
         // of the same batch (src/usage/log-consumer.ts), so normally there by now.
-        const bodies = traceOf(r).bodies ? await readBodies(env, r).catch(() => null) : null;
+        const bodies = traceOf(r).bodies ? await readBodies(env, r, reads).catch(() => null) : null;
         const s = JSON.stringify(await spanOf(r, bodies));
         if (bytes + s.length > MESSAGE_BYTES) flush();
         spans.push(s);
