@@ -12,10 +12,14 @@
  *     the deliveries to drain and checks that every request's record arrived as exactly one
  *     accepted span (by `switchboard.request_id`), none missing, none accepted twice.
  * Prints `uptime` beside the numbers (the machine may be shared). Flags: --requests N, --seconds N
- * (per logBodies round), --rounds N, --drain-seconds N (default 600), --skip-bodies (the OTLP part only).
+ * (per logBodies round), --rounds N, --gap-seconds N (after each logBodies round, at most this long
+ * until workerd is idle, default 10: the queue consumers finish that round's work before the next
+ * round, so no side pays for the other's, and the round's CPU per request includes it),
+ * --drain-seconds N (default 600), --skip-bodies (the OTLP part only), --skip-otlp (the
+ * logBodies part only).
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -32,6 +36,7 @@ const opt = (name, def) => {
 const REQUESTS = opt("requests", 10_000);
 const SECONDS = opt("seconds", 5);
 const ROUNDS = opt("rounds", 3);
+const GAP_SECONDS = opt("gap-seconds", 10);
 const DRAIN_SECONDS = opt("drain-seconds", 600);
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
 const WRANGLER = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -117,7 +122,37 @@ async function startSwitchboard(upstreamUrl) {
     }
     await new Promise((r) => setTimeout(r, 500));
   }
-  return { url, stop };
+  return { url, stop, pgid: child.pid };
+}
+
+const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || 100);
+/** CPU time (user + system, ms) of the workerd processes in a process group: the Worker, its objects, queues and storage simulators. */
+function groupCpuMs(pgid) {
+  let total = 0;
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[2]) === pgid && comm.includes("workerd")) total += (Number(f[11]) + Number(f[12])) * TICK_MS;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+/** Waits until workerd is idle (two 250 ms windows under 5 ms of CPU) or `maxMs` passed: the background work a round left is done. */
+async function untilIdle(pgid, maxMs) {
+  const end = Date.now() + maxMs;
+  let quiet = 0;
+  let last = groupCpuMs(pgid);
+  while (quiet < 2 && Date.now() < end) {
+    await new Promise((ok) => setTimeout(ok, 250));
+    const now = groupCpuMs(pgid);
+    quiet = now - last < 5 ? quiet + 1 : 0;
+    last = now;
+  }
 }
 
 async function api(url, token, method, p, body) {
@@ -160,7 +195,8 @@ async function main() {
     // ---- 1. logBodies on vs off, interleaved rounds at c=32 ----
     if (!args.includes("--skip-bodies")) await bodiesAB(sb);
     else console.log("logBodies A/B skipped (--skip-bodies)");
-    await otlpRun(sb, collector);
+    if (!args.includes("--skip-otlp")) await otlpRun(sb, collector);
+    else console.log("OTLP run skipped (--skip-otlp)");
     console.log(`load after: ${uptime()}`);
   } finally {
     collector.close();
@@ -176,14 +212,20 @@ async function bodiesAB(sb) {
     for (const k of Object.values(bodiesOrg.keys)) await cannon(sb.url, k, { duration: 1 }); // warm-up
     /** @type {Record<string, number[]>} */
     const rps = { off: [], on: [] };
+    /** workerd CPU per request, from the round's start until the work it left is done. */
+    const cpu = { off: [], on: [] };
+    await untilIdle(sb.pgid, GAP_SECONDS * 1000);
     for (let round = 0; round < ROUNDS; round++) {
       for (const side of round % 2 ? ["on", "off"] : ["off", "on"]) {
+        const cpu0 = groupCpuMs(sb.pgid);
         const r = await cannon(sb.url, bodiesOrg.keys[side], { duration: SECONDS });
+        await untilIdle(sb.pgid, GAP_SECONDS * 1000);
         rps[side].push(r.requests.average);
-        console.log(`logBodies ${side.padEnd(3)} round ${round + 1}: ${fmt(r)}   [${uptime()}]`);
+        cpu[side].push((groupCpuMs(sb.pgid) - cpu0) / Math.max(1, r.requests.total));
+        console.log(`logBodies ${side.padEnd(3)} round ${round + 1}: ${fmt(r)} · workerd CPU ${cpu[side].at(-1).toFixed(2)} ms/request   [${uptime()}]`);
       }
     }
-    console.log(`logBodies A/B at c=32: off ${Math.round(mean(rps.off))} req/s, on ${Math.round(mean(rps.on))} req/s, on/off ${(mean(rps.on) / mean(rps.off)).toFixed(3)}`);
+    console.log(`logBodies A/B at c=32: off ${Math.round(mean(rps.off))} req/s, on ${Math.round(mean(rps.on))} req/s, on/off ${(mean(rps.on) / mean(rps.off)).toFixed(3)}; workerd CPU off ${mean(cpu.off).toFixed(2)}, on ${mean(cpu.on).toFixed(2)} ms/request, off/on ${(mean(cpu.off) / mean(cpu.on)).toFixed(3)}`);
 
 }
 
