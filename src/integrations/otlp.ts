@@ -181,20 +181,40 @@ export async function exportSpans(env: Env, records: readonly LogRecord[]): Prom
   }
 }
 
-/** The consumer's step: one POST of a message's spans; records the outcome. True when delivered. */
-export async function deliverSpans(env: Env, m: OtlpMessage, attempts: number, last: boolean): Promise<boolean> {
+/** One span message as the delivery consumer hands it over: its attempt count, and whether it is the last. */
+export interface SpanDelivery {
+  message: OtlpMessage;
+  attempts: number;
+  last: boolean;
+}
+
+/**
+ * The consumer's step for one organization's span messages of a batch: the export's settings read
+ * once, one POST per message (at the same time), the outcome recorded once (a failure when any
+ * POST failed, the last success's time when any succeeded): two D1 statements per organization
+ * and batch, not per message. Returns, per message, whether it was delivered.
+ */
+export async function deliverSpans(env: Env, organizationId: string, items: readonly SpanDelivery[]): Promise<boolean[]> {
   const db = getDb(env.DB);
-  const cfg = await db.select().from(otlpExports).where(eq(otlpExports.organizationId, m.organizationId)).get();
-  if (!cfg) return true; // turned off since: nothing to send
+  const cfg = await db.select().from(otlpExports).where(eq(otlpExports.organizationId, organizationId)).get();
+  if (!cfg) return items.map(() => true); // turned off since: nothing to send
   const headers = cfg.headersSealed ? (JSON.parse(await decryptSecret(requireHashSecret(env), cfg.headersSealed)) as Record<string, string>) : {};
-  const out = await postJson(`${cfg.endpoint}/v1/traces`, m.payload, headers);
+  const outs = await Promise.all(items.map((i) => postJson(`${cfg.endpoint}/v1/traces`, i.message.payload, headers)));
   const now = Date.now();
-  const error = out.ok ? null : `${out.error ?? "failed"}${last ? ` (given up after ${attempts} attempts)` : ` (attempt ${attempts}, retried)`}`;
-  await db
-    .update(otlpExports)
-    .set({ lastAttemptAt: now, lastStatus: out.status, lastError: error, ...(out.ok ? { lastSuccessAt: now } : {}) })
-    .where(eq(otlpExports.organizationId, m.organizationId));
-  return out.ok;
+  const failed = outs.findIndex((o) => !o.ok);
+  const out = failed >= 0 ? outs[failed]! : outs[outs.length - 1]!;
+  const item = items[failed >= 0 ? failed : items.length - 1]!;
+  const error = out.ok ? null : `${out.error ?? "failed"}${item.last ? ` (given up after ${item.attempts} attempts)` : ` (attempt ${item.attempts}, retried)`}`;
+  try {
+    await db
+      .update(otlpExports)
+      .set({ lastAttemptAt: now, lastStatus: out.status, lastError: error, ...(outs.some((o) => o.ok) ? { lastSuccessAt: now } : {}) })
+      .where(eq(otlpExports.organizationId, organizationId));
+  } catch (err) {
+    // The POSTs happened: a status that cannot be written must not send accepted spans again.
+    console.error("span delivery status not recorded", err instanceof Error ? err.message : String(err));
+  }
+  return outs.map((o) => o.ok);
 }
 
 // ---------- settings ----------
