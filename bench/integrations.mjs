@@ -12,9 +12,10 @@
  *     the deliveries to drain and checks that every request's record arrived as exactly one
  *     accepted span (by `switchboard.request_id`), none missing, none accepted twice.
  * Prints `uptime` beside the numbers (the machine may be shared). Flags: --requests N, --seconds N
- * (per logBodies round), --rounds N, --gap-seconds N (after each logBodies round, at most this long
- * until workerd is idle, default 10: the queue consumers finish that round's work before the next
- * round, so no side pays for the other's, and the round's CPU per request includes it),
+ * (per logBodies round), --rounds N, --gap-seconds N (after each logBodies round and OTLP block, at
+ * most this long until workerd is idle, default 12, at least the consumers' batch timeout: the queue
+ * consumers finish that round's work before the next round, so no side pays for the other's, and
+ * the round's CPU per request includes it),
  * --drain-seconds N (default 600), --skip-bodies (the OTLP part only), --skip-otlp (the
  * logBodies part only).
  */
@@ -36,7 +37,7 @@ const opt = (name, def) => {
 const REQUESTS = opt("requests", 10_000);
 const SECONDS = opt("seconds", 5);
 const ROUNDS = opt("rounds", 3);
-const GAP_SECONDS = opt("gap-seconds", 10);
+const GAP_SECONDS = opt("gap-seconds", 12);
 const DRAIN_SECONDS = opt("drain-seconds", 600);
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
 const WRANGLER = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -142,9 +143,16 @@ function groupCpuMs(pgid) {
   }
   return total;
 }
-/** Waits until workerd is idle (two 250 ms windows under 5 ms of CPU) or `maxMs` passed: the background work a round left is done. */
+/** The queue consumers' `max_batch_timeout` (wrangler.jsonc), plus a margin: a partial batch has been handed over by then. */
+const BATCH_TIMEOUT_MS = 5_500;
+/**
+ * Waits until workerd is idle (two 250 ms windows under 5 ms of CPU), but not before a partial
+ * queue batch had its time to be consumed, or until `maxMs` passed: the background work a round
+ * left is done (and counted in its CPU).
+ */
 async function untilIdle(pgid, maxMs) {
-  const end = Date.now() + maxMs;
+  const end = Date.now() + Math.max(maxMs, BATCH_TIMEOUT_MS + 1000);
+  await new Promise((ok) => setTimeout(ok, BATCH_TIMEOUT_MS));
   let quiet = 0;
   let last = groupCpuMs(pgid);
   while (quiet < 2 && Date.now() < end) {
@@ -238,19 +246,26 @@ async function otlpRun(sb, collector) {
     const BLOCK = 1000;
     /** @type {Record<string, number[]>} */
     const lat = { export: [], quiet: [] };
+    /** workerd CPU per request of each side's blocks, until the work a block left is done (or --gap-seconds passed). */
+    const cpu = { export: [], quiet: [] };
     let sent = 0;
     while (sent < REQUESTS) {
       const n = Math.min(BLOCK, REQUESTS - sent);
       for (const side of ["export", "quiet"]) {
+        const cpu0 = groupCpuMs(sb.pgid);
         const r = await cannon(sb.url, (side === "export" ? exporting : quiet).keys.main, { amount: side === "export" ? n : Math.max(64, Math.round(n / 5)) });
+        // The next block starts once this one's background work (records, spans, deliveries) is done:
+        // neither side's latency pays for the other's.
+        await untilIdle(sb.pgid, GAP_SECONDS * 1000);
+        cpu[side].push((groupCpuMs(sb.pgid) - cpu0) / Math.max(1, r.requests.total));
         if (r.non2xx || r.errors) console.log(`  ${side}: ${r.non2xx} non-2xx, ${r.errors} errors`);
         lat[side].push(r.latency.p50, r.latency.p99);
       }
       sent += n;
-      console.log(`otlp: ${sent}/${REQUESTS} sent; spans accepted so far ${collector.accepted.size}   [${uptime()}]`);
+      console.log(`otlp: ${sent}/${REQUESTS} sent; spans accepted so far ${collector.accepted.size}; last blocks p99 export ${lat.export.at(-1)} ms, off ${lat.quiet.at(-1)} ms   [${uptime()}]`);
     }
     const p = (side, i) => Math.round(mean(lat[side].filter((_, j) => j % 2 === i)));
-    console.log(`latency per block, mean of p50 / p99: export on ${p("export", 0)} / ${p("export", 1)} ms, off ${p("quiet", 0)} / ${p("quiet", 1)} ms`);
+    console.log(`latency per block, mean of p50 / p99: export on ${p("export", 0)} / ${p("export", 1)} ms, off ${p("quiet", 0)} / ${p("quiet", 1)} ms (p99 on/off ${(p("export", 1) / p("quiet", 1)).toFixed(2)}); workerd CPU export on ${mean(cpu.export).toFixed(2)}, off ${mean(cpu.quiet).toFixed(2)} ms/request`);
     /** The organization's request ids, from its records (`GET /v1/master/logs`, NDJSON). */
     const recordIds = async () => {
       const from = new Date(started - 3_600_000).toISOString();
