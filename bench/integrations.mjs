@@ -8,14 +8,19 @@
  *     (interleaved rounds, same machine conditions); req/s and p50/p99 of each, and the ratio.
  *  2. OTLP export through a collector that is down half the time (it flips between answering 200
  *     and 503 at random intervals of 0.3-3 s): N requests (default 10,000) at c=32 of an exporting
- *     organization, interleaved in blocks with a non-exporting one (latency A/B); then it waits for
+ *     organization, interleaved in equal blocks with a non-exporting one (latency A/B); then it waits for
  *     the deliveries to drain and checks that every request's record arrived as exactly one
  *     accepted span (by `switchboard.request_id`), none missing, none accepted twice.
  * Prints `uptime` beside the numbers (the machine may be shared). Flags: --requests N, --seconds N
- * (per logBodies round), --rounds N, --drain-seconds N (default 600), --skip-bodies (the OTLP part only).
+ * (per logBodies round), --rounds N, --gap-seconds N (after each logBodies round and OTLP block, at
+ * most this long until workerd is idle, default 12, at least the consumers' batch timeout: the queue
+ * consumers finish that round's work before the next round, so no side pays for the other's, and
+ * the round's CPU per request includes it),
+ * --drain-seconds N (default 600), --skip-bodies (the OTLP part only), --skip-otlp (the
+ * logBodies part only).
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -32,6 +37,7 @@ const opt = (name, def) => {
 const REQUESTS = opt("requests", 10_000);
 const SECONDS = opt("seconds", 5);
 const ROUNDS = opt("rounds", 3);
+const GAP_SECONDS = opt("gap-seconds", 12);
 const DRAIN_SECONDS = opt("drain-seconds", 600);
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
 const WRANGLER = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -117,7 +123,44 @@ async function startSwitchboard(upstreamUrl) {
     }
     await new Promise((r) => setTimeout(r, 500));
   }
-  return { url, stop };
+  return { url, stop, pgid: child.pid };
+}
+
+const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || 100);
+/** CPU time (user + system, ms) of the workerd processes in a process group: the Worker, its objects, queues and storage simulators. */
+function groupCpuMs(pgid) {
+  let total = 0;
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[2]) === pgid && comm.includes("workerd")) total += (Number(f[11]) + Number(f[12])) * TICK_MS;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+/** The queue consumers' `max_batch_timeout` (wrangler.jsonc), plus a margin: a partial batch has been handed over by then. */
+const BATCH_TIMEOUT_MS = 5_500;
+/**
+ * Waits until workerd is idle (two 250 ms windows under 5 ms of CPU), but not before a partial
+ * queue batch had its time to be consumed, or until `maxMs` passed: the background work a round
+ * left is done (and counted in its CPU).
+ */
+async function untilIdle(pgid, maxMs) {
+  const end = Date.now() + Math.max(maxMs, BATCH_TIMEOUT_MS + 1000);
+  await new Promise((ok) => setTimeout(ok, BATCH_TIMEOUT_MS));
+  let quiet = 0;
+  let last = groupCpuMs(pgid);
+  while (quiet < 2 && Date.now() < end) {
+    await new Promise((ok) => setTimeout(ok, 250));
+    const now = groupCpuMs(pgid);
+    quiet = now - last < 5 ? quiet + 1 : 0;
+    last = now;
+  }
 }
 
 async function api(url, token, method, p, body) {
@@ -160,7 +203,8 @@ async function main() {
     // ---- 1. logBodies on vs off, interleaved rounds at c=32 ----
     if (!args.includes("--skip-bodies")) await bodiesAB(sb);
     else console.log("logBodies A/B skipped (--skip-bodies)");
-    await otlpRun(sb, collector);
+    if (!args.includes("--skip-otlp")) await otlpRun(sb, collector);
+    else console.log("OTLP run skipped (--skip-otlp)");
     console.log(`load after: ${uptime()}`);
   } finally {
     collector.close();
@@ -176,18 +220,24 @@ async function bodiesAB(sb) {
     for (const k of Object.values(bodiesOrg.keys)) await cannon(sb.url, k, { duration: 1 }); // warm-up
     /** @type {Record<string, number[]>} */
     const rps = { off: [], on: [] };
+    /** workerd CPU per request, from the round's start until the work it left is done. */
+    const cpu = { off: [], on: [] };
+    await untilIdle(sb.pgid, GAP_SECONDS * 1000);
     for (let round = 0; round < ROUNDS; round++) {
       for (const side of round % 2 ? ["on", "off"] : ["off", "on"]) {
+        const cpu0 = groupCpuMs(sb.pgid);
         const r = await cannon(sb.url, bodiesOrg.keys[side], { duration: SECONDS });
+        await untilIdle(sb.pgid, GAP_SECONDS * 1000);
         rps[side].push(r.requests.average);
-        console.log(`logBodies ${side.padEnd(3)} round ${round + 1}: ${fmt(r)}   [${uptime()}]`);
+        cpu[side].push((groupCpuMs(sb.pgid) - cpu0) / Math.max(1, r.requests.total));
+        console.log(`logBodies ${side.padEnd(3)} round ${round + 1}: ${fmt(r)} · workerd CPU ${cpu[side].at(-1).toFixed(2)} ms/request   [${uptime()}]`);
       }
     }
-    console.log(`logBodies A/B at c=32: off ${Math.round(mean(rps.off))} req/s, on ${Math.round(mean(rps.on))} req/s, on/off ${(mean(rps.on) / mean(rps.off)).toFixed(3)}`);
+    console.log(`logBodies A/B at c=32: off ${Math.round(mean(rps.off))} req/s, on ${Math.round(mean(rps.on))} req/s, on/off ${(mean(rps.on) / mean(rps.off)).toFixed(3)}; workerd CPU off ${mean(cpu.off).toFixed(2)}, on ${mean(cpu.on).toFixed(2)} ms/request, off/on ${(mean(cpu.off) / mean(cpu.on)).toFixed(3)}`);
 
 }
 
-/** OTLP export through a collector down half the time; the quiet organization's blocks are a fifth as long (latency sample). */
+/** OTLP export through a collector down half the time; the quiet organization's blocks (as long, half as many) are the latency comparison. */
 async function otlpRun(sb, collector) {
     const started = Date.now();
     const exporting = await seedOrg(sb, "Exporting", { main: {} });
@@ -196,19 +246,30 @@ async function otlpRun(sb, collector) {
     const BLOCK = 1000;
     /** @type {Record<string, number[]>} */
     const lat = { export: [], quiet: [] };
+    /** workerd CPU per request of each side's blocks, until the work a block left is done (or --gap-seconds passed). */
+    const cpu = { export: [], quiet: [] };
     let sent = 0;
     while (sent < REQUESTS) {
       const n = Math.min(BLOCK, REQUESTS - sent);
-      for (const side of ["export", "quiet"]) {
-        const r = await cannon(sb.url, (side === "export" ? exporting : quiet).keys.main, { amount: side === "export" ? n : Math.max(64, Math.round(n / 5)) });
+      // Blocks of both sides are equally long: a longer block meets more of the periodic pauses of
+      // workerd under wrangler dev (alarms, batch timeouts, context reloads), so its p99 is higher
+      // whatever it exports. The quiet side runs after every other block of the exporting one.
+      const blockNo = sent / BLOCK;
+      for (const side of blockNo % 2 === 1 || sent + n >= REQUESTS ? ["export", "quiet"] : ["export"]) {
+        const cpu0 = groupCpuMs(sb.pgid);
+        const r = await cannon(sb.url, (side === "export" ? exporting : quiet).keys.main, { amount: n });
+        // The next block starts once this one's background work (records, spans, deliveries) is done:
+        // neither side's latency pays for the other's.
+        await untilIdle(sb.pgid, GAP_SECONDS * 1000);
+        cpu[side].push((groupCpuMs(sb.pgid) - cpu0) / Math.max(1, r.requests.total));
         if (r.non2xx || r.errors) console.log(`  ${side}: ${r.non2xx} non-2xx, ${r.errors} errors`);
         lat[side].push(r.latency.p50, r.latency.p99);
       }
       sent += n;
-      console.log(`otlp: ${sent}/${REQUESTS} sent; spans accepted so far ${collector.accepted.size}   [${uptime()}]`);
+      console.log(`otlp: ${sent}/${REQUESTS} sent; spans accepted so far ${collector.accepted.size}; last blocks p99 export ${lat.export.at(-1)} ms, off ${lat.quiet.at(-1)} ms   [${uptime()}]`);
     }
     const p = (side, i) => Math.round(mean(lat[side].filter((_, j) => j % 2 === i)));
-    console.log(`latency per block, mean of p50 / p99: export on ${p("export", 0)} / ${p("export", 1)} ms, off ${p("quiet", 0)} / ${p("quiet", 1)} ms`);
+    console.log(`latency per block, mean of p50 / p99: export on ${p("export", 0)} / ${p("export", 1)} ms, off ${p("quiet", 0)} / ${p("quiet", 1)} ms (p99 on/off ${(p("export", 1) / p("quiet", 1)).toFixed(2)}); workerd CPU export on ${mean(cpu.export).toFixed(2)}, off ${mean(cpu.quiet).toFixed(2)} ms/request`);
     /** The organization's request ids, from its records (`GET /v1/master/logs`, NDJSON). */
     const recordIds = async () => {
       const from = new Date(started - 3_600_000).toISOString();

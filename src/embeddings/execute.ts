@@ -27,7 +27,7 @@ import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailu
 import { redactCredential, upstreamTimeoutMs } from "../routes/chat/attempt";
 import type { GatewayRequest } from "../routes/middleware/gateway-request";
 import { writeRequestLog } from "../usage/log-queue";
-import { queueBodies } from "../usage/bodies";
+import { queueBodies } from "../usage/body-batch";
 import { compactBody, errorBody } from "../usage/body-shapes";
 import type { RequestLogInput } from "../usage/request-log";
 import { embeddingAdapterFor, toBase64Float32, type EmbeddingInput } from "./adapters";
@@ -118,8 +118,9 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
     logId, requestId: input.requestId, auth, kind: "embedding", sourceApp: input.sourceApp, requestedModel: body.model,
     requestedProvider: body.model.includes("/") ? (body.model.split("/")[0] ?? null) : null, createdAt: startedAt, latencyMs: Date.now() - startedAt, routing,
   });
-  const finish = (log: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }, answer?: unknown) => {
-    queueBodies(input.env, input.waitUntil, { auth, logId, requestId: input.requestId, createdAt: startedAt, request: compactBody(body), response: answer === undefined ? errorBody(log) : compactBody(answer) });
+  const finish = (entry: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }, answer?: unknown) => {
+    const bodyBatch = queueBodies(input.env, input.waitUntil, { auth, logId, requestId: input.requestId, createdAt: startedAt, request: compactBody(body), response: answer === undefined ? errorBody(entry) : compactBody(answer) });
+    const log: RequestLogInput = bodyBatch ? { ...entry, bodyBatch } : entry;
     if (!admitted) {
       input.waitUntil(writeRequestLog(input.env, log));
       return;

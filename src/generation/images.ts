@@ -27,7 +27,7 @@ import { imageAdapterFor } from "./providers";
 import type { GeneratedImage, ImageAdapter, ImageUpstreamResult, ImageUsage } from "./providers/types";
 import { fetchJson, UpstreamFailure } from "./upstream";
 import { safely, writeGenerationLog, type GenerationLog } from "./log";
-import { queueBodies } from "../usage/bodies";
+import { queueBodies } from "../usage/body-batch";
 import { compactBody, errorBody } from "../usage/body-shapes";
 import { doorEndpoints } from "../routing/door-endpoints";
 
@@ -314,9 +314,10 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
   let creditsReservationId: string | null = early.credit?.ok ? early.credit.reservationId : null;
   /** The settlement and the record are durable (key spend, D1 debit, LOGS queue): the answer is returned after them. */
   let recorded: Promise<unknown> = Promise.resolve();
-  const finish = (cost: Pico, source: "credits" | "byok", log: GenerationLog | null, answer?: unknown) => {
+  const finish = (cost: Pico, source: "credits" | "byok", entry: GenerationLog | null, answer?: unknown) => {
     settled = true;
-    if (log) queueBodies(env, input.waitUntil, { auth: ctx, logId: log.logId, requestId: log.requestId, createdAt: log.createdAt, request: compactBody(input.body), response: answer === undefined ? errorBody(log) : compactBody(answer) });
+    const bodyBatch = entry ? queueBodies(env, input.waitUntil, { auth: ctx, logId: entry.logId, requestId: entry.requestId, createdAt: entry.createdAt, request: compactBody(input.body), response: answer === undefined ? errorBody(entry) : compactBody(answer) }) : null;
+    const log: GenerationLog | null = entry && bodyBatch ? { ...entry, bodyBatch } : entry;
     const creditsPico = source === "credits" ? cost : 0n;
     const settlement = safely("image settlement", settleRequest(env, ctx, admission.reservationId, { totalPico: cost, creditsPico }, creditsReservationId));
     const record = log ? safely("image request log", writeGenerationLog(env, ctx, log)) : null;

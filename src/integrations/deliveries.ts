@@ -30,23 +30,43 @@ const isDelivery = (b: unknown): b is DeliveryMessage => b !== null && typeof b 
 
 /** The Worker's queue() handler for DELIVERIES: each message on its own; a failure retries only it. */
 export async function consumeDeliveryBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await Promise.all(
-    batch.messages.map(async (m) => {
-      if (!isDelivery(m.body)) {
-        console.error("deliveries queue: malformed message dropped", m.id);
-        m.ack();
-        return;
+  const settle = (m: Message<unknown>, ok: boolean) => {
+    if (ok || m.attempts >= MAX_DELIVERY_ATTEMPTS) m.ack();
+    else m.retry({ delaySeconds: backoffSeconds(env, m.attempts) });
+  };
+  /** Span messages by organization: one settings read and one status write per organization (src/integrations/otlp.ts). */
+  const spans = new Map<string, Array<{ m: Message<unknown>; body: OtlpMessage }>>();
+  const webhooks: Array<{ m: Message<unknown>; body: WebhookMessage }> = [];
+  for (const m of batch.messages) {
+    if (!isDelivery(m.body)) {
+      console.error("deliveries queue: malformed message dropped", m.id);
+      m.ack();
+    } else if (m.body.kind === "otlp") {
+      const list = spans.get(m.body.organizationId) ?? [];
+      list.push({ m, body: m.body });
+      spans.set(m.body.organizationId, list);
+    } else webhooks.push({ m, body: m.body });
+  }
+  await Promise.all([
+    ...[...spans].map(async ([org, list]) => {
+      let oks: boolean[];
+      try {
+        oks = await deliverSpans(env, org, list.map(({ m, body }) => ({ message: body, attempts: m.attempts, last: m.attempts >= MAX_DELIVERY_ATTEMPTS })));
+      } catch (err) {
+        console.error("delivery failed", err instanceof Error ? err.message : String(err));
+        oks = list.map(() => false);
       }
-      const last = m.attempts >= MAX_DELIVERY_ATTEMPTS;
+      list.forEach(({ m }, i) => settle(m, oks[i] === true));
+    }),
+    ...webhooks.map(async ({ m, body }) => {
       let ok: boolean;
       try {
-        ok = m.body.kind === "otlp" ? await deliverSpans(env, m.body, m.attempts, last) : await deliverWebhook(env, m.body, m.attempts, last);
+        ok = await deliverWebhook(env, body, m.attempts, m.attempts >= MAX_DELIVERY_ATTEMPTS);
       } catch (err) {
         console.error("delivery failed", err instanceof Error ? err.message : String(err));
         ok = false;
       }
-      if (ok || last) m.ack();
-      else m.retry({ delaySeconds: backoffSeconds(env, m.attempts) });
+      settle(m, ok);
     }),
-  );
+  ]);
 }

@@ -22,7 +22,7 @@ import { requireHashSecret } from "../lib/crypto";
 import type { LogRecord } from "../usage/log-record";
 import { REFUND_KIND } from "../usage/request-log";
 import { postJson } from "./post";
-import { readBodies, type StoredBodies } from "../usage/bodies";
+import { readBodies, type BodyReads, type StoredBodies } from "../usage/bodies";
 import { traceOf } from "../usage/conversation";
 import { OPERATION_DETAILS_EVENT, operationDetails } from "./otlp-bodies";
 
@@ -122,16 +122,9 @@ export async function spanOf(r: LogRecord, bodies: StoredBodies | null = null): 
   };
 }
 
-/** The ExportTraceServiceRequest around some spans. */
-export const tracesPayload = (spans: readonly unknown[]): string =>
-  JSON.stringify({
-    resourceSpans: [
-      {
-        resource: { attributes: [{ key: "service.name", value: { stringValue: "switchboard" } }] },
-        scopeSpans: [{ scope: { name: "switchboard.gateway" }, spans }],
-      },
-    ],
-  });
+/** The ExportTraceServiceRequest around spans already serialized: each span's JSON text is made once, never parsed again. */
+const tracesPayload = (spanTexts: readonly string[]): string =>
+  `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"switchboard"}}]},"scopeSpans":[{"scope":{"name":"switchboard.gateway"},"spans":[${spanTexts.join(",")}]}]}]}`;
 
 /**
  * Called by the LOGS consumer with the records it applied: queues their spans for the
@@ -143,12 +136,14 @@ export async function exportSpans(env: Env, records: readonly LogRecord[]): Prom
     const res = await withRetries(() => env.DB.prepare("SELECT organization_id FROM otlp_exports WHERE organization_id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(orgs)).all<{ organization_id: string }>());
     if (res.results.length === 0) return;
     const exporting = new Set(res.results.map((r) => r.organization_id));
+    // The bodies of one group sit in one object: read once for all its requests.
+    const reads: BodyReads = new Map();
     const messages: Array<{ body: OtlpMessage }> = [];
     for (const org of exporting) {
       let spans: string[] = [];
       let bytes = 0;
       const flush = () => {
-        if (spans.length) messages.push({ body: { kind: "otlp", organizationId: org, payload: tracesPayload(spans.map((s) => JSON.parse(s) as unknown)), spans: spans.length } });
+        if (spans.length) messages.push({ body: { kind: "otlp", organizationId: org, payload: tracesPayload(spans), spans: spans.length } });
         spans = [];
         bytes = 0;
       };
@@ -157,7 +152,7 @@ export async function exportSpans(env: Env, records: readonly LogRecord[]): Prom
         if (r.organizationId !== org || r.kind === REFUND_KIND) continue;
         // Bodies only for a project that kept them (the record says so); stored before the records
         // of the same batch (src/usage/log-consumer.ts), so normally there by now.
-        const bodies = traceOf(r).bodies ? await readBodies(env, r).catch(() => null) : null;
+        const bodies = traceOf(r).bodies ? await readBodies(env, r, reads).catch(() => null) : null;
         const s = JSON.stringify(await spanOf(r, bodies));
         if (bytes + s.length > MESSAGE_BYTES) flush();
         spans.push(s);
@@ -186,20 +181,40 @@ export async function exportSpans(env: Env, records: readonly LogRecord[]): Prom
   }
 }
 
-/** The consumer's step: one POST of a message's spans; records the outcome. True when delivered. */
-export async function deliverSpans(env: Env, m: OtlpMessage, attempts: number, last: boolean): Promise<boolean> {
+/** One span message as the delivery consumer hands it over: its attempt count, and whether it is the last. */
+export interface SpanDelivery {
+  message: OtlpMessage;
+  attempts: number;
+  last: boolean;
+}
+
+/**
+ * The consumer's step for one organization's span messages of a batch: the export's settings read
+ * once, one POST per message (at the same time), the outcome recorded once (a failure when any
+ * POST failed, the last success's time when any succeeded): two D1 statements per organization
+ * and batch, not per message. Returns, per message, whether it was delivered.
+ */
+export async function deliverSpans(env: Env, organizationId: string, items: readonly SpanDelivery[]): Promise<boolean[]> {
   const db = getDb(env.DB);
-  const cfg = await db.select().from(otlpExports).where(eq(otlpExports.organizationId, m.organizationId)).get();
-  if (!cfg) return true; // turned off since: nothing to send
+  const cfg = await db.select().from(otlpExports).where(eq(otlpExports.organizationId, organizationId)).get();
+  if (!cfg) return items.map(() => true); // turned off since: nothing to send
   const headers = cfg.headersSealed ? (JSON.parse(await decryptSecret(requireHashSecret(env), cfg.headersSealed)) as Record<string, string>) : {};
-  const out = await postJson(`${cfg.endpoint}/v1/traces`, m.payload, headers);
+  const outs = await Promise.all(items.map((i) => postJson(`${cfg.endpoint}/v1/traces`, i.message.payload, headers)));
   const now = Date.now();
-  const error = out.ok ? null : `${out.error ?? "failed"}${last ? ` (given up after ${attempts} attempts)` : ` (attempt ${attempts}, retried)`}`;
-  await db
-    .update(otlpExports)
-    .set({ lastAttemptAt: now, lastStatus: out.status, lastError: error, ...(out.ok ? { lastSuccessAt: now } : {}) })
-    .where(eq(otlpExports.organizationId, m.organizationId));
-  return out.ok;
+  const failed = outs.findIndex((o) => !o.ok);
+  const out = failed >= 0 ? outs[failed]! : outs[outs.length - 1]!;
+  const item = items[failed >= 0 ? failed : items.length - 1]!;
+  const error = out.ok ? null : `${out.error ?? "failed"}${item.last ? ` (given up after ${item.attempts} attempts)` : ` (attempt ${item.attempts}, retried)`}`;
+  try {
+    await db
+      .update(otlpExports)
+      .set({ lastAttemptAt: now, lastStatus: out.status, lastError: error, ...(outs.some((o) => o.ok) ? { lastSuccessAt: now } : {}) })
+      .where(eq(otlpExports.organizationId, organizationId));
+  } catch (err) {
+    // The POSTs happened: a status that cannot be written must not send accepted spans again.
+    console.error("span delivery status not recorded", err instanceof Error ? err.message : String(err));
+  }
+  return outs.map((o) => o.ok);
 }
 
 // ---------- settings ----------

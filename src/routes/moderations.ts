@@ -28,7 +28,7 @@ import { credentialHash, resolveCredential } from "../routing/credentials";
 import { maxPico, parseUsd, type Pico } from "../billing/money";
 import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { writeRequestLog } from "../usage/log-queue";
-import { queueBodies } from "../usage/bodies";
+import { queueBodies } from "../usage/body-batch";
 import { compactBody, errorBody } from "../usage/body-shapes";
 import { detectSourceApp } from "../usage/source-app";
 import type { RoutingAttempt } from "../db/schema";
@@ -185,7 +185,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
     c.executionCtx.waitUntil(p);
   };
   const log = (ctx: KeyContext, statusCode: number, extra: LogExtra) => {
-    queueBodies(c.env, (p) => c.executionCtx.waitUntil(p), {
+    const bodyBatch = queueBodies(c.env, (p) => c.executionCtx.waitUntil(p), {
       auth: ctx, logId, requestId: c.get("requestId"), createdAt: started, request: compactBody(req),
       response: extra.answer === undefined ? errorBody({ statusCode, errorType: extra.errorType ?? null, errorMessage: extra.error ?? null }) : compactBody(extra.answer),
     });
@@ -209,6 +209,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
         byokCostPico: extra.credits ? 0n : (extra.costPico ?? 0n),
         latencyMs: Date.now() - started,
         routing,
+        bodyBatch,
         createdAt: started,
       }),
     );

@@ -1,17 +1,19 @@
 /**
  * Request and response bodies, kept for projects with `logBodies` on (docs/analytics.md).
  *
- * After the answer (the request path only stringifies them, in a task scheduled after the response
- * is handed back), a body message rides the LOGS queue beside the request's record; its consumer
- * (src/usage/log-consumer.ts) removes secrets, masks personal data when the organization asks
- * (src/usage/redact.ts) and writes one gzip JSON object per request to the LOGS_BUCKET:
- * `bodies/{org}/{yyyy}/{mm}/{dd}/{hh}/{logId}.json.gz` (the hour of the request's start, as its
- * record). Never in D1. Retention deletes them with the records (src/usage/retention.ts).
+ * After the answer, the bodies of the requests an isolate finishes meanwhile ride the LOGS queue as
+ * one group (src/usage/body-batch.ts; the record names the group, `extra.bodyBatch`); the
+ * consumer (src/usage/log-consumer.ts) removes secrets, masks personal data when the organization
+ * asks (src/usage/redact.ts) and writes one gzip JSON object per message, organization and hour
+ * to the LOGS_BUCKET: `bodies/{org}/{yyyy}/{mm}/{dd}/{hh}/{group}.{part}.json.gz` (the hour of the
+ * request's start, as its record). Never in D1. Retention deletes them with the records
+ * (src/usage/retention.ts). Objects of single requests (`.../{hh}/{logId}.json.gz`) from before
+ * groups are still read.
  *
  * Each side is capped at BODY_CAP_BYTES of JSON text: a larger one is kept as the first
  * BODY_CAP_BYTES of its text, marked truncated (shorter still when both sides, escaped, would not
- * fit one queue message). A body message the queue refuses is dropped (the
- * record itself is never at stake: it travels separately).
+ * fit one queue message). Bodies the queue refuses are dropped (the record itself is never at
+ * stake: it travels separately).
  */
 import type { Env } from "../env";
 import type { KeyContext } from "../context/key-context";
@@ -87,52 +89,25 @@ export interface BodyCapture {
 }
 
 /**
- * Queues a request's bodies when its project keeps them; a no-op otherwise. The work (stringify,
- * send) is scheduled after the current task, so the response is handed back first.
+ * One queue message of bodies: a group of requests (src/usage/body-batch.ts), or one part of a
+ * group too large for a message. Messages from before groups carry no `batch` (one request each).
  */
-export function queueBodies(env: Env, waitUntil: (p: Promise<unknown>) => void, c: BodyCapture): void {
-  if (!c.auth.project.logBodies) return;
-  waitUntil(
-    new Promise<void>((resolve) => setTimeout(resolve, 0)).then(async () => {
-      const entry: BodyEntry = {
-        logId: c.logId,
-        requestId: c.requestId,
-        organizationId: c.auth.organization.id,
-        projectId: c.auth.project.id,
-        createdAt: c.createdAt,
-        redact: c.auth.organization.compliance.redactBodies === true,
-        request: capJson(c.request),
-        response: capJson(c.response),
-      };
-      fitMessage(entry);
-      try {
-        await env.LOGS.send({ bodies: [entry] });
-      } catch (err) {
-        console.error("request bodies not queued; dropped", err instanceof Error ? err.message : String(err));
-      }
-    }),
-  );
+export interface BodyMessage {
+  batch: string;
+  part: number;
+  bodies: BodyEntry[];
 }
 
-/** Queue messages hold at most 128 KB; escaping (quotes, newlines) can nearly double a capped side. */
-const MESSAGE_BYTES = 120_000;
-
-/** Halves the longer side until the message fits (both sides stay marked truncated when cut). */
-function fitMessage(entry: BodyEntry): void {
-  while (encoder.encode(JSON.stringify({ bodies: [entry] })).length > MESSAGE_BYTES) {
-    const side = entry.request.text.length >= entry.response.text.length ? entry.request : entry.response;
-    side.text = side.text.slice(0, Math.floor(side.text.length / 2));
-    side.truncated = true;
-  }
-}
-
-/** The bodies of a queue message (`{ bodies: [...] }`), or null when it is not one. */
-export function bodyEntriesOf(body: unknown): BodyEntry[] | null {
+/** A message's bodies with their group (null: one request's message from before groups), or null when it is not one. */
+export function bodyMessageOf(body: unknown): { batch: string | null; part: number; bodies: BodyEntry[] } | null {
   if (body === null || typeof body !== "object" || !Array.isArray((body as { bodies?: unknown }).bodies)) return null;
-  return ((body as { bodies: unknown[] }).bodies).filter((e): e is BodyEntry => {
+  const m = body as { bodies: unknown[]; batch?: unknown; part?: unknown };
+  const bodies = m.bodies.filter((e): e is BodyEntry => {
     const b = e as Partial<BodyEntry> | null;
     return !!b && typeof b.logId === "string" && typeof b.organizationId === "string" && Number.isSafeInteger(b.createdAt) && typeof b.request?.text === "string" && typeof b.response?.text === "string";
   });
+  const grouped = typeof m.batch === "string" && /^[A-Za-z0-9_]{1,64}$/.test(m.batch) && Number.isSafeInteger(m.part);
+  return { batch: grouped ? (m.batch as string) : null, part: grouped ? (m.part as number) : 0, bodies };
 }
 
 /** A capped body as stored: secrets removed (and personal data masked) in the parsed value, or in the kept text. */
@@ -145,24 +120,84 @@ function cleaned(c: CappedJson, redact: boolean): unknown {
   }
 }
 
-/** The consumer's step: one object per request (rewriting the same key on a redelivery). Throws when R2 fails. */
-export async function storeBodies(env: Env, entries: readonly BodyEntry[]): Promise<void> {
-  await Promise.all(
-    entries.map(async (e) => {
-      const stored: StoredBodies = { requestBody: cleaned(e.request, e.redact), responseBody: cleaned(e.response, e.redact) };
-      if (e.request.truncated || e.response.truncated) stored.truncated = { request: e.request.truncated, response: e.response.truncated };
-      const gz = await new Response(new Blob([JSON.stringify(stored)]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
-      await env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: { contentType: "application/json", contentEncoding: "gzip" }, customMetadata: { requestId: e.requestId, projectId: e.projectId } });
-    }),
-  );
+const storedOf = (e: BodyEntry): StoredBodies => {
+  const stored: StoredBodies = { requestBody: cleaned(e.request, e.redact), responseBody: cleaned(e.response, e.redact) };
+  if (e.request.truncated || e.response.truncated) stored.truncated = { request: e.request.truncated, response: e.response.truncated };
+  return stored;
+};
+
+const gzipJson = (value: unknown): Promise<ArrayBuffer> => new Response(new Blob([JSON.stringify(value)]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
+const JSON_GZ = { contentType: "application/json", contentEncoding: "gzip" };
+
+/** `bodies/{org}/{yyyy}/{mm}/{dd}/{hh}/`: the hour of a request's start. */
+const bodyHourPrefix = (orgId: string, createdAt: number): string => `${bodyDayPrefix(orgId, createdAt)}${pad(new Date(createdAt).getUTCHours())}/`;
+
+/** A group's object for one organization and hour: `{hour}/{group}.{part}.json.gz`, holding `{ bodies: { [logId]: StoredBodies } }`. */
+export const groupKey = (orgId: string, createdAt: number, batch: string, part: number): string => `${bodyHourPrefix(orgId, createdAt)}${batch}.${part}.json.gz`;
+
+/**
+ * The consumer's step: one gzip object per message, organization and hour (a group's bodies
+ * together), rewriting the same key when a message comes again. A message from before groups
+ * holds one request: its object per request, as then. Throws when R2 fails.
+ */
+export async function storeBodies(env: Env, messages: ReadonlyArray<{ batch: string | null; part: number; bodies: readonly BodyEntry[] }>): Promise<void> {
+  const puts: Array<Promise<unknown>> = [];
+  for (const m of messages) {
+    if (m.batch === null) {
+      for (const e of m.bodies) puts.push(gzipJson(storedOf(e)).then((gz) => env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: JSON_GZ, customMetadata: { requestId: e.requestId, projectId: e.projectId } })));
+      continue;
+    }
+    const objects = new Map<string, Record<string, StoredBodies>>();
+    for (const e of m.bodies) {
+      const key = groupKey(e.organizationId, e.createdAt, m.batch, m.part);
+      const held = objects.get(key) ?? {};
+      held[e.logId] = storedOf(e);
+      objects.set(key, held);
+    }
+    for (const [key, bodies] of objects) puts.push(gzipJson({ bodies }).then((gz) => env.LOGS_BUCKET.put(key, gz, { httpMetadata: JSON_GZ, customMetadata: { requests: String(Object.keys(bodies).length) } })));
+  }
+  await Promise.all(puts);
 }
 
-/** A request's stored bodies, or null when none were kept. */
-export async function readBodies(env: Env, r: { organizationId: string; id: string; createdAt: number }): Promise<StoredBodies | null> {
-  const obj = await env.LOGS_BUCKET.get(bodyKey(r.organizationId, r.id, r.createdAt));
-  if (!obj) return null;
-  const text = await new Response(obj.body.pipeThrough(new DecompressionStream("gzip"))).text();
-  return JSON.parse(text) as StoredBodies;
+async function gunzipJson(obj: R2ObjectBody): Promise<unknown> {
+  return JSON.parse(await new Response(obj.body.pipeThrough(new DecompressionStream("gzip"))).text()) as unknown;
+}
+
+/** Objects already read within one caller's work (a span export reads many requests of few groups). */
+export type BodyReads = Map<string, Promise<unknown>>;
+
+const once = (reads: BodyReads | undefined, key: string, read: () => Promise<unknown>): Promise<unknown> => {
+  if (!reads) return read();
+  let p = reads.get(key);
+  if (!p) {
+    p = read();
+    reads.set(key, p);
+  }
+  return p;
+};
+
+/**
+ * A request's stored bodies, or null when none were kept (or not stored yet). The record says
+ * where: `extra.bodyBatch` names its group (its hour's objects of that group), a record from
+ * before groups has an object of its own. `reads` shares objects between the calls of one caller.
+ */
+export async function readBodies(env: Env, r: { organizationId: string; id: string; createdAt: number; extra?: Record<string, unknown> | null }, reads?: BodyReads): Promise<StoredBodies | null> {
+  const batch = r.extra?.bodyBatch;
+  if (typeof batch !== "string") {
+    const obj = await env.LOGS_BUCKET.get(bodyKey(r.organizationId, r.id, r.createdAt));
+    return obj ? ((await gunzipJson(obj)) as StoredBodies) : null;
+  }
+  const prefix = `${bodyHourPrefix(r.organizationId, r.createdAt)}${batch}.`;
+  const keys = (await once(reads, `list:${prefix}`, async () => (await env.LOGS_BUCKET.list({ prefix })).objects.map((o) => o.key))) as string[];
+  for (const key of keys) {
+    const held = (await once(reads, key, async () => {
+      const obj = await env.LOGS_BUCKET.get(key);
+      return obj ? ((await gunzipJson(obj)) as { bodies?: Record<string, StoredBodies> }).bodies ?? {} : {};
+    })) as Record<string, StoredBodies>;
+    const found = held[r.id];
+    if (found) return found;
+  }
+  return null;
 }
 
 /** Every organization with stored bodies. */

@@ -28,7 +28,7 @@ import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogR
 import type { LogEntry } from "./log-queue";
 import { floorPastDropped, windowHours, windowOn } from "./window";
 import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markOrganizationsStatements, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
-import { bodyEntriesOf, storeBodies, type BodyEntry } from "./bodies";
+import { bodyMessageOf, storeBodies } from "./bodies";
 import { exportSpans } from "../integrations/otlp";
 import { HISTOGRAM_COLUMNS, histogramSums } from "./latency";
 import { hedgeSql } from "./hedging";
@@ -344,12 +344,12 @@ function parseEntry(e: unknown): IncomingRecord | null {
 /** The Worker's queue() handler: one application per batch; a failure retries the batch. */
 export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const incoming: IncomingRecord[] = [];
-  const bodies: BodyEntry[] = [];
+  const bodies: Array<NonNullable<ReturnType<typeof bodyMessageOf>>> = [];
   for (const m of batch.messages) {
     // Request bodies (projects with logBodies) ride the same queue: to R2, never D1.
-    const kept = bodyEntriesOf(m.body);
+    const kept = bodyMessageOf(m.body);
     if (kept) {
-      bodies.push(...kept);
+      bodies.push(kept);
       continue;
     }
     const entries = entriesOf(m.body);

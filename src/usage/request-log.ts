@@ -38,6 +38,8 @@ export interface RequestLogInput {
   ttftMs?: number | null;
   routing?: RoutingAttempt[];
   extra?: Record<string, unknown> | null;
+  /** The group its bodies left with (src/usage/body-batch.ts), for a project that keeps them. */
+  bodyBatch?: string | null;
   createdAt: number;
 }
 
@@ -79,8 +81,9 @@ export function toLogRow(i: RequestLogInput): typeof requestLogs.$inferInsert {
     ttftMs: i.ttftMs ?? null,
     routing: i.routing ?? [],
     // Whether this request's bodies were kept (the project's `logBodies`; every kind but video jobs
-    // queues them: src/usage/bodies.ts): the Requests page filters on it, spans carry them.
-    extra: i.auth.project.logBodies === true && (i.kind ?? "chat") !== "video" ? { ...(i.extra ?? {}), bodies: true } : (i.extra ?? null),
+    // queues them: src/usage/bodies.ts): the Requests page filters on it, spans carry them. The
+    // group they left with says where they are stored.
+    extra: i.auth.project.logBodies === true && (i.kind ?? "chat") !== "video" ? { ...(i.extra ?? {}), bodies: true, ...(i.bodyBatch ? { bodyBatch: i.bodyBatch } : {}) } : (i.extra ?? null),
     createdAt: i.createdAt,
     endUserId: i.auth.key.endUserId ?? null,
   };

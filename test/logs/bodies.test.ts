@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat, readSse, setProject, user, waitForLog } from "../chat/helpers";
-import { BODY_CAP_BYTES, bodyDayPrefix, deleteExpiredBodies } from "../../src/usage/bodies";
+import { BODY_CAP_BYTES, bodyDayPrefix, deleteExpiredBodies, groupKey } from "../../src/usage/bodies";
 import { redactPersonalText } from "../../src/usage/redact";
 
 type Json = Record<string, any>;
@@ -47,7 +47,9 @@ describe("request bodies (logBodies)", () => {
     expect(r.requestId).toBe(requestId);
     expect(r.requestBody.messages).toEqual([{ role: "system", content: "be brief" }, { role: "user", content: "hello there" }]);
     expect(r.responseBody.choices[0].message.content).toBe("Hello from openai/gpt-4o-mini");
-    expect(await allBodyObjects(org.orgId)).toContain(`${bodyDayPrefix(org.orgId, r.createdAt)}${String(new Date(r.createdAt).getUTCHours()).padStart(2, "0")}/${r.id}.json.gz`);
+    // In the object of the group its bodies left with, which the record names.
+    expect(typeof r.extra.bodyBatch).toBe("string");
+    expect(await allBodyObjects(org.orgId)).toContain(groupKey(org.orgId, r.createdAt, r.extra.bodyBatch, 0));
     const row = await env.DB.prepare("SELECT * FROM request_logs WHERE request_id = ?").bind(requestId).first<Json>();
     expect(JSON.stringify(row)).not.toContain("hello there");
   });

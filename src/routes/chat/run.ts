@@ -11,7 +11,7 @@ import { queueSettlement, type RequestCost } from "../../billing/settle";
 import { estimateUpperBound } from "../../billing/estimate";
 import type { Candidate } from "../../routing/candidates";
 import { writeRequestLog } from "../../usage/log-queue";
-import { queueBodies } from "../../usage/bodies";
+import { queueBodies } from "../../usage/body-batch";
 import { conversationOf, type TraceExtra } from "../../usage/conversation";
 import type { RequestLogInput } from "../../usage/request-log";
 import { boundTarget } from "./model-facts";
@@ -63,15 +63,16 @@ export interface Run {
 export function finishRequest(run: Run, entry: RequestLogInput, cost: RequestCost = { totalPico: 0n, creditsPico: 0n }): void {
   const { env, waitUntil } = run.input;
   const trace: TraceExtra = { ...conversationOf(run.input.headers, run.input.body), ...run.trace };
-  const log: RequestLogInput = Object.keys(trace).length ? { ...entry, extra: { ...(entry.extra ?? {}), ...trace } } : entry;
-  queueBodies(env, waitUntil, {
+  const withTrace: RequestLogInput = Object.keys(trace).length ? { ...entry, extra: { ...(entry.extra ?? {}), ...trace } } : entry;
+  const bodyBatch = queueBodies(env, waitUntil, {
     auth: run.auth,
     logId: run.logId,
     requestId: run.input.requestId,
     createdAt: run.startedAt,
     request: run.input.body,
-    response: run.answer ?? { error: { message: log.errorMessage ?? null, type: log.errorType ?? null, status: log.statusCode } },
+    response: run.answer ?? { error: { message: withTrace.errorMessage ?? null, type: withTrace.errorType ?? null, status: withTrace.statusCode } },
   });
+  const log: RequestLogInput = bodyBatch ? { ...withTrace, bodyBatch } : withTrace;
   if (!run.admitted) {
     waitUntil(writeRequestLog(env, log));
     return;
