@@ -9,16 +9,17 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, statSync, symlinkSync } from "node:fs";
 import path from "node:path";
 
-export function buildRef(root, ref) {
+export function buildRef(root, ref, { instruments = true } = {}) {
   const sha = execFileSync("git", ["rev-parse", "--short=12", `${ref}^{commit}`], { cwd: root, encoding: "utf8" }).trim();
-  const dir = path.join(root, "node_modules", ".cache", "switchboard-baseline", sha);
+  // Without the bench instruments (--peers), the bundle `wrangler deploy` ships, like this build's.
+  const dir = path.join(root, "node_modules", ".cache", "switchboard-baseline", instruments ? sha : `${sha}-deployed`);
   const outdir = path.join(dir, "dist");
   if (!statSync(outdir, { throwIfNoEntry: false })?.isDirectory()) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     execFileSync("sh", ["-c", `git archive ${sha} | tar -x -C "${dir}"`], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
     symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
-    execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--define", "__BENCH_INSTRUMENTS__:true", "--outdir", outdir], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--define", `__BENCH_INSTRUMENTS__:${instruments}`, "--outdir", outdir], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
   }
   return { dir: outdir, label: `${ref} (${sha})` };
 }

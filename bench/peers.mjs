@@ -30,8 +30,13 @@ import os from "node:os";
 import path from "node:path";
 import { buildPortkeyWorker } from "./peers/portkey.mjs";
 
-/** Ports of this mode (fixed so that parallel work on one machine keeps to its own). */
-export const PEER_PORTS = { upstream: 8831, floor: 8832, portkey: 8833, switchboard: 8834, baseline: 8835, leanMinimal: 8836, leanHonoZod: 8837, noConsumer: 8838, inspector: 9321 };
+/**
+ * Ports of this mode, fixed so that parallel work on one machine keeps to its own: eight from a
+ * base (8831 unless `--peers-ports BASE`) and the inspector (9321 unless `--inspector-port P`).
+ */
+export function peerPorts(base = 8831, inspector = 9321) {
+  return { upstream: base, floor: base + 1, portkey: base + 2, switchboard: base + 3, baseline: base + 4, leanMinimal: base + 5, leanHonoZod: base + 6, noConsumer: base + 7, inspector };
+}
 
 const r2 = (x) => Math.round(x * 100) / 100;
 const median = (xs) => {
@@ -65,6 +70,8 @@ export async function cpuUntilIdle(cpuMs, pid, maxMs) {
  */
 export async function peersReport(d) {
   const { root, args, rounds, seconds, bundle, baselineDir, baselineLabel } = d;
+  const num = (name, def) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
+  const PEER_PORTS = peerPorts(num("peers-ports", 8831), num("inspector-port", 9321));
   const upstream = await d.startFakeUpstream({ port: PEER_PORTS.upstream });
   const servers = [];
   try {

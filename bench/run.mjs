@@ -403,7 +403,7 @@ async function main() {
   if (flag("peers")) {
     // --peers: floor, Portkey's gateway and Switchboard (and a --baseline-ref build), each in its
     // own workerd process on fixed ports, ratios in one run (bench/peers.mjs).
-    const ref = args.includes("--baseline-ref") ? buildRef(root, args[args.indexOf("--baseline-ref") + 1]) : null;
+    const ref = args.includes("--baseline-ref") ? buildRef(root, args[args.indexOf("--baseline-ref") + 1], { instruments: false }) : null;
     const dir = ref ? ref.dir : args.includes("--baseline") ? path.resolve(args[args.indexOf("--baseline") + 1]) : null;
     await peersReport({
       root, args, rounds: ROUNDS, seconds: SECONDS, bundle, baselineDir: dir, baselineLabel: ref ? ref.label : dir, machine: machineInfo(),

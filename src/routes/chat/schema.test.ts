@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
-import { parseChatRequest } from "./schema";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { chatRequestSchema, parseChatRequest } from "./schema";
 import { ApiError } from "../../errors/api-error";
+import { describeZodError } from "../../errors/validation";
 
 const fails = (body: unknown): ApiError => {
   try {
@@ -79,5 +80,43 @@ describe("chat request schema", () => {
   it("rejects roles that do not exist and non-object bodies", () => {
     expect(fails({ model: "m", messages: [{ role: "wizard", content: "a" }] }).param).toMatch(/^messages\.0/);
     expect(fails([1, 2]).status).toBe(400);
+  });
+});
+
+describe("chat request schema: only the fields a body carries are parsed", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("an absent optional field's schema does not run; a present one does", () => {
+    const logitBias = vi.spyOn(chatRequestSchema.shape.logit_bias._zod, "run");
+    const temperature = vi.spyOn(chatRequestSchema.shape.temperature._zod, "run");
+    parseChatRequest({ model: "m", messages: [{ role: "user", content: "a" }], temperature: 0.5 });
+    expect(logitBias).not.toHaveBeenCalled();
+    expect(temperature).toHaveBeenCalledTimes(1);
+    // A bad value of a present field is still refused, naming it.
+    expect(fails({ model: "m", messages: [{ role: "user", content: "a" }], logit_bias: { "1": 500 } }).param).toMatch(/^logit_bias/);
+    expect(logitBias).toHaveBeenCalled();
+  });
+
+  it("gives what the whole schema gives: the same request, the same first error", () => {
+    const msg = [{ role: "user", content: "hi" }];
+    const bodies: unknown[] = [
+      { model: "gpt-4o-mini", messages: msg },
+      { model: "gpt-4o-mini", messages: msg, max_tokens: 16, temperature: 0, stream: true, unknown_field: 1 },
+      { messages: msg, temperature: 0.2 },
+      { model: "m" },
+      { model: "m", messages: msg, temperature: 9, top_p: 2 },
+      { model: "m", messages: msg, stream: null, user: null, seed: 3, metadata: { a: "b" }, stop: ["x"] },
+      { model: "m", messages: [], n: 0 },
+    ];
+    for (const body of bodies) {
+      const whole = chatRequestSchema.safeParse(body);
+      if (whole.success) {
+        const expected = Object.fromEntries(Object.entries(whole.data).filter(([, v]) => v !== undefined));
+        expect(JSON.stringify(parseChatRequest(body))).toBe(JSON.stringify(expected));
+      } else {
+        const e = fails(body);
+        expect([e.message, e.param]).toEqual([describeZodError(whole.error).message, describeZodError(whole.error).param]);
+      }
+    }
   });
 });
