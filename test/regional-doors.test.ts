@@ -8,6 +8,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addKey, call, json, seedOrg, type SeededOrg } from "./helpers/fixtures";
 import { setProject } from "./chat/helpers";
+import { recorded } from "./helpers/recorded";
 
 const FAKE = (env as unknown as { FAKE_UPSTREAM_URL: string }).FAKE_UPSTREAM_URL;
 const PREFIX: Record<string, string> = { "us-east-1": "openai-na", "eu-west-1": "openai-eu", "ap-northeast-1": "openai-as" };
@@ -32,7 +33,7 @@ const post = (path: string, body: unknown, continent: string, key = org.key) =>
   call(path, { method: "POST", key, ...json(body), headers: { "content-type": "application/json", "x-debug-caller-continent": continent } });
 /** The regions (by fake-upstream path prefix) a tagged request reached, in order. */
 const reached = async (tag: string): Promise<string[]> => {
-  const sent = (await (await fetch(`${FAKE}/__recorded/${tag}`)).json()) as Array<{ provider: string }>;
+  const sent = await recorded(tag);
   const byPrefix = Object.fromEntries(Object.entries(PREFIX).map(([r, p]) => [p, r]));
   return sent.map((s) => byPrefix[s.provider] ?? s.provider);
 };
