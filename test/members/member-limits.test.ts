@@ -45,6 +45,19 @@ async function burst(tokens: string[], n: number): Promise<{ admitted: number; d
   return { admitted: results.filter((r) => r === "ok").length, denials: results.filter((r) => r !== "ok") };
 }
 
+/** Waits until D1's `key_spend` holds `pico` for the key (it arrives with the key object's next report). */
+async function keySpendInD1(keyId: string, pico: bigint): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const row = await env.DB.prepare("SELECT usage_pico FROM key_spend WHERE api_key_id = ?").bind(keyId).first<{ usage_pico: string }>();
+    if ((row && BigInt(row.usage_pico) === pico) || Date.now() >= deadline) {
+      expect(row ? BigInt(row.usage_pico) : null).toBe(pico);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe("member spending limits", () => {
   it("two keys of one member share the member's all-time limit; 50 concurrent requests stay within one request of it", async () => {
     const org = await seedOrg();
@@ -115,13 +128,7 @@ describe("member spending limits", () => {
   it("an all-time limit set later counts what the member's keys spent before", async () => {
     const org = await seedOrg();
     await keyStateStub(env, org.keyId).settle(null, 5n * COST);
-    // key_spend reaches D1 with the key's next report.
-    const deadline = Date.now() + 5_000;
-    while (Date.now() < deadline) {
-      const row = await env.DB.prepare("SELECT usage_pico FROM key_spend WHERE api_key_id = ?").bind(org.keyId).first<{ usage_pico: string }>();
-      if (row && BigInt(row.usage_pico) === 5n * COST) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await keySpendInD1(org.keyId, 5n * COST);
     expect((await master(org, "PATCH", `/members/${org.ownerMemberId}/limits`, { usageLimit: "0.000006" })).status).toBe(200);
     expect((await keyStateStub(env, memberBudgetName(org.ownerMemberId)).getSpend()).usage).toBe(5n * COST);
     const { admitted } = await burst([org.key], 5);
@@ -134,12 +141,7 @@ describe("member spending limits", () => {
     // A request settled on its key, whose spend the key's object reported to D1, while the member
     // part still waits in the isolate's batch (SETTLE_BATCH_MS): D1 is ahead of the member's object.
     await keyStateStub(env, org.keyId).settle(null, 5n * COST);
-    const deadline = Date.now() + 5_000;
-    while (Date.now() < deadline) {
-      const row = await env.DB.prepare("SELECT usage_pico FROM key_spend WHERE api_key_id = ?").bind(org.keyId).first<{ usage_pico: string }>();
-      if (row && BigInt(row.usage_pico) === 5n * COST) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await keySpendInD1(org.keyId, 5n * COST);
     // The owner's limit changes meanwhile, then the member part arrives.
     expect((await master(org, "PATCH", `/members/${org.ownerMemberId}/limits`, { usageLimit: "2" })).status).toBe(200);
     const budget = keyStateStub(env, memberBudgetName(org.ownerMemberId));

@@ -16,7 +16,6 @@ import { checkKey } from "../../auth/gateway-key";
 import { ApiError } from "../../errors/api-error";
 import type { RoutingAttempt } from "../../db/schema";
 import type { ChatRequest } from "../../providers/types";
-import { newId } from "../../lib/ids";
 import { noteUpstreamMs } from "../middleware/overhead";
 import { parseChatRequest } from "./schema";
 import type { ResolvedModel } from "../../routing/parse-model-id";
@@ -34,31 +33,14 @@ import { runHedged, startAttempt, type HedgeInput } from "./hedge";
 import { requestTimeouts } from "../../routing/timeouts";
 import { boundTarget, recordSample, requestedModelOf, requestedProviderOf, resolve, responseModelOf } from "./model-facts";
 import { admitChat } from "./admit";
-import { attemptRecord, clientGone, recordRejection, type ChatExecutionInput, type Run } from "./run";
+import { attemptRecord, clientGone, newRun, recordRejection, type ChatExecutionInput, type Run } from "./run";
 import { serveCached, serveJson, serveStream, type Served } from "./serve";
 
 export type { ChatExecutionInput } from "./run";
 
 export async function executeChatCompletion(input: ChatExecutionInput): Promise<Response> {
-  const run: Run = {
-    input,
-    auth: input.auth,
-    startedAt: Date.now(),
-    logId: newId("log"),
-    reservationId: null,
-    creditsReservationId: null,
-    admitted: false,
-    requestedModel: requestedModelOf(input.body),
-    requestedProvider: null,
-    canonicalModel: null,
-    upstreamMs: 0,
-    logged: false,
-    cancelledEarly: null,
-    dropEarly: null,
-    answer: null,
-    durable: Promise.resolve(),
-    trace: {},
-  };
+  const run = newRun(input, requestedModelOf(input.body));
+
   input.probe?.mark("exec");
   try {
     return await execute(run);

@@ -10,32 +10,15 @@ import { resolveGatewayKey } from "../../auth/gateway-key";
 import { keyStateStub } from "../../durable-objects/key-state";
 import { newId } from "../../lib/ids";
 import { silentProbe } from "../../lib/probe";
-import { baseLog, finishRequest, type Run } from "./run";
+import { baseLog, finishRequest, newRun, type ChatExecutionInput } from "./run";
 
 describe("finishRequest", () => {
   it("an admitted request's settlement is one waitUntil, and its record is stored when it settles", async () => {
     const org = await seedOrg({ creditsUsd: 10 });
     const auth = await resolveGatewayKey(env, org.key);
     const handed: Promise<unknown>[] = [];
-    const run: Run = {
-      input: { env, waitUntil: (p) => void handed.push(p), auth, requestId: newId("req"), sourceApp: "unknown", clientIp: null, headers: new Headers(), body: {}, probe: silentProbe },
-      auth,
-      startedAt: Date.now(),
-      logId: newId("log"),
-      reservationId: null,
-      creditsReservationId: null,
-      admitted: true,
-      requestedModel: "gpt-4o-mini",
-      requestedProvider: null,
-      canonicalModel: null,
-      upstreamMs: 0,
-      logged: false,
-      cancelledEarly: null,
-      dropEarly: null,
-      answer: null,
-      durable: Promise.resolve(),
-      trace: {},
-    };
+    const input: ChatExecutionInput = { env, waitUntil: (p) => void handed.push(p), auth, requestId: newId("req"), sourceApp: "unknown", clientIp: null, headers: new Headers(), body: {}, probe: silentProbe };
+    const run = { ...newRun(input, "gpt-4o-mini"), admitted: true };
     finishRequest(run, { ...baseLog(run), statusCode: 200, costPico: 1_000n, creditsCostPico: 1_000n }, { totalPico: 1_000n, creditsPico: 1_000n });
     expect(handed).toHaveLength(1);
     await Promise.all(handed);

@@ -15,6 +15,7 @@ import { queueBodies } from "../../usage/body-batch";
 import { conversationOf, type TraceExtra } from "../../usage/conversation";
 import type { RequestLogInput } from "../../usage/request-log";
 import { boundTarget } from "./model-facts";
+import { newId } from "../../lib/ids";
 import { splitCost } from "./response";
 
 /** `auth` is resolved but NOT yet admitted: admitKey happens here. */
@@ -53,6 +54,29 @@ export interface Run {
   durable: Promise<void>;
   /** Admission and the response cache read, for the request page's timeline (src/usage/conversation.ts). */
   trace: Pick<TraceExtra, "admission" | "cacheRead">;
+}
+
+/** A request's state before its first step: nothing reserved, admitted, logged or answered yet. */
+export function newRun(input: ChatExecutionInput, requestedModel: string): Run {
+  return {
+    input,
+    auth: input.auth,
+    startedAt: Date.now(),
+    logId: newId("log"),
+    reservationId: null,
+    creditsReservationId: null,
+    admitted: false,
+    requestedModel,
+    requestedProvider: null,
+    canonicalModel: null,
+    upstreamMs: 0,
+    logged: false,
+    cancelledEarly: null,
+    dropEarly: null,
+    answer: null,
+    durable: Promise.resolve(),
+    trace: {},
+  };
 }
 
 /**
