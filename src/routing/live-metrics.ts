@@ -9,7 +9,7 @@
  */
 import type { Env } from "../env";
 import { metricsStub, type MetricsScope } from "../durable-objects/provider-metrics";
-import { addSample, mergeBuckets, seriesKey, summarize, type AttemptSample, type Bucket, type Series } from "./metrics";
+import { addSample, mergeBuckets, minuteOf, seriesKey, summarize, type AttemptSample, type Bucket, type Series } from "./metrics";
 import type { Continent } from "./regions";
 import type { RouteStats } from "./score";
 
@@ -41,16 +41,41 @@ class ScopeView {
   unsent: Pending[] = [];
   lastSentAt = 0;
 
+  /**
+   * Each series' stats as last computed, with the minute they were computed in: a summary depends
+   * only on the series' buckets and the current minute (decay is per whole minute), and ranking,
+   * exploration and the attempt's timeouts read the same series several times per request. A
+   * sample added to a series, or a new snapshot, drops what it changed.
+   */
+  private stats = new Map<string, { minute: number; stats: RouteStats }>();
+
   constructor(readonly scope: MetricsScope) {}
+
+  setSnapshot(s: Series, at: number): void {
+    this.snapshot = s;
+    this.snapshotAt = at;
+    this.stats.clear();
+  }
 
   rebuildLocalBuckets(): void {
     this.localBuckets = new Map();
+    this.stats.clear();
     for (const p of this.pending) this.addLocal(p.sample);
   }
 
   addLocal(sample: AttemptSample): void {
     const key = seriesKey(sample.provider, sample.model);
     this.localBuckets.set(key, addSample(this.localBuckets.get(key) ?? [], sample));
+    this.stats.delete(key);
+  }
+
+  statsOf(key: string, now: number): RouteStats {
+    const minute = minuteOf(now);
+    const hit = this.stats.get(key);
+    if (hit && hit.minute === minute) return hit.stats;
+    const stats = routeStatsOf(this.buckets(key), now);
+    this.stats.set(key, { minute, stats });
+    return stats;
   }
 
   buckets(key: string): Bucket[] {
@@ -75,8 +100,7 @@ function refresh(env: Env, v: ScopeView): Promise<void> {
   const mine: Promise<void> = metricsStub(env, v.scope)
     .snapshot()
     .then((s) => {
-      v.snapshot = s;
-      v.snapshotAt = Date.now();
+      v.setSnapshot(s, Date.now());
       // Samples whose write landed before this read started are in the snapshot now.
       v.pending = v.pending.filter((p) => p.flushedAt === null || p.flushedAt > startedAt);
       v.rebuildLocalBuckets();
@@ -106,9 +130,14 @@ export function maybeRefreshMetrics(env: Env, waitUntil: (p: Promise<unknown>) =
   if (continent) maybeRefresh(env, viewOf(continent), waitUntil, now);
 }
 
-function statsOf(v: ScopeView | undefined, provider: string, model: string, now: number): RouteStats {
-  const s = summarize(v ? v.buckets(seriesKey(provider, model)) : [], now);
+function routeStatsOf(buckets: readonly Bucket[], now: number): RouteStats {
+  const s = summarize(buckets, now);
   return { uptime: s.uptime, throughput: s.throughput, latencyMs: s.latencyMs, ttftP95Ms: s.ttftP95Ms, ttftP99Ms: s.ttftP99Ms, samples: s.requests };
+}
+
+/** The returned stats may be shared with other readers of the series: never change them in place. */
+function statsOf(v: ScopeView | undefined, provider: string, model: string, now: number): RouteStats {
+  return v ? v.statsOf(seriesKey(provider, model), now) : routeStatsOf([], now);
 }
 
 /** Current stats of one provider+model over every caller (snapshot + this isolate's unflushed attempts). */

@@ -54,7 +54,7 @@ export const splitSeriesKey = (key: string): { provider: string; model: string }
   return { provider: key.slice(0, i), model: key.slice(i + 1) };
 };
 
-const minuteOf = (ms: number): number => Math.floor(ms / 60_000);
+export const minuteOf = (ms: number): number => Math.floor(ms / 60_000);
 
 /** Adds a sample to a bucket list (mutates and returns it), dropping buckets outside the window. */
 export function addSample(buckets: Bucket[], s: AttemptSample): Bucket[] {
