@@ -51,13 +51,20 @@ export const TOTAL_HEADER = "x-timeout-ms";
 /** Operator settings (Worker vars), each with its documented default. */
 export type TimeoutSettings = Record<SettingName, number>;
 
-export function timeoutSettings(env: Env): TimeoutSettings {
+/** Per env object: vars do not change while an isolate lives, and every attempt reads them. */
+const settingsOf = new WeakMap<Env, Readonly<TimeoutSettings>>();
+
+export function timeoutSettings(env: Env): Readonly<TimeoutSettings> {
+  const known = settingsOf.get(env);
+  if (known) return known;
   const read = (name: SettingName): number => {
     const raw = env[name];
     const v = typeof raw === "string" ? Number(raw) : NaN;
     return Number.isFinite(v) && v > 0 ? v : DEFAULTS[name];
   };
-  return Object.fromEntries((Object.keys(DEFAULTS) as SettingName[]).map((k) => [k, read(k)])) as TimeoutSettings;
+  const settings = Object.freeze(Object.fromEntries((Object.keys(DEFAULTS) as SettingName[]).map((k) => [k, read(k)])) as TimeoutSettings);
+  settingsOf.set(env, settings);
+  return settings;
 }
 
 /** The project's own defaults (master API), each null when unset. */

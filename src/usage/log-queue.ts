@@ -34,12 +34,19 @@ const MESSAGE_BYTES = 100_000;
 const ENTRY_OVERHEAD = 64;
 
 const encoder = new TextEncoder();
-/** UTF-8 bytes of a row as it travels in a message (a JSON string: its quotes escaped). */
-const bytesOf = (s: string): number => encoder.encode(JSON.stringify(s)).length + ENTRY_OVERHEAD;
+const NON_ASCII = /[^\u0000-\u007f]/;
+/**
+ * UTF-8 bytes of a row as it travels in a message (a JSON string: its quotes escaped). Most rows
+ * are ASCII, where the length is the byte count: only the others are encoded to be measured.
+ */
+const bytesOf = (s: string): number => {
+  const json = JSON.stringify(s);
+  return (NON_ASCII.test(json) ? encoder.encode(json).length : json.length) + ENTRY_OVERHEAD;
+};
 
 /** A row too large for one message loses its `extra` and routing details (marked `truncated`). */
-function fit(row: string): string {
-  if (bytesOf(row) <= MESSAGE_BYTES) return row;
+function fit(row: string, bytes: number): string {
+  if (bytes <= MESSAGE_BYTES) return row;
   const values = JSON.parse(row) as unknown[];
   values[fieldIndex("extra")] = JSON.stringify({ truncated: true });
   values[fieldIndex("routing")] = "[]";
@@ -52,8 +59,11 @@ export function packMessages(entries: readonly LogEntry[]): Array<{ body: LogMes
   const out: Array<{ body: LogMessage; bytes: number }> = [];
   let current: { body: LogMessage; bytes: number } | null = null;
   for (const e of entries) {
-    const entry = { row: fit(e.row), debit: e.debit };
-    const size = bytesOf(entry.row);
+    // A row's size is measured once; only a row cut down to fit is measured again.
+    const bytes = bytesOf(e.row);
+    const row = fit(e.row, bytes);
+    const entry = { row, debit: e.debit };
+    const size = row === e.row ? bytes : bytesOf(row);
     if (!current || current.bytes + size > MESSAGE_BYTES) {
       current = { body: { records: [] }, bytes: 16 };
       out.push(current);
