@@ -1,0 +1,76 @@
+// @ts-check
+/**
+ * `node bench/ablate.mjs NAME [REF]`: builds REF (default HEAD) with one feature left out, the way
+ * `--baseline DIR` expects it, and prints the directory. Side by side with the full build in one
+ * run, it says what that feature costs a request (its bound: the most that cutting it could win):
+ *
+ *     npm run bench -- --peers --baseline "$(node bench/ablate.mjs settlement)"
+ *
+ * An ablation is a named edit of the source (find -> replace); one that no longer finds its text
+ * fails loudly instead of measuring the full build twice. The variants answer requests as the
+ * bench sends them and are never deployable: they leave out what the product needs.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** @type {Record<string, { what: string; edits: Array<{ file: string; find: string; replace: string }> }>} */
+export const ABLATIONS = {
+  settlement: {
+    what: "everything after an admitted request's answer: its record made durable in the key's object, the outbox, the log queue and its consumer (D1, R2), credit, token and member settlements",
+    edits: [
+      {
+        file: "src/routes/chat/run.ts",
+        find: "  const settling = queueSettlement(",
+        replace: "  if (run.admitted) return;\n  const settling = queueSettlement(",
+      },
+    ],
+  },
+  "durable-wait": {
+    what: "the JSON answer's wait for its record (the record is still made durable, after the answer)",
+    edits: [{ file: "src/routes/chat/response.ts", find: "  void durable\n", replace: "  void Promise.resolve()\n" }],
+  },
+  "live-metrics": {
+    what: "reporting each attempt to the live metrics (routing then ranks on what it had)",
+    edits: [
+      {
+        file: "src/routing/live-metrics.ts",
+        find: "  if (!samples.length) return;\n  for (const v of continent",
+        replace: "  if (samples.length >= 0) return;\n  for (const v of continent",
+      },
+    ],
+  },
+};
+
+export function buildAblation(root, name, ref = "HEAD") {
+  const ablation = ABLATIONS[name];
+  if (!ablation) throw new Error(`unknown ablation '${name}'; known: ${Object.keys(ABLATIONS).join(", ")}`);
+  const sha = execFileSync("git", ["rev-parse", "--short=12", `${ref}^{commit}`], { cwd: root, encoding: "utf8" }).trim();
+  const dir = path.join(root, "node_modules", ".cache", "switchboard-ablation", `${sha}-${name}`);
+  const outdir = path.join(dir, "dist");
+  if (existsSync(path.join(outdir, "index.js"))) return outdir;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  execFileSync("sh", ["-c", `git archive ${sha} | tar -x -C "${dir}"`], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  for (const e of ablation.edits) {
+    const file = path.join(dir, e.file);
+    const text = readFileSync(file, "utf8");
+    if (!text.includes(e.find)) throw new Error(`ablation '${name}': ${e.file} no longer contains ${JSON.stringify(e.find)}; update bench/ablate.mjs`);
+    writeFileSync(file, text.replace(e.find, e.replace));
+  }
+  symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
+  // As --peers builds Switchboard: the bundle `wrangler deploy` ships, without the bench instruments.
+  execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--define", "__BENCH_INSTRUMENTS__:false", "--outdir", outdir], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+  return outdir;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [name, ref] = process.argv.slice(2);
+  if (!name) {
+    console.error(`usage: node bench/ablate.mjs NAME [REF]\n${Object.entries(ABLATIONS).map(([k, v]) => `  ${k}: ${v.what}`).join("\n")}`);
+    process.exit(2);
+  }
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+  console.log(buildAblation(root, name, ref));
+}
