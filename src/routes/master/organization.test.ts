@@ -43,6 +43,17 @@ describe("master API: organization", () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { param: string } }).error.param).toBe(param);
     }
+    // A misspelt setting inside compliance or notifications (a residency list, an alert switch) is
+    // named, not silently dropped with a 200 that changed nothing.
+    for (const [body, param] of [
+      [{ compliance: { regoins: ["EU"] } }, "compliance.regoins"],
+      [{ notifications: { threshold: 60 } }, "notifications.threshold"],
+      [{ compliance: { noTraining: true }, complience: {} }, "complience"],
+    ] as const) {
+      const res = await call("/v1/master/organization", { method: "PATCH", key: org.masterKey, ...json(body) });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(((await res.json()) as { error: { param: string } }).error.param).toBe(param);
+    }
     const empty = await call("/v1/master/organization", { method: "PATCH", key: org.masterKey, ...json({}) });
     expect(empty.status).toBe(400);
     expect(await empty.text()).toContain("nothing to update");
