@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, json, seedOrg } from "../../../test/helpers/fixtures";
 import { checkKey, resolveGatewayKey } from "../../auth/gateway-key";
+import { signIn } from "../../../test/dashboard/session";
 
 interface OrgBody {
   organization: { id: string; credits: string; compliance: { noTraining?: boolean; deniedProviders?: string[] }; notifications: { apiKeyBudgets?: boolean; thresholdPercent: number } };
@@ -54,6 +55,15 @@ describe("master API: organization", () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(((await res.json()) as { error: { param: string } }).error.param).toBe(param);
     }
+    // The dashboard's session API takes the same body and names the field the same way.
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const dash = await call("/api/organization", {
+      method: "PATCH",
+      headers: { cookie: s.cookie, "x-csrf-token": s.csrf, origin: "http://gw.test", "content-type": "application/json" },
+      body: JSON.stringify({ compliance: { regoins: ["EU"] } }),
+    });
+    expect(dash.status).toBe(400);
+    expect(((await dash.json()) as { error: { param: string } }).error.param).toBe("compliance.regoins");
     const empty = await call("/v1/master/organization", { method: "PATCH", key: org.masterKey, ...json({}) });
     expect(empty.status).toBe(400);
     expect(await empty.text()).toContain("nothing to update");
