@@ -82,12 +82,14 @@ export function auditTrail(fetchApp: InternalFetch): MiddlewareHandler<AppEnv> {
     const targetId = (described.targetParam ? params[described.targetParam] : undefined) ?? (method === "POST" ? createdId(answer) : null);
     const after = method === "DELETE" ? undefined : method === "POST" ? redact(answer ?? (await requestJson(ctx))) : ((await readState(fetchApp, ctx)) ?? redact(await requestJson(ctx)));
     const organizationId = who.organizationId ?? params.id ?? organizationIdIn(answer) ?? "";
+    // A change of the organization itself (its settings) names it, as the operator's calls do.
+    const target = { type: described.targetType, id: targetId ?? (described.targetType === "organization" && organizationId ? organizationId : null) };
     try {
       await recordAuditEntry(c.env, {
         organizationId,
         actor: who.actor,
         action: described.action,
-        target: { type: described.targetType, id: targetId ?? null },
+        target,
         before,
         after,
         ip: clientIpOf(c.req.raw.headers),

@@ -52,7 +52,8 @@ describe("audit log", () => {
     expect(update.target).toEqual({ type: "key", id: apiKey.id });
     expect((update.before?.apiKey as { usageLimit: string }).usageLimit).toMatch(/^5(\.0+)?$/);
     expect((update.after?.apiKey as { usageLimit: string }).usageLimit).toMatch(/^7(\.0+)?$/);
-    expect(orgUpdate.target.type).toBe("organization");
+    // The organization itself is the target: its id, as for the operator's top-up.
+    expect(orgUpdate.target).toEqual({ type: "organization", id: org.orgId });
     expect(JSON.stringify(orgUpdate.after)).toContain("70");
     expect(del.before).toBeDefined();
     expect(del.after).toBeUndefined();
