@@ -80,6 +80,10 @@ describe("audit log", () => {
 
     expect((await auditLog(org.masterKey, "?action=key.create")).entries).toHaveLength(3);
     expect((await auditLog(org.masterKey, "?to=2000-01-01T00:00:00Z")).entries).toHaveLength(0);
+    // Any ISO 8601 date or time, as the request-log export takes: a calendar date, a time without seconds or with an offset.
+    expect((await auditLog(org.masterKey, "?from=2000-01-01&to=2999-12-31")).entries).toHaveLength(4);
+    expect((await auditLog(org.masterKey, `?from=${encodeURIComponent("2000-01-01T00:00+02:00")}`)).entries).toHaveLength(4);
+    expect((await call("/v1/master/audit-log?from=yesterday", { key: org.masterKey })).status).toBe(400);
     expect((await call("/v1/master/audit-log?limit=0", { key: org.masterKey })).status).toBe(400);
     expect((await auditLog(other.masterKey)).entries).toHaveLength(0);
 
