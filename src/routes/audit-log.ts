@@ -10,7 +10,7 @@ import { validate } from "../errors/validation";
 import { forbidden } from "../errors/api-error";
 import { csvCell } from "../lib/csv";
 import { listAuditEntries, type AuditEntry } from "../audit/store";
-import { isoInstant } from "../usage/log-export";
+import { isoInstant } from "../lib/iso-instant";
 
 export const auditQuery = z.object({
   from: isoInstant("from").optional(),
