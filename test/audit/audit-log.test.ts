@@ -113,6 +113,19 @@ describe("audit log", () => {
     expect(((await viaSession.json()) as { entries: Entry[] }).entries).toHaveLength(2);
   });
 
+  it("the operator's bootstrap is the new organization's first entry, without its secrets", async () => {
+    const boot = await call("/v1/admin/organizations", {
+      method: "POST",
+      key: TEST_SECRETS.ADMIN_TOKEN,
+      ...json({ name: "Audited Co", plan: "pro", owner: { email: `boot-${crypto.randomUUID().slice(0, 8)}@example.test`, name: "Boot", password: "a long enough password" } }),
+    });
+    expect(boot.status).toBe(201);
+    const created = (await boot.json()) as { organization: { id: string }; masterKey: { token: string } };
+    const { entries } = await auditLog(created.masterKey.token);
+    expect(entries.map((e) => [e.action, e.actor.type, e.target.id])).toEqual([["organization.create", "operator", created.organization.id]]);
+    expect(JSON.stringify(entries)).not.toContain(created.masterKey.token);
+  });
+
   it("every state-changing route of the audited APIs has an action name", () => {
     const unnamed: string[] = [];
     const names = new Set<string>();
