@@ -96,6 +96,20 @@ describe("several keys per provider", () => {
     }
   });
 
+  it("when every key of the provider fails, the request moves on to another provider", async () => {
+    const org = await seedOrg(); // hybrid: other providers serve on the operator's credentials
+    await addKey(org, { baseUrl: upstream("deepinfra-a") });
+    await addKey(org, { baseUrl: upstream("deepinfra-b") });
+    const res = await chat(org.key, { model: "llama-3.3-70b-instruct", messages: user(`z [[fake@deepinfra-a:status=401]] [[fake@deepinfra-b:status=401]]`) }, { "x-no-cache": "true" });
+    expect(res.status).toBe(200);
+    const routing = ((await res.json()) as Body).metadata.routing as Body[];
+    expect(routing.map((r) => [r.provider, r.credentialSource, r.succeeded])).toEqual([
+      ["deepinfra", "byok", false],
+      ["deepinfra", "byok", false],
+      [expect.not.stringMatching(/^deepinfra$/), "credits", true],
+    ]);
+  });
+
   it("weight and region are validated and editable", async () => {
     const org = await byokOrg();
     const bad = await call("/v1/master/provider-keys", { method: "POST", key: org.masterKey, ...json({ provider: "deepinfra", token: "t", weight: 0 }) });
