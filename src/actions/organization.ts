@@ -16,9 +16,11 @@ import { assertWithinCeilings, organizationRateFields, perMinute } from "../rate
 import { otlpExportView, setOtlpExport } from "../integrations/otlp";
 import { isRegionEntry } from "../routing/regions";
 
-export const organizationPatchBody = z.object({
+// Nested objects are strict too: a misspelt residency or alert setting must be a 400 naming it,
+// not a 200 that changed nothing.
+export const organizationPatchBody = z.strictObject({
   compliance: z
-    .object({
+    .strictObject({
       noTraining: z.boolean().optional(),
       deniedProviders: z.array(z.enum(PROVIDER_IDS)).max(PROVIDER_IDS.length).optional(),
       /** No upstream call before the key's current rules are confirmed (docs/admission.md). */
@@ -33,7 +35,7 @@ export const organizationPatchBody = z.object({
     })
     .optional(),
   notifications: z
-    .object({
+    .strictObject({
       apiKeyBudgets: z.boolean().optional(),
       thresholdPercent: z.number().int().min(50).max(100).optional(),
       /** Decimal USD; e-mail owners when the credit balance falls below it. `null` turns the alert off. */

@@ -65,6 +65,9 @@ async function requestJson(c: AuditContext): Promise<unknown> {
   }
 }
 
+/** Targets an organization has exactly one of: their entries name the organization's id. */
+const ORGANIZATION_SINGLETONS = new Set(["organization", "sso"]);
+
 export function auditTrail(fetchApp: InternalFetch): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;
@@ -82,12 +85,16 @@ export function auditTrail(fetchApp: InternalFetch): MiddlewareHandler<AppEnv> {
     const targetId = (described.targetParam ? params[described.targetParam] : undefined) ?? (method === "POST" ? createdId(answer) : null);
     const after = method === "DELETE" ? undefined : method === "POST" ? redact(answer ?? (await requestJson(ctx))) : ((await readState(fetchApp, ctx)) ?? redact(await requestJson(ctx)));
     const organizationId = who.organizationId ?? params.id ?? organizationIdIn(answer) ?? "";
+    // A change of the organization itself or of a setting it has one of (SSO) names the
+    // organization, as the operator's calls on it do: such a target has no id of its own.
+    const ofOrganization = ORGANIZATION_SINGLETONS.has(described.targetType) && organizationId !== "";
+    const target = { type: described.targetType, id: targetId ?? (ofOrganization ? organizationId : null) };
     try {
       await recordAuditEntry(c.env, {
         organizationId,
         actor: who.actor,
         action: described.action,
-        target: { type: described.targetType, id: targetId ?? null },
+        target,
         before,
         after,
         ip: clientIpOf(c.req.raw.headers),

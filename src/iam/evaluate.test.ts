@@ -145,6 +145,8 @@ describe("IAM evaluation: IP rules", () => {
     expect(allowed(c, req({ clientIp: "1.2.3.4" }))).toBe(true);
     const d = evaluateAccess(c, req({ clientIp: null }));
     expect(d).toMatchObject({ allowed: false, ruleType: "allow_ip_cidrs" });
+    // The message names both headers the IP is read from, CF-Connecting-IP first (contract section 6).
+    expect(d.allowed ? "" : d.message).toContain("CF-Connecting-IP");
     expect(allowed(c, req({ clientIp: "not-an-ip" }))).toBe(false);
   });
 

@@ -235,7 +235,7 @@ function denyIpDecision(level: RuleLevel, l: CompiledLayer, ip: IpAddress | null
 
 function allowIpDecision(level: RuleLevel, l: CompiledLayer, ip: IpAddress | null): AccessDecision | null {
   if (!l.allowIp) return null;
-  if (!ip) return deny(level, "allow_ip_cidrs", "the client IP could not be determined (X-Forwarded-For) and IP ranges are restricted");
+  if (!ip) return deny(level, "allow_ip_cidrs", "the client IP could not be determined (no CF-Connecting-IP or X-Forwarded-For header) and IP ranges are restricted");
   if (!ipMatches(l.allowIp, ip)) return deny(level, "allow_ip_cidrs", `client IP ${ip.toString()} is not in the allowed ranges`);
   return null;
 }

@@ -10,12 +10,11 @@ import { validate } from "../errors/validation";
 import { forbidden } from "../errors/api-error";
 import { csvCell } from "../lib/csv";
 import { listAuditEntries, type AuditEntry } from "../audit/store";
-
-const isoTime = z.iso.datetime({ offset: true }).transform((s) => Date.parse(s));
+import { isoInstant } from "../lib/iso-instant";
 
 export const auditQuery = z.object({
-  from: isoTime.optional(),
-  to: isoTime.optional(),
+  from: isoInstant("from").optional(),
+  to: isoInstant("to").optional(),
   limit: z.coerce.number().int().min(1, "must be 1 to 500").max(500, "must be 1 to 500").default(100),
   cursor: z.string().max(200).optional(),
   action: z.string().regex(/^[a-z_]+\.[a-z_]+$/, "is an action such as key.create").optional(),

@@ -52,3 +52,21 @@ describe("orderCandidates: pinned ids", () => {
     expect(probes / 2000).toBeLessThan(0.15);
   });
 });
+
+describe("orderCandidates: provider.sort", () => {
+  const priced = (id: string, usd: string) => ({ ...cand(id, 0), mapping: { providerId: id, externalId: "m", pricing: { prompt: usd, completion: usd }, maxOutput: 1000 } }) as unknown as Candidate;
+  const [a, b, c] = [priced("a", "0.000003"), priced("b", "0.000001"), priced("c", "0.000002")];
+  const stats: Record<string, RouteStats> = {
+    a: { uptime: 1, throughput: 300, latencyMs: 400, samples: 100 },
+    b: { uptime: 1, throughput: 100, latencyMs: 200, samples: 100 },
+    c: { uptime: 1, throughput: 200, latencyMs: null, samples: 100 },
+  };
+  const order = (sort: "price" | "throughput" | "latency") =>
+    ids(orderCandidates([a, b, c], { ...needs, preferences: { sort } }, { noFallback: false, explorationRate: 0.5, pinnedProbeRate: 0, random: () => 0, stats: (x) => stats[x.providerId]! }));
+
+  it("replaces smart ranking by the one value asked for: price ascending, throughput descending, latency ascending (unknown last)", () => {
+    expect(order("price")).toEqual(["b", "c", "a"]);
+    expect(order("throughput")).toEqual(["a", "c", "b"]);
+    expect(order("latency")).toEqual(["b", "a", "c"]);
+  });
+});

@@ -7,6 +7,7 @@
  */
 import * as z from "zod";
 import type { Env } from "../env";
+import { isoInstant } from "../lib/iso-instant";
 import { HOUR_MS, hourStartOf } from "./aggregate";
 import { windowHours } from "./log-consumer";
 import { csvHeader, csvLine, dayPrefix, hourOfKey, readNdjsonGz, recordFromDbRow, type LogRecord } from "./log-record";
@@ -25,11 +26,6 @@ export interface LogScope {
 const inScope = (s: LogScope, r: LogRecord): boolean =>
   r.organizationId === s.organizationId && (s.projectId === undefined || r.projectId === s.projectId) && (s.keyIds === undefined || s.keyIds.has(r.apiKeyId));
 
-const isoInstant = (name: string) =>
-  z
-    .string({ error: `'${name}' is required: an ISO 8601 date or time, e.g. 2026-01-31T00:00:00Z` })
-    .refine((v) => /^\d{4}-\d{2}-\d{2}/.test(v) && Number.isFinite(Date.parse(v)), `'${name}' must be an ISO 8601 date or time, e.g. 2026-01-31T00:00:00Z`)
-    .transform((v) => Date.parse(v));
 
 /** `?from=&to=` of an export: ISO 8601, from before to, at most MAX_EXPORT_DAYS apart. */
 export const periodQuery = z

@@ -52,7 +52,8 @@ describe("audit log", () => {
     expect(update.target).toEqual({ type: "key", id: apiKey.id });
     expect((update.before?.apiKey as { usageLimit: string }).usageLimit).toMatch(/^5(\.0+)?$/);
     expect((update.after?.apiKey as { usageLimit: string }).usageLimit).toMatch(/^7(\.0+)?$/);
-    expect(orgUpdate.target.type).toBe("organization");
+    // The organization itself is the target: its id, as for the operator's top-up.
+    expect(orgUpdate.target).toEqual({ type: "organization", id: org.orgId });
     expect(JSON.stringify(orgUpdate.after)).toContain("70");
     expect(del.before).toBeDefined();
     expect(del.after).toBeUndefined();
@@ -79,6 +80,10 @@ describe("audit log", () => {
 
     expect((await auditLog(org.masterKey, "?action=key.create")).entries).toHaveLength(3);
     expect((await auditLog(org.masterKey, "?to=2000-01-01T00:00:00Z")).entries).toHaveLength(0);
+    // Any ISO 8601 date or time, as the request-log export takes: a calendar date, a time without seconds or with an offset.
+    expect((await auditLog(org.masterKey, "?from=2000-01-01&to=2999-12-31")).entries).toHaveLength(4);
+    expect((await auditLog(org.masterKey, `?from=${encodeURIComponent("2000-01-01T00:00+02:00")}`)).entries).toHaveLength(4);
+    expect((await call("/v1/master/audit-log?from=yesterday", { key: org.masterKey })).status).toBe(400);
     expect((await call("/v1/master/audit-log?limit=0", { key: org.masterKey })).status).toBe(400);
     expect((await auditLog(other.masterKey)).entries).toHaveLength(0);
 
@@ -106,6 +111,19 @@ describe("audit log", () => {
     const viaSession = await call("/api/audit-log", { headers: { cookie: s.cookie } });
     expect(viaSession.status).toBe(200);
     expect(((await viaSession.json()) as { entries: Entry[] }).entries).toHaveLength(2);
+  });
+
+  it("the operator's bootstrap is the new organization's first entry, without its secrets", async () => {
+    const boot = await call("/v1/admin/organizations", {
+      method: "POST",
+      key: TEST_SECRETS.ADMIN_TOKEN,
+      ...json({ name: "Audited Co", plan: "pro", owner: { email: `boot-${crypto.randomUUID().slice(0, 8)}@example.test`, name: "Boot", password: "a long enough password" } }),
+    });
+    expect(boot.status).toBe(201);
+    const created = (await boot.json()) as { organization: { id: string }; masterKey: { token: string } };
+    const { entries } = await auditLog(created.masterKey.token);
+    expect(entries.map((e) => [e.action, e.actor.type, e.target.id])).toEqual([["organization.create", "operator", created.organization.id]]);
+    expect(JSON.stringify(entries)).not.toContain(created.masterKey.token);
   });
 
   it("every state-changing route of the audited APIs has an action name", () => {

@@ -5,7 +5,7 @@
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { chat, resetMetrics, user, waitForLog } from "./helpers";
+import { chat, resetMetrics, setProject, user, waitForLog } from "./helpers";
 import { PROVIDERS } from "../../src/catalog/providers";
 import { findModel } from "../../src/catalog";
 
@@ -130,6 +130,23 @@ describe("fallback models (models)", () => {
     expect(((await res.json()) as Body).metadata.routing).toHaveLength(2);
   });
 
+  it("a rate limit or a timeout of the first model's provider moves on to the next model too", async () => {
+    const limited = await chat(org.key, { model: `groq/${MODEL}`, models: ["gpt-4o-mini"], messages: user(`x ${crypto.randomUUID()} [[fake@groq:status=429]]`) });
+    expect(limited.status).toBe(200);
+    expect(((await limited.json()) as Body).metadata.routing).toEqual([
+      expect.objectContaining({ provider: "groq", status_code: 429, succeeded: false }),
+      expect.objectContaining({ model: "gpt-4o-mini", succeeded: true }),
+    ]);
+    const o = await seedOrg();
+    await setProject(o.projectId, { firstByteTimeoutMs: 300 });
+    const slow = await chat(o.key, { model: `groq/${MODEL}`, models: ["gpt-4o-mini"], messages: user(`x ${crypto.randomUUID()} [[fake@groq:hang]]`) });
+    expect(slow.status).toBe(200);
+    expect(((await slow.json()) as Body).metadata.routing).toEqual([
+      expect.objectContaining({ provider: "groq", status_code: 504, succeeded: false }),
+      expect.objectContaining({ model: "gpt-4o-mini", succeeded: true }),
+    ]);
+  });
+
   it("an unknown fallback model is a 400 naming models.<i>", async () => {
     const res = await chat(org.key, { model: MODEL, models: ["no-such-model"], messages: user("hi") });
     expect(res.status).toBe(400);
@@ -165,6 +182,20 @@ describe("Responses and Messages carry provider and models", () => {
     expect((await waitForLog(ok.headers.get("x-request-id")!)).usedProvider).toBe("novita");
     const bad = await call("/v1/responses", { method: "POST", key: org.key, ...json({ model: MODEL, input: "hi", provider: { onyl: ["novita"] } }) });
     expect(bad.status).toBe(400);
+  });
+
+  it("/v1/responses and /v1/messages: models are tried after model", async () => {
+    const fail = `x ${crypto.randomUUID()} [[fake@groq:status=500]]`;
+    const doors = [
+      call("/v1/responses", { method: "POST", key: org.key, ...json({ model: `groq/${MODEL}`, models: ["gpt-4o-mini"], input: fail }) }),
+      call("/v1/messages", { method: "POST", key: org.key, ...json({ model: `groq/${MODEL}`, models: ["gpt-4o-mini"], max_tokens: 50, messages: [{ role: "user", content: fail }] }) }),
+    ];
+    for (const res of await Promise.all(doors)) {
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      const log = await waitForLog(res.headers.get("x-request-id")!);
+      expect(log.routing.map((r) => [r.provider, r.model, r.succeeded])).toEqual([["groq", MODEL, false], ["openai", "gpt-4o-mini", true]]);
+    }
   });
 
   it("/v1/messages: only is applied, a typo is a 400", async () => {

@@ -1,5 +1,5 @@
 /**
- * Several provider keys per provider: spread by weight, and a key answering 429 gives way to
+ * Several provider keys per provider: spread by weight, and a key answering 401, 403, 429 or 5xx gives way to
  * another key of the same provider within the request (and is avoided by the next requests).
  * Keys point at the fake upstream under their own path prefix, so a provider-scoped directive
  * (`[[fake@deepinfra-a:status=429]]`) fails one key only.
@@ -74,6 +74,40 @@ describe("several keys per provider", () => {
       const res = await chat(org.key, { model: MODEL, messages: user(`y ${i}`) }, { "x-no-cache": "true" });
       expect(((await res.json()) as Body).metadata.routing).toEqual([expect.objectContaining({ providerKeyId: healthy })]);
     }
+  });
+
+  it("a key answering 401, 403 or 5xx gives way to another key of the same provider too", async () => {
+    for (const status of [401, 403, 503]) {
+      resetKeyHealth();
+      const org = await byokOrg();
+      const failing = await addKey(org, { baseUrl: upstream("deepinfra-a") });
+      const healthy = await addKey(org, { baseUrl: upstream("deepinfra-b") });
+      let retried: Body[] | null = null;
+      for (let i = 0; i < 12 && !retried; i++) {
+        const res = await chat(org.key, { model: MODEL, messages: user(`s${status} ${i} [[fake@deepinfra-a:status=${status}]]`) }, { "x-no-cache": "true" });
+        expect(res.status, `status ${status}`).toBe(200);
+        const routing = ((await res.json()) as Body).metadata.routing as Body[];
+        if (routing.length === 2) retried = routing;
+      }
+      expect(retried, `status ${status}`).toEqual([
+        expect.objectContaining({ provider: "deepinfra", providerKeyId: failing, status_code: status, succeeded: false }),
+        expect.objectContaining({ provider: "deepinfra", providerKeyId: healthy, succeeded: true }),
+      ]);
+    }
+  });
+
+  it("when every key of the provider fails, the request moves on to another provider", async () => {
+    const org = await seedOrg(); // hybrid: other providers serve on the operator's credentials
+    await addKey(org, { baseUrl: upstream("deepinfra-a") });
+    await addKey(org, { baseUrl: upstream("deepinfra-b") });
+    const res = await chat(org.key, { model: "llama-3.3-70b-instruct", messages: user(`z [[fake@deepinfra-a:status=401]] [[fake@deepinfra-b:status=401]]`) }, { "x-no-cache": "true" });
+    expect(res.status).toBe(200);
+    const routing = ((await res.json()) as Body).metadata.routing as Body[];
+    expect(routing.map((r) => [r.provider, r.credentialSource, r.succeeded])).toEqual([
+      ["deepinfra", "byok", false],
+      ["deepinfra", "byok", false],
+      [expect.not.stringMatching(/^deepinfra$/), "credits", true],
+    ]);
   });
 
   it("weight and region are validated and editable", async () => {

@@ -200,6 +200,13 @@ describe("dashboard keys", () => {
       const res = await api(s, "/keys", { method: "POST", body: JSON.stringify({ projectId: org.projectId, description: "x", expiresIn }) });
       expect(res.status, JSON.stringify(expiresIn)).toBe(400);
     }
+    // expiresAt is any ISO 8601 date or time: a calendar date is its midnight UTC; other text is a 400.
+    for (const [value, at] of [["2099-03-04", "2099-03-04T00:00:00.000Z"], ["2099-03-04T10:30+02:00", "2099-03-04T08:30:00.000Z"]] as const) {
+      const res = await api(s, `/keys/${org.keyId}`, { method: "PATCH", body: JSON.stringify({ expiresAt: value }) });
+      expect(res.status, value).toBe(200);
+      expect(((await res.json()) as { apiKey: KeyJson }).apiKey.expiresAt).toBe(at);
+    }
+    expect((await api(s, `/keys/${org.keyId}`, { method: "PATCH", body: JSON.stringify({ expiresAt: "next week" }) })).status).toBe(400);
   });
 
   it("disable and enable through the dashboard", async () => {

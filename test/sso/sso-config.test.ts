@@ -43,8 +43,11 @@ describe("SSO configuration", () => {
 
     // Audited once per change, without the secret.
     const log = await call("/v1/master/audit-log", { key: org.masterKey });
-    const entries = ((await log.json()) as { entries: { action: string; after?: unknown }[] }).entries;
-    expect(entries.filter((e) => e.action === "sso.update").length).toBeGreaterThanOrEqual(2);
+    const entries = ((await log.json()) as { entries: { action: string; target: { type: string; id: string | null }; after?: unknown }[] }).entries;
+    const updates = entries.filter((e) => e.action === "sso.update");
+    expect(updates.length).toBeGreaterThanOrEqual(2);
+    // The organization's SSO setting has no id of its own: the target names the organization.
+    for (const e of updates) expect(e.target).toEqual({ type: "sso", id: org.orgId });
     expect(JSON.stringify(entries)).not.toContain(OIDC_CLIENT_SECRET);
 
     expect((await call("/v1/master/sso", { method: "DELETE", key: org.masterKey })).status).toBe(200);

@@ -66,6 +66,9 @@ describe("POST /v1/admin/organizations", () => {
       [{ ...body(), owner: { email: "not-an-email", name: "x", password: "a-very-long-password" } }, "owner.email"],
       [{ ...body(), owner: { email: uniqueEmail(), name: "x", password: "short" } }, "owner.password"],
       [{ ...body(), credits: "-1" }, "credits"],
+      // A misspelt field is named, not dropped (a dropped `credit` would start the organization at 0).
+      [{ ...body(), credit: "25" }, "credit"],
+      [{ ...body(), owner: { email: uniqueEmail(), name: "x", password: "a-very-long-password", role: "admin" } }, "owner.role"],
     ];
     for (const [payload, param] of cases) {
       const res = await post(payload);

@@ -36,10 +36,11 @@ const credits = z
   .refine((v) => isDecimalString(v) && !v.startsWith("-"), "must be a non-negative decimal string, e.g. \"25.00\"")
   .refine((v) => !isDecimalString(v) || parseUsd(v) <= MAX_START_CREDITS, "must be at most 9000 USD");
 
-export const bootstrapBody = z.object({
+// Strict like every master body: a misspelt field is a 400 naming it, never silently dropped.
+export const bootstrapBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   plan: z.enum(PLANS),
-  owner: z.object({
+  owner: z.strictObject({
     email: z.email().max(320),
     name: z.string().trim().min(1).max(200),
     password: z.string().min(12, "must be at least 12 characters").max(1024),
@@ -51,7 +52,7 @@ export const bootstrapBody = z.object({
 export const adminRoutes = new Hono<AppEnv>();
 adminRoutes.use("*", requireAdminToken);
 
-adminRoutes.post("/organizations", validate("json", bootstrapBody), async (c) => {
+adminRoutes.post("/organizations", validateBody(bootstrapBody), async (c) => {
   const body = c.req.valid("json");
   const result = await bootstrapOrganization(c.env, {
     name: body.name,

@@ -5,6 +5,7 @@
  */
 import { Hono, type Context } from "hono";
 import * as z from "zod";
+import { isoInstant } from "../../lib/iso-instant";
 import type { DashboardEnv } from "./types";
 import type { SessionInfo } from "../../auth/session";
 import { getDb } from "../../db/client";
@@ -29,7 +30,7 @@ const expiresIn = z
   .object({ value: z.number().int().min(1), unit: z.enum(["minute", "hour", "day"]) })
   .refine((e) => e.value * UNIT_MS[e.unit] <= MAX_TTL_MS, { message: "at most 10 years" });
 
-const isoDate = z.iso.datetime({ offset: true }).transform((s) => Date.parse(s));
+const isoDate = isoInstant("expiresAt");
 
 /** Dashboard only: a key's own budget alert threshold; null returns to the organization's. */
 const alertThresholdPercent = z.number().int().min(50).max(100).nullable().optional();

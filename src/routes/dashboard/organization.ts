@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import type { DashboardEnv } from "./types";
 import type { SessionInfo } from "../../auth/session";
 import { forbidden } from "../../errors/api-error";
-import { validate } from "../../errors/validation";
+import { validateBody } from "../../errors/validation";
 import { publicOrganization } from "../../organizations/view";
 import { loadOrganization, organizationPatchBody, updateOrganization } from "../../actions/organization";
 import { creditLedgerView } from "../../billing/credit-ledger";
@@ -21,7 +21,7 @@ dashboardOrganizationRoutes.get("/", async (c) => {
   return c.json({ organization: isOrgAdmin(s) ? { ...org, credits } : org });
 });
 
-dashboardOrganizationRoutes.patch("/", validate("json", organizationPatchBody), async (c) => {
+dashboardOrganizationRoutes.patch("/", validateBody(organizationPatchBody), async (c) => {
   const s = c.get("session");
   if (!isOrgAdmin(s)) throw forbidden("Only owners and admins can change organization settings.", "role_required");
   return c.json({ organization: await updateOrganization(c.env, s.organizationId, c.req.valid("json")) });

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, json, seedOrg } from "../../../test/helpers/fixtures";
 import { checkKey, resolveGatewayKey } from "../../auth/gateway-key";
+import { signIn } from "../../../test/dashboard/session";
 
 interface OrgBody {
   organization: { id: string; credits: string; compliance: { noTraining?: boolean; deniedProviders?: string[] }; notifications: { apiKeyBudgets?: boolean; thresholdPercent: number } };
@@ -43,6 +44,26 @@ describe("master API: organization", () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { param: string } }).error.param).toBe(param);
     }
+    // A misspelt setting inside compliance or notifications (a residency list, an alert switch) is
+    // named, not silently dropped with a 200 that changed nothing.
+    for (const [body, param] of [
+      [{ compliance: { regoins: ["EU"] } }, "compliance.regoins"],
+      [{ notifications: { threshold: 60 } }, "notifications.threshold"],
+      [{ compliance: { noTraining: true }, complience: {} }, "complience"],
+    ] as const) {
+      const res = await call("/v1/master/organization", { method: "PATCH", key: org.masterKey, ...json(body) });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(((await res.json()) as { error: { param: string } }).error.param).toBe(param);
+    }
+    // The dashboard's session API takes the same body and names the field the same way.
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const dash = await call("/api/organization", {
+      method: "PATCH",
+      headers: { cookie: s.cookie, "x-csrf-token": s.csrf, origin: "http://gw.test", "content-type": "application/json" },
+      body: JSON.stringify({ compliance: { regoins: ["EU"] } }),
+    });
+    expect(dash.status).toBe(400);
+    expect(((await dash.json()) as { error: { param: string } }).error.param).toBe("compliance.regoins");
     const empty = await call("/v1/master/organization", { method: "PATCH", key: org.masterKey, ...json({}) });
     expect(empty.status).toBe(400);
     expect(await empty.text()).toContain("nothing to update");
