@@ -11,9 +11,8 @@ import type { Env } from "../env";
 import { envVar, providerEnvPrefix } from "../env";
 import { requireHashSecret } from "../lib/crypto";
 import type { KeyContext } from "../context/key-context";
-import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
+import { getProvider, isDeactivated, parseModelRef } from "../catalog";
 import type { ProviderMapping } from "../catalog/types";
-import { evaluateAccess } from "../iam/evaluate";
 import { ApiError, badRequest, notFound, permissionDenied } from "../errors/api-error";
 import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { admitCredits } from "../billing/credits";
@@ -27,7 +26,9 @@ import { decryptSecret } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { isRecord } from "../providers/json";
 import { MalformedUpstreamError } from "../providers/errors";
-import { resolveCredential, type UpstreamCredential } from "./credentials";
+import { credentialOfPlan, type UpstreamCredential } from "./credentials";
+import { doorEndpoints, type DoorEndpoints } from "../routing/door-endpoints";
+import { regionalBaseUrl } from "../routing/endpoints";
 import { fetchJson, UpstreamFailure } from "./upstream";
 import { safely, writeGenerationLog } from "./log";
 import type { GenerationDeps } from "./images";
@@ -60,6 +61,8 @@ export interface VideoExtra {
   upstreamContentUrl: string;
   credentialSource: "credits" | "byok";
   providerKeyId?: string;
+  /** The regional endpoint the job was created at (not the provider's default): polled and downloaded there. */
+  region?: string;
   /** Set once the file is stored in the UPLOADS bucket; served from there. */
   r2Key?: string;
 }
@@ -156,14 +159,17 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
   const cost = videoCost(mapping, size, seconds);
   if (cost === null) throw badRequest(`${model.id} has no price for size '${size}'.`, "size", "unsupported_size");
 
+  // The mapping's endpoints the key may use (IAM, residency per endpoint) with a credential, nearest
+  // first for the caller (src/routing/door-endpoints.ts); the job goes to the first.
+  const endpointsFor = (auth: KeyContext): DoorEndpoints =>
+    doorEndpoints(env, auth, { model, mappings: [mapping], kind: "video", clientIp: input.clientIp, caller: input.callerContinent });
+  const pre = endpointsFor(input.auth);
   // Admission comes before the job: a submitted job is billed upstream and cannot be recalled, so
   // it never starts as an early call (docs/admission.md). The organization's credits are asked
   // beside the key (one round trip, not two) when the cached context pays this provider with them.
-  const provider = getProvider(mapping.providerId);
-  const preCred = provider ? await resolveCredential(env, input.auth, provider).catch(() => null) : null;
   const { admission, fresh, credit } = await admitWithEarlyCall<never>(env, input.auth, {
     estimate: cost,
-    creditEstimate: preCred?.source === "credits" ? cost : null,
+    creditEstimate: pre.endpoints[0]?.credential.source === "credits" ? cost : null,
     early: null,
     onCancelled: () => undefined,
     waitUntil: input.waitUntil,
@@ -179,7 +185,9 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
     );
   };
   const logId = newId("log");
-  const region = mapping.region ?? getProvider(mapping.providerId)?.region ?? null;
+  const checked = fresh ? endpointsFor(ctx) : pre;
+  const endpoint = checked.endpoints[0];
+  const region = endpoint ? endpoint.region || null : (mapping.region ?? getProvider(mapping.providerId)?.region ?? null);
   const baseLog = {
     logId,
     requestId: input.requestId,
@@ -193,10 +201,9 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
     createdAt: started,
   };
   try {
-    const decision = evaluateAccess(ctx, { model: model.id, provider: mapping.providerId, free: isFreeMapping(model, mapping), clientIp: input.clientIp, kind: "video" });
-    if (!decision.allowed) throw permissionDenied(decision.message);
-    const cred = fresh || !preCred ? (provider ? await resolveCredential(env, ctx, provider) : null) : preCred;
-    if (!cred) throw badRequest(`No credentials are available for ${model.id} in this project (mode '${ctx.project.mode}').`, "model", "no_provider_available");
+    if (!endpoint && checked.denial !== null) throw permissionDenied(checked.denial);
+    const cred = endpoint ? await credentialOfPlan(env, endpoint.credential, endpoint.provider) : null;
+    if (!endpoint || !cred) throw badRequest(`No credentials are available for ${model.id} in this project (mode '${ctx.project.mode}').`, "model", "no_provider_available");
     if (cred.source === "credits") {
       const c = credit ?? (await admitCredits(env, ctx.organization.id, cost));
       if (!c.ok) throw c.error;
@@ -237,6 +244,7 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
       credentialSource: cred.source,
     };
     if (cred.providerKeyId) extra.providerKeyId = cred.providerKeyId;
+    if ("region" in endpoint.credential && endpoint.credential.region) extra.region = endpoint.credential.region;
     if (job.error) extra.error = job.error;
     settle(cost, cred.source);
     const log = {
@@ -287,7 +295,9 @@ async function credentialForJob(env: Env, row: LogRow, extra: VideoExtra): Promi
   const provider = getProvider(extra.provider);
   if (!provider) throw new ApiError(502, "The video's provider is no longer available.", { type: "upstream_error", code: "provider_unavailable" });
   const prefix = providerEnvPrefix(provider.id);
-  const base = envVar(env, `${prefix}_BASE_URL`) ?? provider.baseUrl;
+  // The endpoint the job was created at: a job lives in one region of the provider.
+  const regional = extra.region ? regionalBaseUrl(env, provider.id, extra.region) : undefined;
+  const base = regional ?? envVar(env, `${prefix}_BASE_URL`) ?? provider.baseUrl;
   if (extra.credentialSource === "byok" && extra.providerKeyId) {
     const pk = await getDb(env.DB)
       .select()
