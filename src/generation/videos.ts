@@ -8,8 +8,6 @@
  */
 import { and, eq } from "drizzle-orm";
 import type { Env } from "../env";
-import { envVar, providerEnvPrefix } from "../env";
-import { requireHashSecret } from "../lib/crypto";
 import type { KeyContext } from "../context/key-context";
 import { getProvider, isDeactivated, parseModelRef } from "../catalog";
 import type { ProviderMapping } from "../catalog/types";
@@ -19,16 +17,16 @@ import { admitCredits } from "../billing/credits";
 import { admitWithEarlyCall } from "../billing/early-call";
 import { formatUsd, parseUsd, toUsdNumber, type Pico } from "../billing/money";
 import { getDb } from "../db/client";
-import { providerKeys, requestLogs, type RoutingAttempt } from "../db/schema";
+import { requestLogs, type RoutingAttempt } from "../db/schema";
 import { sendLogRow } from "../usage/log-queue";
 import { REFUND_SUFFIX, refundRecordJson } from "../usage/request-log";
-import { decryptSecret } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { isRecord } from "../providers/json";
 import { MalformedUpstreamError } from "../providers/errors";
-import { credentialOfPlan, type UpstreamCredential } from "./credentials";
+import { credentialOfPlan } from "./credentials";
 import { doorEndpoints, type DoorEndpoints } from "../routing/door-endpoints";
-import { regionalBaseUrl } from "../routing/endpoints";
+import { DoorSamples, outcomeOfStatus } from "../routing/door-samples";
+import { credentialForJob } from "./video/job-credential";
 import { fetchJson, UpstreamFailure } from "./upstream";
 import { safely, writeGenerationLog } from "./log";
 import type { GenerationDeps } from "./images";
@@ -214,11 +212,17 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
     if (region) attempt.region = region;
 
     let job: VideoJob;
+    // The submission in the live metrics, as the other doors' attempts (src/routing/door-samples.ts).
+    const samples = new DoorSamples();
+    const submitted = Date.now();
     try {
       const call = adapter.create({ prompt: body.prompt, externalModel: mapping.externalId, seconds, size }, cred);
       job = adapter.parseJob(await fetchJson(call.url, call.init));
+      samples.add(endpoint, model.id, "ok", Date.now() - submitted);
     } catch (err) {
       const failure = asFailure(err);
+      samples.add(endpoint, model.id, failure ? outcomeOfStatus(failure.status) : "error", null);
+      samples.report(env, input.waitUntil, input.callerContinent);
       if (!failure) throw err;
       attempt.status_code = failure.status;
       attempt.error_type = failure.errorType;
@@ -229,6 +233,7 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
       );
       throw apiError;
     }
+    samples.report(env, input.waitUntil, input.callerContinent);
     attempt.status_code = 200;
     attempt.succeeded = true;
     attempt.latency_ms = Date.now() - started;
@@ -290,28 +295,6 @@ async function loadVideoRow(env: Env, logId: string, organizationId: string | nu
   return { row, extra };
 }
 
-/** The upstream credential a job was created with (operator key, or the org's provider key). */
-async function credentialForJob(env: Env, row: LogRow, extra: VideoExtra): Promise<UpstreamCredential> {
-  const provider = getProvider(extra.provider);
-  if (!provider) throw new ApiError(502, "The video's provider is no longer available.", { type: "upstream_error", code: "provider_unavailable" });
-  const prefix = providerEnvPrefix(provider.id);
-  // The endpoint the job was created at: a job lives in one region of the provider.
-  const regional = extra.region ? regionalBaseUrl(env, provider.id, extra.region) : undefined;
-  const base = regional ?? envVar(env, `${prefix}_BASE_URL`) ?? provider.baseUrl;
-  if (extra.credentialSource === "byok" && extra.providerKeyId) {
-    const pk = await getDb(env.DB)
-      .select()
-      .from(providerKeys)
-      .where(and(eq(providerKeys.id, extra.providerKeyId), eq(providerKeys.organizationId, row.organizationId)))
-      .get();
-    if (!pk) throw new ApiError(502, "The provider key this video was created with was deleted.", { type: "upstream_error", code: "provider_key_missing" });
-    return { apiKey: await decryptSecret(requireHashSecret(env), pk.tokenCiphertext), baseUrl: pk.baseUrl ?? base, source: "byok", providerKeyId: pk.id };
-  }
-  const apiKey = envVar(env, `${prefix}_API_KEY`);
-  if (!apiKey) throw new ApiError(502, "The video's provider is not configured.", { type: "upstream_error", code: "provider_unavailable" });
-  return { apiKey, baseUrl: base, source: "credits" };
-}
-
 function adapterOf(extra: VideoExtra): VideoAdapter {
   const adapter = videoAdapterFor(extra.provider);
   if (!adapter) throw new ApiError(502, "The video's provider is no longer supported.", { type: "upstream_error", code: "provider_unavailable" });
@@ -326,7 +309,7 @@ export const videoObjectKey = (logId: string): string => `videos/${logId}.mp4`;
  */
 export async function storeVideo(env: Env, row: LogRow, extra: VideoExtra): Promise<void> {
   const adapter = adapterOf(extra);
-  const cred = await credentialForJob(env, row, extra);
+  const cred = await credentialForJob(env, row.organizationId, extra);
   const call = adapter.content(extra.upstreamId, cred, {});
   // Never follows a redirect (docs/security.md): its target never passed the SSRF guard.
   const res = await fetch(call.url, { ...call.init, redirect: "manual", signal: AbortSignal.timeout(300_000) });
@@ -362,7 +345,7 @@ export async function getVideo(env: Env, ctx: KeyContext, logId: string, origin:
   const { row, extra } = await loadVideoRow(env, logId, ctx.organization.id);
   if (extra.status === "completed" || extra.status === "failed") return view(env, origin, row, extra);
   const adapter = adapterOf(extra);
-  const cred = await credentialForJob(env, row, extra);
+  const cred = await credentialForJob(env, row.organizationId, extra);
   let job: VideoJob;
   try {
     const call = adapter.status(extra.upstreamId, cred);
@@ -461,7 +444,7 @@ export async function streamVideoContent(
   if (extra.r2Key) return fromR2(env, row.id, extra.r2Key, extra.contentType, headers.range, headers.ifRange);
   if (extra.status === "failed") throw notFound("This video generation failed; there is no content.", "video_failed");
   const adapter = adapterOf(extra);
-  const cred = await credentialForJob(env, row, extra);
+  const cred = await credentialForJob(env, row.organizationId, extra);
   const forward: Record<string, string> = {};
   if (headers.range) forward.range = headers.range;
   if (headers.ifRange) forward["if-range"] = headers.ifRange;
