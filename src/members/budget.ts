@@ -109,10 +109,15 @@ function batchMs(env: Env): number {
   return Number.isFinite(raw) && raw >= 0 ? raw : 1_000;
 }
 
-/** Settles the member part of a request (images, videos, moderations): at once, resent until it arrives. */
+/**
+ * Settles the member part of a request (images, videos, moderations) at once. Some answers wait for
+ * their settlement, so a failed call is resent once right away; after that it is parked and rides
+ * with the member's next flush or settlement from this isolate.
+ */
 export async function settleMemberNow(env: Env, auth: KeyContext, reservationId: string, actual: Pico): Promise<void> {
   const name = memberBudgetName(auth.member.id);
-  await deliver(env, name, { id: crypto.randomUUID(), items: [{ reservationId, actual }], since: Date.now() }, RESEND_AFTER_MS);
+  const earlier = parked.has(name) ? resendParked(env, name) : null;
+  await Promise.all([deliver(env, name, { id: crypto.randomUUID(), items: [{ reservationId, actual }], since: Date.now() }, RESEND_NOW_MS), earlier]);
 }
 
 /**
@@ -126,8 +131,10 @@ interface Sent {
   items: Settlement[];
   since: number;
 }
-/** Pauses before each resend within the request's waitUntil; after the last, the flush is parked. */
+/** Pauses before each resend of a batched flush (the request's waitUntil); after the last, the flush is parked. */
 const RESEND_AFTER_MS = [100, 1_000, 5_000] as const;
+/** The same for an immediate settlement, which an answer may be waiting for. */
+const RESEND_NOW_MS = [100] as const;
 /** Parked flushes ride with the member's next flush from this isolate, for at most this long (well within APPLIED_ID_TTL_MS). */
 const RESEND_FOR_MS = 30 * 60 * 1000;
 /** Flushes that failed every resend, per member budget. */

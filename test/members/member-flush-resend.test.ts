@@ -70,12 +70,18 @@ describe("member settlement flushes are resent, applied once", () => {
     expect((await usage()) - before).toBe(COST);
   });
 
-  it("an immediate settlement (images, videos, moderations) is resent too, and counted once", async () => {
+  it("an immediate settlement (images, videos, moderations) is resent once, then parked and resent with the next flush, counted once", async () => {
     const { ctx, usage } = await memberWithLimit();
     const before = await usage();
+    // Fails before arriving, then lands with its answer lost: parked (the caller sees the error).
     const f = failingEnv(["before", "after"]);
-    await settleMemberNow(f.env, ctx, `own-${crypto.randomUUID()}`, COST);
-    expect(f.calls()).toBe(3);
+    await expect(settleMemberNow(f.env, ctx, `own-${crypto.randomUUID()}`, COST)).rejects.toThrow(/answer lost/);
+    expect(f.calls()).toBe(2);
     expect((await usage()) - before).toBe(COST);
+    // The member's next settlement from this isolate resends the parked one: applied already, not counted again.
+    const next = failingEnv([]);
+    await queueMemberSettlement(next.env, ctx, `own-${crypto.randomUUID()}`, COST);
+    expect(next.calls()).toBe(2);
+    expect((await usage()) - before).toBe(2n * COST);
   });
 });
