@@ -232,7 +232,8 @@ async function sendFlush(env: Env, name: string, auth: KeyContext, items: Settle
     else keepCloses(name, close);
     if (items.length === 0) throw err;
     // The settlements alone, under the same id; the leases' part is retried by the next flush.
-    await deliver(env, name, sent, RESEND_AFTER_MS);
+    await new Promise((r) => setTimeout(r, RESEND_AFTER_MS[0]));
+    await deliver(env, name, sent, RESEND_AFTER_MS.slice(1));
   }
 }
 
