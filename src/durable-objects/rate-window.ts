@@ -4,19 +4,20 @@
  * leases like the budget objects'. A lease gives one isolate a slice of the window's requests for
  * at most LEASE_TTL_MS; the isolate admits requests locally against it and reports how many it
  * admitted when it gives the lease up. The object counts a lease's whole slice as used until
- * then, so the request limit is never exceeded.
+ * then, so the request limit is never exceeded. Tokens are counted when requests settle (isolates
+ * report them with their next call); a window whose tokens are spent refuses further requests,
+ * and near the token limit no lease is granted. A key's own token limit is held per request: each
+ * request reserves its token upper bound at admission (`reserveTokens`), admitted only while
+ * settled plus reserved tokens are below the limit, so a burst stops at the limit plus one
+ * request; its settlement releases the bound (`releaseTokens`) with its real tokens.
  *
  * The window slides: requests and tokens are counted per second (`Slots`), and a call is decided
  * on the seconds of the last minute, so no interval of a minute ever holds more than the limit.
  * (Fixed minutes let a client spend one minute's limit in its last second and the next minute's
  * in the following one: twice the limit within two seconds.) A lease's slice counts in the second
  * the lease ends, the latest its requests can come. The cost: a request counts for up to a second
- * longer than a minute, and the object keeps 62 numbers per counter; nothing per request. Tokens are counted when
- * requests settle (isolates report them with their next call); a window whose tokens are spent
- * refuses further requests, and near the token limit no lease is granted. A key's own token limit
- * is held per request: each request reserves its token upper bound at admission (`reserveTokens`),
- * admitted only while settled plus reserved tokens are below the limit, so a burst stops at the
- * limit plus one request; its settlement releases the bound (`releaseTokens`) with its real tokens.
+ * longer than a minute, and the object keeps 62 numbers per counter; nothing per request. Token
+ * holds still end with the minute they were made in.
  */
 import { LEASE_TTL_MS, type LeaseClose, type LeaseGrant } from "./lease-book";
 import { RATE_WINDOW_MS } from "../rate-limits/plans";
