@@ -1,5 +1,5 @@
 /**
- * Embeddings, images and moderations get chat's regional endpoints, ranking per caller continent
+ * Embeddings, images, moderations and videos get chat's regional endpoints, ranking per caller continent
  * and residency per endpoint (src/routing/door-endpoints.ts). The organization's openai keys serve
  * three regions (a key with a region adds that endpoint), each at a path of its own on the fake
  * upstream: us-east-1 (North America), eu-west-1 (Europe), ap-northeast-1 (Asia).
@@ -95,6 +95,33 @@ describe("moderations: regional endpoints", () => {
   it("residency is judged per endpoint", async () => {
     const tag = crypto.randomUUID();
     expect((await moderate(`hello [[tag:${tag}]]`, "EU", asiaOnlyKey)).status).toBe(200);
+    expect(await reached(tag)).toEqual(["ap-northeast-1"]);
+  });
+});
+
+describe("videos: regional endpoints", () => {
+  const create = (prompt: string, continent: string, key?: string) => post("/v1/videos", { model: "sora-2", prompt, seconds: "4" }, continent, key);
+  const usedRegion = async (logId: string) => (await env.DB.prepare("SELECT used_region FROM request_logs WHERE id = ?").bind(logId).first<{ used_region: string | null }>())?.used_region;
+
+  it("a job goes to the caller's continent's endpoint, is recorded there, and is polled there", async () => {
+    for (const [continent, region] of [["EU", "eu-west-1"], ["AS", "ap-northeast-1"]] as const) {
+      const tag = crypto.randomUUID();
+      const res = await create(`a paper boat [[tag:${tag}]]`, continent);
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(await reached(tag)).toEqual([region]);
+      const job = (await res.json()) as Body;
+      expect(await usedRegion(job.id as string)).toBe(region);
+      // The job exists only at that endpoint (the fake answers 404 elsewhere).
+      const polled = await call(`/v1/videos/${job.id}`, { key: org.key });
+      expect(polled.status, await polled.clone().text()).toBe(200);
+      expect(((await polled.json()) as Body).status).toBe("completed");
+    }
+  });
+
+  it("residency is judged per endpoint: allow_regions AS sends a North American caller's job to Asia", async () => {
+    const tag = crypto.randomUUID();
+    const res = await create(`a paper boat [[tag:${tag}]]`, "NA", asiaOnlyKey);
+    expect(res.status, await res.clone().text()).toBe(200);
     expect(await reached(tag)).toEqual(["ap-northeast-1"]);
   });
 });

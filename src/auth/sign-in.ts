@@ -36,15 +36,18 @@ const tooMany = (until: number): ApiError =>
   });
 
 /**
- * `GET /dashboard/sso/start` is public, and each call looks the e-mail's domain up and may run
- * discovery against an organization's identity provider: per client IP, the password sign-in's
- * window and number of attempts (a separate counter, so neither door spends the other's). Without
- * a client IP (never on Cloudflare) nothing is counted, as for password sign-in's per-IP window.
+ * The public SSO routes, limited per client IP with the password sign-in's window and number of
+ * attempts, each with a counter of its own (so no door spends another's):
+ * - `GET /dashboard/sso/start` looks the e-mail's domain up and may run discovery against an
+ *   organization's identity provider;
+ * - `GET /dashboard/sso/callback` decrypts the attempt cookie and may call the provider's token
+ *   endpoint and read its keys.
+ * Without a client IP (never on Cloudflare) nothing is counted, as for password sign-in's per-IP window.
  */
-export async function countSsoStart(env: Env, headers: Headers): Promise<void> {
+export async function countSsoRequest(env: Env, headers: Headers, route: "start" | "callback"): Promise<void> {
   const ip = clientIpOf(headers);
   if (!ip) return;
-  const perIp = await rateLimit(env, `sso-start:ip:${ip}`, ATTEMPTS_PER_IP, IP_WINDOW_MS);
+  const perIp = await rateLimit(env, `sso-${route}:ip:${ip}`, ATTEMPTS_PER_IP, IP_WINDOW_MS);
   if (!perIp.allowed) throw tooMany(perIp.resetAt);
 }
 

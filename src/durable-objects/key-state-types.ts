@@ -91,6 +91,8 @@ export interface FlushLeases {
   close: readonly LeaseClose[];
   /** Ask for the next lease: its current one is near its end. */
   renew?: { fingerprint: string; fallback: KeySnapshot; unit: Pico };
+  /** The settlements' id: a flush resent under an id the object applied already is not applied again (applied-ids.ts). */
+  id?: string;
 }
 
 export interface FlushResult {

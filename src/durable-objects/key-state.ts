@@ -32,6 +32,7 @@ import { sendLogMessages } from "../usage/log-queue";
 import { AdmissionQueue } from "./admission-queue";
 import { LeaseBook, leaseReservationId } from "./lease-book";
 import { simulatedLatency } from "./debug-latency";
+import { firstApplication } from "./applied-ids";
 import { busy, crossedThresholds, hasPeriod, leaseSlice, liveness, rollWindow, spendVerdict, startWindow } from "./key-gate";
 import type { AdmitOptions, FlushLeases, FlushResult, GateResult, KeySnapshot, SettleResult, Settlement, SpendState } from "./key-state-types";
 
@@ -270,7 +271,8 @@ export class KeyState extends DurableObject<Env> {
   async flush(items: readonly Settlement[], leases: FlushLeases, now = Date.now()): Promise<FlushResult> {
     const lag = simulatedLatency(this.env);
     if (lag) await lag;
-    const results = items.length ? await this.settleBatch(items, now) : [];
+    const fresh = items.length > 0 && (leases.id === undefined || firstApplication(this.ctx.storage, leases.id, now));
+    const results = fresh ? await this.settleBatch(items, now) : [];
     for (const c of leases.close) this.leases.close(c, now);
     if (leases.close.length) this.pump();
     return { results, renewed: leases.renew ? this.renewLease(leases.renew, now) : null };

@@ -21,6 +21,7 @@ import { MalformedUpstreamError } from "../providers/errors";
 import { emptyUsage } from "../providers/types";
 import { resolveCredential } from "../routing/credentials";
 import { doorEndpoints, type DoorEndpoint } from "../routing/door-endpoints";
+import { DoorSamples } from "../routing/door-samples";
 import { admitCreditCandidates } from "../billing/credits";
 import { admitWithEarlyCall, type EarlyAdmitted } from "../billing/early-call";
 import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailure, timeoutFailure, type AttemptFailure } from "../routing/failover";
@@ -134,6 +135,7 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
   const creditPaid = (c: Candidate) => c.credential.source === "credits";
   const carries = (c: Candidate) => !(texts.some((x) => typeof x !== "string") && c.provider.wireFormat !== "openai");
   let early: EarlyAdmitted<Attempt> | null = null;
+  const samples = new DoorSamples();
   try {
     let { model, pinned } = resolveModel(auth, body.model);
     let candidates = selectCandidates(input, auth, model, pinned);
@@ -187,6 +189,7 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
       const rec: RoutingAttempt = { provider: cand.provider.id, model: model.id, status_code: r.ok ? 200 : attemptStatus(r.failure), succeeded: r.ok, credentialSource: cand.credential.source, latency_ms: r.ms, ...regionOf(cand) };
       if (!r.ok) rec.error_type = r.failure.errorType;
       routing.push(rec);
+      samples.add(cand, model.id, r.ok ? "ok" : r.failure.providerFault ? "error" : "client_error", r.ms);
       if (!r.ok) {
         last = { failure: r.failure, cand };
         if (!r.failure.retryable) break;
@@ -217,6 +220,8 @@ export async function executeEmbeddings(input: GatewayRequest, body: EmbeddingsR
     const e = err instanceof ApiError ? err : new ApiError(500, "Internal server error", { type: "api_error", code: "internal_error" });
     finish({ ...base(), statusCode: e.status, errorType: e.code, errorMessage: e.message });
     throw err;
+  } finally {
+    samples.report(input.env, input.waitUntil, input.callerContinent);
   }
 }
 

@@ -29,7 +29,8 @@ import { fetchJson, UpstreamFailure } from "./upstream";
 import { safely, writeGenerationLog, type GenerationLog } from "./log";
 import { queueBodies } from "../usage/body-batch";
 import { compactBody, errorBody } from "../usage/body-shapes";
-import { doorEndpoints } from "../routing/door-endpoints";
+import { doorEndpoints, type DoorEndpoint } from "../routing/door-endpoints";
+import { DoorSamples, outcomeOfStatus } from "../routing/door-samples";
 
 export const DEFAULT_IMAGE_MODEL = "qwen-image-3.0";
 export const MAX_IMAGES = 4;
@@ -216,7 +217,7 @@ async function shape(img: GeneratedImage, format: "b64_json" | "url" | undefined
   return { data, mimeType };
 }
 
-type Usable = Candidate & { cred: UpstreamCredential; region: string };
+type Usable = Candidate & { cred: UpstreamCredential; region: string; endpoint: DoorEndpoint };
 type Shaped = Awaited<ReturnType<typeof shape>>;
 /** One provider's attempt: the images generated and shaped for the answer, or what went wrong. */
 type ImageAttempt = { ok: true; result: ImageUpstreamResult; shaped: Shaped[] } | { ok: false; error: unknown };
@@ -241,7 +242,7 @@ async function usableCandidates(input: GenerationDeps, ctx: KeyContext, resolved
   const mappings = resolved.candidates.map((c) => c.mapping);
   const { endpoints, denial } = doorEndpoints(input.env, ctx, { model: resolved.model, mappings, kind: "image", clientIp: input.clientIp, caller: input.callerContinent });
   const usable: Usable[] = [];
-  for (const e of endpoints) usable.push({ ...byMapping.get(e.mapping)!, region: e.region, cred: await credentialOfPlan(input.env, e.credential, e.provider) });
+  for (const e of endpoints) usable.push({ ...byMapping.get(e.mapping)!, region: e.region, endpoint: e, cred: await credentialOfPlan(input.env, e.credential, e.provider) });
   return { allowed: usable.length > 0 || denial === null, denial, usable };
 }
 
@@ -310,6 +311,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
   const admission = early.admission;
   const ctx = admission.context;
   renewLeasesEarly(env, ctx, input.waitUntil);
+  const samples = new DoorSamples();
   let settled = false;
   let creditsReservationId: string | null = early.credit?.ok ? early.credit.reservationId : null;
   /** The settlement and the record are durable (key spend, D1 debit, LOGS queue): the answer is returned after them. */
@@ -374,6 +376,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
         attempt.succeeded = true;
         attempt.latency_ms = Date.now() - attemptStart;
         routing.push(attempt);
+        samples.add(c.endpoint, model.id, "ok", attempt.latency_ms);
         const cost = imageCost(c.mapping, upstreamSize(c.adapter, size), shaped.length, result.usage);
         const inputTokens = result.usage?.inputTokens ?? 0;
         const outputTokens = result.usage?.outputTokens ?? 0;
@@ -450,6 +453,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
         attempt.error_type = failure.errorType;
         attempt.latency_ms = Date.now() - attemptStart;
         routing.push(attempt);
+        samples.add(c.endpoint, model.id, outcomeOfStatus(failure.status), null);
         lastFailure = failure;
         const more = i < usable.length - 1;
         if (!failure.retryable || input.noFallback || !more) break;
@@ -488,5 +492,7 @@ export async function generateImages(input: GenerationDeps & { body: ImageGenera
       );
     }
     throw err;
+  } finally {
+    samples.report(env, input.waitUntil, input.callerContinent);
   }
 }

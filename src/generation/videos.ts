@@ -8,26 +8,25 @@
  */
 import { and, eq } from "drizzle-orm";
 import type { Env } from "../env";
-import { envVar, providerEnvPrefix } from "../env";
-import { requireHashSecret } from "../lib/crypto";
 import type { KeyContext } from "../context/key-context";
-import { getProvider, isDeactivated, isFreeMapping, parseModelRef } from "../catalog";
+import { getProvider, isDeactivated, parseModelRef } from "../catalog";
 import type { ProviderMapping } from "../catalog/types";
-import { evaluateAccess } from "../iam/evaluate";
 import { ApiError, badRequest, notFound, permissionDenied } from "../errors/api-error";
 import { renewLeasesEarly, settleRequest } from "../billing/settle";
 import { admitCredits } from "../billing/credits";
 import { admitWithEarlyCall } from "../billing/early-call";
 import { formatUsd, parseUsd, toUsdNumber, type Pico } from "../billing/money";
 import { getDb } from "../db/client";
-import { providerKeys, requestLogs, type RoutingAttempt } from "../db/schema";
+import { requestLogs, type RoutingAttempt } from "../db/schema";
 import { sendLogRow } from "../usage/log-queue";
 import { REFUND_SUFFIX, refundRecordJson } from "../usage/request-log";
-import { decryptSecret } from "../lib/crypto";
 import { newId } from "../lib/ids";
 import { isRecord } from "../providers/json";
 import { MalformedUpstreamError } from "../providers/errors";
-import { resolveCredential, type UpstreamCredential } from "./credentials";
+import { credentialOfPlan } from "./credentials";
+import { doorEndpoints, type DoorEndpoints } from "../routing/door-endpoints";
+import { DoorSamples, outcomeOfStatus } from "../routing/door-samples";
+import { credentialForJob } from "./video/job-credential";
 import { fetchJson, UpstreamFailure } from "./upstream";
 import { safely, writeGenerationLog } from "./log";
 import type { GenerationDeps } from "./images";
@@ -60,6 +59,8 @@ export interface VideoExtra {
   upstreamContentUrl: string;
   credentialSource: "credits" | "byok";
   providerKeyId?: string;
+  /** The regional endpoint the job was created at (not the provider's default): polled and downloaded there. */
+  region?: string;
   /** Set once the file is stored in the UPLOADS bucket; served from there. */
   r2Key?: string;
 }
@@ -156,14 +157,17 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
   const cost = videoCost(mapping, size, seconds);
   if (cost === null) throw badRequest(`${model.id} has no price for size '${size}'.`, "size", "unsupported_size");
 
+  // The mapping's endpoints the key may use (IAM, residency per endpoint) with a credential, nearest
+  // first for the caller (src/routing/door-endpoints.ts); the job goes to the first.
+  const endpointsFor = (auth: KeyContext): DoorEndpoints =>
+    doorEndpoints(env, auth, { model, mappings: [mapping], kind: "video", clientIp: input.clientIp, caller: input.callerContinent });
+  const pre = endpointsFor(input.auth);
   // Admission comes before the job: a submitted job is billed upstream and cannot be recalled, so
   // it never starts as an early call (docs/admission.md). The organization's credits are asked
   // beside the key (one round trip, not two) when the cached context pays this provider with them.
-  const provider = getProvider(mapping.providerId);
-  const preCred = provider ? await resolveCredential(env, input.auth, provider).catch(() => null) : null;
   const { admission, fresh, credit } = await admitWithEarlyCall<never>(env, input.auth, {
     estimate: cost,
-    creditEstimate: preCred?.source === "credits" ? cost : null,
+    creditEstimate: pre.endpoints[0]?.credential.source === "credits" ? cost : null,
     early: null,
     onCancelled: () => undefined,
     waitUntil: input.waitUntil,
@@ -179,7 +183,9 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
     );
   };
   const logId = newId("log");
-  const region = mapping.region ?? getProvider(mapping.providerId)?.region ?? null;
+  const checked = fresh ? endpointsFor(ctx) : pre;
+  const endpoint = checked.endpoints[0];
+  const region = endpoint ? endpoint.region || null : (mapping.region ?? getProvider(mapping.providerId)?.region ?? null);
   const baseLog = {
     logId,
     requestId: input.requestId,
@@ -193,10 +199,9 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
     createdAt: started,
   };
   try {
-    const decision = evaluateAccess(ctx, { model: model.id, provider: mapping.providerId, free: isFreeMapping(model, mapping), clientIp: input.clientIp, kind: "video" });
-    if (!decision.allowed) throw permissionDenied(decision.message);
-    const cred = fresh || !preCred ? (provider ? await resolveCredential(env, ctx, provider) : null) : preCred;
-    if (!cred) throw badRequest(`No credentials are available for ${model.id} in this project (mode '${ctx.project.mode}').`, "model", "no_provider_available");
+    if (!endpoint && checked.denial !== null) throw permissionDenied(checked.denial);
+    const cred = endpoint ? await credentialOfPlan(env, endpoint.credential, endpoint.provider) : null;
+    if (!endpoint || !cred) throw badRequest(`No credentials are available for ${model.id} in this project (mode '${ctx.project.mode}').`, "model", "no_provider_available");
     if (cred.source === "credits") {
       const c = credit ?? (await admitCredits(env, ctx.organization.id, cost));
       if (!c.ok) throw c.error;
@@ -207,11 +212,17 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
     if (region) attempt.region = region;
 
     let job: VideoJob;
+    // The submission in the live metrics, as the other doors' attempts (src/routing/door-samples.ts).
+    const samples = new DoorSamples();
+    const submitted = Date.now();
     try {
       const call = adapter.create({ prompt: body.prompt, externalModel: mapping.externalId, seconds, size }, cred);
       job = adapter.parseJob(await fetchJson(call.url, call.init));
+      samples.add(endpoint, model.id, "ok", Date.now() - submitted);
     } catch (err) {
       const failure = asFailure(err);
+      samples.add(endpoint, model.id, failure ? outcomeOfStatus(failure.status) : "error", null);
+      samples.report(env, input.waitUntil, input.callerContinent);
       if (!failure) throw err;
       attempt.status_code = failure.status;
       attempt.error_type = failure.errorType;
@@ -222,6 +233,7 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
       );
       throw apiError;
     }
+    samples.report(env, input.waitUntil, input.callerContinent);
     attempt.status_code = 200;
     attempt.succeeded = true;
     attempt.latency_ms = Date.now() - started;
@@ -237,6 +249,7 @@ export async function createVideo(input: GenerationDeps & { body: VideoBody; ori
       credentialSource: cred.source,
     };
     if (cred.providerKeyId) extra.providerKeyId = cred.providerKeyId;
+    if ("region" in endpoint.credential && endpoint.credential.region) extra.region = endpoint.credential.region;
     if (job.error) extra.error = job.error;
     settle(cost, cred.source);
     const log = {
@@ -282,26 +295,6 @@ async function loadVideoRow(env: Env, logId: string, organizationId: string | nu
   return { row, extra };
 }
 
-/** The upstream credential a job was created with (operator key, or the org's provider key). */
-async function credentialForJob(env: Env, row: LogRow, extra: VideoExtra): Promise<UpstreamCredential> {
-  const provider = getProvider(extra.provider);
-  if (!provider) throw new ApiError(502, "The video's provider is no longer available.", { type: "upstream_error", code: "provider_unavailable" });
-  const prefix = providerEnvPrefix(provider.id);
-  const base = envVar(env, `${prefix}_BASE_URL`) ?? provider.baseUrl;
-  if (extra.credentialSource === "byok" && extra.providerKeyId) {
-    const pk = await getDb(env.DB)
-      .select()
-      .from(providerKeys)
-      .where(and(eq(providerKeys.id, extra.providerKeyId), eq(providerKeys.organizationId, row.organizationId)))
-      .get();
-    if (!pk) throw new ApiError(502, "The provider key this video was created with was deleted.", { type: "upstream_error", code: "provider_key_missing" });
-    return { apiKey: await decryptSecret(requireHashSecret(env), pk.tokenCiphertext), baseUrl: pk.baseUrl ?? base, source: "byok", providerKeyId: pk.id };
-  }
-  const apiKey = envVar(env, `${prefix}_API_KEY`);
-  if (!apiKey) throw new ApiError(502, "The video's provider is not configured.", { type: "upstream_error", code: "provider_unavailable" });
-  return { apiKey, baseUrl: base, source: "credits" };
-}
-
 function adapterOf(extra: VideoExtra): VideoAdapter {
   const adapter = videoAdapterFor(extra.provider);
   if (!adapter) throw new ApiError(502, "The video's provider is no longer supported.", { type: "upstream_error", code: "provider_unavailable" });
@@ -316,7 +309,7 @@ export const videoObjectKey = (logId: string): string => `videos/${logId}.mp4`;
  */
 export async function storeVideo(env: Env, row: LogRow, extra: VideoExtra): Promise<void> {
   const adapter = adapterOf(extra);
-  const cred = await credentialForJob(env, row, extra);
+  const cred = await credentialForJob(env, row.organizationId, extra);
   const call = adapter.content(extra.upstreamId, cred, {});
   // Never follows a redirect (docs/security.md): its target never passed the SSRF guard.
   const res = await fetch(call.url, { ...call.init, redirect: "manual", signal: AbortSignal.timeout(300_000) });
@@ -352,7 +345,7 @@ export async function getVideo(env: Env, ctx: KeyContext, logId: string, origin:
   const { row, extra } = await loadVideoRow(env, logId, ctx.organization.id);
   if (extra.status === "completed" || extra.status === "failed") return view(env, origin, row, extra);
   const adapter = adapterOf(extra);
-  const cred = await credentialForJob(env, row, extra);
+  const cred = await credentialForJob(env, row.organizationId, extra);
   let job: VideoJob;
   try {
     const call = adapter.status(extra.upstreamId, cred);
@@ -451,7 +444,7 @@ export async function streamVideoContent(
   if (extra.r2Key) return fromR2(env, row.id, extra.r2Key, extra.contentType, headers.range, headers.ifRange);
   if (extra.status === "failed") throw notFound("This video generation failed; there is no content.", "video_failed");
   const adapter = adapterOf(extra);
-  const cred = await credentialForJob(env, row, extra);
+  const cred = await credentialForJob(env, row.organizationId, extra);
   const forward: Record<string, string> = {};
   if (headers.range) forward.range = headers.range;
   if (headers.ifRange) forward["if-range"] = headers.ifRange;

@@ -109,9 +109,74 @@ function batchMs(env: Env): number {
   return Number.isFinite(raw) && raw >= 0 ? raw : 1_000;
 }
 
-/** Settles the member part of a request (images, videos, moderations): at once. */
+/**
+ * Settles the member part of a request (images, videos, moderations) at once. Some answers wait for
+ * their settlement, so a failed call is resent once right away; after that it is parked and rides
+ * with the member's next flush or settlement from this isolate.
+ */
 export async function settleMemberNow(env: Env, auth: KeyContext, reservationId: string, actual: Pico): Promise<void> {
-  await keyStateStub(env, memberBudgetName(auth.member.id)).settle(reservationId, actual);
+  const name = memberBudgetName(auth.member.id);
+  const earlier = parked.has(name) ? resendParked(env, name) : null;
+  await Promise.all([deliver(env, name, { id: crypto.randomUUID(), items: [{ reservationId, actual }], since: Date.now() }, RESEND_NOW_MS), earlier]);
+}
+
+/**
+ * Settlements sent under an id (src/durable-objects/applied-ids.ts). A failed call may have landed
+ * (only its answer lost), so a resend carries the same settlements under the same id: the object
+ * applies them once. Without resending, a failed flush dropped them and the member's spend fell
+ * behind the request records.
+ */
+interface Sent {
+  id: string;
+  items: Settlement[];
+  since: number;
+}
+/** Pauses before each resend of a batched flush (the request's waitUntil); after the last, the flush is parked. */
+const RESEND_AFTER_MS = [100, 1_000, 5_000] as const;
+/** The same for an immediate settlement, which an answer may be waiting for. */
+const RESEND_NOW_MS = [100] as const;
+/** Parked flushes ride with the member's next flush from this isolate, for at most this long (well within APPLIED_ID_TTL_MS). */
+const RESEND_FOR_MS = 30 * 60 * 1000;
+/** Flushes that failed every resend, per member budget. */
+const parked = new Map<string, Sent[]>();
+
+async function deliver(env: Env, name: string, sent: Sent, pauses: readonly number[]): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await keyStateStub(env, name).flush(sent.items, { close: [], id: sent.id });
+      return;
+    } catch (err) {
+      const pause = pauses[attempt];
+      if (pause === undefined) {
+        park(name, sent);
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+}
+
+function park(name: string, sent: Sent): void {
+  const list = parked.get(name) ?? [];
+  list.push(sent);
+  parked.set(name, list);
+}
+
+/** Resends the member's parked flushes (each once now; a failure parks it again), dropping those too old to resend safely. */
+async function resendParked(env: Env, name: string): Promise<void> {
+  const list = parked.get(name);
+  if (!list) return;
+  parked.delete(name);
+  const now = Date.now();
+  const results = await Promise.allSettled(
+    list.map((sent) => {
+      if (now - sent.since <= RESEND_FOR_MS) return deliver(env, name, sent, []);
+      console.error("member settlement dropped: not delivered within", RESEND_FOR_MS, "ms", sent.items.length, "settlement(s)");
+      return Promise.resolve();
+    }),
+  );
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 /**
@@ -149,17 +214,26 @@ const logError = (err: unknown) => console.error("member settlement failed", err
 async function flushMember(env: Env, name: string, auth: KeyContext): Promise<void> {
   const items = batches.get(name)?.items ?? [];
   batches.delete(name);
+  const earlier = parked.has(name) ? resendParked(env, name) : null;
+  await Promise.all([sendFlush(env, name, auth, items), earlier]);
+}
+
+async function sendFlush(env: Env, name: string, auth: KeyContext, items: Settlement[]): Promise<void> {
   const renewal = startRenewal(name);
   const close = renewal ? renewal.close : takeEndedCloses(name);
   if (items.length === 0 && !renewal && close.length === 0) return;
   const fallback = memberSnapshot(auth.organization.id, auth.member.id, auth.member.limits ?? NO_LIMITS, 0);
+  const sent: Sent = { id: crypto.randomUUID(), items, since: Date.now() };
   try {
-    const r = await keyStateStub(env, name).flush(items, { close, ...(renewal ? { renew: { fingerprint: FINGERPRINT, fallback, unit: renewal.unit } } : {}) });
+    const r = await keyStateStub(env, name).flush(items, { close, id: sent.id, ...(renewal ? { renew: { fingerprint: FINGERPRINT, fallback, unit: renewal.unit } } : {}) });
     renewal?.finish(r.renewed ? { lease: r.renewed.lease } : null);
   } catch (err) {
     if (renewal) renewal.fail();
     else keepCloses(name, close);
-    throw err;
+    if (items.length === 0) throw err;
+    // The settlements alone, under the same id; the leases' part is retried by the next flush.
+    await new Promise((r) => setTimeout(r, RESEND_AFTER_MS[0]));
+    await deliver(env, name, sent, RESEND_AFTER_MS.slice(1));
   }
 }
 

@@ -159,7 +159,7 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "PUT /api/sso": { summary: "Configure single sign-on from the dashboard (owners only), as `PUT /v1/master/sso`" },
   "DELETE /api/sso": { summary: "Remove single sign-on from the dashboard (owners only)" },
   "GET /dashboard/sso/start": { summary: "Sign in with SSO: finds the organization by `email`'s domain (or `organization`) and hands the browser to its identity provider (at most 50 per client IP per 15 minutes, then 429)", mediaType: "text/html" },
-  "GET /dashboard/sso/callback": { summary: "The SSO redirect URI: checks the provider's answer and opens a dashboard session (303 to the dashboard)", ok: [303, "signed in"], mediaType: "text/html" },
+  "GET /dashboard/sso/callback": { summary: "The SSO redirect URI: checks the provider's answer and opens a dashboard session (303 to the dashboard; at most 50 per client IP per 15 minutes, then 429)", ok: [303, "signed in"], mediaType: "text/html" },
   "GET /v1/master/logs": { summary: "Raw request records of a period (`from`, `to`; at most 31 days) as NDJSON, or CSV with `Accept: text/csv`", mediaType: "application/x-ndjson" },
   "POST /v1/admin/usage/rebuild": { summary: "Rebuild one closed hour's usage aggregates from its raw records in R2 (`?hour=`)" },
   "GET /dashboard/requests/:id": { summary: "Dashboard page: one request's detail (ids, tokens, cost, routing attempts, metadata)", mediaType: "text/html" },

@@ -20,7 +20,7 @@ import { ApiError } from "../errors/api-error";
 import { admissionCallBoundMs, keepCloses, leaseRoom, renewalDue, startRenewal, takeEndedCloses, viaLease, withinBound } from "../auth/leases";
 import { rateCounterStub } from "../durable-objects/rate-limiter";
 import type { RateAnswer, RateView, WindowLimits } from "../durable-objects/rate-window";
-import { organizationRateLimits, RATE_WINDOW_MS } from "./plans";
+import { organizationRateLimits } from "./plans";
 
 interface Subject {
   name: string;
@@ -69,14 +69,14 @@ const giveTokens = (name: string, tokens: number): void => {
   if (tokens > 0) pendingTokens.set(name, (pendingTokens.get(name) ?? 0) + tokens);
 };
 
-/** What this isolate knows of a window now: the object's last answer, minus what its lease admitted since. */
+/**
+ * What this isolate knows of a window now: the object's last answer, minus what its lease admitted
+ * since. Past the answer's `resetAt` the window (which slides) may have more room than it said: the
+ * isolate learns how much with its next call, and says the last figure until then.
+ */
 function localView(name: string, now: number): RateView | null {
   const v = views.get(name);
   if (!v) return null;
-  if (now >= v.resetAt) {
-    const resetAt = now - (now % RATE_WINDOW_MS) + RATE_WINDOW_MS;
-    return { ...v, requestsRemaining: v.requestLimit, tokensRemaining: v.tokenLimit, resetAt };
-  }
   const room = leaseRoom(name, now);
   if (!room || room.slice === null || v.requestsRemaining === null) return v;
   return { ...v, requestsRemaining: v.requestsRemaining + Math.max(0, Number(room.slice - room.used)) };

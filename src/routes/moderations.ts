@@ -35,6 +35,7 @@ import type { RoutingAttempt } from "../db/schema";
 import { newId } from "../lib/ids";
 import { callerContinent, type Continent } from "../routing/regions";
 import { doorEndpoints, type DoorEndpoint } from "../routing/door-endpoints";
+import { DoorSamples, outcomeOfStatus } from "../routing/door-samples";
 
 export const DEFAULT_MODERATION_MODEL = "omni-moderation-latest";
 const UPSTREAM_TIMEOUT_MS = 30_000;
@@ -263,7 +264,7 @@ moderationRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
       throw err;
     }
     const take = (cand: Candidate) => (earlyCand && cand === earlyCand.cand ? early.take() : null);
-    return await moderate(c, { req, candidates, logId, routing, log: (status, extra) => log(ctx, status, extra), take, settle, recorded: () => Promise.all(writes) });
+    return await moderate(c, { req, candidates, logId, routing, caller, log: (status, extra) => log(ctx, status, extra), take, settle, recorded: () => Promise.all(writes) });
   } finally {
     early.drop();
     if (!settled) settle(0n, false);
@@ -288,6 +289,8 @@ interface ModerationRun {
   candidates: Candidate[];
   logId: string;
   routing: RoutingAttempt[];
+  /** The caller's continent: the live metrics series its attempts are recorded in too. */
+  caller: Continent | null;
   log: (statusCode: number, extra: LogExtra) => void;
   /** The early call's answer for this candidate, if it ran one (once). */
   take: (cand: Candidate) => Promise<ModerationAttempt> | null;
@@ -297,6 +300,15 @@ interface ModerationRun {
 }
 
 async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Response> {
+  const samples = new DoorSamples();
+  try {
+    return await moderateWith(c, run, samples);
+  } finally {
+    samples.report(c.env, (p) => c.executionCtx.waitUntil(p), run.caller);
+  }
+}
+
+async function moderateWith(c: Context<AppEnv>, run: ModerationRun, samples: DoorSamples): Promise<Response> {
   const { req, candidates, logId, routing, log } = run;
   let lastError: ApiError | null = null;
   for (const cand of candidates) {
@@ -307,6 +319,10 @@ async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Respons
     const r = await (run.take(cand) ?? callModeration(c.env, cand, provider.baseUrl, req.input));
     if (r.apiKeyHash) attempt.apiKeyHash = r.apiKeyHash;
     attempt.latency_ms = r.ms;
+    const ok = r.status >= 200 && r.status < 300;
+    const answered = ok && r.json !== null && Array.isArray(r.json.results);
+    // A 2xx without results is the provider's fault.
+    samples.add(cand, cand.model.id, answered ? "ok" : ok ? "error" : outcomeOfStatus(r.status), r.ms);
     if (r.status === 0) {
       attempt.status_code = 502;
       attempt.error_type = "network_error";
@@ -315,8 +331,7 @@ async function moderate(c: Context<AppEnv>, run: ModerationRun): Promise<Respons
     }
     attempt.status_code = r.status;
     const json = r.json;
-    const ok = r.status >= 200 && r.status < 300;
-    if (!ok || !json || !Array.isArray(json.results)) {
+    if (!answered || !json) {
       attempt.error_type = r.status >= 500 || ok ? "upstream_error" : "client_error";
       const upstreamMsg = (json?.error as { message?: unknown } | undefined)?.message;
       const message = `Provider ${provider.id} answered ${r.status}${typeof upstreamMsg === "string" ? `: ${upstreamMsg.slice(0, 300)}` : ""}`;

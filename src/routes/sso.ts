@@ -22,7 +22,7 @@ import { deleteSsoConfig, organizationsForEmail, readSsoConfig, saveSsoConfig, s
 // The pages are JSX; kept apart so this module stays plain TypeScript.
 import { renderChooser, renderContinue, renderRefused } from "../dashboard/pages/sso-sign-in";
 import { clearedAttemptCookie, finishSignIn, SsoError, startSignIn } from "../sso/flow";
-import { countSsoStart } from "../auth/sign-in";
+import { countSsoRequest } from "../auth/sign-in";
 
 /** The configuration calls, whichever door (master key or owner's session) named the organization. */
 const ssoConfigCalls = {
@@ -69,7 +69,7 @@ const refused = (c: Context<AppEnv>, status: 400 | 403 | 404, message: string) =
 ssoPages.get("/start", validate("query", startQuery), async (c) => {
   const { email, organization } = c.req.valid("query");
   // Before the lookup and any discovery: a flood from one address costs one counter each.
-  await countSsoStart(c.env, c.req.raw.headers);
+  await countSsoRequest(c.env, c.req.raw.headers, "start");
   let rows = organization ? [await readSsoConfig(c.env, organization)].filter((r) => r !== undefined) : email ? await organizationsForEmail(c.env, email) : [];
   if (organization && email) rows = rows.filter((r) => r.allowedDomains.includes(email.split("@").at(-1) ?? ""));
   if (rows.length === 0) return refused(c, 404, email ? `No organization lets ${email} sign in with SSO. Sign in with your password, or ask an owner to allow your e-mail domain.` : "Enter your work e-mail to sign in with SSO.");
@@ -95,6 +95,8 @@ ssoPages.get("/start", validate("query", startQuery), async (c) => {
 });
 
 ssoPages.get("/callback", async (c) => {
+  // Before the cookie is opened and the provider called; a counter apart from start's.
+  await countSsoRequest(c.env, c.req.raw.headers, "callback");
   c.header("cache-control", "no-store");
   c.header("set-cookie", clearedAttemptCookie());
   try {

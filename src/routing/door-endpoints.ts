@@ -1,6 +1,6 @@
 /**
  * Regional endpoints for the doors that call one provider mapping at a time (embeddings, images,
- * moderations), the same way chat gets them (candidates.ts): each mapping the door kept, in the
+ * moderations, video jobs), the same way chat gets them (candidates.ts): each mapping the door kept, in the
  * door's order, becomes one candidate per endpoint (endpoints.ts: the default one, every
  * `<ID>_BASE_URL__<REGION>`, the regions of the organization's keys), with the credential its
  * project mode allows there (credentials.ts), judged by IAM and residency (`allow_regions`,

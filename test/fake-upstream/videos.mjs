@@ -13,7 +13,7 @@
  */
 import { failEarly, parseDirectives } from "./fake-common.mjs";
 
-/** @type {Map<string, { model: string, seconds: string, size: string, created_at: number, fails: boolean, type?: string, script?: string, redirect?: boolean }>} */
+/** @type {Map<string, { host: string, model: string, seconds: string, size: string, created_at: number, fails: boolean, type?: string, script?: string, redirect?: boolean }>} */
 const jobs = new Map();
 let seq = 0;
 export const FAKE_VIDEO_LENGTH = 1000;
@@ -39,9 +39,22 @@ function send(res, body, status = 200) {
 /** @param {import("./server.mjs").FakeRequest} req */
 const authorized = (req) => req.headers.authorization === "Bearer test-operator-key-openai" || String(req.headers.authorization ?? "").startsWith("Bearer byok-");
 
-/** @param {string} id @param {"queued" | "completed"} requested */
-function jobView(id, requested) {
+/**
+ * A job as `host` (the path prefix: `openai`, or a regional `openai-<x>`) knows it: a job lives at
+ * the endpoint it was created at, so another region's host answers 404.
+ * @param {string} id @param {string} host
+ */
+const jobAt = (id, host) => {
   const job = jobs.get(id);
+  return job && job.host === host ? job : undefined;
+};
+
+/** `openai`, or `openai-<anything>`: a regional host of OpenAI's (a provider key's base URL in the region tests). @param {string} provider */
+const openaiHost = (provider) => provider === "openai" || provider.startsWith("openai-");
+
+/** @param {string} id @param {string} host @param {"queued" | "completed"} requested */
+function jobView(id, host, requested) {
+  const job = jobAt(id, host);
   if (!job) return null;
   const status = requested === "completed" && job.fails ? "failed" : requested;
   const error = status === "failed" ? { code: "moderation_blocked", message: "Your request was blocked by our moderation system." } : null;
@@ -60,7 +73,7 @@ export const videoRoutes = [
   },
   {
     name: "openai videos create",
-    match: (req) => req.method === "POST" && req.provider === "openai" && req.path === "/videos",
+    match: (req) => req.method === "POST" && openaiHost(req.provider) && req.path === "/videos",
     async handle(req, res) {
       if (!authorized(req)) return send(res, errorBody(401), 401);
       const type = String(req.headers["content-type"] ?? "");
@@ -74,6 +87,7 @@ export const videoRoutes = [
       const videoType = d.get("video_type");
       const script = d.get("video_script");
       jobs.set(id, {
+        host: req.provider,
         model: String(form.get("model") ?? "sora-2"),
         seconds: String(form.get("seconds") ?? "4"),
         size: String(form.get("size") ?? "720x1280"),
@@ -83,25 +97,25 @@ export const videoRoutes = [
         ...(typeof script === "string" ? { script } : {}),
         redirect: d.has("video_redirect"),
       });
-      send(res, jobView(id, "queued"));
+      send(res, jobView(id, req.provider, "queued"));
     },
   },
   {
     name: "openai videos retrieve",
-    match: (req) => req.method === "GET" && req.provider === "openai" && /^\/videos\/[^/]+$/.test(req.path),
+    match: (req) => req.method === "GET" && openaiHost(req.provider) && /^\/videos\/[^/]+$/.test(req.path),
     handle(req, res) {
       if (!authorized(req)) return send(res, errorBody(401), 401);
-      const view = jobView(req.path.split("/")[2] ?? "", "completed");
+      const view = jobView(req.path.split("/")[2] ?? "", req.provider, "completed");
       return view ? send(res, view) : send(res, errorBody(404), 404);
     },
   },
   {
     name: "openai videos content",
-    match: (req) => req.method === "GET" && req.provider === "openai" && /^\/videos\/[^/]+\/content$/.test(req.path),
+    match: (req) => req.method === "GET" && openaiHost(req.provider) && /^\/videos\/[^/]+\/content$/.test(req.path),
     handle(req, res) {
       if (!authorized(req)) return send(res, errorBody(401), 401);
       const id = req.path.split("/")[2] ?? "";
-      const job = jobs.get(id);
+      const job = jobAt(id, req.provider);
       if (!job) return send(res, errorBody(404), 404);
       if (job.redirect) {
         res.writeHead(302, { location: `http://${req.headers.host}/internal/secret`, "content-type": "text/plain" });
