@@ -81,6 +81,9 @@ describe("hardening", () => {
   it("a user in several organizations picks the organization on the consent page", async () => {
     const { bootstrapOrganization } = await import("../../src/organizations/bootstrap");
     const second = await bootstrapOrganization(env, { name: "Second Org", plan: "pro", owner: { email: org.ownerEmail, name: "Owner", password: org.ownerPassword } });
+    // Sign-in opens the oldest membership. Creation times have whole seconds: a second membership
+    // made in the same second as the first would tie, and the tie is broken by random ids.
+    await env.DB.prepare("UPDATE members SET created_at = created_at + 1000 WHERE organization_id = ?").bind(second.organization.id).run();
     const clientId = await publicClient();
     const params = authorizeParams(clientId, await pkce().challenge);
     const cookie = await signIn(org, params);
