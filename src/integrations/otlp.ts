@@ -65,13 +65,17 @@ const PROVIDER_NAMES: Record<string, string> = {
 };
 const OPERATIONS: Record<string, string> = { chat: "chat", embedding: "embeddings", image: "generate_content", video: "generate_content", moderation: "moderation" };
 
-type AnyValue = { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean };
+type AnyValue = { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean } | { arrayValue: { values: AnyValue[] } };
 const attr = (key: string, value: string | number | boolean | null | undefined, double = false): { key: string; value: AnyValue } | null => {
   if (value === null || value === undefined) return null;
   if (typeof value === "string") return { key, value: { stringValue: value } };
   if (typeof value === "boolean") return { key, value: { boolValue: value } };
   return double ? { key, value: { doubleValue: value } } : { key, value: { intValue: String(Math.trunc(value)) } };
 };
+
+/** A string[] attribute (the conventions' `gen_ai.response.finish_reasons` is one, even for a single choice). */
+const listAttr = (key: string, values: readonly string[]): { key: string; value: AnyValue } | null =>
+  values.length ? { key, value: { arrayValue: { values: values.map((v) => ({ stringValue: v })) } } } : null;
 
 async function idHex(seed: string, bytes: number): Promise<string> {
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(seed)));
@@ -92,7 +96,7 @@ export async function spanOf(r: LogRecord, bodies: StoredBodies | null = null): 
     attr("gen_ai.response.model", r.usedModel),
     attr("gen_ai.usage.input_tokens", r.promptTokens),
     attr("gen_ai.usage.output_tokens", r.completionTokens),
-    attr("gen_ai.response.finish_reasons", r.finishReason),
+    listAttr("gen_ai.response.finish_reasons", r.finishReason === null ? [] : [r.finishReason]),
     attr("switchboard.request_id", r.requestId),
     attr("switchboard.cost_usd", r.costPico / 1e12, true),
     attr("switchboard.provider", provider),

@@ -70,6 +70,9 @@ describe("OpenTelemetry export", () => {
       "switchboard.request_id": requestId,
     });
     expect(a["switchboard.cost_usd"]).toBeCloseTo(row.costPico / 1e12, 12);
+    // The conventions type finish reasons as string[]: an array value, not a string.
+    const reasons = span!.attributes.find((x: Json) => x.key === "gen_ai.response.finish_reasons");
+    expect(reasons?.value).toEqual({ arrayValue: { values: [{ stringValue: row.finishReason }] } });
     const post = (await received(name))[0]!;
     expect(post.path).toMatch(/\/v1\/traces$/);
     expect(post.headers["content-type"]).toBe("application/json");
