@@ -24,7 +24,7 @@ import { doorEndpoints, type DoorEndpoint } from "../routing/door-endpoints";
 import { DoorSamples } from "../routing/door-samples";
 import { admitCreditCandidates } from "../billing/credits";
 import { admitWithEarlyCall, type EarlyAdmitted } from "../billing/early-call";
-import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailure, timeoutFailure, type AttemptFailure } from "../routing/failover";
+import { attemptStatus, classifyHttp, finalError, malformedFailure, networkFailure, retryAfterSeconds, timeoutFailure, type AttemptFailure } from "../routing/failover";
 import { redactCredential, upstreamTimeoutMs } from "../routes/chat/attempt";
 import type { GatewayRequest } from "../routes/middleware/gateway-request";
 import { writeRequestLog } from "../usage/log-queue";
@@ -91,7 +91,7 @@ async function attempt(input: GatewayRequest, req: EmbeddingInput, model: ModelD
     }
     if (!res.ok) {
       const info = adapter.parseError(res.status, await res.text().catch(() => ""));
-      return { ok: false, failure: classifyHttp(res.status, cand.credential.source, redactCredential(info.message, apiKey), info.type), ms: ms() };
+      return { ok: false, failure: classifyHttp(res.status, cand.credential.source, redactCredential(info.message, apiKey), info.type, retryAfterSeconds(res.headers.get("retry-after"))), ms: ms() };
     }
     const parsed = adapter.parseResponse(await res.json(), req);
     return { ok: true, ...parsed, ms: ms() };

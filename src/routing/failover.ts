@@ -31,11 +31,26 @@ export interface AttemptFailure {
   retryable: boolean;
   /** Counts as a provider failure in the live metrics. */
   providerFault: boolean;
+  /** The provider's `Retry-After` on a 429, in seconds: passed on when the request ends on it. */
+  retryAfterSeconds?: number;
 }
 
-export function classifyHttp(status: number, credentialSource: "credits" | "byok", message: string, errorType: string): AttemptFailure {
+/** Longest `Retry-After` passed on: a provider's hour-long hint is still a hint, not a ban. */
+const MAX_RETRY_AFTER_S = 3_600;
+
+/** A `Retry-After` header (delta-seconds or an HTTP date) in whole seconds from `now`; undefined when absent or unreadable. */
+export function retryAfterSeconds(header: string | null, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const v = header.trim();
+  const seconds = /^\d+(\.\d+)?$/.test(v) ? Number(v) : (Date.parse(v) - now) / 1000;
+  if (!Number.isFinite(seconds)) return undefined;
+  return Math.min(MAX_RETRY_AFTER_S, Math.max(0, Math.ceil(seconds)));
+}
+
+export function classifyHttp(status: number, credentialSource: "credits" | "byok", message: string, errorType: string, retryAfter?: number): AttemptFailure {
   const base = { kind: "http" as const, status, message, errorType };
-  if (status >= 500 || status === 429 || status === 408) return { ...base, retryable: true, providerFault: true };
+  if (status === 429) return { ...base, retryable: true, providerFault: true, ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }) };
+  if (status >= 500 || status === 408) return { ...base, retryable: true, providerFault: true };
   if (status === 401 || status === 403) {
     const ours = credentialSource === "credits";
     return { ...base, retryable: ours, providerFault: ours };
@@ -91,7 +106,10 @@ export function finalError(last: AttemptFailure, attempts: number, provider: str
     return new ApiError(400, `${provider}: ${last.message}`, { type: "invalid_request_error", code: "unsupported_input" });
   }
   const what = attempts > 1 ? `All ${attempts} provider attempts failed; last (${provider})` : `The provider ${provider} failed`;
-  if (last.status === 429) return new ApiError(429, `${what}: rate limited: ${last.message}`, { type: "rate_limit_error", code: "upstream_rate_limited" });
+  // A 429 always says when to come back (as the gateway's own limits do): the provider's hint, else a second.
+  if (last.status === 429) {
+    return new ApiError(429, `${what}: rate limited: ${last.message}`, { type: "rate_limit_error", code: "upstream_rate_limited", headers: { "retry-after": String(last.retryAfterSeconds ?? 1) } });
+  }
   if (last.kind === "timeout") return new ApiError(504, `${what}: ${last.message}`, { type: "timeout_error", code: "upstream_timeout" });
   return new ApiError(502, `${what}: ${last.message}`, { type: "upstream_error", code: "upstream_error" });
 }

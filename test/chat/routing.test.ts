@@ -85,6 +85,16 @@ describe("smart routing and failover", () => {
     expect(log.statusCode).toBe(502);
   });
 
+  it("every provider rate limited: a 429 envelope whose Retry-After is the provider's (SDKs wait that long before retrying)", async () => {
+    const res = await chat(org.key, { model: MODEL, messages: user("x [[fake:status=429,retry_after=7]]") });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("7");
+    expect(((await res.json()) as Body).error).toMatchObject({ type: "rate_limit_error", code: "upstream_rate_limited" });
+    const bare = await chat(org.key, { model: MODEL, messages: user("y [[fake:status=429]]") });
+    expect(bare.status).toBe(429);
+    expect(bare.headers.get("retry-after")).toBe("1");
+  });
+
   it("x-no-fallback disables failover", async () => {
     const res = await chat(org.key, { model: MODEL, messages: user("x [[fake@deepinfra:status=500]]") }, { "x-no-fallback": "true" });
     expect(res.status).toBe(502);

@@ -14,6 +14,7 @@ import {
   classifyHttp,
   malformedFailure,
   networkFailure,
+  retryAfterSeconds,
   streamFailure,
   timeoutFailure,
   unsupportedInput,
@@ -139,7 +140,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
       // body lost; the status says enough
     }
     const info = adapter.parseError(res.status, text);
-    return fail(classifyHttp(res.status, cand.credential.source, redactCredential(info.message, target.apiKey), info.type));
+    return fail(classifyHttp(res.status, cand.credential.source, redactCredential(info.message, target.apiKey), info.type, retryAfterSeconds(res.headers.get("retry-after"))));
   }
 
   if (!stream) {
