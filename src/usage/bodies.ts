@@ -19,7 +19,7 @@ import type { Env } from "../env";
 import type { KeyContext } from "../context/key-context";
 import { CompletionAccumulator } from "../providers/accumulate";
 import type { Choice, StreamEvent } from "../providers/types";
-import { scrubValue } from "./redact";
+import { mayHoldSecret, scrubReviver, scrubValue } from "./redact";
 
 /** Bytes of JSON text kept per side (request, response) of one request. */
 export const BODY_CAP_BYTES = 32 * 1024;
@@ -55,7 +55,12 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export function capJson(value: unknown): CappedJson {
-  const text = JSON.stringify(value ?? null);
+  return capText(JSON.stringify(value ?? null));
+}
+
+/** A JSON text capped at BODY_CAP_BYTES of UTF-8 (encoded only when it may be longer: 3 bytes per UTF-16 unit at most). */
+export function capText(text: string): CappedJson {
+  if (text.length * 3 <= BODY_CAP_BYTES) return { text, truncated: false };
   const bytes = encoder.encode(text);
   if (bytes.length <= BODY_CAP_BYTES) return { text, truncated: false };
   // Cut on a character boundary (the decoder drops a split trailing sequence).
@@ -114,19 +119,26 @@ export function bodyMessageOf(body: unknown): { batch: string | null; part: numb
 function cleaned(c: CappedJson, redact: boolean): unknown {
   if (c.truncated) return scrubValue(c.text, redact);
   try {
-    return scrubValue(JSON.parse(c.text) as unknown, redact);
+    return JSON.parse(c.text, scrubReviver(redact)) as unknown;
   } catch {
     return scrubValue(c.text, redact);
   }
 }
 
-const storedOf = (e: BodyEntry): StoredBodies => {
-  const stored: StoredBodies = { requestBody: cleaned(e.request, e.redact), responseBody: cleaned(e.response, e.redact) };
-  if (e.request.truncated || e.response.truncated) stored.truncated = { request: e.request.truncated, response: e.response.truncated };
-  return stored;
-};
+/**
+ * One side as the JSON text stored: the text as it came when nothing in it could be a secret (and
+ * no personal data is to be masked), else parsed, cleaned and serialized again. An untruncated
+ * side's text is valid JSON (serialized by the producer, or a request body that parsed).
+ */
+const sideText = (c: CappedJson, redact: boolean): string => (c.truncated || redact || mayHoldSecret(c.text) ? JSON.stringify(cleaned(c, redact)) : c.text);
 
-const gzipJson = (value: unknown): Promise<ArrayBuffer> => new Response(new Blob([JSON.stringify(value)]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
+/** A request's StoredBodies as JSON text. */
+function storedText(e: BodyEntry): string {
+  const cut = e.request.truncated || e.response.truncated ? `,"truncated":{"request":${e.request.truncated},"response":${e.response.truncated}}` : "";
+  return `{"requestBody":${sideText(e.request, e.redact)},"responseBody":${sideText(e.response, e.redact)}${cut}}`;
+}
+
+const gzipText = (text: string): Promise<ArrayBuffer> => new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
 const JSON_GZ = { contentType: "application/json", contentEncoding: "gzip" };
 
 /** `bodies/{org}/{yyyy}/{mm}/{dd}/{hh}/`: the hour of a request's start. */
@@ -144,17 +156,18 @@ export async function storeBodies(env: Env, messages: ReadonlyArray<{ batch: str
   const puts: Array<Promise<unknown>> = [];
   for (const m of messages) {
     if (m.batch === null) {
-      for (const e of m.bodies) puts.push(gzipJson(storedOf(e)).then((gz) => env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: JSON_GZ, customMetadata: { requestId: e.requestId, projectId: e.projectId } })));
+      for (const e of m.bodies) puts.push(gzipText(storedText(e)).then((gz) => env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: JSON_GZ, customMetadata: { requestId: e.requestId, projectId: e.projectId } })));
       continue;
     }
-    const objects = new Map<string, Record<string, StoredBodies>>();
+    // Each object's JSON text joined from its requests' texts: `{"bodies":{"<logId>":<StoredBodies>,...}}`.
+    const objects = new Map<string, string[]>();
     for (const e of m.bodies) {
       const key = groupKey(e.organizationId, e.createdAt, m.batch, m.part);
-      const held = objects.get(key) ?? {};
-      held[e.logId] = storedOf(e);
+      const held = objects.get(key) ?? [];
+      held.push(`${JSON.stringify(e.logId)}:${storedText(e)}`);
       objects.set(key, held);
     }
-    for (const [key, bodies] of objects) puts.push(gzipJson({ bodies }).then((gz) => env.LOGS_BUCKET.put(key, gz, { httpMetadata: JSON_GZ, customMetadata: { requests: String(Object.keys(bodies).length) } })));
+    for (const [key, bodies] of objects) puts.push(gzipText(`{"bodies":{${bodies.join(",")}}}`).then((gz) => env.LOGS_BUCKET.put(key, gz, { httpMetadata: JSON_GZ, customMetadata: { requests: String(bodies.length) } })));
   }
   await Promise.all(puts);
 }
