@@ -190,27 +190,58 @@ const once = (reads: BodyReads | undefined, key: string, read: () => Promise<unk
 };
 
 /**
- * A request's stored bodies, or null when none were kept (or not stored yet). The record says
- * where: `extra.bodyBatch` names its group (its hour's objects of that group), a record from
- * before groups has an object of its own. `reads` shares objects between the calls of one caller.
+ * Whether a request's bodies can be read: `stored`; `pending` (on their way: the group's send or
+ * the consumer has not finished); `dropped` (the queue refused the group's send, or nothing came
+ * within BODIES_SETTLED_MS, past every retry of the send and of the consumer).
  */
-export async function readBodies(env: Env, r: { organizationId: string; id: string; createdAt: number; extra?: Record<string, unknown> | null }, reads?: BodyReads): Promise<StoredBodies | null> {
+export type BodiesStatus = "stored" | "pending" | "dropped";
+
+/** Longer than the group's send, the consumer's retries (10 x 30 s) and a long backlog: bodies not stored by then never will be. */
+export const BODIES_SETTLED_MS = 24 * 3_600_000;
+
+/** Marks a group's bodies as dropped in every organization and hour they were for, so readers say so (an empty object beside the group's). */
+export async function markDropped(env: Env, batch: string, items: ReadonlyArray<{ organizationId: string; createdAt: number }>): Promise<void> {
+  const keys = new Set(items.map((i) => `${bodyHourPrefix(i.organizationId, i.createdAt)}${batch}.dropped`));
+  await Promise.all([...keys].map((key) => env.LOGS_BUCKET.put(key, "")));
+}
+
+type RecordRef = { organizationId: string; id: string; createdAt: number; extra?: Record<string, unknown> | null };
+
+/**
+ * A request's stored bodies and their status (status null: the request kept none). The record says
+ * where: `extra.bodyBatch` names its group (its hour's objects of that group, and the group's
+ * dropped mark), a record from before groups has an object of its own. `reads` shares objects
+ * between the calls of one caller.
+ */
+export async function readBodiesStatus(env: Env, r: RecordRef, reads?: BodyReads, now = Date.now()): Promise<{ bodies: StoredBodies | null; status: BodiesStatus | null }> {
   const batch = r.extra?.bodyBatch;
+  let dropped = false;
   if (typeof batch !== "string") {
     const obj = await env.LOGS_BUCKET.get(bodyKey(r.organizationId, r.id, r.createdAt));
-    return obj ? ((await gunzipJson(obj)) as StoredBodies) : null;
+    if (obj) return { bodies: (await gunzipJson(obj)) as StoredBodies, status: "stored" };
+  } else {
+    const prefix = `${bodyHourPrefix(r.organizationId, r.createdAt)}${batch}.`;
+    const keys = (await once(reads, `list:${prefix}`, async () => (await env.LOGS_BUCKET.list({ prefix })).objects.map((o) => o.key))) as string[];
+    for (const key of keys) {
+      if (key.endsWith(".dropped")) {
+        dropped = true;
+        continue;
+      }
+      const held = (await once(reads, key, async () => {
+        const obj = await env.LOGS_BUCKET.get(key);
+        return obj ? ((await gunzipJson(obj)) as { bodies?: Record<string, StoredBodies> }).bodies ?? {} : {};
+      })) as Record<string, StoredBodies>;
+      const found = held[r.id];
+      if (found) return { bodies: found, status: "stored" };
+    }
   }
-  const prefix = `${bodyHourPrefix(r.organizationId, r.createdAt)}${batch}.`;
-  const keys = (await once(reads, `list:${prefix}`, async () => (await env.LOGS_BUCKET.list({ prefix })).objects.map((o) => o.key))) as string[];
-  for (const key of keys) {
-    const held = (await once(reads, key, async () => {
-      const obj = await env.LOGS_BUCKET.get(key);
-      return obj ? ((await gunzipJson(obj)) as { bodies?: Record<string, StoredBodies> }).bodies ?? {} : {};
-    })) as Record<string, StoredBodies>;
-    const found = held[r.id];
-    if (found) return found;
-  }
-  return null;
+  if (r.extra?.bodies !== true) return { bodies: null, status: null };
+  return { bodies: null, status: dropped || now - r.createdAt > BODIES_SETTLED_MS ? "dropped" : "pending" };
+}
+
+/** A request's stored bodies, or null when none were kept (or none are stored: readBodiesStatus says which). */
+export async function readBodies(env: Env, r: RecordRef, reads?: BodyReads): Promise<StoredBodies | null> {
+  return (await readBodiesStatus(env, r, reads)).bodies;
 }
 
 /** Every organization with stored bodies. */

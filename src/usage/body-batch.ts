@@ -13,12 +13,13 @@
  *
  * A group larger than one queue message goes as several messages, numbered (`part`): each is one
  * R2 object per organization and hour, so a redelivered message rewrites the same object. A send
- * the queue refuses is retried a few times, then its bodies are dropped with an error log (the
- * records travel separately and are never at stake).
+ * the queue refuses is retried a few times, then its bodies are dropped with an error log and a
+ * mark in R2 that readers report (src/usage/bodies.ts `readBodiesStatus`; the records travel
+ * separately and are never at stake).
  */
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
-import { capJson, type BodyCapture, type BodyEntry, type BodyMessage } from "./bodies";
+import { capJson, markDropped, type BodyCapture, type BodyEntry, type BodyMessage } from "./bodies";
 
 /** Queue messages hold at most 128 KB (sizes estimated by serializedBytes, with room for the entry's other fields). */
 const MESSAGE_BYTES = 120_000;
@@ -72,6 +73,10 @@ async function sendGroup(env: Env, group: Group): Promise<void> {
     await sendMessages(env, groupMessages(group));
   } catch (err) {
     console.error(`request bodies of ${group.items.length} requests not queued; dropped`, err instanceof Error ? err.message : String(err));
+    // Their records name the group: a mark beside its objects makes readers say "dropped", not "not stored yet".
+    await markDropped(env, group.id, group.items.map((c) => ({ organizationId: c.auth.organization.id, createdAt: c.createdAt }))).catch((e: unknown) => {
+      console.error("request bodies: the dropped mark was not written either", e instanceof Error ? e.message : String(e));
+    });
   }
 }
 
