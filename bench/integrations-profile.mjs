@@ -17,12 +17,12 @@ const BODY_STEPS = [
   ["request path: stream assembled (streamAnswer)", ["streamAnswer"]],
   ["request path: capture joins its group (queueBodies)", ["queueBodies", "captureBodies"]],
   ["isolate: waiting for the group's send (untilSent polls)", ["untilSent"]],
-  ["isolate: group send, total (sendOpen)", ["sendOpen", "flushGroup"]],
+  ["isolate: group send, total (sendGroup)", ["sendOpen", "sendGroup"]],
   ["  of which: JSON text, cap and sizing (groupMessages)", ["groupMessages", "entryOf", "capJson"]],
   ["  of which: LOGS.sendBatch (sendMessages)", ["sendMessages"]],
   ["consumer: bodies stored, total (storeBodies)", ["storeBodies"]],
-  ["  of which: JSON.parse + secret scrub/redaction (storedOf)", ["storedOf", "cleaned", "scrubValue", "scrubText"]],
-  ["  of which: gzip + R2 put (gzipJson)", ["gzipJson", "putGroup"]],
+  ["  of which: JSON text, secret scrub/redaction (storedText)", ["storedOf", "storedText", "cleaned", "scrubValue"]],
+  ["  of which: gzip (CompressionStream)", ["gzipJson", "gzipText"]],
   ["consumer: message check (bodyMessageOf)", ["bodyMessageOf"]],
 ];
 
@@ -55,7 +55,8 @@ export async function inspectorProfiler(port) {
     },
     /** The source of a script the profile names, or null. */
     async source(url) {
-      const scriptId = scripts.get(url);
+      const scriptId = scripts.get(url) ?? [...scripts].find(([u]) => u.endsWith(url.split("/").pop() ?? url))?.[1];
+      if (!scriptId) console.log(`bundle ${url} not among the scripts the debugger reported (${[...scripts.keys()].slice(0, 5).join(", ")})`);
       return scriptId ? (await send("Debugger.getScriptSource", { scriptId })).scriptSource : null;
     },
     close: () => ws.close(),

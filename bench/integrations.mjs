@@ -252,6 +252,9 @@ async function bodiesAB(sb) {
         console.log(`logBodies ${side.padEnd(3)} round ${round + 1}: ${fmt(r)} · workerd CPU ${cpu[side].at(-1).toFixed(2)} ms/request   [${uptime()}]`);
       }
     }
+    // Adjacent rounds share the machine's conditions best: the median of their ratios beside the means.
+    const pairs = rps.on.map((on, i) => on / rps.off[i]).sort((a, b) => a - b);
+    console.log(`logBodies: on/off req/s per round pair ${pairs.map((x) => x.toFixed(3)).join(", ")}; median ${pairs[Math.floor(pairs.length / 2)].toFixed(3)}`);
     console.log(`logBodies A/B at c=32: off ${Math.round(mean(rps.off))} req/s, on ${Math.round(mean(rps.on))} req/s, on/off ${(mean(rps.on) / mean(rps.off)).toFixed(3)}; workerd CPU off ${mean(cpu.off).toFixed(2)}, on ${mean(cpu.on).toFixed(2)} ms/request, off/on ${(mean(cpu.off) / mean(cpu.on)).toFixed(3)}`);
 
 }
