@@ -31,7 +31,7 @@ const SEND_MESSAGES = 100;
  * objects and gzip runs per request; the bodies appear that much later (they are read seconds
  * after the request anyway), and the first request's waitUntil lasts that much longer.
  */
-const GROUP_MS = 50;
+const GROUP_MS = 200;
 /** Attempts at one sendBatch before its bodies are dropped. */
 const SEND_ATTEMPTS = 3;
 
