@@ -13,6 +13,7 @@ import { BODIES_SETTLED_MS } from "../../src/usage/bodies";
 import type { KeyContext } from "../../src/context/key-context";
 import type { Env } from "../../src/env";
 import { newId } from "../../src/lib/ids";
+import { signIn } from "../dashboard/session";
 
 type Json = Record<string, any>;
 
@@ -64,6 +65,12 @@ describe("bodies in a request's record", () => {
     const dropped = (await (await call(`/v1/master/logs/${requestId}`, { key: o.masterKey })).json()) as Json;
     expect(dropped.bodiesStatus).toBe("dropped");
     expect("requestBody" in dropped).toBe(false);
+    // The request page says the same, and its metadata does not show the group.
+    const owner = await signIn(o.ownerEmail, o.ownerPassword);
+    const page = await (await call(`/dashboard/requests/${logId}?project=${o.projectId}&at=${createdAt}`, { headers: { cookie: owner.cookie, accept: "text/html" } })).text();
+    expect(page).toContain("Not stored: they could not be queued");
+    expect(page).not.toContain("Not stored yet");
+    expect(page).not.toContain("bodyBatch");
     const pending = (await (await call(`/v1/master/logs/${pendingId}`, { key: o.masterKey })).json()) as Json;
     expect(pending.bodiesStatus).toBe("pending");
     // Past every retry, a group that never came reads as dropped too (even had the mark failed).
