@@ -17,7 +17,8 @@
  * consumers finish that round's work before the next round, so no side pays for the other's, and
  * the round's CPU per request includes it),
  * --drain-seconds N (default 600), --skip-bodies (the OTLP part only), --skip-otlp (the
- * logBodies part only).
+ * logBodies part only), --cpu-profile (one profiled round per side instead of the A/B, and where
+ * the bodies' CPU goes: bench/integrations-profile.mjs).
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -27,6 +28,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
+import { bundleUrlOf, inspectorProfiler, reportProfile } from "./integrations-profile.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -44,6 +46,7 @@ const WRANGLER = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js
 /** `--port P` (default 8828) and the inspector on P + 500. */
 const PORT = opt("port", 8828);
 const INSPECTOR_PORT = PORT + 500;
+const PROFILE = args.includes("--cpu-profile");
 const PROVIDER_IDS = ["openai", "azure", "anthropic", "google-ai-studio", "groq", "together-ai", "mistral", "deepseek"];
 const envPrefix = (id) => id.toUpperCase().replace(/[^A-Z0-9]/g, "_");
 const uptime = () => execFileSync("uptime", { encoding: "utf8" }).trim();
@@ -101,7 +104,7 @@ async function startSwitchboard(upstreamUrl) {
   if (migrate.status !== 0) throw new Error("applying migrations failed");
   const vars = [`ADMIN_TOKEN:${ADMIN_TOKEN}`, "KEY_HASH_SECRET:bench-key-hash-secret-0123456789abcdef", "ENVIRONMENT:development", "ROUTING_EXPLORATION_RATE:0", "DELIVERY_RETRY_BASE_SECONDS:1"];
   for (const id of PROVIDER_IDS) vars.push(`${envPrefix(id)}_BASE_URL:${upstreamUrl}/${id}`, `${envPrefix(id)}_API_KEY:bench-operator-key-${id}`);
-  const child = spawn(process.execPath, [WRANGLER, "dev", "--port", String(PORT), "--inspector-port", String(INSPECTOR_PORT), "--ip", "127.0.0.1", "--persist-to", state, ...vars.flatMap((v) => ["--var", v])], {
+  const child = spawn(process.execPath, [WRANGLER, "dev", "--port", String(PORT), "--inspector-port", String(INSPECTOR_PORT), "--ip", "127.0.0.1", "--persist-to", state, ...(PROFILE ? ["--minify=false"] : []), ...vars.flatMap((v) => ["--var", v])], {
     cwd: root, env, stdio: ["ignore", "ignore", "inherit"], detached: true,
   });
   const url = `http://127.0.0.1:${PORT}`;
@@ -223,6 +226,22 @@ async function bodiesAB(sb) {
     /** workerd CPU per request, from the round's start until the work it left is done. */
     const cpu = { off: [], on: [] };
     await untilIdle(sb.pgid, GAP_SECONDS * 1000);
+    if (PROFILE) {
+      const profiler = await inspectorProfiler(INSPECTOR_PORT);
+      for (const side of ["off", "on"]) {
+        const cpu0 = groupCpuMs(sb.pgid);
+        const [r, profile] = await profiler.run(async () => {
+          const res = await cannon(sb.url, bodiesOrg.keys[side], { duration: SECONDS });
+          await untilIdle(sb.pgid, GAP_SECONDS * 1000);
+          return res;
+        });
+        const url = bundleUrlOf(profile);
+        const bundleSource = url ? await profiler.source(url) : null;
+        reportProfile(side, profile, { bundleSource, requests: r.requests.total, cpuPerRequest: (groupCpuMs(sb.pgid) - cpu0) / Math.max(1, r.requests.total), resultsDir: path.join(root, "bench", "results") });
+      }
+      profiler.close();
+      return;
+    }
     for (let round = 0; round < ROUNDS; round++) {
       for (const side of round % 2 ? ["on", "off"] : ["off", "on"]) {
         const cpu0 = groupCpuMs(sb.pgid);
@@ -233,6 +252,9 @@ async function bodiesAB(sb) {
         console.log(`logBodies ${side.padEnd(3)} round ${round + 1}: ${fmt(r)} · workerd CPU ${cpu[side].at(-1).toFixed(2)} ms/request   [${uptime()}]`);
       }
     }
+    // Adjacent rounds share the machine's conditions best: the median of their ratios beside the means.
+    const pairs = rps.on.map((on, i) => on / rps.off[i]).sort((a, b) => a - b);
+    console.log(`logBodies: on/off req/s per round pair ${pairs.map((x) => x.toFixed(3)).join(", ")}; median ${pairs[Math.floor(pairs.length / 2)].toFixed(3)}`);
     console.log(`logBodies A/B at c=32: off ${Math.round(mean(rps.off))} req/s, on ${Math.round(mean(rps.on))} req/s, on/off ${(mean(rps.on) / mean(rps.off)).toFixed(3)}; workerd CPU off ${mean(cpu.off).toFixed(2)}, on ${mean(cpu.on).toFixed(2)} ms/request, off/on ${(mean(cpu.off) / mean(cpu.on)).toFixed(3)}`);
 
 }

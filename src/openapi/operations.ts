@@ -144,7 +144,7 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "DELETE /api/teams/:id/members/:ref": { summary: "Remove a member (id or e-mail) from a team (dashboard session)" },
   "GET /login": { summary: "Redirect to the dashboard sign-in page", ok: [302, "redirect"] },
   "GET /dashboard": { summary: "Redirect to the dashboard's Keys page", ok: [302, "redirect"] },
-  "GET /v1/master/logs/:requestId": { summary: "One request record by its x-request-id, with `requestBody` and `responseBody` when the project keeps bodies (`?at=` for requests older than the window)" },
+  "GET /v1/master/logs/:requestId": { summary: "One request record by its x-request-id, with `requestBody` and `responseBody` when the project keeps bodies and `bodiesStatus` (stored, pending, dropped) when it did (`?at=` for requests older than the window)" },
   "POST /v1/master/webhooks": { summary: "Create a webhook (`url`, `events`); the `whsec_` signing secret is shown once", ok: [201, "created"] },
   "GET /v1/master/webhooks": { summary: "List webhooks (never their secrets)" },
   "DELETE /v1/master/webhooks/:id": { summary: "Delete a webhook" },

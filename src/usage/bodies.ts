@@ -19,7 +19,7 @@ import type { Env } from "../env";
 import type { KeyContext } from "../context/key-context";
 import { CompletionAccumulator } from "../providers/accumulate";
 import type { Choice, StreamEvent } from "../providers/types";
-import { scrubValue } from "./redact";
+import { mayHoldSecret, scrubReviver, scrubValue } from "./redact";
 
 /** Bytes of JSON text kept per side (request, response) of one request. */
 export const BODY_CAP_BYTES = 32 * 1024;
@@ -55,7 +55,12 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export function capJson(value: unknown): CappedJson {
-  const text = JSON.stringify(value ?? null);
+  return capText(JSON.stringify(value ?? null));
+}
+
+/** A JSON text capped at BODY_CAP_BYTES of UTF-8 (encoded only when it may be longer: 3 bytes per UTF-16 unit at most). */
+export function capText(text: string): CappedJson {
+  if (text.length * 3 <= BODY_CAP_BYTES) return { text, truncated: false };
   const bytes = encoder.encode(text);
   if (bytes.length <= BODY_CAP_BYTES) return { text, truncated: false };
   // Cut on a character boundary (the decoder drops a split trailing sequence).
@@ -114,19 +119,26 @@ export function bodyMessageOf(body: unknown): { batch: string | null; part: numb
 function cleaned(c: CappedJson, redact: boolean): unknown {
   if (c.truncated) return scrubValue(c.text, redact);
   try {
-    return scrubValue(JSON.parse(c.text) as unknown, redact);
+    return JSON.parse(c.text, scrubReviver(redact)) as unknown;
   } catch {
     return scrubValue(c.text, redact);
   }
 }
 
-const storedOf = (e: BodyEntry): StoredBodies => {
-  const stored: StoredBodies = { requestBody: cleaned(e.request, e.redact), responseBody: cleaned(e.response, e.redact) };
-  if (e.request.truncated || e.response.truncated) stored.truncated = { request: e.request.truncated, response: e.response.truncated };
-  return stored;
-};
+/**
+ * One side as the JSON text stored: the text as it came when nothing in it could be a secret (and
+ * no personal data is to be masked), else parsed, cleaned and serialized again. An untruncated
+ * side's text is valid JSON (serialized by the producer, or a request body that parsed).
+ */
+const sideText = (c: CappedJson, redact: boolean): string => (c.truncated || redact || mayHoldSecret(c.text) ? JSON.stringify(cleaned(c, redact)) : c.text);
 
-const gzipJson = (value: unknown): Promise<ArrayBuffer> => new Response(new Blob([JSON.stringify(value)]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
+/** A request's StoredBodies as JSON text. */
+function storedText(e: BodyEntry): string {
+  const cut = e.request.truncated || e.response.truncated ? `,"truncated":{"request":${e.request.truncated},"response":${e.response.truncated}}` : "";
+  return `{"requestBody":${sideText(e.request, e.redact)},"responseBody":${sideText(e.response, e.redact)}${cut}}`;
+}
+
+const gzipText = (text: string): Promise<ArrayBuffer> => new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
 const JSON_GZ = { contentType: "application/json", contentEncoding: "gzip" };
 
 /** `bodies/{org}/{yyyy}/{mm}/{dd}/{hh}/`: the hour of a request's start. */
@@ -144,17 +156,18 @@ export async function storeBodies(env: Env, messages: ReadonlyArray<{ batch: str
   const puts: Array<Promise<unknown>> = [];
   for (const m of messages) {
     if (m.batch === null) {
-      for (const e of m.bodies) puts.push(gzipJson(storedOf(e)).then((gz) => env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: JSON_GZ, customMetadata: { requestId: e.requestId, projectId: e.projectId } })));
+      for (const e of m.bodies) puts.push(gzipText(storedText(e)).then((gz) => env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: JSON_GZ, customMetadata: { requestId: e.requestId, projectId: e.projectId } })));
       continue;
     }
-    const objects = new Map<string, Record<string, StoredBodies>>();
+    // Each object's JSON text joined from its requests' texts: `{"bodies":{"<logId>":<StoredBodies>,...}}`.
+    const objects = new Map<string, string[]>();
     for (const e of m.bodies) {
       const key = groupKey(e.organizationId, e.createdAt, m.batch, m.part);
-      const held = objects.get(key) ?? {};
-      held[e.logId] = storedOf(e);
+      const held = objects.get(key) ?? [];
+      held.push(`${JSON.stringify(e.logId)}:${storedText(e)}`);
       objects.set(key, held);
     }
-    for (const [key, bodies] of objects) puts.push(gzipJson({ bodies }).then((gz) => env.LOGS_BUCKET.put(key, gz, { httpMetadata: JSON_GZ, customMetadata: { requests: String(Object.keys(bodies).length) } })));
+    for (const [key, bodies] of objects) puts.push(gzipText(`{"bodies":{${bodies.join(",")}}}`).then((gz) => env.LOGS_BUCKET.put(key, gz, { httpMetadata: JSON_GZ, customMetadata: { requests: String(bodies.length) } })));
   }
   await Promise.all(puts);
 }
@@ -177,27 +190,58 @@ const once = (reads: BodyReads | undefined, key: string, read: () => Promise<unk
 };
 
 /**
- * A request's stored bodies, or null when none were kept (or not stored yet). The record says
- * where: `extra.bodyBatch` names its group (its hour's objects of that group), a record from
- * before groups has an object of its own. `reads` shares objects between the calls of one caller.
+ * Whether a request's bodies can be read: `stored`; `pending` (on their way: the group's send or
+ * the consumer has not finished); `dropped` (the queue refused the group's send, or nothing came
+ * within BODIES_SETTLED_MS, past every retry of the send and of the consumer).
  */
-export async function readBodies(env: Env, r: { organizationId: string; id: string; createdAt: number; extra?: Record<string, unknown> | null }, reads?: BodyReads): Promise<StoredBodies | null> {
+export type BodiesStatus = "stored" | "pending" | "dropped";
+
+/** Longer than the group's send, the consumer's retries (10 x 30 s) and a long backlog: bodies not stored by then never will be. */
+export const BODIES_SETTLED_MS = 24 * 3_600_000;
+
+/** Marks a group's bodies as dropped in every organization and hour they were for, so readers say so (an empty object beside the group's). */
+export async function markDropped(env: Env, batch: string, items: ReadonlyArray<{ organizationId: string; createdAt: number }>): Promise<void> {
+  const keys = new Set(items.map((i) => `${bodyHourPrefix(i.organizationId, i.createdAt)}${batch}.dropped`));
+  await Promise.all([...keys].map((key) => env.LOGS_BUCKET.put(key, "")));
+}
+
+type RecordRef = { organizationId: string; id: string; createdAt: number; extra?: Record<string, unknown> | null };
+
+/**
+ * A request's stored bodies and their status (status null: the request kept none). The record says
+ * where: `extra.bodyBatch` names its group (its hour's objects of that group, and the group's
+ * dropped mark), a record from before groups has an object of its own. `reads` shares objects
+ * between the calls of one caller.
+ */
+export async function readBodiesStatus(env: Env, r: RecordRef, reads?: BodyReads, now = Date.now()): Promise<{ bodies: StoredBodies | null; status: BodiesStatus | null }> {
   const batch = r.extra?.bodyBatch;
+  let dropped = false;
   if (typeof batch !== "string") {
     const obj = await env.LOGS_BUCKET.get(bodyKey(r.organizationId, r.id, r.createdAt));
-    return obj ? ((await gunzipJson(obj)) as StoredBodies) : null;
+    if (obj) return { bodies: (await gunzipJson(obj)) as StoredBodies, status: "stored" };
+  } else {
+    const prefix = `${bodyHourPrefix(r.organizationId, r.createdAt)}${batch}.`;
+    const keys = (await once(reads, `list:${prefix}`, async () => (await env.LOGS_BUCKET.list({ prefix })).objects.map((o) => o.key))) as string[];
+    for (const key of keys) {
+      if (key.endsWith(".dropped")) {
+        dropped = true;
+        continue;
+      }
+      const held = (await once(reads, key, async () => {
+        const obj = await env.LOGS_BUCKET.get(key);
+        return obj ? ((await gunzipJson(obj)) as { bodies?: Record<string, StoredBodies> }).bodies ?? {} : {};
+      })) as Record<string, StoredBodies>;
+      const found = held[r.id];
+      if (found) return { bodies: found, status: "stored" };
+    }
   }
-  const prefix = `${bodyHourPrefix(r.organizationId, r.createdAt)}${batch}.`;
-  const keys = (await once(reads, `list:${prefix}`, async () => (await env.LOGS_BUCKET.list({ prefix })).objects.map((o) => o.key))) as string[];
-  for (const key of keys) {
-    const held = (await once(reads, key, async () => {
-      const obj = await env.LOGS_BUCKET.get(key);
-      return obj ? ((await gunzipJson(obj)) as { bodies?: Record<string, StoredBodies> }).bodies ?? {} : {};
-    })) as Record<string, StoredBodies>;
-    const found = held[r.id];
-    if (found) return found;
-  }
-  return null;
+  if (r.extra?.bodies !== true) return { bodies: null, status: null };
+  return { bodies: null, status: dropped || now - r.createdAt > BODIES_SETTLED_MS ? "dropped" : "pending" };
+}
+
+/** A request's stored bodies, or null when none were kept (or none are stored: readBodiesStatus says which). */
+export async function readBodies(env: Env, r: RecordRef, reads?: BodyReads): Promise<StoredBodies | null> {
+  return (await readBodiesStatus(env, r, reads)).bodies;
 }
 
 /** Every organization with stored bodies. */

@@ -4,50 +4,51 @@
  *
  * A request's bodies join the isolate's open group when its record is built, and the group's id
  * goes into the record (`extra.bodyBatch`), so a reader finds the bodies' R2 object from the
- * record alone (src/usage/bodies.ts). Per isolate at most one send is in flight: the group that
- * fills meanwhile leaves as soon as it returns, in the context of one of its own requests (a
- * request may do I/O only in its own context, so nobody awaits a promise another request
- * resolves: the others look every POLL_MS, on timers of their own, whether their group went, and
- * take over when nobody is sending). Serialising the bodies (the cap, the JSON text) happens in
- * that send, after the answers were handed back, never before an answer.
+ * record alone (src/usage/bodies.ts). The group's first request carries the group's send: one
+ * `waitUntil` and one timer per group (a request may do I/O only in its own context; the others
+ * only add their capture and go). The group stays open GROUP_MS, then leaves in that first
+ * request's context; the requests finishing later open the next group. Serialising the bodies (the
+ * cap, the JSON text) happens in that send, after the answers were handed back, never before an
+ * answer.
  *
  * A group larger than one queue message goes as several messages, numbered (`part`): each is one
  * R2 object per organization and hour, so a redelivered message rewrites the same object. A send
- * the queue refuses is retried a few times, then its bodies are dropped with an error log (the
- * records travel separately and are never at stake).
+ * the queue refuses is retried a few times, then its bodies are dropped with an error log and a
+ * mark in R2 that readers report (src/usage/bodies.ts `readBodiesStatus`; the records travel
+ * separately and are never at stake).
  */
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
-import { capJson, type BodyCapture, type BodyEntry, type BodyMessage } from "./bodies";
+import { capJson, markDropped, type BodyCapture, type BodyEntry, type BodyMessage } from "./bodies";
 
-/** Queue messages hold at most 128 KB; escaping (quotes, newlines) can nearly double a capped side. */
+/** Queue messages hold at most 128 KB (sizes estimated by serializedBytes, with room for the entry's other fields). */
 const MESSAGE_BYTES = 120_000;
 /** Bytes per sendBatch (Queues take at most 256 KB and 100 messages per call). */
 const SEND_BYTES = 200_000;
 const SEND_MESSAGES = 100;
-/** Longest a request waits for the send that carries its bodies before it stops waiting. */
-const WAIT_MS = 15_000;
-/** How often a request whose bodies ride another request's send looks whether it returned. */
-const POLL_MS = 5;
+/**
+ * How long a group stays open after its first request joined. Longer groups mean fewer sends, R2
+ * objects and gzip runs per request; the bodies appear that much later (they are read seconds
+ * after the request anyway), and the first request's waitUntil lasts that much longer.
+ */
+const GROUP_MS = 200;
 /** Attempts at one sendBatch before its bodies are dropped. */
 const SEND_ATTEMPTS = 3;
 
-interface Item {
-  capture: BodyCapture;
-  done: boolean;
-}
-
 interface Group {
   id: string;
-  items: Item[];
+  items: BodyCapture[];
 }
 
-/** The group requests join now (null: none yet), and when the send in flight started (0: none). */
+/** The group requests join now (null: none open). */
 let open: Group | null = null;
-let sendingSince = 0;
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const encoder = new TextEncoder();
+/**
+ * A string's size in a queue message (V8 serialization, the default content type): a byte per
+ * character when every one fits Latin-1, else two (an upper bound either way).
+ */
+const serializedBytes = (s: string): number => (/[^\u0000-\u00ff]/.test(s) ? 2 * s.length : s.length);
 
 /**
  * Queues a request's bodies when its project keeps them: returns the id of the group they leave
@@ -55,44 +56,27 @@ const encoder = new TextEncoder();
  */
 export function queueBodies(env: Env, waitUntil: (p: Promise<unknown>) => void, c: BodyCapture): string | null {
   if (!c.auth.project.logBodies) return null;
-  open ??= { id: newId("bb"), items: [] };
-  const item: Item = { capture: c, done: false };
-  open.items.push(item);
-  waitUntil(untilSent(env, item));
+  if (!open) {
+    const group: Group = { id: newId("bb"), items: [] };
+    open = group;
+    waitUntil(sendGroup(env, group));
+  }
+  open.items.push(c);
   return open.id;
 }
 
-/** Resolves once the item's group was sent (or dropped); sends the open group itself when nobody is sending. */
-async function untilSent(env: Env, item: Item): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
-  // At least one macrotask: the answer is handed back first, and the requests finishing in this turn join.
-  await pause(0);
-  while (!item.done) {
-    const now = Date.now();
-    if (now >= deadline) {
-      console.error("request bodies: the send carrying them did not return; no longer waited for");
-      return;
-    }
-    // A send that never returned (its request was cancelled) stops blocking the others after the bound.
-    if (sendingSince === 0 || now - sendingSince > WAIT_MS) await sendOpen(env);
-    if (!item.done) await pause(POLL_MS);
-  }
-}
-
-/** Sends the open group (in the calling request's context); its items are done afterwards, sent or dropped. */
-async function sendOpen(env: Env): Promise<void> {
-  const group = open;
-  open = null;
-  if (!group || group.items.length === 0) return;
-  const since = Date.now();
-  sendingSince = since;
+/** Closes the group after GROUP_MS and sends it (in the context of its first request). */
+async function sendGroup(env: Env, group: Group): Promise<void> {
+  await pause(GROUP_MS);
+  if (open === group) open = null;
   try {
     await sendMessages(env, groupMessages(group));
   } catch (err) {
     console.error(`request bodies of ${group.items.length} requests not queued; dropped`, err instanceof Error ? err.message : String(err));
-  } finally {
-    for (const i of group.items) i.done = true;
-    if (sendingSince === since) sendingSince = 0;
+    // Their records name the group: a mark beside its objects makes readers say "dropped", not "not stored yet".
+    await markDropped(env, group.id, group.items.map((c) => ({ organizationId: c.auth.organization.id, createdAt: c.createdAt }))).catch((e: unknown) => {
+      console.error("request bodies: the dropped mark was not written either", e instanceof Error ? e.message : String(e));
+    });
   }
 }
 
@@ -109,7 +93,7 @@ function entryOf(c: BodyCapture): { entry: BodyEntry; bytes: number } {
     response: capJson(c.response),
   };
   for (;;) {
-    const bytes = encoder.encode(JSON.stringify(entry)).length;
+    const bytes = serializedBytes(entry.request.text) + serializedBytes(entry.response.text) + 400;
     if (bytes <= MESSAGE_BYTES - 200) return { entry, bytes };
     // Halves the longer side until the entry fits (both sides stay marked truncated when cut).
     const side = entry.request.text.length >= entry.response.text.length ? entry.request : entry.response;
@@ -119,10 +103,10 @@ function entryOf(c: BodyCapture): { entry: BodyEntry; bytes: number } {
 }
 
 /** A group's bodies packed into messages of at most MESSAGE_BYTES, numbered from 0. */
-export function groupMessages(group: { id: string; items: ReadonlyArray<{ capture: BodyCapture }> }): Array<{ body: BodyMessage; bytes: number }> {
+export function groupMessages(group: { id: string; items: readonly BodyCapture[] }): Array<{ body: BodyMessage; bytes: number }> {
   const out: Array<{ body: BodyMessage; bytes: number }> = [];
   let current: { body: BodyMessage; bytes: number } | null = null;
-  for (const { capture } of group.items) {
+  for (const capture of group.items) {
     const { entry, bytes } = entryOf(capture);
     if (!current || current.bytes + bytes > MESSAGE_BYTES) {
       current = { body: { batch: group.id, part: out.length, bodies: [] }, bytes: 100 };

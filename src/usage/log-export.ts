@@ -10,7 +10,7 @@ import type { Env } from "../env";
 import { isoInstant } from "../lib/iso-instant";
 import { HOUR_MS, hourStartOf } from "./aggregate";
 import { windowHours } from "./log-consumer";
-import { csvHeader, csvLine, dayPrefix, hourOfKey, readNdjsonGz, recordFromDbRow, type LogRecord } from "./log-record";
+import { csvHeader, csvLine, dayPrefix, hourOfKey, publicRecord, readNdjsonGz, recordFromDbRow, type LogRecord } from "./log-record";
 
 /** Longest period one export covers (the stream lists each day's objects and reads each hour). */
 export const MAX_EXPORT_DAYS = 31;
@@ -129,7 +129,7 @@ export function exportStream(env: Env, scope: LogScope, from: number, to: number
         controller.close();
         return;
       }
-      const text = next.value.map((r) => (format === "csv" ? csvLine(r) : JSON.stringify(r) + "\n")).join("");
+      const text = next.value.map(publicRecord).map((r) => (format === "csv" ? csvLine(r) : JSON.stringify(r) + "\n")).join("");
       controller.enqueue(encoder.encode(text));
     },
   });

@@ -50,6 +50,18 @@ export interface LogRecord {
   endUserId?: string | null;
 }
 
+/**
+ * A record as shown outside (exports, `GET /v1/master/logs/{requestId}`, the request page):
+ * without `extra.bodyBatch`, the group its bodies were stored with, an internal detail the
+ * readers of bodies find them by (src/usage/bodies.ts).
+ */
+export function publicRecord(r: LogRecord): LogRecord {
+  if (!r.extra || !("bodyBatch" in r.extra)) return r;
+  const extra: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(r.extra)) if (k !== "bodyBatch") extra[k] = v;
+  return { ...r, extra };
+}
+
 /** Field names in row order (a function: request-log.ts and this module import each other). */
 export const recordFields = (): ReadonlyArray<keyof LogRecord> => LOG_FIELDS as ReadonlyArray<keyof LogRecord>;
 const BOOLEAN_FIELDS = new Set<keyof LogRecord>(["streamed", "cached", "clientAborted"]);

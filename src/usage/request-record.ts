@@ -6,11 +6,12 @@
  */
 import type { Env } from "../env";
 import { HOUR_MS } from "./aggregate";
-import { hourPrefix, readNdjsonGz, recordFromDbRow, type LogRecord } from "./log-record";
+import { hourPrefix, publicRecord, readNdjsonGz, recordFromDbRow, type LogRecord } from "./log-record";
 import { REFUND_KIND } from "./request-log";
-import { readBodies } from "./bodies";
+import { readBodiesStatus, type BodiesStatus } from "./bodies";
 
-export type RecordWithBodies = LogRecord & { requestBody?: unknown; responseBody?: unknown; bodiesTruncated?: { request: boolean; response: boolean } };
+/** `bodiesStatus` is present when the request's project kept its bodies (src/usage/bodies.ts `BodiesStatus`). */
+export type RecordWithBodies = LogRecord & { requestBody?: unknown; responseBody?: unknown; bodiesTruncated?: { request: boolean; response: boolean }; bodiesStatus?: BodiesStatus };
 
 async function fromWindow(env: Env, organizationId: string, requestId: string): Promise<LogRecord | null> {
   const row = await env.DB.prepare("SELECT * FROM request_logs WHERE organization_id = ?1 AND request_id = ?2 AND kind <> ?3 ORDER BY created_at LIMIT 1")
@@ -41,7 +42,8 @@ async function fromArchive(env: Env, organizationId: string, requestId: string, 
 export async function findRequestRecord(env: Env, organizationId: string, requestId: string, at: number | null): Promise<RecordWithBodies | null> {
   const record = (await fromWindow(env, organizationId, requestId)) ?? (at === null ? null : await fromArchive(env, organizationId, requestId, at));
   if (!record) return null;
-  const bodies = await readBodies(env, record);
-  if (!bodies) return record;
-  return { ...record, requestBody: bodies.requestBody, responseBody: bodies.responseBody, ...(bodies.truncated ? { bodiesTruncated: bodies.truncated } : {}) };
+  const { bodies, status } = await readBodiesStatus(env, record);
+  const shown = publicRecord(record);
+  if (!bodies) return status ? { ...shown, bodiesStatus: status } : shown;
+  return { ...shown, requestBody: bodies.requestBody, responseBody: bodies.responseBody, ...(bodies.truncated ? { bodiesTruncated: bodies.truncated } : {}), bodiesStatus: status ?? "stored" };
 }

@@ -5,7 +5,7 @@
  * and reasoning folded. Anything else (a truncated body, another shape) is shown as JSON text.
  */
 import type { FC } from "hono/jsx";
-import type { StoredBodies } from "../../usage/bodies";
+import type { BodiesStatus, StoredBodies } from "../../usage/bodies";
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -67,12 +67,20 @@ function answerMessages(body: unknown): Json[] | null {
   return out.every((m): m is Json => m !== null) ? out : null;
 }
 
-export const RequestBodies: FC<{ bodies: StoredBodies | null; kept: boolean }> = ({ bodies, kept }) => {
+export const RequestBodies: FC<{ bodies: StoredBodies | null; kept: boolean; status?: BodiesStatus | null }> = ({ bodies, kept, status }) => {
+  if (!bodies && status === "dropped") {
+    return (
+      <section class="card" aria-labelledby="req-bodies">
+        <h2 id="req-bodies">Prompt and answer</h2>
+        <p class="empty">Not stored: they could not be queued for storage (the record itself is complete).</p>
+      </section>
+    );
+  }
   if (!bodies) {
     return (
       <section class="card" aria-labelledby="req-bodies">
         <h2 id="req-bodies">Prompt and answer</h2>
-        <p class="empty">{kept ? "Not stored yet: bodies appear a few seconds after the request." : "Not kept: turn on “Keep each request's prompt and answer” for the project (Organization page)."}</p>
+        <p class="empty">{kept || status === "pending" ? "Not stored yet: bodies appear a few seconds after the request." : "Not kept: turn on “Keep each request's prompt and answer” for the project (Organization page)."}</p>
       </section>
     );
   }

@@ -4,7 +4,7 @@
  * the D1 window, else the R2 archive), with filters, paging and a detail view of one request
  * (metadata and routing attempts). Owners and admins see the project; developers their own keys.
  */
-import { readBodies, type StoredBodies } from "../../usage/bodies";
+import { readBodiesStatus, type BodiesStatus, type StoredBodies } from "../../usage/bodies";
 import { RequestBodies } from "./request-bodies";
 import { Conversation, RequestTimeline } from "./request-trace";
 import { relatedRequests } from "../../usage/conversation";
@@ -15,7 +15,7 @@ import type { Env } from "../../env";
 import { getDb } from "../../db/client";
 import { apiKeys } from "../../db/schema";
 import { formatUsd as picoUsd } from "../../billing/money";
-import type { LogRecord } from "../../usage/log-record";
+import { publicRecord, type LogRecord } from "../../usage/log-record";
 import type { LogScope } from "../../usage/log-export";
 import { findRequest, listRequests, type Cursor, type RequestPage } from "../../usage/request-list";
 import { PeriodFields } from "./usage";
@@ -90,19 +90,19 @@ export async function loadRequests(env: Env, ctx: PageContext, q: RequestsQuery)
   return { page, keys: s.keys, q, from, to };
 }
 
-export type RequestDetail = { record: LogRecord; keyName: string; bodies: StoredBodies | null; keepsBodies: boolean; related: Awaited<ReturnType<typeof relatedRequests>> };
+export type RequestDetail = { record: LogRecord; keyName: string; bodies: StoredBodies | null; bodiesStatus: BodiesStatus | null; keepsBodies: boolean; related: Awaited<ReturnType<typeof relatedRequests>> };
 
 export async function loadRequest(env: Env, ctx: PageContext, id: string, at: number | null): Promise<RequestDetail | null> {
   const s = await sessionLogScope(env, ctx);
   if (!s) return null;
   const record = await findRequest(env, s.scope, id, at);
   if (!record) return null;
-  const [bodies, project, related] = await Promise.all([
-    readBodies(env, record),
+  const [{ bodies, status }, project, related] = await Promise.all([
+    readBodiesStatus(env, record),
     env.DB.prepare("SELECT log_bodies FROM projects WHERE id = ?1").bind(record.projectId).first<{ log_bodies: number }>(),
     relatedRequests(env, record, s.memberId),
   ]);
-  return { record, keyName: s.keys.get(record.apiKeyId) ?? record.apiKeyId, bodies, keepsBodies: project?.log_bodies === 1, related };
+  return { record, keyName: s.keys.get(record.apiKeyId) ?? record.apiKeyId, bodies, bodiesStatus: status, keepsBodies: project?.log_bodies === 1, related };
 }
 
 const TIME_FMT = new Intl.DateTimeFormat("en-GB", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: "UTC" });
@@ -297,12 +297,12 @@ export const RequestDetailPage: FC<{ ctx: PageContext; data: RequestDetail | nul
           </table>
         </div>
       </section>
-      <RequestBodies bodies={data.bodies} kept={data.keepsBodies} />
+      <RequestBodies bodies={data.bodies} kept={data.keepsBodies} status={data.bodiesStatus} />
       <RequestTimeline record={r} />
       <Conversation related={data.related} current={r.id} href={(x) => detailHref(ctx, x)} />
       <section class="card" aria-labelledby="req-meta">
         <h2 id="req-meta">Metadata</h2>
-        {r.extra ? <pre>{JSON.stringify(r.extra, null, 2)}</pre> : <p class="empty">None.</p>}
+        {r.extra ? <pre>{JSON.stringify(publicRecord(r).extra, null, 2)}</pre> : <p class="empty">None.</p>}
       </section>
     </Layout>
   );

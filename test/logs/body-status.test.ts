@@ -1,0 +1,83 @@
+/**
+ * What a request's record says about its bodies: the group they were stored with stays internal
+ * (exports and the request API never show `extra.bodyBatch`), and a group whose queue send failed
+ * reads as dropped, not as "not stored yet" forever.
+ */
+import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { call, seedOrg } from "../helpers/fixtures";
+import { chat, setProject, user, waitForLog } from "../chat/helpers";
+import { applyRows } from "../helpers/logs";
+import { queueBodies } from "../../src/usage/body-batch";
+import { BODIES_SETTLED_MS } from "../../src/usage/bodies";
+import type { KeyContext } from "../../src/context/key-context";
+import type { Env } from "../../src/env";
+import { newId } from "../../src/lib/ids";
+import { signIn } from "../dashboard/session";
+
+type Json = Record<string, any>;
+
+describe("bodies in a request's record", () => {
+  it("keeps the group of its bodies out of exports and the request API", async () => {
+    const o = await seedOrg();
+    await setProject(o.projectId, { logBodies: true });
+    const res = await chat(o.key, { model: "gpt-4o-mini", messages: user("which group?") });
+    const requestId = res.headers.get("x-request-id")!;
+    const row = await waitForLog(requestId);
+    // The record does name its group (readers find the bodies by it) ...
+    expect(typeof (row.extra as Json).bodyBatch).toBe("string");
+    const deadline = Date.now() + 8000;
+    let one: Json;
+    do {
+      one = (await (await call(`/v1/master/logs/${requestId}`, { key: o.masterKey })).json()) as Json;
+      if (!("responseBody" in one)) await new Promise((ok) => setTimeout(ok, 50));
+    } while (!("responseBody" in one) && Date.now() < deadline);
+    // ... which no reader outside sees.
+    expect(one.requestBody.messages[0].content).toBe("which group?");
+    expect(one.extra.bodies).toBe(true);
+    expect("bodyBatch" in one.extra).toBe(false);
+    expect(one.bodiesStatus).toBe("stored");
+    const period = `from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
+    const ndjson = await (await call(`/v1/master/logs?${period}`, { key: o.masterKey })).text();
+    const line = ndjson.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Json).find((r) => r.requestId === requestId);
+    expect(line?.extra.bodies).toBe(true);
+    expect(ndjson).not.toContain("bodyBatch");
+    const csv = await (await call(`/v1/master/logs?${period}`, { key: o.masterKey, headers: { accept: "text/csv" } })).text();
+    expect(csv).toContain(requestId);
+    expect(csv).not.toContain("bodyBatch");
+  });
+
+  it("says a group the queue refused was dropped, and one on its way is pending", async () => {
+    const o = await seedOrg();
+    const refusing = { send: () => Promise.reject(new Error("queue down")), sendBatch: () => Promise.reject(new Error("queue down")) };
+    const auth = { organization: { id: o.orgId, compliance: {} }, project: { id: o.projectId, logBodies: true }, key: { id: "key_status" } } as unknown as KeyContext;
+    const createdAt = Date.now();
+    const logId = newId("log");
+    const requestId = newId("req");
+    const waits: Array<Promise<unknown>> = [];
+    const group = queueBodies({ ...env, LOGS: refusing } as unknown as Env, (p) => waits.push(p), { auth, logId, requestId, createdAt, request: { q: 1 }, response: { a: 1 } });
+    await Promise.all(waits);
+    // A record naming a group that is still on its way (nothing stored, nothing refused).
+    const pendingId = newId("req");
+    const row = (id: string, reqId: string, batch: string, at: number) => ({ id, requestId: reqId, organizationId: o.orgId, projectId: o.projectId, apiKeyId: "key_status", requestedModel: "gpt-4o-mini", statusCode: 200, createdAt: at, extra: { bodies: true, bodyBatch: batch } });
+    await applyRows([row(logId, requestId, group!, createdAt), row(newId("log"), pendingId, "bb_onitsway", createdAt)]);
+
+    const dropped = (await (await call(`/v1/master/logs/${requestId}`, { key: o.masterKey })).json()) as Json;
+    expect(dropped.bodiesStatus).toBe("dropped");
+    expect("requestBody" in dropped).toBe(false);
+    // The request page says the same, and its metadata does not show the group.
+    const owner = await signIn(o.ownerEmail, o.ownerPassword);
+    const page = await (await call(`/dashboard/requests/${logId}?project=${o.projectId}&at=${createdAt}`, { headers: { cookie: owner.cookie, accept: "text/html" } })).text();
+    expect(page).toContain("Not stored: they could not be queued");
+    expect(page).not.toContain("Not stored yet");
+    expect(page).not.toContain("bodyBatch");
+    const pending = (await (await call(`/v1/master/logs/${pendingId}`, { key: o.masterKey })).json()) as Json;
+    expect(pending.bodiesStatus).toBe("pending");
+    // Past every retry, a group that never came reads as dropped too (even had the mark failed).
+    const oldId = newId("req");
+    const old = Date.now() - BODIES_SETTLED_MS - 3_600_000;
+    await applyRows([row(newId("log"), oldId, "bb_nevercame", old)]);
+    const never = (await (await call(`/v1/master/logs/${oldId}?at=${old}`, { key: o.masterKey })).json()) as Json;
+    expect(never.bodiesStatus).toBe("dropped");
+  });
+});
