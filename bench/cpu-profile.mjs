@@ -9,6 +9,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { moduleMap, stageTable } from "./profile-stages.mjs";
+import { connectInspector } from "./inspector.mjs";
 
 /**
  * Per-stage CPU per request: the workerd process's CPU per request (/proc) apportioned by the
@@ -27,18 +28,7 @@ function printStages(profile, bundleEntry, requests, processCpu) {
 }
 
 export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9329, bundleEntry, cpuMs, drainMs = 0 }) {
-  const { default: WebSocket } = await import("ws");
-  const list = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
-  const entry = list.find((t) => /switchboard/.test(t.title ?? t.id ?? "")) ?? list[0];
-  const ws = new WebSocket(entry.webSocketDebuggerUrl);
-  await new Promise((r) => ws.on("open", r));
-  let id = 0;
-  const pending = new Map();
-  ws.on("message", (m) => {
-    const msg = JSON.parse(String(m));
-    if (msg.id && pending.has(msg.id)) pending.get(msg.id)(msg.result);
-  });
-  const send = (method, params = {}) => new Promise((r) => { pending.set(++id, r); ws.send(JSON.stringify({ id, method, params })); });
+  const { send, close } = await connectInspector(port);
   await cannon({ ...target, connections: 8, seconds: 1 });
   await send("Profiler.enable");
   await send("Profiler.setSamplingInterval", { interval: 100 });
@@ -49,7 +39,7 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9
   if (drainMs) await new Promise((r) => setTimeout(r, drainMs));
   const processCpu = cpuMs && target.pid ? cpuMs(target.pid) - cpu0 : NaN;
   const { profile } = await send("Profiler.stop");
-  ws.close();
+  close();
   // Kept for other tools (Chrome DevTools opens .cpuprofile files), next to the other results.
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(path.join(resultsDir, "switchboard.cpuprofile"), JSON.stringify(profile));

@@ -11,6 +11,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { moduleMap, stageTable } from "./profile-stages.mjs";
+import { connectInspector } from "./inspector.mjs";
 
 /** The bodies' steps: [label, function names] (inclusive: a step counts once per sample it is on the stack of). */
 const BODY_STEPS = [
@@ -28,21 +29,10 @@ const BODY_STEPS = [
 
 /** Connects to the inspector; returns `run(fn)`: profiles while `fn` runs, resolves to [fn's value, profile]. */
 export async function inspectorProfiler(port) {
-  const { default: WebSocket } = await import("ws");
-  const list = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
-  const entry = list.find((t) => /switchboard/.test(t.title ?? t.id ?? "")) ?? list[0];
-  const ws = new WebSocket(entry.webSocketDebuggerUrl);
-  await new Promise((r) => ws.on("open", r));
-  let id = 0;
-  const pending = new Map();
+  const { send, onEvent, close } = await connectInspector(port);
   /** url -> scriptId: the bundle's source is read back through the debugger (wrangler dev's build directory is temporary). */
   const scripts = new Map();
-  ws.on("message", (m) => {
-    const msg = JSON.parse(String(m));
-    if (msg.id && pending.has(msg.id)) pending.get(msg.id)(msg.result);
-    if (msg.method === "Debugger.scriptParsed") scripts.set(msg.params.url, msg.params.scriptId);
-  });
-  const send = (method, params = {}) => new Promise((r) => { pending.set(++id, r); ws.send(JSON.stringify({ id, method, params })); });
+  onEvent("Debugger.scriptParsed", (p) => scripts.set(p.url, p.scriptId));
   await send("Debugger.enable");
   await send("Profiler.enable");
   await send("Profiler.setSamplingInterval", { interval: 200 });
@@ -59,7 +49,7 @@ export async function inspectorProfiler(port) {
       if (!scriptId) console.log(`bundle ${url} not among the scripts the debugger reported (${[...scripts.keys()].slice(0, 5).join(", ")})`);
       return scriptId ? (await send("Debugger.getScriptSource", { scriptId })).scriptSource : null;
     },
-    close: () => ws.close(),
+    close,
   };
 }
 
