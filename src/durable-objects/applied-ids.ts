@@ -24,7 +24,6 @@ export function firstApplication(storage: DurableObjectStorage, id: string, now:
     ready.add(storage);
   }
   storage.sql.exec("DELETE FROM applied_flush WHERE at < ?", now - APPLIED_ID_TTL_MS);
-  if (storage.sql.exec("SELECT 1 FROM applied_flush WHERE id = ?", id).toArray().length > 0) return false;
-  storage.sql.exec("INSERT INTO applied_flush (id, at) VALUES (?, ?)", id, now);
-  return true;
+  // A row comes back only when the id was new: the check and the record are one statement.
+  return storage.sql.exec("INSERT INTO applied_flush (id, at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING RETURNING id", id, now).toArray().length > 0;
 }

@@ -57,8 +57,7 @@ export interface LogRecord {
  */
 export function publicRecord(r: LogRecord): LogRecord {
   if (!r.extra || !("bodyBatch" in r.extra)) return r;
-  const extra: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(r.extra)) if (k !== "bodyBatch") extra[k] = v;
+  const { bodyBatch: _internal, ...extra } = r.extra;
   return { ...r, extra };
 }
 
