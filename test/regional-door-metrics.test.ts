@@ -8,17 +8,13 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, json, seedOrg, type SeededOrg } from "./helpers/fixtures";
-import { setProject } from "./chat/helpers";
+import { useRegionalKeys } from "./chat/helpers";
 import { continentStats, routeStats } from "../src/routing/live-metrics";
 
 let org: SeededOrg;
 beforeAll(async () => {
   org = await seedOrg();
-  await setProject(org.projectId, { mode: "api-keys" });
-  for (const region of ["eu-west-1", "us-east-1"]) {
-    const res = await call("/v1/master/provider-keys", { method: "POST", key: org.masterKey, ...json({ provider: "openai", token: `byok-${region}`, region }) });
-    expect(res.status).toBe(201);
-  }
+  await useRegionalKeys(org, "openai", ["eu-west-1", "us-east-1"]);
 });
 
 const post = (path: string, body: unknown) =>

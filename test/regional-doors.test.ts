@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addKey, call, json, seedOrg, type SeededOrg } from "./helpers/fixtures";
-import { setProject } from "./chat/helpers";
+import { useRegionalKeys } from "./chat/helpers";
 import { recorded } from "./helpers/recorded";
 
 const FAKE = (env as unknown as { FAKE_UPSTREAM_URL: string }).FAKE_UPSTREAM_URL;
@@ -18,11 +18,7 @@ let org: SeededOrg;
 let asiaOnlyKey: string;
 beforeAll(async () => {
   org = await seedOrg();
-  await setProject(org.projectId, { mode: "api-keys" });
-  for (const [region, prefix] of Object.entries(PREFIX)) {
-    const res = await call("/v1/master/provider-keys", { method: "POST", key: org.masterKey, ...json({ provider: "openai", token: `byok-${region}`, region, baseUrl: `${FAKE}/${prefix}` }) });
-    expect(res.status).toBe(201);
-  }
+  await useRegionalKeys(org, "openai", Object.entries(PREFIX).map(([region, prefix]) => ({ region, baseUrl: `${FAKE}/${prefix}` })));
   const key = await addKey(org);
   asiaOnlyKey = key.token;
   const rule = await call(`/v1/master/keys/${key.row.id}/iam`, { method: "POST", key: org.masterKey, ...json({ ruleType: "allow_regions", ruleValue: { regions: ["AS"] } }) });

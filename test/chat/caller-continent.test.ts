@@ -6,8 +6,8 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { chat, resetMetrics, setProject, user } from "./helpers";
+import { seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { chat, resetMetrics, useRegionalKeys, user } from "./helpers";
 
 const MODEL = "deepinfra/llama-3.3-70b-instruct";
 const upstream = (prefix: string) => `${(env as unknown as { FAKE_UPSTREAM_URL: string }).FAKE_UPSTREAM_URL}/${prefix}`;
@@ -16,11 +16,10 @@ type Body = Record<string, any>;
 let org: SeededOrg;
 beforeAll(async () => {
   org = await seedOrg();
-  await setProject(org.projectId, { mode: "api-keys" });
-  for (const [region, prefix] of [["us", "deepinfra-us"], ["eu-west-1", "deepinfra-eu"]] as const) {
-    const res = await call("/v1/master/provider-keys", { method: "POST", key: org.masterKey, ...json({ provider: "deepinfra", token: `tok-${region}`, region, baseUrl: upstream(prefix) }) });
-    expect(res.status).toBe(201);
-  }
+  await useRegionalKeys(org, "deepinfra", [
+    { region: "us", baseUrl: upstream("deepinfra-us") },
+    { region: "eu-west-1", baseUrl: upstream("deepinfra-eu") },
+  ]);
 });
 beforeEach(resetMetrics);
 

@@ -6,8 +6,8 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { chat, resetMetrics, setProject, user } from "./helpers";
+import { call, seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { chat, resetMetrics, useRegionalKeys, user } from "./helpers";
 import { metricsWritesSettled, reportAttempts } from "../../src/routing/live-metrics";
 import type { AttemptSample } from "../../src/routing/metrics";
 import type { Continent } from "../../src/routing/regions";
@@ -21,12 +21,8 @@ type Body = Record<string, any>;
 let org: SeededOrg;
 beforeAll(async () => {
   org = await seedOrg();
-  await setProject(org.projectId, { mode: "api-keys" });
   // No base URL of their own: the provider's public endpoints (the fake upstream), whose metrics are shared.
-  for (const region of ["us-east-1", "eu-west-1"]) {
-    const res = await call("/v1/master/provider-keys", { method: "POST", key: org.masterKey, ...json({ provider: "deepinfra", token: `tok-${region}`, region }) });
-    expect(res.status).toBe(201);
-  }
+  await useRegionalKeys(org, "deepinfra", ["us-east-1", "eu-west-1"]);
 });
 beforeEach(resetMetrics);
 

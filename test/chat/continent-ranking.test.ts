@@ -7,8 +7,8 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { chat, resetMetrics, setProject, user } from "./helpers";
+import { seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { chat, resetMetrics, useRegionalKeys, user } from "./helpers";
 import { metricsWritesSettled, reportAttempts } from "../../src/routing/live-metrics";
 import type { AttemptSample } from "../../src/routing/metrics";
 import type { Continent } from "../../src/routing/regions";
@@ -24,11 +24,7 @@ type Body = Record<string, any>;
 let org: SeededOrg;
 beforeAll(async () => {
   org = await seedOrg();
-  await setProject(org.projectId, { mode: "api-keys" });
-  for (const [region, prefix] of Object.entries(PREFIX)) {
-    const res = await call("/v1/master/provider-keys", { method: "POST", key: org.masterKey, ...json({ provider: "deepinfra", token: `tok-${region}`, region, baseUrl: upstream(prefix) }) });
-    expect(res.status).toBe(201);
-  }
+  await useRegionalKeys(org, "deepinfra", Object.entries(PREFIX).map(([region, prefix]) => ({ region, baseUrl: upstream(prefix) })));
 });
 beforeEach(resetMetrics);
 

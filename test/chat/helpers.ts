@@ -2,7 +2,7 @@
 import OpenAI from "openai";
 import { env, exports } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { call } from "../helpers/fixtures";
+import { call, json } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { projects, requestLogs } from "../../src/db/schema";
 import { bumpKeyVersions } from "../../src/keys/sync";
@@ -36,6 +36,20 @@ export async function waitForLog(requestId: string, timeoutMs = 5000): Promise<L
 export async function setProject(projectId: string, patch: Partial<typeof projects.$inferInsert>): Promise<void> {
   await getDb(env.DB).update(projects).set(patch).where(eq(projects.id, projectId));
   await bumpKeyVersions(env, { projectId });
+}
+
+/**
+ * Moves `org`'s project onto its own provider keys with one key of `provider` per region: with a
+ * base URL of its own when given (that tenant's upstream, kept out of the shared metrics), else
+ * the provider's public endpoint (the fake upstream, which takes `byok-` tokens as a tenant's own).
+ */
+export async function useRegionalKeys(org: { projectId: string; masterKey: string }, provider: string, regions: ReadonlyArray<string | { region: string; baseUrl: string }>): Promise<void> {
+  await setProject(org.projectId, { mode: "api-keys" });
+  for (const r of regions) {
+    const { region, baseUrl } = typeof r === "string" ? { region: r, baseUrl: undefined } : r;
+    const res = await call("/v1/master/provider-keys", { method: "POST", key: org.masterKey, ...json({ provider, token: `byok-${region}`, region, ...(baseUrl ? { baseUrl } : {}) }) });
+    if (res.status !== 201) throw new Error(`${provider} key for ${region}: HTTP ${res.status} ${await res.text()}`);
+  }
 }
 
 /** Parses an SSE body into its `data:` payloads (JSON objects, or the string "[DONE]"), plus comments. */
