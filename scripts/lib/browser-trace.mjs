@@ -19,8 +19,9 @@ export async function traceAndFilters(ctx) {
   const session = `browser-${crypto.randomUUID().slice(0, 8)}`;
   const ask = (/** @type {string} */ content, /** @type {Record<string, unknown>} */ extra = {}) =>
     api("/v1/chat/completions", { method: "POST", token, headers: { "x-session-id": session }, body: { model: "llama-3.3-70b-instruct", messages: [{ role: "user", content }], ...extra } });
-  // The cheapest provider fails once: the answer comes from the next one, after a failover.
-  const first = await ask(`first turn ${crypto.randomUUID()} [[fake@deepinfra:status=500]]`, { user: "trace-user" });
+  // deepinfra is tried first (`provider.order`: whatever the live ranking says after the earlier
+  // scenarios' traffic) and fails once: the answer comes from the next provider, after a failover.
+  const first = await ask(`first turn ${crypto.randomUUID()} [[fake@deepinfra:status=500]]`, { user: "trace-user", provider: { order: ["deepinfra"] } });
   assert.equal(first.status, 200, JSON.stringify(first.json));
   const second = await ask(`second turn ${crypto.randomUUID()}`);
   assert.equal(second.status, 200, JSON.stringify(second.json));
