@@ -4,7 +4,7 @@
  * through workerd's inspector (port 9329, or 9321 under --peers; opened by bench/run.mjs). Prints self and inclusive time
  * per function and saves the profile as bench/results/switchboard.cpuprofile (Chrome DevTools
  * opens it). PROFILE_CALLERS=fetch,Request also lists where those (usually native) functions are
- * called from.
+ * called from; PROFILE_CONNECTIONS=1 profiles requests one at a time instead of 32 at once.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -34,7 +34,8 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9
   await send("Profiler.setSamplingInterval", { interval: 100 });
   await send("Profiler.start");
   const cpu0 = cpuMs && target.pid ? cpuMs(target.pid) : NaN;
-  const res = await cannon({ ...target, connections: 32, seconds });
+  // PROFILE_CONNECTIONS=1: the profile of requests one at a time, where each pays its batches alone.
+  const res = await cannon({ ...target, connections: Number(process.env.PROFILE_CONNECTIONS ?? 32), seconds });
   // --peers: keep sampling while the load's background work (queue batches, alarms) runs out.
   if (drainMs) await new Promise((r) => setTimeout(r, drainMs));
   const processCpu = cpuMs && target.pid ? cpuMs(target.pid) - cpu0 : NaN;

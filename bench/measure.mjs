@@ -29,18 +29,33 @@ export const chatBody = (model, stream = false, extra = "") =>
 // Blocks must hold a few requests beyond the warm-up, also when every DO call is delayed.
 const BLOCK_MS = Math.max(100, 10 * DO_LATENCY_MS);
 const BLOCK_WARMUP = 2;
-export async function interleavedLatency(targets, seconds) {
-  const samples = targets.map(() => ({ times: [], errors: 0 }));
+/**
+ * With `upstreamTimes` (the fake upstream's last `onTimes`, same clock), each target also gets the
+ * median time before its request reached the upstream (`beforeUp`: the client's send to the
+ * upstream's arrival) and after the upstream finished its answer (`afterUp`: to the client's last
+ * byte), so an added latency splits into the part before the upstream call and the part after it.
+ */
+export async function interleavedLatency(targets, seconds, upstreamTimes = null) {
+  const samples = targets.map(() => ({ times: [], before: [], after: [], errors: 0, blocks: 0 }));
   const end = performance.now() + seconds * 1000 * targets.length;
   while (performance.now() < end) {
     for (let i = 0; i < targets.length; i++) {
       const { url, body, headers } = targets[i];
       const blockEnd = performance.now() + BLOCK_MS;
+      samples[i].blocks++;
       for (let n = 0; performance.now() < blockEnd; n++) {
+        if (upstreamTimes) upstreamTimes.arrived = upstreamTimes.finished = NaN;
         const t0 = performance.now();
         const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
         await res.arrayBuffer();
-        if (n >= BLOCK_WARMUP) samples[i].times.push(performance.now() - t0);
+        const t1 = performance.now();
+        if (n >= BLOCK_WARMUP) {
+          samples[i].times.push(t1 - t0);
+          if (upstreamTimes && upstreamTimes.arrived >= t0 && upstreamTimes.finished <= t1) {
+            samples[i].before.push(upstreamTimes.arrived - t0);
+            samples[i].after.push(t1 - upstreamTimes.finished);
+          }
+        }
         if (res.status !== 200) {
           samples[i].errors++;
           console.log(`${targets[i].name}: HTTP ${res.status} at c=1`);
@@ -48,7 +63,10 @@ export async function interleavedLatency(targets, seconds) {
       }
     }
   }
-  return samples.map(({ times, errors }) => ({ mean: times.reduce((a, b) => a + b, 0) / Math.max(1, times.length), p50: pct(times, 50), p99: pct(times, 99), count: times.length, errors }));
+  return samples.map(({ times, before, after, errors, blocks }) => ({
+    mean: times.reduce((a, b) => a + b, 0) / Math.max(1, times.length), p50: pct(times, 50), p99: pct(times, 99), count: times.length, errors, blocks,
+    beforeUp: before.length ? median(before) : NaN, afterUp: after.length ? median(after) : NaN,
+  }));
 }
 
 export function cannon({ url, body, headers, connections, seconds }) {

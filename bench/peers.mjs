@@ -72,7 +72,9 @@ export async function peersReport(d) {
   const { root, args, rounds, seconds, bundle, baselineDir, baselineLabel } = d;
   const num = (name, def) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
   const PEER_PORTS = peerPorts(num("peers-ports", 8831), num("inspector-port", 9321));
-  const upstream = await d.startFakeUpstream({ port: PEER_PORTS.upstream });
+  // The upstream's own clock for the c=1 split (before the upstream call / after its answer).
+  const upstreamTimes = { arrived: NaN, finished: NaN };
+  const upstream = await d.startFakeUpstream({ port: PEER_PORTS.upstream, onTimes: (a, f) => { upstreamTimes.arrived = a; upstreamTimes.finished = f; } });
   const servers = [];
   try {
     const floor = await d.startPassThrough(upstream.url, PEER_PORTS.floor);
@@ -131,13 +133,19 @@ export async function peersReport(d) {
       await d.cannon({ ...t, connections: 8, seconds: 1 });
       await cpuUntilIdle(d.cpuMs, t.pid, t.drainMs ?? 2000);
     }
-    const per = new Map(targets.map((t) => [t.name, { mean: [], p50: [], rps: [], cpu: [], cpuRun: [], addedMean: [], share: [], errors: 0 }]));
+    const per = new Map(targets.map((t) => [t.name, { mean: [], p50: [], before: [], after: [], cpuC1: [], rps: [], cpu: [], cpuRun: [], addedMean: [], share: [], errors: 0 }]));
     const loads = [];
     for (let round = 0; round < rounds; round++) {
       loads.push(load());
-      const lat = await d.interleavedLatency(targets, seconds);
+      const c1cpu0 = targets.map((t) => d.cpuMs(t.pid));
+      const lat = await d.interleavedLatency(targets, seconds, upstreamTimes);
+      const c1cpu = await Promise.all(targets.map(async (t, i) => (await cpuUntilIdle(d.cpuMs, t.pid, 1000)) - c1cpu0[i]));
       targets.forEach((t, i) => {
+        // CPU per request at c=1 counts the warm-up requests of each block too (they ran).
+        per.get(t.name).cpuC1.push(c1cpu[i] / Math.max(1, lat[i].count + lat[i].blocks * 2));
         per.get(t.name).mean.push(lat[i].mean);
+        per.get(t.name).before.push(lat[i].beforeUp);
+        per.get(t.name).after.push(lat[i].afterUp);
         per.get(t.name).p50.push(lat[i].p50);
         per.get(t.name).errors += lat[i].errors;
       });
@@ -177,6 +185,9 @@ export async function peersReport(d) {
           return [t.name, {
             meanMsC1: r2(median(r.mean)),
             p50MsC1: r2(median(r.p50)),
+            beforeUpstreamMsC1: r2(median(r.before)),
+            afterUpstreamMsC1: r2(median(r.after)),
+            cpuMsPerRequestC1: r2(median(r.cpuC1)),
             addedMeanMsC1: r2(median(r.addedMean)),
             addedMeanRangeMs: [r2(Math.min(...r.addedMean)), r2(Math.max(...r.addedMean))],
             rpsC32: r2(median(r.rps)),
@@ -199,10 +210,10 @@ export async function peersReport(d) {
     const md = [
       `Peers ${summary.date}: ${summary.machine.cores} cores (${summary.machine.cpu}), Node ${summary.machine.node}; ${rounds} interleaved rounds x ${seconds}s; load average (1/5/15 min) per round: ${summary.loadAverages.join(" | ")}`,
       "",
-      "| target | mean ms (c=1) | added mean over floor (range) | req/s (c=32) | share of floor (range) | CPU ms/req incl. background (during load) | errors |",
-      "|---|---|---|---|---|---|---|",
+      "| target | mean ms (c=1) | added mean over floor (range) | c=1 p50 before / after the upstream | CPU ms/req at c=1 | req/s (c=32) | share of floor (range) | CPU ms/req incl. background (during load) | errors |",
+      "|---|---|---|---|---|---|---|---|---|",
       ...Object.entries(summary.targets).map(([n, t]) =>
-        `| ${n} | ${t.meanMsC1} | ${t.addedMeanMsC1} (${t.addedMeanRangeMs.join(" to ")}) | ${t.rpsC32} | ${t.shareOfFloor} (${t.shareRange.join("-")}) | ${t.cpuMsPerRequest} (${t.cpuMsPerRequestDuringLoad}) | ${t.errors} |`),
+        `| ${n} | ${t.meanMsC1} | ${t.addedMeanMsC1} (${t.addedMeanRangeMs.join(" to ")}) | ${t.beforeUpstreamMsC1} / ${t.afterUpstreamMsC1} | ${t.cpuMsPerRequestC1} | ${t.rpsC32} | ${t.shareOfFloor} (${t.shareRange.join("-")}) | ${t.cpuMsPerRequest} (${t.cpuMsPerRequestDuringLoad}) | ${t.errors} |`),
       "",
       portkey ? `Goals: c=1 added mean <= Portkey's + 0.5 ms: ${summary.goals.addedMeanWithinPortkeyPlusHalfMs ? "met" : "MISSED"}; c=32 share >= Portkey's - 0.05: ${summary.goals.shareAtLeastPortkeyMinus005 ? "met" : "MISSED"}; CPU per request <= 1.5 ms: ${summary.goals.cpuPerRequestAtMost15Ms ? "met" : "MISSED"}.` : `Portkey not measured: ${portkeyWhyNot}.`,
       "",

@@ -33,11 +33,18 @@ import { routes } from "./routes.mjs";
 const recorded = new Map();
 
 /**
- * @param {{ port?: number, host?: string }} [opts]
+ * @param {{ port?: number, host?: string, onTimes?: (arrived: number, finished: number) => void }} [opts]
+ *   `onTimes`: for the bench's c=1 split, when each request's headers arrived and when its answer
+ *   was fully written (`performance.now()`, this process's clock, the same as the bench client's).
  * @returns {Promise<{ port: number, url: string, close: () => Promise<void> }>}
  */
 export async function startFakeUpstream(opts = {}) {
+  const onTimes = opts.onTimes;
   const server = http.createServer(async (req, res) => {
+    if (onTimes) {
+      const arrived = performance.now();
+      res.on("finish", () => onTimes(arrived, performance.now()));
+    }
     try {
       const chunks = [];
       for await (const c of req) chunks.push(c);
