@@ -6,7 +6,7 @@
  * memory of each workerd process.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import path from "node:path";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
@@ -88,6 +88,14 @@ export async function startSwitchboard(bundle, upstreamUrl, { port = 0, instrume
     bindings[`${envPrefix(id)}_API_KEY`] = `bench-operator-key-${id}`;
   }
   const { modules: _m, modulesRules: _r, main: _main, ...rest } = /** @type {any} */ (workerOptions);
+  // A build of another ref (--baseline-ref) runs with its own compatibility date and flags (they
+  // change what the runtime does), and with this checkout's bindings and migrations.
+  const ownConfig = path.join(path.dirname(bundle.outdir), "wrangler.jsonc");
+  if (path.dirname(bundle.outdir) !== root && existsSync(ownConfig)) {
+    const own = /** @type {any} */ (unstable_getMiniflareWorkerOptions(ownConfig).workerOptions);
+    rest.compatibilityDate = own.compatibilityDate;
+    rest.compatibilityFlags = own.compatibilityFlags;
+  }
   // --no-log-consumer: the LOGS queue is not consumed (records wait in the local queue), to measure
   // the request path without the consumer's work, which on Cloudflare is its own invocation.
   if (!consumers) delete rest.queueConsumers;
