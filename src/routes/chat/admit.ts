@@ -87,7 +87,8 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
   let earlyCand: Candidate | null = null;
   let earlyStartedAt = 0;
   // Stops the early attempt when a hedged one answered first (hedge.ts): not an admission refusal.
-  const hedgeStop = new AbortController();
+  // Without hedging nothing stops it that way, and the request keeps one signal fewer.
+  const hedgeStop = timeouts.hedging ? new AbortController() : null;
   const early = prepared.then((p): EarlyPlan<AttemptResult> | null => {
     const first = p.plan?.[0];
     if (!first) return null;
@@ -96,7 +97,7 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
       creditPaid: isCreditPaid(first),
       run: (signal) => {
         earlyStartedAt = Date.now();
-        return runAttempt(env, req, first, stream, AbortSignal.any([signal, hedgeStop.signal]), timeouts, run.input.probe);
+        return runAttempt(env, req, first, stream, hedgeStop ? AbortSignal.any([signal, hedgeStop.signal]) : signal, timeouts, run.input.probe);
       },
       clientSignal: run.input.signal,
       release: releaseAttempt,
@@ -165,7 +166,7 @@ export async function admitChat(run: Run, req: ChatRequest, resolved: ResolvedMo
     takeEarly: (cand) => {
       if (cand !== earlyCand) return null;
       const result = admitted.take();
-      return result ? { cand, startedAt: earlyStartedAt, result, stop: () => hedgeStop.abort() } : null;
+      return result ? { cand, startedAt: earlyStartedAt, result, stop: () => hedgeStop?.abort() } : null;
     },
   };
 }
