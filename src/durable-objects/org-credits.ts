@@ -82,8 +82,8 @@ export class OrgCredits extends DurableObject<Env> {
   private waiters = new AdmissionQueue<CreditGate>();
   /** The low-balance window (newest ledger entry time) already alerted for in this object's life. */
   private lowAlerted: number | null = null;
-  /** The organization's notification settings (JSON) and low-balance window as of the last read. */
-  private lowSettings: string | null = null;
+  /** The organization's low-balance threshold (null: off) and window as of the last read. */
+  private lowThreshold: Pico | null = null;
   private lowWindow = 0;
   /** Credit slices granted to isolates (lease-book.ts); same rules as a key's. */
   private leases = new LeaseBook();
@@ -155,7 +155,7 @@ export class OrgCredits extends DurableObject<Env> {
     while (this.unwritten > 0n) await this.read();
     // The spend that takes the balance below the threshold alerts now, not at the next read (up to
     // REFRESH_MS later); settings and window as last read (a ledger entry re-reads them at once).
-    if (this.balance !== null) this.checkLowBalance(orgId, this.lowSettings, this.lowWindow);
+    if (this.balance !== null) this.checkLowBalance(orgId);
     return leases?.renewUnit !== undefined ? this.renewLease(leases.renewUnit, now) : null;
   }
 
@@ -259,9 +259,9 @@ export class OrgCredits extends DurableObject<Env> {
       this.pendingSum -= p.amount;
     }
     this.waiters.pump();
-    this.lowSettings = balanceRow?.n ?? null;
+    this.lowThreshold = thresholdOf(balanceRow?.n ?? null);
     this.lowWindow = balanceRow?.w ?? 0;
-    this.checkLowBalance(orgId, this.lowSettings, this.lowWindow);
+    this.checkLowBalance(orgId);
   }
 
   /**
@@ -269,14 +269,9 @@ export class OrgCredits extends DurableObject<Env> {
    * own, else the default; off the admission path). The window is the newest top-up, so each fall
    * below the threshold alerts once, however many requests follow it.
    */
-  private checkLowBalance(orgId: string, settingsJson: string | null, windowStart: number): void {
+  private checkLowBalance(orgId: string): void {
+    const { lowThreshold: threshold, lowWindow: windowStart } = this;
     if (this.lowAlerted === windowStart) return;
-    let threshold: bigint | null = null;
-    try {
-      threshold = lowCreditsThresholdPico(settingsJson ? (JSON.parse(settingsJson) as NotificationSettings | null)?.lowCreditsThreshold : undefined);
-    } catch {
-      return;
-    }
     const balance = this.settled();
     if (threshold === null || balance >= threshold) return;
     this.lowAlerted = windowStart;
@@ -286,6 +281,15 @@ export class OrgCredits extends DurableObject<Env> {
         console.error("low credit alert failed", err instanceof Error ? err.message : String(err));
       }),
     );
+  }
+}
+
+/** The threshold in an organization's notification settings (JSON as D1 holds it): its own, else the default; null when off or unreadable. */
+function thresholdOf(settingsJson: string | null): Pico | null {
+  try {
+    return lowCreditsThresholdPico(settingsJson ? (JSON.parse(settingsJson) as NotificationSettings | null)?.lowCreditsThreshold : undefined);
+  } catch {
+    return null;
   }
 }
 
