@@ -8,6 +8,7 @@ import type { Env } from "../env";
 import { getDb } from "../db/client";
 import { organizations, type NotificationSettings } from "../db/schema";
 import { isDecimalString } from "../billing/money";
+import { LOW_CREDITS_OFF } from "../billing/low-credits";
 import { PROVIDER_IDS } from "../catalog/types";
 import { notFound } from "../errors/api-error";
 import { bumpKeyVersions } from "../keys/sync";
@@ -38,7 +39,7 @@ export const organizationPatchBody = z.strictObject({
     .strictObject({
       apiKeyBudgets: z.boolean().optional(),
       thresholdPercent: z.number().int().min(50).max(100).optional(),
-      /** Decimal USD; e-mail owners when the credit balance falls below it. `null` turns the alert off. */
+      /** Decimal USD; alert owners (and `credits.low` webhooks) when the credit balance falls below it. `null` or 0 turns the alert off; unset: DEFAULT_LOW_CREDITS_THRESHOLD. */
       lowCreditsThreshold: z
         .string()
         .refine((v) => isDecimalString(v) && !v.startsWith("-"), 'must be a non-negative decimal string, e.g. "5.00"')
@@ -94,7 +95,8 @@ export async function updateOrganization(env: Env, orgId: string, body: Organiza
   if (compliance.regions) compliance.regions = [...new Set(compliance.regions)];
   const { lowCreditsThreshold, ...notificationPatch } = body.notifications ?? {};
   const notifications: NotificationSettings = { ...current.notifications, ...notificationPatch };
-  if (lowCreditsThreshold === null) delete notifications.lowCreditsThreshold;
+  // null turns the alert off; unset (never saved) means the default threshold.
+  if (lowCreditsThreshold === null) notifications.lowCreditsThreshold = LOW_CREDITS_OFF;
   else if (lowCreditsThreshold !== undefined) notifications.lowCreditsThreshold = lowCreditsThreshold;
   const rate = {
     requestsPerMinute: body.rateLimits?.requestsPerMinute === undefined ? current.requestsPerMinute : body.rateLimits.requestsPerMinute,

@@ -17,6 +17,7 @@ import { ApiError, notFound } from "../errors/api-error";
 import { newId } from "../lib/ids";
 import { orgCreditsStub } from "../durable-objects/org-credits";
 import { formatUsd, isDecimalString, parseUsd, picoFromDb } from "./money";
+import { effectiveLowCreditsThreshold } from "./low-credits";
 
 /** One entry moves at most this much (stays an exact JS number of pico-dollars). */
 const MAX_ENTRY_USD = "9000";
@@ -123,7 +124,7 @@ export async function creditLedgerView(env: Env, organizationId: string, limit =
   if (!org) throw notFound("Organization not found.", "organization_not_found");
   return {
     balance: formatUsd(picoFromDb(org.credits)),
-    lowCreditsThreshold: org.notifications.lowCreditsThreshold ?? null,
+    lowCreditsThreshold: effectiveLowCreditsThreshold(org.notifications.lowCreditsThreshold),
     entries: rows.map(publicLedgerEntry),
   };
 }

@@ -1,6 +1,7 @@
 /**
- * Low credit balance alert: OrgCredits (src/durable-objects/org-credits.ts)
- * checks the balance it reads against the organization's `notifications.lowCreditsThreshold`.
+ * Low credit balance alert: OrgCredits (src/durable-objects/org-credits.ts) checks the balance it
+ * reads, and each settlement, against the organization's `notifications.lowCreditsThreshold`:
+ * DEFAULT_LOW_CREDITS_THRESHOLD when it set none, off when it set zero.
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { Env } from "../env";
@@ -11,11 +12,26 @@ import { sendMail } from "../lib/mail";
 import { emitWebhookEvent } from "../integrations/webhooks";
 import { formatUsd, isDecimalString, parseUsd, type Pico } from "./money";
 
-/** The threshold in pico-dollars, or null when the organization set none. */
-export function lowCreditsThresholdPico(threshold: string | undefined): Pico | null {
-  if (threshold === undefined || !isDecimalString(threshold)) return null;
-  const p = parseUsd(threshold);
-  return p > 0n ? p : null;
+/**
+ * The threshold of an organization that never set one (decimal USD): a webhook on `credits.low` or
+ * an owner's inbox hears of a draining balance without anyone having to configure it first, early
+ * enough to top up before credit-paid requests are refused (402 at zero).
+ */
+export const DEFAULT_LOW_CREDITS_THRESHOLD = "5";
+
+/** What `lowCreditsThreshold: null` stores: the alert off (a zero threshold is never crossed). */
+export const LOW_CREDITS_OFF = "0";
+
+/** The threshold in effect (decimal USD): the stored one, the default when unset, null when off. */
+export function effectiveLowCreditsThreshold(stored: string | undefined): string | null {
+  if (stored === undefined) return DEFAULT_LOW_CREDITS_THRESHOLD;
+  return isDecimalString(stored) && parseUsd(stored) > 0n ? stored : null;
+}
+
+/** The threshold in effect in pico-dollars, or null when the alert is off. */
+export function lowCreditsThresholdPico(stored: string | undefined): Pico | null {
+  const threshold = effectiveLowCreditsThreshold(stored);
+  return threshold === null ? null : parseUsd(threshold);
 }
 
 /**

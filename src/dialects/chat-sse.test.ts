@@ -6,7 +6,7 @@ const recorder = (): ChunkEncoder & { log: string[] } => {
   const log: string[] = [];
   return {
     log,
-    start: () => (log.push("start"), "S"),
+    start: (model) => (log.push(model ? `start:${model}` : "start"), "S"),
     chunk: (c) => (log.push(`chunk:${c.choices?.[0]?.delta?.content ?? ""}`), "C"),
     keepAlive: () => (log.push("ka"), "K"),
     error: (e) => (log.push(`error:${e.message}`), "E"),
@@ -27,5 +27,12 @@ describe("reencodeChatSse", () => {
     const enc = recorder();
     await new Response(reencodeChatSse(bytesStream(['data: {"error":{"message":"boom","type":"upstream_error"}}\n\n']), enc)).text();
     expect(enc.log).toEqual(["start", "error:boom", "done"]);
+  });
+
+  it("opens with the model the first chunk names (a fallback's id), before that chunk's own events", async () => {
+    const enc = recorder();
+    const body = bytesStream(['data: {"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"a"}}]}\n\ndata: [DONE]\n\n']);
+    expect(await new Response(reencodeChatSse(body, enc)).text()).toBe("SCD");
+    expect(enc.log).toEqual(["start:gpt-4o-mini", "chunk:a", "done"]);
   });
 });

@@ -60,7 +60,11 @@ export function firstChoice(c: ChatChunk): { delta: NonNullable<NonNullable<Chat
 
 /** A dialect's encoder: each method returns the text to send (possibly empty). */
 export interface ChunkEncoder {
-  start(): string;
+  /**
+   * The opening events, sent before the first frame's own: `model` is the model the first chunk
+   * names (the one that served, a fallback's id included), absent when the stream opens otherwise.
+   */
+  start(model?: string): string;
   chunk(c: ChatChunk): string;
   /** A `: keep-alive` comment of the chat stream. */
   keepAlive(): string;
@@ -110,15 +114,25 @@ class BlockSplitter {
   }
 }
 
-/** Re-encodes chat SSE through `enc`; `done()` runs once, at `[DONE]` or at the end of the body. */
+/**
+ * Re-encodes chat SSE through `enc`; `start()` runs once, with the first frame (the pipeline answers
+ * only once its upstream sent the first event, so it is already there), `done()` once, at `[DONE]`
+ * or at the end of the body.
+ */
 export function reencodeChatSse(body: ReadableStream<Uint8Array>, enc: ChunkEncoder): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   const blocks = new BlockSplitter();
   let finished = false;
+  let started = false;
+  const begin = (first: ChatChunk | null): string => {
+    if (started) return "";
+    started = true;
+    return enc.start(first?.model);
+  };
   const frame = (block: string): string => {
     if (finished) return "";
-    if (block.startsWith(":")) return enc.keepAlive();
+    if (block.startsWith(":")) return begin(null) + enc.keepAlive();
     const data = block
       .split("\n")
       .filter((l) => l.startsWith("data:"))
@@ -127,7 +141,7 @@ export function reencodeChatSse(body: ReadableStream<Uint8Array>, enc: ChunkEnco
     if (!data) return "";
     if (data === "[DONE]") {
       finished = true;
-      return enc.done();
+      return begin(null) + enc.done();
     }
     let parsed: ChatChunk;
     try {
@@ -136,18 +150,15 @@ export function reencodeChatSse(body: ReadableStream<Uint8Array>, enc: ChunkEnco
       return "";
     }
     if (parsed.error && !parsed.choices) {
-      return enc.error({ message: parsed.error.message ?? "stream failed", type: parsed.error.type ?? "api_error" });
+      return begin(null) + enc.error({ message: parsed.error.message ?? "stream failed", type: parsed.error.type ?? "api_error" });
     }
-    return enc.chunk(parsed);
+    return begin(parsed) + enc.chunk(parsed);
   };
   const emit = (controller: TransformStreamDefaultController<Uint8Array>, text: string) => {
     if (text) controller.enqueue(encoder.encode(text));
   };
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
-      start(controller) {
-        emit(controller, enc.start());
-      },
       transform(bytes, controller) {
         for (const block of blocks.push(decoder.decode(bytes, { stream: true }))) emit(controller, frame(block));
       },
@@ -156,7 +167,7 @@ export function reencodeChatSse(body: ReadableStream<Uint8Array>, enc: ChunkEnco
         if (rest) emit(controller, frame(rest));
         if (!finished) {
           finished = true;
-          emit(controller, enc.done());
+          emit(controller, begin(null) + enc.done());
         }
       },
     }),

@@ -21,10 +21,14 @@ export async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
   }
 }
 
-/** The chat pipeline's Response (OpenAI JSON or SSE) for a translated request. */
+/**
+ * The chat pipeline's Response (OpenAI JSON or SSE) for a translated request. Its `model` (and each
+ * chunk's) is the caller's own spelling when the requested model served, else the id of the
+ * fallback model that did: the dialect answers with it, as /v1/chat/completions does.
+ */
 export function runChat(c: Context<AppEnv>, req: ChatRequest): Promise<Response> {
   // The pipeline validates the body as a caller's chat request, so custom tools and calls go in OpenAI's shape.
-  return executeChatCompletion({ ...gatewayRequest(c), headers: c.req.raw.headers, body: chatRequestBody(req) });
+  return executeChatCompletion({ ...gatewayRequest(c), headers: c.req.raw.headers, body: chatRequestBody(req), echoRequestedModel: true });
 }
 
 /** The gateway's own error envelope, as src/errors renders it. */

@@ -82,6 +82,9 @@ export class OrgCredits extends DurableObject<Env> {
   private waiters = new AdmissionQueue<CreditGate>();
   /** The low-balance window (newest ledger entry time) already alerted for in this object's life. */
   private lowAlerted: number | null = null;
+  /** The organization's low-balance threshold (null: off) and window as of the last read. */
+  private lowThreshold: Pico | null = null;
+  private lowWindow = 0;
   /** Credit slices granted to isolates (lease-book.ts); same rules as a key's. */
   private leases = new LeaseBook();
 
@@ -150,6 +153,9 @@ export class OrgCredits extends DurableObject<Env> {
     this.waiters.pump();
     // Written before returning: a debit only in memory would be lost with the object.
     while (this.unwritten > 0n) await this.read();
+    // The spend that takes the balance below the threshold alerts now, not at the next read (up to
+    // REFRESH_MS later); settings and window as last read (a ledger entry re-reads them at once).
+    if (this.balance !== null) this.checkLowBalance(orgId);
     return leases?.renewUnit !== undefined ? this.renewLease(leases.renewUnit, now) : null;
   }
 
@@ -253,18 +259,19 @@ export class OrgCredits extends DurableObject<Env> {
       this.pendingSum -= p.amount;
     }
     this.waiters.pump();
-    this.checkLowBalance(orgId, balanceRow?.n ?? null, balanceRow?.w ?? 0);
+    this.lowThreshold = thresholdOf(balanceRow?.n ?? null);
+    this.lowWindow = balanceRow?.w ?? 0;
+    this.checkLowBalance(orgId);
   }
 
-  /** Alerts once per window when the settled balance is below the organization's threshold (off the admission path). */
-  private checkLowBalance(orgId: string, settingsJson: string | null, windowStart: number): void {
-    if (this.lowAlerted === windowStart || !settingsJson) return;
-    let threshold: bigint | null = null;
-    try {
-      threshold = lowCreditsThresholdPico((JSON.parse(settingsJson) as NotificationSettings).lowCreditsThreshold);
-    } catch {
-      return;
-    }
+  /**
+   * Alerts once per window when the settled balance is below the organization's threshold (its
+   * own, else the default; off the admission path). The window is the newest top-up, so each fall
+   * below the threshold alerts once, however many requests follow it.
+   */
+  private checkLowBalance(orgId: string): void {
+    const { lowThreshold: threshold, lowWindow: windowStart } = this;
+    if (this.lowAlerted === windowStart) return;
     const balance = this.settled();
     if (threshold === null || balance >= threshold) return;
     this.lowAlerted = windowStart;
@@ -274,6 +281,15 @@ export class OrgCredits extends DurableObject<Env> {
         console.error("low credit alert failed", err instanceof Error ? err.message : String(err));
       }),
     );
+  }
+}
+
+/** The threshold in an organization's notification settings (JSON as D1 holds it): its own, else the default; null when off or unreadable. */
+function thresholdOf(settingsJson: string | null): Pico | null {
+  try {
+    return lowCreditsThresholdPico(settingsJson ? (JSON.parse(settingsJson) as NotificationSettings | null)?.lowCreditsThreshold : undefined);
+  } catch {
+    return null;
   }
 }
 

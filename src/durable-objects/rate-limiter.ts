@@ -1,14 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { applyRate, emptyWindow, type RateAnswer, type RateAsk, type WindowState } from "./rate-window";
+import { fromFixedWindow, hitWindow, type AttemptResult, type AttemptWindow } from "./attempt-window";
 import { countDoCall, simulatedLatency } from "./debug-latency";
 
-export interface RateLimitResult {
-  allowed: boolean;
-  remaining: number;
-  /** Epoch ms when the current window ends. */
-  resetAt: number;
-}
+export type RateLimitResult = AttemptResult;
 
 interface Backoff {
   failures: number;
@@ -17,18 +13,17 @@ interface Backoff {
 }
 
 /**
- * Fixed-window counter, one object per subject (e.g. `signin:<email>`, `mcp:<keyId>`).
- * Windows live in memory and storage so they survive eviction.
+ * Counters of one subject each (e.g. `signin:ip:<ip>`, `invite:<org>:<email>`): attempts in a
+ * sliding window (attempt-window.ts), a backoff, and a key's or organization's rate window.
+ * All live in storage so they survive eviction.
  */
 export class RateLimiter extends DurableObject<Env> {
-  /** Counts `cost` calls (a JSON-RPC batch counts each message) in the current window. */
+  /** Counts `cost` calls (a batch counts each of its calls) in the window sliding back from `now`; a refused call counts nothing. */
   async hit(limit: number, windowMs: number, now = Date.now(), cost = 1): Promise<RateLimitResult> {
-    const windowStart = now - (now % windowMs);
-    const stored = await this.ctx.storage.get<{ windowStart: number; count: number }>("w");
-    const units = Math.max(1, Math.floor(cost));
-    const count = stored && stored.windowStart === windowStart ? stored.count + units : units;
-    await this.ctx.storage.put("w", { windowStart, count });
-    return { allowed: count <= limit, remaining: Math.max(0, limit - count), resetAt: windowStart + windowMs };
+    const stored = await this.ctx.storage.get<AttemptWindow | { windowStart: number; count: number }>("w");
+    const { window, result } = hitWindow(stored && "count" in stored ? fromFixedWindow(stored, windowMs) : stored, limit, windowMs, now, cost);
+    await this.ctx.storage.put("w", window);
+    return result;
   }
 
   async reset(): Promise<void> {

@@ -1,10 +1,12 @@
 /**
  * The one place that says what an organization's budget-alert settings are when they were never
- * saved (contract section 7): alerts on (`apiKeyBudgets` unset means on) at 80%. The gateway
+ * saved (contract section 7): alerts on (`apiKeyBudgets` unset means on) at 80%, and the low-credit
+ * alert at DEFAULT_LOW_CREDITS_THRESHOLD (src/billing/low-credits.ts). The gateway
  * (src/billing/budget-alerts.ts), the APIs (publicOrganization) and the dashboard all read them
  * through here, so what the dashboard shows is what the gateway does.
  */
 import type { NotificationSettings } from "../db/schema";
+import { effectiveLowCreditsThreshold } from "../billing/low-credits";
 
 export const DEFAULT_THRESHOLD_PERCENT = 80;
 export const MIN_THRESHOLD_PERCENT = 50;
@@ -12,8 +14,8 @@ export const MIN_THRESHOLD_PERCENT = 50;
 export interface EffectiveNotificationSettings {
   apiKeyBudgets: boolean;
   thresholdPercent: number;
-  /** The low-credit e-mail threshold (decimal USD), present only when set (src/billing/low-credits.ts). */
-  lowCreditsThreshold?: string;
+  /** The low-credit alert's threshold in effect (decimal USD; the default unless set), null when turned off. */
+  lowCreditsThreshold: string | null;
 }
 
 /** A stored threshold clamped to 50..100; the default when unset. */
@@ -26,6 +28,6 @@ export function effectiveNotifications(stored: NotificationSettings | null | und
   return {
     apiKeyBudgets: stored?.apiKeyBudgets !== false,
     thresholdPercent: thresholdOf(stored?.thresholdPercent),
-    ...(stored?.lowCreditsThreshold === undefined ? {} : { lowCreditsThreshold: stored.lowCreditsThreshold }),
+    lowCreditsThreshold: effectiveLowCreditsThreshold(stored?.lowCreditsThreshold),
   };
 }

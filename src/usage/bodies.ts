@@ -199,10 +199,32 @@ export type BodiesStatus = "stored" | "pending" | "dropped";
 /** Longer than the group's send, the consumer's retries (10 x 30 s) and a long backlog: bodies not stored by then never will be. */
 export const BODIES_SETTLED_MS = 24 * 3_600_000;
 
-/** Marks a group's bodies as dropped in every organization and hour they were for, so readers say so (an empty object beside the group's). */
-export async function markDropped(env: Env, batch: string, items: ReadonlyArray<{ organizationId: string; createdAt: number }>): Promise<void> {
+/**
+ * Marks a group's bodies as dropped in every organization and hour they were for, so readers say so
+ * (an empty object beside the group's), and in D1 per organization, so the Requests page's
+ * kept-bodies filter can leave its records out (src/usage/request-list.ts).
+ */
+export async function markDropped(env: Env, batch: string, items: ReadonlyArray<{ organizationId: string; createdAt: number }>, now = Date.now()): Promise<void> {
   const keys = new Set(items.map((i) => `${bodyHourPrefix(i.organizationId, i.createdAt)}${batch}.dropped`));
-  await Promise.all([...keys].map((key) => env.LOGS_BUCKET.put(key, "")));
+  const orgs = JSON.stringify([...new Set(items.map((i) => i.organizationId))]);
+  await Promise.all([
+    ...[...keys].map((key) => env.LOGS_BUCKET.put(key, "")),
+    env.DB.prepare("INSERT OR IGNORE INTO dropped_body_groups (organization_id, batch, created_at) SELECT value, ?2, ?3 FROM json_each(?1)").bind(orgs, batch, now).run(),
+  ]);
+}
+
+/** Of `batches` (groups named by one organization's records), those marked dropped. */
+export async function droppedGroups(env: Env, organizationId: string, batches: ReadonlySet<string>): Promise<Set<string>> {
+  if (batches.size === 0) return new Set();
+  const res = await env.DB.prepare("SELECT batch FROM dropped_body_groups WHERE organization_id = ?1 AND batch IN (SELECT value FROM json_each(?2))")
+    .bind(organizationId, JSON.stringify([...batches]))
+    .all<{ batch: string }>();
+  return new Set(res.results.map((r) => r.batch));
+}
+
+/** Dropped-group marks older than the records' retention (their records are gone). */
+export async function deleteExpiredDropMarks(env: Env, now: number, retentionDays: number): Promise<void> {
+  await env.DB.prepare("DELETE FROM dropped_body_groups WHERE created_at < ?1").bind(now - (retentionDays + 1) * DAY_MS).run();
 }
 
 type RecordRef = { organizationId: string; id: string; createdAt: number; extra?: Record<string, unknown> | null };

@@ -14,7 +14,7 @@ import { dedupHorizon, retentionDays } from "./log-consumer";
 import { effectiveWindowRows, windowHours } from "./window";
 import { dayPrefix, organizationsInBucket } from "./log-record";
 import { CATCH_UP_COPIED_ID, OLD_ROWS_COPIED } from "./upgrade";
-import { deleteExpiredBodies } from "./bodies";
+import { deleteExpiredBodies, deleteExpiredDropMarks } from "./bodies";
 
 const DAY_MS = 86_400_000;
 /** Rows per DELETE statement and statements per run, to stay within D1 limits. */
@@ -166,5 +166,6 @@ export async function retentionJob(env: Env, now: number, cron: string): Promise
     await deleteExpiredObjects(env, now);
     // Request bodies (projects with logBodies) go with their records.
     await deleteExpiredBodies(env, now, retentionDays(env), R2_LOOKBACK_DAYS);
+    await deleteExpiredDropMarks(env, now, retentionDays(env));
   }
 }

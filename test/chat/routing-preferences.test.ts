@@ -5,7 +5,7 @@
  */
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
-import { chat, resetMetrics, setProject, user, waitForLog } from "./helpers";
+import { chat, readSse, resetMetrics, setProject, user, waitForLog } from "./helpers";
 import { PROVIDERS } from "../../src/catalog/providers";
 import { findModel } from "../../src/catalog";
 
@@ -196,6 +196,43 @@ describe("Responses and Messages carry provider and models", () => {
       const log = await waitForLog(res.headers.get("x-request-id")!);
       expect(log.routing.map((r) => [r.provider, r.model, r.succeeded])).toEqual([["groq", MODEL, false], ["openai", "gpt-4o-mini", true]]);
     }
+  });
+
+  it("/v1/responses and /v1/messages name the fallback model that served, as chat does, streamed or not", async () => {
+    const fail = () => `x ${crypto.randomUUID()} [[fake@groq:status=500]]`;
+    const base = { model: `groq/${MODEL}`, models: ["gpt-4o-mini"] };
+    const responses = (stream: boolean) => call("/v1/responses", { method: "POST", key: org.key, ...json({ ...base, input: fail(), stream }) });
+    const messages = (stream: boolean) => call("/v1/messages", { method: "POST", key: org.key, ...json({ ...base, max_tokens: 50, messages: [{ role: "user", content: fail() }], stream }) });
+    const logAgrees = async (res: Response) => {
+      const log = await waitForLog(res.headers.get("x-request-id")!);
+      expect([log.requestedModel, log.usedModel]).toEqual([`groq/${MODEL}`, "gpt-4o-mini"]);
+    };
+
+    const r = await responses(false);
+    expect(((await r.json()) as Body).model).toBe("gpt-4o-mini");
+    await logAgrees(r);
+    const m = await messages(false);
+    expect(((await m.json()) as Body).model).toBe("gpt-4o-mini");
+    await logAgrees(m);
+
+    // Streams: every event that names the model (the response object of each response.* event; message_start).
+    const rs = await responses(true);
+    const named = (await readSse(rs)).events.flatMap((e) => (e !== "[DONE]" && typeof e.response === "object" ? [(e.response as Body).model] : []));
+    expect(named.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(named)).toEqual(new Set(["gpt-4o-mini"]));
+    await logAgrees(rs);
+    const ms = await messages(true);
+    const start = (await readSse(ms)).events.find((e) => e !== "[DONE]" && e.type === "message_start") as Body;
+    expect(start.message.model).toBe("gpt-4o-mini");
+    await logAgrees(ms);
+  });
+
+  it("/v1/responses and /v1/messages answer under the caller's own spelling when the requested model served", async () => {
+    const r = (await (await call("/v1/responses", { method: "POST", key: org.key, ...json({ model: `groq/${MODEL}`, models: ["gpt-4o-mini"], input: "hi", stream: true }) })).text());
+    expect(r).toContain(`"model":"groq/${MODEL}"`);
+    expect(r).not.toContain(`"model":"gpt-4o-mini"`);
+    const m = (await (await call("/v1/messages", { method: "POST", key: org.key, ...json({ model: `groq/${MODEL}`, models: ["gpt-4o-mini"], max_tokens: 50, messages: [{ role: "user", content: "hi" }] }) })).json()) as Body;
+    expect(m.model).toBe(`groq/${MODEL}`);
   });
 
   it("/v1/messages: only is applied, a typo is a 400", async () => {

@@ -12,6 +12,8 @@ import { alertLowCredits } from "../../src/billing/low-credits";
 import { processBudgetAlerts } from "../../src/billing/budget-alerts";
 import { resolveGatewayKey } from "../../src/auth/gateway-key";
 import { notifyExpiringKeys } from "../../src/keys/expiring";
+import { chat, setProject, user } from "../chat/helpers";
+import { nextArrival } from "../resilience/helpers";
 
 type Json = Record<string, any>;
 interface Received { path: string; headers: Record<string, string>; body: string; status: number }
@@ -85,6 +87,51 @@ describe("webhooks", () => {
     );
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ type: "credits.low", status: "delivered", attempts: 4, responseCode: 200 });
+  });
+
+  it("credits.low without a threshold set: the default one, crossed by spend, delivers exactly once", async () => {
+    const o = await seedOrg();
+    await setProject(o.projectId, { mode: "credits" });
+    // A pico-dollar above the default $5: the first paid request's settlement takes the balance below.
+    await env.DB.prepare("UPDATE organizations SET credits_pico = ?1 WHERE id = ?2").bind("5000000000001", o.orgId).run();
+    const shown = ((await (await call("/v1/master/organization", { key: o.masterKey })).json()) as Json).organization;
+    expect(shown.notifications.lowCreditsThreshold).toBe("5");
+    const name = `wh-low-${crypto.randomUUID().slice(0, 8)}`;
+    const hook = await createHook(o, receiver(name), ["credits.low"]);
+    const spend = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        await nextArrival();
+        const res = await chat(o.key, { model: "gpt-4o-mini", messages: user(`spend ${crypto.randomUUID()}`), max_tokens: 16 });
+        expect(res.status).toBe(200);
+        await res.arrayBuffer();
+      }
+    };
+    await spend(3);
+    const got = await until(() => received(name), (r) => r.length >= 1);
+    // More spend below the threshold, in the same window (no top-up): no second event.
+    await spend(3);
+    await new Promise((ok) => setTimeout(ok, 1000));
+    const all = await received(name);
+    expect(all).toHaveLength(1);
+    const payload = verified(hook.secret, got[0]!);
+    expect(payload).toMatchObject({ type: "credits.low", data: { organizationId: o.orgId, threshold: "5" } });
+    expect(Number(payload.data.balance)).toBeLessThan(5);
+  });
+
+  it("credits.low stays silent when the organization turned the alert off (null)", async () => {
+    const o = await seedOrg();
+    await setProject(o.projectId, { mode: "credits" });
+    const off = await call("/v1/master/organization", { method: "PATCH", key: o.masterKey, ...json({ notifications: { lowCreditsThreshold: null } }) });
+    expect(off.status).toBe(200);
+    expect(((await off.json()) as Json).organization.notifications.lowCreditsThreshold).toBeNull();
+    await env.DB.prepare("UPDATE organizations SET credits_pico = ?1 WHERE id = ?2").bind("5000000000001", o.orgId).run();
+    const name = `wh-off-${crypto.randomUUID().slice(0, 8)}`;
+    await createHook(o, receiver(name), ["credits.low"]);
+    const res = await chat(o.key, { model: "gpt-4o-mini", messages: user(`spend ${crypto.randomUUID()}`), max_tokens: 16 });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    await new Promise((ok) => setTimeout(ok, 1000));
+    expect(await received(name)).toEqual([]);
   });
 
   it("sends key.limit_reached and key.expiring to subscribed webhooks only", async () => {

@@ -185,7 +185,7 @@ describe("budget alerts", () => {
   it("a new organization that never saved its settings gets alerts at 80% (unset means on), as its API and dashboard say", async () => {
     const org = await seedOrg();
     const shown = (await (await call("/v1/master/organization", { key: org.masterKey })).json()) as { organization?: { notifications: unknown }; notifications?: unknown };
-    expect(shown.organization?.notifications ?? shown.notifications).toEqual({ apiKeyBudgets: true, thresholdPercent: 80 });
+    expect(shown.organization?.notifications ?? shown.notifications).toEqual({ apiKeyBudgets: true, thresholdPercent: 80, lowCreditsThreshold: "5" });
     const { token, row } = await addKey(org, { description: "never configured", usageLimit: "0.00001" });
     const ctx = await resolveGatewayKey(env, token);
     const spend = async (pico: bigint) => {

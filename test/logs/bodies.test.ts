@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { chat, readSse, setProject, user, waitForLog } from "../chat/helpers";
-import { BODY_CAP_BYTES, bodyDayPrefix, deleteExpiredBodies, groupKey } from "../../src/usage/bodies";
+import { BODY_CAP_BYTES, bodyDayPrefix, deleteExpiredBodies, deleteExpiredDropMarks, groupKey, markDropped } from "../../src/usage/bodies";
 import { redactPersonalText } from "../../src/usage/redact";
 
 type Json = Record<string, any>;
@@ -130,5 +130,11 @@ describe("request bodies (logBodies)", () => {
     await env.LOGS_BUCKET.put(fresh, "x");
     await deleteExpiredBodies(env, Date.now(), 30, 15);
     expect(await allBodyObjects(o.orgId)).toEqual([fresh]);
+    // The D1 marks of dropped groups go with them.
+    await markDropped(env, "bb_oldmark", [{ organizationId: o.orgId, createdAt: old }], old);
+    await markDropped(env, "bb_newmark", [{ organizationId: o.orgId, createdAt: Date.now() }]);
+    await deleteExpiredDropMarks(env, Date.now(), 30);
+    const marks = await env.DB.prepare("SELECT batch FROM dropped_body_groups WHERE organization_id = ?1").bind(o.orgId).all<{ batch: string }>();
+    expect(marks.results.map((m) => m.batch)).toEqual(["bb_newmark"]);
   });
 });

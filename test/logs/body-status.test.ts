@@ -1,7 +1,7 @@
 /**
  * What a request's record says about its bodies: the group they were stored with stays internal
  * (exports and the request API never show `extra.bodyBatch`), and a group whose queue send failed
- * reads as dropped, not as "not stored yet" forever.
+ * reads as dropped, not as "not stored yet" forever, and the Requests page's "kept" filter agrees.
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
@@ -9,7 +9,7 @@ import { call, seedOrg } from "../helpers/fixtures";
 import { chat, setProject, user, waitForLog } from "../chat/helpers";
 import { applyRows } from "../helpers/logs";
 import { queueBodies } from "../../src/usage/body-batch";
-import { BODIES_SETTLED_MS } from "../../src/usage/bodies";
+import { BODIES_SETTLED_MS, markDropped } from "../../src/usage/bodies";
 import type { KeyContext } from "../../src/context/key-context";
 import type { Env } from "../../src/env";
 import { newId } from "../../src/lib/ids";
@@ -79,5 +79,41 @@ describe("bodies in a request's record", () => {
     await applyRows([row(newId("log"), oldId, "bb_nevercame", old)]);
     const never = (await (await call(`/v1/master/logs/${oldId}?at=${old}`, { key: o.masterKey })).json()) as Json;
     expect(never.bodiesStatus).toBe("dropped");
+  });
+
+  it("the Requests page's kept-bodies filter counts a dropped group as not kept, in the window and in the archive", async () => {
+    const o = await seedOrg();
+    const refusing = { send: () => Promise.reject(new Error("queue down")), sendBatch: () => Promise.reject(new Error("queue down")) };
+    const auth = { organization: { id: o.orgId, compliance: {} }, project: { id: o.projectId, logBodies: true }, key: { id: "key_filter" } } as unknown as KeyContext;
+    const createdAt = Date.now();
+    const row = (at: number, extra: Json | null) => ({ id: newId("log"), requestId: newId("req"), organizationId: o.orgId, projectId: o.projectId, apiKeyId: o.keyId, requestedModel: "gpt-4o-mini", statusCode: 200, createdAt: at, extra });
+    const waits: Array<Promise<unknown>> = [];
+    const droppedRow = row(createdAt, null);
+    const group = queueBodies({ ...env, LOGS: refusing } as unknown as Env, (p) => waits.push(p), { auth, logId: droppedRow.id, requestId: droppedRow.requestId, createdAt, request: { q: 1 }, response: { a: 1 } });
+    await Promise.all(waits);
+    droppedRow.extra = { bodies: true, bodyBatch: group! };
+    const pendingRow = row(createdAt + 1, { bodies: true, bodyBatch: "bb_onitsway" });
+    const noneRow = row(createdAt + 2, null);
+    await applyRows([droppedRow, pendingRow, noneRow]);
+    expect(((await (await call(`/v1/master/logs/${droppedRow.requestId}`, { key: o.masterKey })).json()) as Json).bodiesStatus).toBe("dropped");
+
+    const owner = await signIn(o.ownerEmail, o.ownerPassword);
+    const list = async (q: string) => {
+      const page = await (await call(`/dashboard/requests?project=${o.projectId}&${q}`, { headers: { cookie: owner.cookie, accept: "text/html" } })).text();
+      return [...page.matchAll(/<tr data-log-id="([^"]+)"/g)].map((m) => m[1]!).sort();
+    };
+    // A group on its way will be stored: kept. A dropped one never will: not kept, as its record says.
+    expect(await list("body=yes")).toEqual([pendingRow.id]);
+    expect(await list("body=no")).toEqual([droppedRow.id, noneRow.id].sort());
+
+    // Requests older than the window are filtered in R2's hour objects: the same answer.
+    const old = Date.UTC(2026, 2, 9, 10, 0, 0);
+    await markDropped(env, "bb_oldgroup", [{ organizationId: o.orgId, createdAt: old }]);
+    const oldDropped = row(old, { bodies: true, bodyBatch: "bb_oldgroup" });
+    const oldKept = row(old + 60_000, { bodies: true, bodyBatch: "bb_oldstored" });
+    await applyRows([oldDropped, oldKept]);
+    const period = "from=2026-03-09&to=2026-03-09";
+    expect(await list(`${period}&body=yes`)).toEqual([oldKept.id]);
+    expect(await list(`${period}&body=no`)).toEqual([oldDropped.id]);
   });
 });

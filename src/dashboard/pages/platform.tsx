@@ -107,7 +107,7 @@ const Credits: FC<{ credits: NonNullable<PlatformData["credits"]> }> = ({ credit
       <div class="field">
         <label for="low-credits">E-mail owners when the balance falls below (USD)</label>
         <input id="low-credits" name="notifications.lowCreditsThreshold" inputmode="decimal" pattern="\d+(\.\d+)?" data-empty="null" value={credits.lowCreditsThreshold ?? ""} placeholder="off" />
-        <p class="hint">Empty turns the alert off. One e-mail each time the balance drops below it (again after the next top-up).</p>
+        <p class="hint">$5 unless changed; empty turns the alert off. One e-mail (and one credits.low webhook event) each time the balance drops below it (again after the next top-up).</p>
       </div>
       <Submit class="primary" label="Save alert" />
     </form>

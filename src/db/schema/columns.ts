@@ -51,7 +51,7 @@ export interface NotificationSettings {
   apiKeyBudgets?: boolean;
   /** 50..100, default 80. */
   thresholdPercent?: number;
-  /** Owners get an e-mail when the credit balance falls below this (decimal USD); unset: no alert. */
+  /** Owners get an e-mail (and `credits.low` webhooks an event) when the credit balance falls below this (decimal USD); unset: the default (src/billing/low-credits.ts); "0": off. */
   lowCreditsThreshold?: string;
 }
 

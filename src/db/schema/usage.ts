@@ -97,6 +97,17 @@ export const logApplied = sqliteTable("log_applied", {
   id: text("id").notNull(),
 }, (t) => [primaryKey({ columns: [t.hourStart, t.id] })]);
 
+/**
+ * Request-body groups whose queue send failed (src/usage/bodies.ts `markDropped`, beside the mark in
+ * R2), so the Requests page's kept-bodies filter can say "not kept" in SQL. `created_at`: when
+ * marked; deleted with the records (retention).
+ */
+export const droppedBodyGroups = sqliteTable("dropped_body_groups", {
+  organizationId: text("organization_id").notNull(),
+  batch: text("batch").notNull(),
+  createdAt: integer("created_at", { mode: "number" }).notNull(),
+}, (t) => [primaryKey({ columns: [t.organizationId, t.batch] })]);
+
 /** A key's last use (newest request start), kept by the log consumer; never ages out. */
 export const keyLastUse = sqliteTable("key_last_use", {
   apiKeyId: text("api_key_id").notNull(),

@@ -33,7 +33,8 @@ messagesRoutes.post("/", requireGatewayKey({ spend: true }), async (c) => {
     return new Response(reencodeChatSse(res.body, new MessagesStreamEncoder(id, req.model)), { status: res.status, headers: res.headers });
   }
   const completion = (await res.json()) as CompletionJson;
-  return jsonWithHeaders(messageFromCompletion({ ...completion, model: req.model }, id), res);
+  // The pipeline's `model` is the caller's own spelling, or the fallback model's id when one served.
+  return jsonWithHeaders(messageFromCompletion(completion, id), res);
 });
 
 /**

@@ -25,14 +25,15 @@ export class MessagesStreamEncoder implements ChunkEncoder {
   /** An OpenAI-format refusal was streamed (as text): the stop reason is `refusal`. */
   private refused = false;
 
+  /** `model`: the requested one, named unless the first chunk names the model that served. */
   constructor(private readonly id: string, private readonly model: string) {}
 
-  start(): string {
+  start(served?: string): string {
     const message = {
       id: this.id,
       type: "message",
       role: "assistant",
-      model: this.model,
+      model: served ?? this.model,
       content: [],
       stop_reason: null,
       stop_sequence: null,

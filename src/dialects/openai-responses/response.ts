@@ -44,8 +44,11 @@ export function statusOf(finish: string | null | undefined): { status: ResponseS
   return { status: "completed", incomplete_details: null };
 }
 
-/** The request fields a `response` object echoes, with Responses defaults. */
-export function responseShell(req: ResponsesRequest, id: string, createdAt: number): Record<string, unknown> {
+/**
+ * The request fields a `response` object echoes, with Responses defaults; `model` is the one that
+ * served (the requested one, or the fallback model that answered instead).
+ */
+export function responseShell(req: ResponsesRequest, id: string, createdAt: number, model: string): Record<string, unknown> {
   return {
     id,
     object: "response",
@@ -55,7 +58,7 @@ export function responseShell(req: ResponsesRequest, id: string, createdAt: numb
     incomplete_details: null,
     instructions: req.instructions ?? null,
     max_output_tokens: req.max_output_tokens ?? null,
-    model: req.model,
+    model,
     output: [],
     parallel_tool_calls: req.parallel_tool_calls ?? true,
     previous_response_id: null,
@@ -122,7 +125,7 @@ export function responseFromCompletion(req: ResponsesRequest, c: CompletionJson,
     output.push(tc.type === "custom" ? customToolCallItem(newItemId("ctc"), tc.id, tc.custom.name, tc.custom.input, "completed") : functionCallItem(newItemId("fc"), tc.id, tc.function.name, tc.function.arguments, "completed"));
   }
   return {
-    ...responseShell(req, id, createdAt),
+    ...responseShell(req, id, createdAt, c.model),
     ...statusOf(choice?.finish_reason),
     output,
     usage: usageOf(c.usage),

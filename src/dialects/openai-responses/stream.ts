@@ -30,18 +30,23 @@ export class ResponsesStreamEncoder implements ChunkEncoder {
   private finish: string | null = null;
   private usage: ChatChunk["usage"] | null = null;
   private failed = false;
+  /** The model every response object names: the one that served once the first chunk said so. */
+  private model: string;
 
-  constructor(private readonly req: ResponsesRequest, private readonly id: string, private readonly createdAt: number) {}
+  constructor(private readonly req: ResponsesRequest, private readonly id: string, private readonly createdAt: number) {
+    this.model = req.model;
+  }
 
   private event(type: string, data: Record<string, unknown>): string {
     return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...data })}\n\n`;
   }
 
   private shell(extra: Record<string, unknown> = {}): Record<string, unknown> {
-    return { ...responseShell(this.req, this.id, this.createdAt), ...extra };
+    return { ...responseShell(this.req, this.id, this.createdAt, this.model), ...extra };
   }
 
-  start(): string {
+  start(served?: string): string {
+    if (served) this.model = served;
     return this.event("response.created", { response: this.shell() }) + this.event("response.in_progress", { response: this.shell() });
   }
 

@@ -100,7 +100,7 @@ async function execute(run: Run): Promise<Response> {
 
   const routing: RoutingAttempt[] = [];
   const admitted = await admitChat(run, req, parsed.resolved, selection, stream, routing, timeouts);
-  const responseModel = responseModelOf(admitted.resolved);
+  const responseModel = run.input.echoRequestedModel ? run.requestedModel : responseModelOf(admitted.resolved);
   // Response cache: served only now, after auth, limits and access rules.
   if (admitted.hit) return serveCached(run, admitted.hit, responseModel);
   const { plan, cacheKey: key } = admitted;

@@ -24,6 +24,11 @@ export interface ChatExecutionInput extends GatewayRequest {
   headers: Headers;
   /** Raw JSON; validated inside. */
   body: unknown;
+  /**
+   * A dialect front door (Messages, Responses): the requested model answers under the caller's own
+   * spelling of it, as those APIs echo it; a fallback model (`models`) still under its own id.
+   */
+  echoRequestedModel?: boolean;
 }
 
 
