@@ -30,6 +30,12 @@ export interface CachedAnswerBase {
   model: string;
   underlyingModel: string;
   region: string | null;
+  /**
+   * Set when a fallback model (`models`) answered instead of the requested one: the id a replay
+   * answers under, as the first answer did. Unset, the requested model served, and a replay names
+   * it as the door it comes through does (the caller's spelling or the canonical id).
+   */
+  fallbackModel?: string;
   usage: NormalizedUsage;
   storedAt: number;
   expiresAt: number;

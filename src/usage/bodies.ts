@@ -150,26 +150,35 @@ export const groupKey = (orgId: string, createdAt: number, batch: string, part: 
 /**
  * The consumer's step: one gzip object per message, organization and hour (a group's bodies
  * together), rewriting the same key when a message comes again. A message from before groups
- * holds one request: its object per request, as then. Throws when R2 fails.
+ * holds one request: its object per request, as then. Throws when R2 fails, after every write
+ * ended and `unstored` heard which messages were not (all) stored.
  */
-export async function storeBodies(env: Env, messages: ReadonlyArray<{ batch: string | null; part: number; bodies: readonly BodyEntry[] }>): Promise<void> {
-  const puts: Array<Promise<unknown>> = [];
-  for (const m of messages) {
-    if (m.batch === null) {
-      for (const e of m.bodies) puts.push(gzipText(storedText(e)).then((gz) => env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: JSON_GZ, customMetadata: { requestId: e.requestId, projectId: e.projectId } })));
-      continue;
-    }
-    // Each object's JSON text joined from its requests' texts: `{"bodies":{"<logId>":<StoredBodies>,...}}`.
-    const objects = new Map<string, string[]>();
-    for (const e of m.bodies) {
-      const key = groupKey(e.organizationId, e.createdAt, m.batch, m.part);
-      const held = objects.get(key) ?? [];
-      held.push(`${JSON.stringify(e.logId)}:${storedText(e)}`);
-      objects.set(key, held);
-    }
-    for (const [key, bodies] of objects) puts.push(gzipText(`{"bodies":{${bodies.join(",")}}}`).then((gz) => env.LOGS_BUCKET.put(key, gz, { httpMetadata: JSON_GZ, customMetadata: { requests: String(bodies.length) } })));
+export async function storeBodies<M extends { batch: string | null; part: number; bodies: readonly BodyEntry[] }>(
+  env: Env,
+  messages: readonly M[],
+  unstored?: (failed: M[]) => Promise<void>,
+): Promise<void> {
+  const stored = await Promise.allSettled(messages.map((m) => Promise.all(messagePuts(env, m))));
+  const failed = messages.filter((_, i) => stored[i]!.status === "rejected");
+  if (failed.length === 0) return;
+  if (unstored) await unstored(failed);
+  throw (stored.find((r): r is PromiseRejectedResult => r.status === "rejected")!).reason;
+}
+
+/** One message's R2 writes. */
+function messagePuts(env: Env, m: { batch: string | null; part: number; bodies: readonly BodyEntry[] }): Array<Promise<unknown>> {
+  if (m.batch === null) {
+    return m.bodies.map((e) => gzipText(storedText(e)).then((gz) => env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: JSON_GZ, customMetadata: { requestId: e.requestId, projectId: e.projectId } })));
   }
-  await Promise.all(puts);
+  // Each object's JSON text joined from its requests' texts: `{"bodies":{"<logId>":<StoredBodies>,...}}`.
+  const objects = new Map<string, string[]>();
+  for (const e of m.bodies) {
+    const key = groupKey(e.organizationId, e.createdAt, m.batch, m.part);
+    const held = objects.get(key) ?? [];
+    held.push(`${JSON.stringify(e.logId)}:${storedText(e)}`);
+    objects.set(key, held);
+  }
+  return [...objects].map(([key, bodies]) => gzipText(`{"bodies":{${bodies.join(",")}}}`).then((gz) => env.LOGS_BUCKET.put(key, gz, { httpMetadata: JSON_GZ, customMetadata: { requests: String(bodies.length) } })));
 }
 
 async function gunzipJson(obj: R2ObjectBody): Promise<unknown> {
@@ -191,8 +200,9 @@ const once = (reads: BodyReads | undefined, key: string, read: () => Promise<unk
 
 /**
  * Whether a request's bodies can be read: `stored`; `pending` (on their way: the group's send or
- * the consumer has not finished); `dropped` (the queue refused the group's send, or nothing came
- * within BODIES_SETTLED_MS, past every retry of the send and of the consumer).
+ * the consumer has not finished); `dropped` (the queue refused the group's send, the consumer
+ * failed it on its last delivery, or nothing came within BODIES_SETTLED_MS, past every retry of
+ * the send and of the consumer).
  */
 export type BodiesStatus = "stored" | "pending" | "dropped";
 
@@ -207,10 +217,29 @@ export const BODIES_SETTLED_MS = 24 * 3_600_000;
 export async function markDropped(env: Env, batch: string, items: ReadonlyArray<{ organizationId: string; createdAt: number }>, now = Date.now()): Promise<void> {
   const keys = new Set(items.map((i) => `${bodyHourPrefix(i.organizationId, i.createdAt)}${batch}.dropped`));
   const orgs = JSON.stringify([...new Set(items.map((i) => i.organizationId))]);
-  await Promise.all([
+  // Every write is awaited, whichever fails: an R2 that refuses the mark must not cut the D1 row short.
+  const writes = await Promise.allSettled([
     ...[...keys].map((key) => env.LOGS_BUCKET.put(key, "")),
     env.DB.prepare("INSERT OR IGNORE INTO dropped_body_groups (organization_id, batch, created_at) SELECT value, ?2, ?3 FROM json_each(?1)").bind(orgs, batch, now).run(),
   ]);
+  const failed = writes.find((w): w is PromiseRejectedResult => w.status === "rejected");
+  if (failed) throw failed.reason;
+}
+
+/**
+ * The consumer could not store these messages' bodies (storeBodies' `unstored`). Those on their
+ * last delivery (`last`) will not come again (the dead-letter queue is not read back): their
+ * groups are marked dropped now, as a group the queue refused, rather than reading as pending for
+ * BODIES_SETTLED_MS. Messages from before groups have no group to mark. Never throws: the caller
+ * rethrows the store's failure.
+ */
+export async function markLastDeliveriesDropped(env: Env, messages: ReadonlyArray<{ batch: string | null; bodies: readonly BodyEntry[]; last: boolean }>): Promise<void> {
+  const marks = messages.flatMap((m) => (m.last && m.batch !== null && m.bodies.length > 0 ? [markDropped(env, m.batch, m.bodies)] : []));
+  if (marks.length === 0) return;
+  console.error(`request bodies of ${marks.length} messages not stored on their last delivery; dropped`);
+  for (const r of await Promise.allSettled(marks)) {
+    if (r.status === "rejected") console.error("request bodies: the dropped mark was not written either", r.reason instanceof Error ? r.reason.message : String(r.reason));
+  }
 }
 
 /** Of `batches` (groups named by one organization's records), those marked dropped. */

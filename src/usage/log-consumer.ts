@@ -28,7 +28,7 @@ import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogR
 import type { LogEntry } from "./log-queue";
 import { floorPastDropped, windowHours, windowOn } from "./window";
 import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markOrganizationsStatements, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
-import { bodyMessageOf, storeBodies } from "./bodies";
+import { bodyMessageOf, markLastDeliveriesDropped, storeBodies } from "./bodies";
 import { exportSpans } from "../integrations/otlp";
 import { HISTOGRAM_COLUMNS, histogramSums } from "./latency";
 import { hedgeSql } from "./hedging";
@@ -36,6 +36,12 @@ import { hedgeSql } from "./hedging";
 export const DEFAULT_DEDUP_HOURS = 24;
 export const DEFAULT_RETENTION_DAYS = 30;
 const DAY_MS = 86_400_000;
+/**
+ * `max_retries` of the LOGS consumer in wrangler.jsonc (scripts/test/queue-config.test.mjs keeps
+ * them equal): a message delivered for the (LOGS_MAX_RETRIES + 1)th time goes to the dead-letter
+ * queue if it fails again.
+ */
+export const LOGS_MAX_RETRIES = 10;
 /** Records per D1 batch are cut at about this many characters of JSON. */
 const D1_CHUNK_CHARS = 1_000_000;
 
@@ -344,12 +350,12 @@ function parseEntry(e: unknown): IncomingRecord | null {
 /** The Worker's queue() handler: one application per batch; a failure retries the batch. */
 export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const incoming: IncomingRecord[] = [];
-  const bodies: Array<NonNullable<ReturnType<typeof bodyMessageOf>>> = [];
+  const bodies: Array<NonNullable<ReturnType<typeof bodyMessageOf>> & { last: boolean }> = [];
   for (const m of batch.messages) {
     // Request bodies (projects with logBodies) ride the same queue: to R2, never D1.
     const kept = bodyMessageOf(m.body);
     if (kept) {
-      bodies.push(kept);
+      bodies.push({ ...kept, last: m.attempts > LOGS_MAX_RETRIES });
       continue;
     }
     const entries = entriesOf(m.body);
@@ -368,7 +374,8 @@ export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): P
   }
   try {
     // Bodies first: the spans exported while the records are applied read them (src/integrations/otlp.ts).
-    if (bodies.length > 0) await storeBodies(env, bodies);
+    // Bodies failing on their last delivery are marked dropped, so readers need not wait a day to say so.
+    if (bodies.length > 0) await storeBodies(env, bodies, (failed) => markLastDeliveriesDropped(env, failed));
     await applyLogRecords(env, incoming);
   } catch (err) {
     console.error("log batch not applied; retried", err instanceof Error ? err.message : String(err));

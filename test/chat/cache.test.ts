@@ -1,6 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
-import { addKey, seedOrg, type SeededOrg } from "../helpers/fixtures";
+import { addKey, call, json, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { getDb } from "../../src/db/client";
 import { projects } from "../../src/db/schema";
 import { chat, readSse, resetMetrics, setProject, user, waitForLog } from "./helpers";
@@ -104,6 +104,66 @@ describe("response cache", () => {
     const second = await chat(org.key, body);
     await readSse(second);
     expect((await recorded("cache-truncated")).length).toBe(2);
+  });
+
+  it("replays a fallback model's answer under the fallback's id, on every door, streamed or not, with a record that agrees", async () => {
+    const MODEL = "llama-3.3-70b-instruct";
+    // groq (pinned) fails, so gpt-4o-mini from `models` serves and its answer is cached.
+    const fail = () => `fallback cache ${crypto.randomUUID()} [[fake@groq:status=500]]`;
+    const base = { model: `groq/${MODEL}`, models: ["gpt-4o-mini"], temperature: 0 };
+    const door = { chat: "/v1/chat/completions", messages: "/v1/messages", responses: "/v1/responses" } as const;
+    const bodyOf = (d: keyof typeof door, text: string, stream: boolean): Record<string, unknown> =>
+      d === "chat" ? { ...base, stream, messages: user(text) }
+      : d === "messages" ? { ...base, stream, max_tokens: 50, messages: [{ role: "user", content: text }] }
+      : { ...base, stream, input: text };
+    const send = (d: keyof typeof door, text: string, stream: boolean) => call(door[d], { method: "POST", key: org.key, ...json(bodyOf(d, text, stream)) });
+    /** Every `model` the answer names: the JSON's, or each stream event's (chunks, message_start, response.*). */
+    const modelsNamed = async (res: Response): Promise<string[]> => {
+      if (!res.headers.get("content-type")?.includes("text/event-stream")) {
+        const b = (await res.json()) as Body;
+        return [b.model];
+      }
+      return (await readSse(res)).events.flatMap((e) => {
+        if (e === "[DONE]") return [];
+        const named = (e.model ?? (e.message as Body | undefined)?.model ?? (e.response as Body | undefined)?.model) as string | undefined;
+        return named ? [named] : [];
+      });
+    };
+    for (const d of Object.keys(door) as (keyof typeof door)[]) {
+      for (const stream of [false, true]) {
+        // groq's failures so far would rank it down (even as the pinned provider): each round starts afresh.
+        await resetMetrics();
+        const text = fail();
+        const first = await send(d, text, stream);
+        expect(first.status).toBe(200);
+        expect(new Set(await modelsNamed(first)), `first ${d} stream=${stream}`).toEqual(new Set(["gpt-4o-mini"]));
+        await waitForLog(first.headers.get("x-request-id")!);
+        let log: Awaited<ReturnType<typeof waitForLog>> | null = null;
+        let named: string[] = [];
+        for (let i = 0; i < 20 && !log?.cached; i++) {
+          if (i > 0) await new Promise((r) => setTimeout(r, 50));
+          const again = await send(d, text, stream);
+          named = await modelsNamed(again);
+          log = await waitForLog(again.headers.get("x-request-id")!);
+        }
+        expect(log?.cached, `${d} stream=${stream}`).toBe(true);
+        expect(named.length, `${d} stream=${stream}`).toBeGreaterThan(0);
+        expect(new Set(named), `${d} stream=${stream}`).toEqual(new Set(["gpt-4o-mini"]));
+        expect([log!.requestedModel, log!.usedModel]).toEqual([`groq/${MODEL}`, "gpt-4o-mini"]);
+      }
+    }
+  });
+
+  it("replays the requested model's answer under the caller's request, not a fallback's", async () => {
+    const body = { model: "gpt-4o-mini", models: ["llama-3.3-70b-instruct"], messages: user(`own model ${crypto.randomUUID()}`) };
+    await prime(org.key, body);
+    let again: Body | null = null;
+    for (let i = 0; i < 20 && !again?.metadata.cached; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 50));
+      again = (await (await chat(org.key, body)).json()) as Body;
+    }
+    expect(again!.metadata.cached).toBe(true);
+    expect([again!.model, again!.metadata.used_model]).toEqual(["gpt-4o-mini", "gpt-4o-mini"]);
   });
 
   it("is off for a new organization's project, which has not turned it on", async () => {

@@ -1,14 +1,16 @@
 /**
  * What a request's record says about its bodies: the group they were stored with stays internal
  * (exports and the request API never show `extra.bodyBatch`), and a group whose queue send failed
- * reads as dropped, not as "not stored yet" forever, and the Requests page's "kept" filter agrees.
+ * reads as dropped, not as "not stored yet" forever, and the Requests page's "kept" filter agrees;
+ * so does a group the consumer could not store on the queue's last delivery.
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { call, seedOrg } from "../helpers/fixtures";
 import { chat, setProject, user, waitForLog } from "../chat/helpers";
 import { applyRows } from "../helpers/logs";
-import { queueBodies } from "../../src/usage/body-batch";
+import { groupMessages, queueBodies } from "../../src/usage/body-batch";
+import { consumeLogBatch, LOGS_MAX_RETRIES } from "../../src/usage/log-consumer";
 import { BODIES_SETTLED_MS, markDropped } from "../../src/usage/bodies";
 import type { KeyContext } from "../../src/context/key-context";
 import type { Env } from "../../src/env";
@@ -115,5 +117,67 @@ describe("bodies in a request's record", () => {
     const period = "from=2026-03-09&to=2026-03-09";
     expect(await list(`${period}&body=yes`)).toEqual([oldKept.id]);
     expect(await list(`${period}&body=no`)).toEqual([oldDropped.id]);
+  });
+
+  it("a group the consumer cannot store on its last delivery is marked dropped at once; an earlier delivery leaves it pending", async () => {
+    const o = await seedOrg();
+    const auth = { organization: { id: o.orgId, compliance: {} }, project: { id: o.projectId, logBodies: true }, key: { id: "key_consumer" } } as unknown as KeyContext;
+    // R2 refuses the bodies' objects (the drop mark, an empty object, still goes through).
+    const bucket = new Proxy(env.LOGS_BUCKET, {
+      get(target, prop) {
+        if (prop === "put") return (...args: Parameters<R2Bucket["put"]>) => (args[0].endsWith(".json.gz") ? Promise.reject(new Error("R2 down")) : target.put(...args));
+        const v: unknown = Reflect.get(target, prop);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const failing = Object.create(env, { LOGS_BUCKET: { value: bucket } }) as Env;
+    const createdAt = Date.now();
+    /** One group's message delivered for the `attempts`th time to a consumer whose R2 fails; its record applied. */
+    const deliver = async (attempts: number) => {
+      const row = { id: newId("log"), requestId: newId("req"), organizationId: o.orgId, projectId: o.projectId, apiKeyId: o.keyId, requestedModel: "gpt-4o-mini", statusCode: 200, createdAt, extra: null as Json | null };
+      const group = { id: newId("bb"), items: [{ auth, logId: row.id, requestId: row.requestId, createdAt, request: { q: 1 }, response: { a: 1 } }] };
+      const messages = groupMessages(group).map(({ body }, i) => ({ id: `m${i}`, timestamp: new Date(), attempts, body, ack: () => undefined, retry: () => undefined }));
+      const batch = { queue: "switchboard-logs", messages, ackAll: () => undefined, retryAll: () => undefined } as unknown as MessageBatch<unknown>;
+      // It still fails: the queue retries it, or moves it to the dead-letter queue.
+      await expect(consumeLogBatch(batch, failing)).rejects.toThrow(/R2 down/);
+      row.extra = { bodies: true, bodyBatch: group.id };
+      await applyRows([row]);
+      const marks = await env.DB.prepare("SELECT COUNT(*) AS n FROM dropped_body_groups WHERE organization_id = ?1 AND batch = ?2").bind(o.orgId, group.id).first<{ n: number }>();
+      const status = ((await (await call(`/v1/master/logs/${row.requestId}`, { key: o.masterKey })).json()) as Json).bodiesStatus as string;
+      return { row, marked: marks?.n ?? 0, status };
+    };
+
+    const last = await deliver(LOGS_MAX_RETRIES + 1);
+    expect([last.marked, last.status]).toEqual([1, "dropped"]);
+    const earlier = await deliver(LOGS_MAX_RETRIES);
+    expect([earlier.marked, earlier.status]).toEqual([0, "pending"]);
+
+    // The Requests page's kept-bodies filter agrees: the group still on its retries may yet be stored.
+    const owner = await signIn(o.ownerEmail, o.ownerPassword);
+    const list = async (q: string) => {
+      const page = await (await call(`/dashboard/requests?project=${o.projectId}&${q}`, { headers: { cookie: owner.cookie, accept: "text/html" } })).text();
+      return [...page.matchAll(/<tr data-log-id="([^"]+)"/g)].map((m) => m[1]!);
+    };
+    expect(await list("body=yes")).toEqual([earlier.row.id]);
+    expect(await list("body=no")).toEqual([last.row.id]);
+  });
+
+  it("on a last delivery, only the groups whose objects failed are marked, not the batch's others", async () => {
+    const o = await seedOrg();
+    const auth = { organization: { id: o.orgId, compliance: {} }, project: { id: o.projectId, logBodies: true }, key: { id: "key_partial" } } as unknown as KeyContext;
+    const lost = { id: newId("bb"), items: [{ auth, logId: newId("log"), requestId: newId("req"), createdAt: Date.now(), request: { q: 1 }, response: { a: 1 } }] };
+    const kept = { id: newId("bb"), items: [{ auth, logId: newId("log"), requestId: newId("req"), createdAt: Date.now(), request: { q: 2 }, response: { a: 2 } }] };
+    const bucket = new Proxy(env.LOGS_BUCKET, {
+      get(target, prop) {
+        if (prop === "put") return (...args: Parameters<R2Bucket["put"]>) => (args[0].includes(`${lost.id}.`) && args[0].endsWith(".json.gz") ? Promise.reject(new Error("R2 down")) : target.put(...args));
+        const v: unknown = Reflect.get(target, prop);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const messages = [...groupMessages(lost), ...groupMessages(kept)].map(({ body }, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: LOGS_MAX_RETRIES + 1, body, ack: () => undefined, retry: () => undefined }));
+    const batch = { queue: "switchboard-logs", messages, ackAll: () => undefined, retryAll: () => undefined } as unknown as MessageBatch<unknown>;
+    await expect(consumeLogBatch(batch, Object.create(env, { LOGS_BUCKET: { value: bucket } }) as Env)).rejects.toThrow(/R2 down/);
+    const marked = await env.DB.prepare("SELECT batch FROM dropped_body_groups WHERE organization_id = ?1").bind(o.orgId).all<{ batch: string }>();
+    expect(marked.results.map((r) => r.batch)).toEqual([lost.id]);
   });
 });

@@ -58,6 +58,9 @@ function responseHeaders(run: Run, contentType: string): Headers {
   return h;
 }
 
+/** The fallback model (`models`) that served, kept with a cached answer so its replay names it too. */
+const fallbackModelOf = (s: Served): string | undefined => (s.cand.modelRank > 0 ? s.cand.modelId : undefined);
+
 /** Bills, logs and reports a finished request (all in waitUntil). */
 function settleAndLog(s: Served, o: { usage: NormalizedUsage | null; totalPico: bigint; log: Partial<RequestLogInput>; ttftMs: number | null }): void {
   const { env, waitUntil } = s.run.input;
@@ -115,6 +118,7 @@ export function serveJson(s: Served, parsed: ParsedCompletion, upstreamMs: numbe
       model: s.cand.modelId,
       underlyingModel: underlying,
       region: s.cand.region || null,
+      fallbackModel: fallbackModelOf(s),
       usage: parsed.usage,
       storedAt: now,
       expiresAt: now + run.auth.project.cacheDurationSeconds * 1000,
@@ -181,6 +185,7 @@ export function serveStream(
           model: s.cand.modelId,
           underlyingModel: underlying,
           region: s.cand.region || null,
+          fallbackModel: fallbackModelOf(s),
           usage,
           storedAt: now,
           expiresAt: now + run.auth.project.cacheDurationSeconds * 1000,
@@ -209,9 +214,13 @@ export function serveStream(
   return new Response(body, { status: 200, headers: responseHeaders(run, "text/event-stream; charset=utf-8") });
 }
 
-/** A cache hit: the stored answer, cost 0, `metadata.cached = true`, a log row with cached = 1. */
-export function serveCached(run: Run, hit: CachedAnswer, responseModel: string): Response {
+/**
+ * A cache hit: the stored answer, cost 0, `metadata.cached = true`, a log row with cached = 1. It
+ * answers under the model that produced it: a fallback's id when one served (as the first answer did).
+ */
+export function serveCached(run: Run, hit: CachedAnswer, requestedModel: string): Response {
   const { env, waitUntil } = run.input;
+  const responseModel = hit.fallbackModel ?? requestedModel;
   const priced = priceUsage(hit.usage, null);
   const meta: ChatMetadata = {
     request_id: run.input.requestId,
