@@ -287,6 +287,11 @@ export async function readBodiesStatus(env: Env, r: RecordRef, reads?: BodyReads
     }
   }
   if (r.extra?.bodies !== true) return { bodies: null, status: null };
+  // The mark is written to R2 and D1 alike; when R2 refused its half (the reason the bodies were
+  // dropped may be R2 itself), D1's says so, as the Requests page's filter reads it.
+  if (!dropped && typeof batch === "string" && now - r.createdAt <= BODIES_SETTLED_MS) {
+    dropped = (await droppedGroups(env, r.organizationId, new Set([batch]))).has(batch);
+  }
   return { bodies: null, status: dropped || now - r.createdAt > BODIES_SETTLED_MS ? "dropped" : "pending" };
 }
 

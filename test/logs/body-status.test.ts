@@ -119,6 +119,17 @@ describe("bodies in a request's record", () => {
     expect(await list(`${period}&body=no`)).toEqual([oldDropped.id]);
   });
 
+  it("a group whose drop mark only D1 holds (R2 refused its half) reads as dropped, not pending", async () => {
+    const o = await seedOrg();
+    const requestId = newId("req");
+    const batch = newId("bb");
+    const createdAt = Date.now();
+    await applyRows([{ id: newId("log"), requestId, organizationId: o.orgId, projectId: o.projectId, apiKeyId: o.keyId, requestedModel: "gpt-4o-mini", statusCode: 200, createdAt, extra: { bodies: true, bodyBatch: batch } }]);
+    await env.DB.prepare("INSERT INTO dropped_body_groups (organization_id, batch, created_at) VALUES (?1, ?2, ?3)").bind(o.orgId, batch, createdAt).run();
+    const one = (await (await call(`/v1/master/logs/${requestId}`, { key: o.masterKey })).json()) as Json;
+    expect(one.bodiesStatus).toBe("dropped");
+  });
+
   it("a group the consumer cannot store on its last delivery is marked dropped at once; an earlier delivery leaves it pending", async () => {
     const o = await seedOrg();
     const auth = { organization: { id: o.orgId, compliance: {} }, project: { id: o.projectId, logBodies: true }, key: { id: "key_consumer" } } as unknown as KeyContext;
