@@ -23,6 +23,20 @@ describe("openai adapter: request", () => {
     expect(body).toEqual({ model: "llama-3.3-70b", messages: [{ role: "user", content: "hi" }], temperature: 0.2, seed: 7, n: 1 });
   });
 
+  it("gives the attempt the same request as fetch's arguments (one Request in the runtime instead of a copy)", async () => {
+    const t = testTarget({ wireFormat: "openai", baseUrl: "https://up.test/v1", apiKey: "sk-op" });
+    const signal = new AbortController().signal;
+    for (const stream of [false, true]) {
+      const built = await openaiAdapter.buildRequest(req({ temperature: 0.2 }), t, { stream, signal });
+      const call = openaiAdapter.buildCall!(req({ temperature: 0.2 }), t, { stream, signal });
+      const made = new Request(call.url, call.init);
+      expect([made.url, made.method, made.redirect, [...made.headers]]).toEqual([built.url, built.method, built.redirect, [...built.headers]]);
+      expect(made.redirect).toBe("manual");
+      expect(call.init.signal).toBe(signal);
+      expect(await made.json()).toEqual(await built.json());
+    }
+  });
+
   it("uses quirks.chatPath", async () => {
     const t = testTarget({ wireFormat: "openai", baseUrl: "https://up.test", quirks: { chatPath: "/api/v1/chat/completions" } });
     expect((await openaiAdapter.buildRequest(req(), t, { stream: false })).url).toBe("https://up.test/api/v1/chat/completions");

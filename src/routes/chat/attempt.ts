@@ -4,7 +4,7 @@
  * once its first event arrived; until then it can still fail over.
  */
 import type { Env } from "../../env";
-import type { ChatRequest, ParsedCompletion, StreamEvent, UpstreamTarget } from "../../providers/types";
+import type { ChatRequest, ParsedCompletion, StreamEvent, UpstreamCall, UpstreamTarget } from "../../providers/types";
 import { adapterFor } from "../../providers/registry";
 import { MalformedUpstreamError } from "../../providers/errors";
 import { ApiError } from "../../errors/api-error";
@@ -100,13 +100,14 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   };
 
   let target: UpstreamTarget;
-  let upstream: Request;
+  let upstream: Request | UpstreamCall;
   const adapter = adapterFor(cand.provider.wireFormat);
   try {
     const cred = await resolveCredential(env, cand.credential, cand.provider.baseUrl);
     apiKeyHash = await credentialHash(env, cred.apiKey);
     target = { provider: cand.provider, mapping: cand.mapping, model: cand.model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings, credentialOwner: cred.owner };
-    upstream = await adapter.buildRequest(req, target, { stream, signal: abort.signal });
+    const opts = { stream, signal: abort.signal };
+    upstream = adapter.buildCall ? adapter.buildCall(req, target, opts) : await adapter.buildRequest(req, target, opts);
   } catch (err) {
     // The adapter cannot carry this input (a 4xx it raised): another provider may; if none can,
     // the caller gets that 400 rather than a 502.
@@ -121,9 +122,9 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   try {
     // Redirects are never followed: an organization's upstream URL passed the SSRF guard, the
     // place it redirects to did not (docs/security.md). A redirect is an upstream error.
-    // Adapters build their Request with `upstreamInit` (one Request, not a copy per fetch); one
-    // that did not (a signer that rebuilt it) is copied with redirects off.
-    res = await fetch(upstream.redirect === "manual" ? upstream : new Request(upstream, { redirect: "manual" }));
+    // Adapters build with `upstreamInit`; a Request that lost it (a signer that rebuilt it) is
+    // copied with redirects off.
+    res = await (upstream instanceof Request ? fetch(upstream.redirect === "manual" ? upstream : new Request(upstream, { redirect: "manual" })) : fetch(upstream.url, upstream.init));
   } catch (err) {
     return fail(timedOut ? timeout() : networkFailure(`network error: ${errorMessage(err)}`));
   }
