@@ -29,6 +29,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { buildPortkeyWorker } from "./peers/portkey.mjs";
+import { median, r2 } from "./measure.mjs";
 
 /**
  * Ports of this mode, fixed so that parallel work on one machine keeps to its own: eight from a
@@ -38,13 +39,6 @@ export function peerPorts(base = 8831, inspector = 9321) {
   return { upstream: base, floor: base + 1, portkey: base + 2, switchboard: base + 3, baseline: base + 4, leanMinimal: base + 5, leanHonoZod: base + 6, noConsumer: base + 7, inspector };
 }
 
-const r2 = (x) => Math.round(x * 100) / 100;
-const median = (xs) => {
-  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (!s.length) return NaN;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(" ");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -151,17 +151,13 @@ export const groupKey = (orgId: string, createdAt: number, batch: string, part: 
  * The consumer's step: one gzip object per message, organization and hour (a group's bodies
  * together), rewriting the same key when a message comes again. A message from before groups
  * holds one request: its object per request, as then. Throws when R2 fails, after every write
- * ended and `unstored` heard which messages were not (all) stored.
+ * ended; a message that failed on its `last` delivery has its group marked dropped first.
  */
-export async function storeBodies<M extends { batch: string | null; part: number; bodies: readonly BodyEntry[] }>(
-  env: Env,
-  messages: readonly M[],
-  unstored?: (failed: M[]) => Promise<void>,
-): Promise<void> {
+export async function storeBodies(env: Env, messages: ReadonlyArray<{ batch: string | null; part: number; bodies: readonly BodyEntry[]; last?: boolean }>): Promise<void> {
   const stored = await Promise.allSettled(messages.map((m) => Promise.all(messagePuts(env, m))));
   const failed = messages.filter((_, i) => stored[i]!.status === "rejected");
   if (failed.length === 0) return;
-  if (unstored) await unstored(failed);
+  await markLastDeliveriesDropped(env, failed);
   throw (stored.find((r): r is PromiseRejectedResult => r.status === "rejected")!).reason;
 }
 
@@ -227,13 +223,12 @@ export async function markDropped(env: Env, batch: string, items: ReadonlyArray<
 }
 
 /**
- * The consumer could not store these messages' bodies (storeBodies' `unstored`). Those on their
- * last delivery (`last`) will not come again (the dead-letter queue is not read back): their
- * groups are marked dropped now, as a group the queue refused, rather than reading as pending for
- * BODIES_SETTLED_MS. Messages from before groups have no group to mark. Never throws: the caller
- * rethrows the store's failure.
+ * Messages whose bodies the consumer could not store. Those on their last delivery (`last`) will
+ * not come again (the dead-letter queue is not read back): their groups are marked dropped now, as
+ * a group the queue refused, rather than reading as pending for BODIES_SETTLED_MS. Messages from
+ * before groups have no group to mark. Never throws: storeBodies rethrows the store's failure.
  */
-export async function markLastDeliveriesDropped(env: Env, messages: ReadonlyArray<{ batch: string | null; bodies: readonly BodyEntry[]; last: boolean }>): Promise<void> {
+async function markLastDeliveriesDropped(env: Env, messages: ReadonlyArray<{ batch: string | null; bodies: readonly BodyEntry[]; last?: boolean }>): Promise<void> {
   const marks = messages.flatMap((m) => (m.last && m.batch !== null && m.bodies.length > 0 ? [markDropped(env, m.batch, m.bodies)] : []));
   if (marks.length === 0) return;
   console.error(`request bodies of ${marks.length} messages not stored on their last delivery; dropped`);

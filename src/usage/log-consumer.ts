@@ -28,7 +28,7 @@ import { batchIdOf, fieldIndex, gzipNdjson, hourPrefix, recordFromRow, type LogR
 import type { LogEntry } from "./log-queue";
 import { floorPastDropped, windowHours, windowOn } from "./window";
 import { boundaryOf, boundaryStatement, CATCH_UP_COPIED_ID, HOUR_MS, hourStartOf, markOrganizationsStatements, newMarkToken, rebuildMarkedHour, REFUSED, type RecordsBoundary } from "./aggregate";
-import { bodyMessageOf, markLastDeliveriesDropped, storeBodies } from "./bodies";
+import { bodyMessageOf, storeBodies } from "./bodies";
 import { exportSpans } from "../integrations/otlp";
 import { HISTOGRAM_COLUMNS, histogramSums } from "./latency";
 import { hedgeSql } from "./hedging";
@@ -375,7 +375,7 @@ export async function consumeLogBatch(batch: MessageBatch<unknown>, env: Env): P
   try {
     // Bodies first: the spans exported while the records are applied read them (src/integrations/otlp.ts).
     // Bodies failing on their last delivery are marked dropped, so readers need not wait a day to say so.
-    if (bodies.length > 0) await storeBodies(env, bodies, (failed) => markLastDeliveriesDropped(env, failed));
+    if (bodies.length > 0) await storeBodies(env, bodies);
     await applyLogRecords(env, incoming);
   } catch (err) {
     console.error("log batch not applied; retried", err instanceof Error ? err.message : String(err));
