@@ -1,7 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { WireFormat } from "../catalog/types";
+import type { ChatRequest, UpstreamTarget } from "./types";
+import { upstreamRequest } from "./types";
 import { adapterFor } from "./registry";
 import { testTarget } from "./test-target";
+
+const sigV4 = { AWS_BEDROCK_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE", AWS_BEDROCK_SECRET_ACCESS_KEY: "secret", AWS_BEDROCK_REGION: "us-east-1" };
 
 describe("adapterFor", () => {
   it.each<[WireFormat, RegExp]>([
@@ -33,5 +37,38 @@ describe("adapterFor", () => {
     expect(r.redirect).toBe("manual");
     abort.abort();
     expect(r.signal.aborted).toBe(true);
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it.each<[string, UpstreamTarget]>([
+    ["openai", testTarget({ wireFormat: "openai", apiKey: "sk-o" })],
+    ["azure", testTarget({ wireFormat: "azure", providerId: "azure", apiKey: "az" })],
+    ["anthropic", testTarget({ wireFormat: "anthropic", providerId: "anthropic", apiKey: "ak" })],
+    ["google AI Studio", testTarget({ wireFormat: "google", providerId: "google-ai-studio", apiKey: "gk" })],
+    ["google Vertex", testTarget({ wireFormat: "google", providerId: "google-vertex", apiKey: "ya29.t" })],
+    ["Claude on Vertex", testTarget({ wireFormat: "google", providerId: "google-vertex", externalId: "claude-sonnet-4@20250514", apiKey: "ya29.t" })],
+    ["bedrock API key", testTarget({ wireFormat: "bedrock", providerId: "aws-bedrock", apiKey: "bk" })],
+    ["bedrock SigV4", testTarget({ wireFormat: "bedrock", providerId: "aws-bedrock", apiKey: "", settings: sigV4 })],
+  ])("%s: buildCall is fetch's (url, init) for the request buildRequest describes, with its signal and redirects off", async (_name, target) => {
+    // SigV4 signs the time: both forms are built within one faked second.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(new Date("2026-03-04T05:06:07Z"));
+    const adapter = adapterFor(target.provider.wireFormat);
+    const signal = new AbortController().signal;
+    const req: ChatRequest = { model: "m", max_tokens: 64, messages: [{ role: "user", content: "hi" }] };
+    for (const stream of [false, true]) {
+      const call = await adapter.buildCall(req, target, { stream, signal });
+      const built = await adapter.buildRequest(req, target, { stream, signal });
+      expect(call.init.redirect).toBe("manual");
+      expect(call.init.signal).toBe(signal);
+      // The body goes as the string built, so fetch sends (and SigV4 signs) exactly these bytes.
+      expect(typeof call.init.body).toBe("string");
+      const made = upstreamRequest(call);
+      expect([made.url, made.method, made.redirect, [...made.headers]]).toEqual([built.url, built.method, built.redirect, [...built.headers]]);
+      expect(await made.text()).toBe(await built.text());
+    }
   });
 });

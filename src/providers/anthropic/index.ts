@@ -1,14 +1,16 @@
 /** Anthropic Messages API wire format. */
 import type { ProviderAdapter } from "../types";
+import { requestBuilder } from "../types";
 import { parseErrorBody } from "../error-body";
-import { anthropicJsonPlan, anthropicOutputTokensBound, buildAnthropicRequest } from "./request";
+import { anthropicJsonPlan, anthropicCall, anthropicOutputTokensBound } from "./request";
 import { parseAnthropicResponse } from "./response";
 import { parseAnthropicStream } from "./stream";
 import { countAnthropicTokens } from "./count-tokens";
 import { foldOutputTool, foldOutputToolStream, withJsonOutput } from "./structured-output";
 
 export const anthropicAdapter: ProviderAdapter = {
-  buildRequest: (req, target, opts) => Promise.resolve(buildAnthropicRequest(req, target, opts)),
+  buildCall: anthropicCall,
+  buildRequest: requestBuilder(anthropicCall),
   parseResponse: (body, target, req) => withJsonOutput(req && anthropicJsonPlan(req, target.mapping), parseAnthropicResponse(body), foldOutputTool),
   parseStream: (body, target, req) => withJsonOutput(req && anthropicJsonPlan(req, target.mapping), parseAnthropicStream(body), foldOutputToolStream),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),

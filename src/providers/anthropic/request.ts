@@ -1,8 +1,8 @@
 /** OpenAI chat request -> Anthropic Messages API request (POST /v1/messages). */
 import { badRequest } from "../../errors/api-error";
-import type { BuildOptions, ChatMessage, ChatRequest, ContentPart, ReasoningDetail, ToolChoice, UpstreamTarget } from "../types";
+import type { BuildOptions, ChatMessage, ChatRequest, ContentPart, ReasoningDetail, ToolChoice, UpstreamCall, UpstreamTarget } from "../types";
 import type { ProviderMapping } from "../../catalog/types";
-import { upstreamInit } from "../types";
+import { upstreamPost } from "../types";
 import { parseDataUrl } from "../data-url";
 import { contentText, isRecord, tryParseJson } from "../json";
 import { claudeHasNativeJson, jsonOutputPlan, planForcesTool, type JsonOutputPlan } from "./structured-output";
@@ -247,16 +247,10 @@ export function buildAnthropicBody(req: ChatRequest, target: UpstreamTarget, opt
   return body;
 }
 
-export function buildAnthropicRequest(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Request {
-  return new Request(`${target.baseUrl}/v1/messages`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-api-key": target.apiKey,
-      "anthropic-version": ANTHROPIC_VERSION,
-      accept: opts.stream ? "text/event-stream" : "application/json",
-    },
-    body: JSON.stringify(buildAnthropicBody(req, target, opts)),
-    ...upstreamInit(opts),
-  });
-}
+export const anthropicCall = (req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): UpstreamCall =>
+  upstreamPost(
+    `${target.baseUrl}/v1/messages`,
+    { "content-type": "application/json", "x-api-key": target.apiKey, "anthropic-version": ANTHROPIC_VERSION, accept: opts.stream ? "text/event-stream" : "application/json" },
+    JSON.stringify(buildAnthropicBody(req, target, opts)),
+    opts.signal,
+  );

@@ -2,8 +2,8 @@
  * Azure OpenAI: the OpenAI body and parsers, with Azure's deployment URL, `api-version` query and
  * `api-key` header. `target.mapping.externalId` is the deployment name.
  */
-import type { ProviderAdapter, UpstreamTarget } from "../types";
-import { upstreamInit } from "../types";
+import type { BuildOptions, ChatRequest, ProviderAdapter, UpstreamCall, UpstreamTarget } from "../types";
+import { upstreamPost, requestBuilder } from "../types";
 import { buildOpenAIBody } from "../openai/request";
 import { openaiAdapter } from "../openai";
 
@@ -14,20 +14,17 @@ export function azureChatUrl(target: UpstreamTarget): string {
   return `${target.baseUrl}/openai/deployments/${encodeURIComponent(target.mapping.externalId)}/chat/completions?api-version=${encodeURIComponent(version)}`;
 }
 
+const azureCall = (req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): UpstreamCall =>
+  upstreamPost(
+    azureChatUrl(target),
+    { "content-type": "application/json", "api-key": target.apiKey, accept: opts.stream ? "text/event-stream" : "application/json" },
+    JSON.stringify(buildOpenAIBody(req, target, opts)),
+    opts.signal,
+  );
+
 export const azureAdapter: ProviderAdapter = {
-  buildRequest: (req, target, opts) =>
-    Promise.resolve(
-      new Request(azureChatUrl(target), {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "api-key": target.apiKey,
-          accept: opts.stream ? "text/event-stream" : "application/json",
-        },
-        body: JSON.stringify(buildOpenAIBody(req, target, opts)),
-        ...upstreamInit(opts),
-      }),
-    ),
+  buildCall: azureCall,
+  buildRequest: requestBuilder(azureCall),
   parseResponse: openaiAdapter.parseResponse,
   parseStream: openaiAdapter.parseStream,
   parseError: openaiAdapter.parseError,

@@ -5,8 +5,9 @@
  * 3. `AWS_BEDROCK_ACCESS_KEY_ID` + `AWS_BEDROCK_SECRET_ACCESS_KEY` (+ `AWS_BEDROCK_SESSION_TOKEN`) settings -> SigV4.
  * Region: `AWS_BEDROCK_REGION`, else the one in a `bedrock-runtime.<region>.amazonaws.com` base URL, else us-east-1.
  */
-import { AwsClient } from "aws4fetch";
-import type { UpstreamTarget } from "../types";
+import { AwsV4Signer } from "aws4fetch";
+import type { UpstreamCall, UpstreamTarget } from "../types";
+import { upstreamPost } from "../types";
 
 export interface SigV4Credentials {
   accessKeyId: string;
@@ -36,14 +37,14 @@ export function bedrockCredentials(target: UpstreamTarget): { kind: "sigv4"; cre
   return { kind: "bearer", token: "" };
 }
 
-export async function authorizeBedrock(request: Request, target: UpstreamTarget): Promise<Request> {
+/**
+ * A POST to Bedrock with its credentials. SigV4 signs the body's bytes, hence a string body; the
+ * signer runs on the call's parts (aws4fetch's AwsClient would build a Request, clone it to read
+ * the body, and build another one).
+ */
+export async function authorizedBedrockPost(url: string, headers: Record<string, string>, body: string, target: UpstreamTarget, signal?: AbortSignal): Promise<UpstreamCall> {
   const auth = bedrockCredentials(target);
-  if (auth.kind === "bearer") {
-    const headers = new Headers(request.headers);
-    headers.set("authorization", `Bearer ${auth.token}`);
-    return new Request(request, { headers });
-  }
-  const client = new AwsClient({ ...auth.creds, service: "bedrock", region: bedrockRegion(target) });
-  // aws4fetch rebuilds the Request from its parts: hand the abort signal over explicitly.
-  return client.sign(request, { signal: request.signal });
+  if (auth.kind === "bearer") return upstreamPost(url, { ...headers, authorization: `Bearer ${auth.token}` }, body, signal);
+  const signed = await new AwsV4Signer({ method: "POST", url, headers, body, ...auth.creds, service: "bedrock", region: bedrockRegion(target) }).sign();
+  return upstreamPost(url, signed.headers, body, signal);
 }

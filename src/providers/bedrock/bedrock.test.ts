@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { AwsClient } from "aws4fetch";
+import { describe, expect, it, vi } from "vitest";
 import type { ChatRequest } from "../types";
 import { bytesStream, collectEvents, encodeEventStreamMessage, testTarget } from "../test-target";
 import { bedrockCredentials, bedrockRegion } from "./auth";
@@ -30,6 +31,32 @@ describe("bedrock adapter: request", () => {
     const byok = await bedrockAdapter.buildRequest(hi, target("AKIAIOSFODNN7EXAMPLE:secret"), { stream: false });
     expect(byok.headers.get("authorization")).toMatch(/Credential=AKIAIOSFODNN7EXAMPLE\/\d{8}\/eu-west-1\/bedrock\//);
     expect(bedrockRegion(target())).toBe("eu-west-1");
+  });
+
+  it("signs the call's own parts exactly as aws4fetch's client signed the Request it replaced", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(new Date("2026-03-04T05:06:07Z"));
+    try {
+      const settings = { AWS_BEDROCK_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE", AWS_BEDROCK_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", AWS_BEDROCK_REGION: "us-west-2" };
+      for (const [t, creds, region] of [
+        [target("", settings), { accessKeyId: settings.AWS_BEDROCK_ACCESS_KEY_ID, secretAccessKey: settings.AWS_BEDROCK_SECRET_ACCESS_KEY }, "us-west-2"],
+        [target("AKIAIOSFODNN7EXAMPLE:secret:session"), { accessKeyId: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "secret", sessionToken: "session" }, "eu-west-1"],
+      ] as const) {
+        for (const stream of [false, true]) {
+          const call = await bedrockAdapter.buildCall({ ...hi, temperature: 0.3 }, t, { stream });
+          const accept = stream ? "application/vnd.amazon.eventstream" : "application/json";
+          const body = JSON.stringify(buildConverseBody({ ...hi, temperature: 0.3 }, t));
+          const before = new Request(call.url, { method: "POST", headers: { "content-type": "application/json", accept }, body });
+          const signed = await new AwsClient({ ...creds, service: "bedrock", region }).sign(before);
+          expect([...new Headers(call.init.headers)]).toEqual([...signed.headers]);
+          expect(new Headers(call.init.headers).get("authorization")).toMatch(/^AWS4-HMAC-SHA256 /);
+          expect(call.url).toBe(signed.url);
+          expect(call.init.body).toBe(await signed.text());
+        }
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("maps system, images, tools, tool choice, tool round trip and inference config", () => {

@@ -1,8 +1,8 @@
 /** AWS Bedrock Converse API wire format (SigV4 or Bedrock API key). */
-import type { ProviderAdapter, UpstreamTarget } from "../types";
-import { upstreamInit } from "../types";
+import type { BuildOptions, ChatRequest, ProviderAdapter, UpstreamCall, UpstreamTarget } from "../types";
+import { requestBuilder } from "../types";
 import { parseErrorBody } from "../error-body";
-import { authorizeBedrock } from "./auth";
+import { authorizedBedrockPost } from "./auth";
 import { bedrockJsonPlan, buildConverseBody, converseOutputTokensBound, isBedrockClaude } from "./request";
 import { foldOutputTool, foldOutputToolStream, withJsonOutput } from "../anthropic/structured-output";
 import { parseBedrockResponse } from "./response";
@@ -12,19 +12,18 @@ export function converseUrl(target: UpstreamTarget, stream: boolean): string {
   return `${target.baseUrl}/model/${encodeURIComponent(target.mapping.externalId)}/${stream ? "converse-stream" : "converse"}`;
 }
 
+const bedrockCall = (req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Promise<UpstreamCall> =>
+  authorizedBedrockPost(
+    converseUrl(target, opts.stream),
+    { "content-type": "application/json", accept: opts.stream ? "application/vnd.amazon.eventstream" : "application/json" },
+    JSON.stringify(buildConverseBody(req, target)),
+    target,
+    opts.signal,
+  );
+
 export const bedrockAdapter: ProviderAdapter = {
-  async buildRequest(req, target, opts) {
-    const request = new Request(converseUrl(target, opts.stream), {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: opts.stream ? "application/vnd.amazon.eventstream" : "application/json",
-      },
-      body: JSON.stringify(buildConverseBody(req, target)),
-      ...upstreamInit(opts),
-    });
-    return authorizeBedrock(request, target);
-  },
+  buildCall: bedrockCall,
+  buildRequest: requestBuilder(bedrockCall),
   parseResponse: (body, target, req) => withJsonOutput(req && bedrockJsonPlan(req, target.mapping), parseBedrockResponse(body), foldOutputTool),
   parseStream: (body, target, req) => withJsonOutput(req && bedrockJsonPlan(req, target.mapping), parseBedrockStream(body), foldOutputToolStream),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),

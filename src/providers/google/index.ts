@@ -2,26 +2,24 @@
  * Google Gemini wire format (AI Studio generateContent and Vertex AI publishers/google models),
  * and Claude on Vertex AI, which Vertex serves in Anthropic's format (vertex-claude.ts).
  */
-import type { ProviderAdapter } from "../types";
-import { upstreamInit } from "../types";
+import type { BuildOptions, ChatRequest, ProviderAdapter, UpstreamCall, UpstreamTarget } from "../types";
+import { upstreamPost, requestBuilder } from "../types";
 import { parseErrorBody } from "../error-body";
 import { geminiEndpoint, servesClaude } from "./endpoint";
 import { buildGeminiBody } from "./request";
 import { parseGeminiResponse } from "./response";
 import { parseGeminiStream } from "./stream";
-import { buildVertexClaudeRequest, parseVertexClaudeResponse, parseVertexClaudeStream, vertexClaudeOutputTokensBound } from "./vertex-claude";
+import { parseVertexClaudeResponse, parseVertexClaudeStream, vertexClaudeCall, vertexClaudeOutputTokensBound } from "./vertex-claude";
+
+async function googleCall(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Promise<UpstreamCall> {
+  if (servesClaude(target.mapping)) return vertexClaudeCall(req, target, opts);
+  const { url, headers } = await geminiEndpoint(target, opts.stream);
+  return upstreamPost(url, { ...headers, "content-type": "application/json", accept: opts.stream ? "text/event-stream" : "application/json" }, JSON.stringify(buildGeminiBody(req, target)), opts.signal);
+}
 
 export const googleAdapter: ProviderAdapter = {
-  async buildRequest(req, target, opts) {
-    if (servesClaude(target.mapping)) return buildVertexClaudeRequest(req, target, opts);
-    const { url, headers } = await geminiEndpoint(target, opts.stream);
-    return new Request(url, {
-      method: "POST",
-      headers: { ...headers, "content-type": "application/json", accept: opts.stream ? "text/event-stream" : "application/json" },
-      body: JSON.stringify(buildGeminiBody(req, target)),
-      ...upstreamInit(opts),
-    });
-  },
+  buildCall: googleCall,
+  buildRequest: requestBuilder(googleCall),
   parseResponse: (body, target, req) => (servesClaude(target.mapping) ? parseVertexClaudeResponse(body, req) : parseGeminiResponse(body)),
   parseStream: (body, target, req) => (servesClaude(target.mapping) ? parseVertexClaudeStream(body, req) : parseGeminiStream(body)),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),

@@ -6,8 +6,8 @@
  * Claude is not among the platforms with Anthropic's native JSON output.
  */
 import type { ProviderMapping } from "../../catalog/types";
-import type { BuildOptions, ChatRequest, ParsedCompletion, StreamEvent, UpstreamTarget } from "../types";
-import { upstreamInit } from "../types";
+import type { BuildOptions, ChatRequest, ParsedCompletion, StreamEvent, UpstreamCall, UpstreamTarget } from "../types";
+import { upstreamPost } from "../types";
 import { anthropicOutputTokensBound, buildAnthropicBody } from "../anthropic/request";
 import { parseAnthropicResponse } from "../anthropic/response";
 import { parseAnthropicStream } from "../anthropic/stream";
@@ -18,15 +18,15 @@ export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
 
 const vertexClaudePlan = (req: ChatRequest): JsonOutputPlan => jsonOutputPlan(req, false);
 
-export async function buildVertexClaudeRequest(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Promise<Request> {
+export async function vertexClaudeCall(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Promise<UpstreamCall> {
   const { url, headers } = await claudeEndpoint(target, opts.stream);
   const { model: _inPath, ...body } = buildAnthropicBody(req, target, { stream: opts.stream, plan: vertexClaudePlan(req) });
-  return new Request(url, {
-    method: "POST",
-    headers: { ...headers, "content-type": "application/json", accept: opts.stream ? "text/event-stream" : "application/json" },
-    body: JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...body }),
-    ...upstreamInit(opts),
-  });
+  return upstreamPost(
+    url,
+    { ...headers, "content-type": "application/json", accept: opts.stream ? "text/event-stream" : "application/json" },
+    JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...body }),
+    opts.signal,
+  );
 }
 
 export const parseVertexClaudeResponse = (body: unknown, req: ChatRequest | undefined): ParsedCompletion =>

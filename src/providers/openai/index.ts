@@ -1,13 +1,14 @@
 /** OpenAI-compatible wire format: OpenAI, Groq, Together, Mistral, DeepSeek, xAI, custom providers... */
 import type { ProviderAdapter } from "../types";
+import { requestBuilder } from "../types";
 import { parseErrorBody } from "../error-body";
-import { buildOpenAIRequest, openAICall } from "./request";
+import { openAICall } from "./request";
 import { parseOpenAIResponse } from "./response";
 import { parseOpenAIStream } from "./stream";
 
 export const openaiAdapter: ProviderAdapter = {
-  buildRequest: (req, target, opts) => Promise.resolve(buildOpenAIRequest(req, target, opts)),
   buildCall: openAICall,
+  buildRequest: requestBuilder(openAICall),
   parseResponse: (body) => parseOpenAIResponse(body),
   parseStream: (body) => parseOpenAIStream(body),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),

@@ -28,7 +28,7 @@ describe("openai adapter: request", () => {
     const signal = new AbortController().signal;
     for (const stream of [false, true]) {
       const built = await openaiAdapter.buildRequest(req({ temperature: 0.2 }), t, { stream, signal });
-      const call = openaiAdapter.buildCall!(req({ temperature: 0.2 }), t, { stream, signal });
+      const call = await openaiAdapter.buildCall(req({ temperature: 0.2 }), t, { stream, signal });
       const made = new Request(call.url, call.init);
       expect([made.url, made.method, made.redirect, [...made.headers]]).toEqual([built.url, built.method, built.redirect, [...built.headers]]);
       expect(made.redirect).toBe("manual");

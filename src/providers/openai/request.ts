@@ -4,7 +4,7 @@
  */
 import type { OpenAICompatQuirks } from "../../catalog/types";
 import type { BuildOptions, ChatMessage, ChatRequest, UpstreamCall, UpstreamTarget } from "../types";
-import { upstreamInit } from "../types";
+import { upstreamPost } from "../types";
 import { wireToolCall } from "../tool-call-wire";
 
 /**
@@ -80,23 +80,10 @@ export function openAIChatUrl(target: UpstreamTarget): string {
   return `${target.baseUrl}${target.provider.quirks?.chatPath ?? "/chat/completions"}`;
 }
 
-export function openAICall(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): UpstreamCall {
-  return {
-    url: openAIChatUrl(target),
-    init: {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        authorization: `Bearer ${target.apiKey}`,
-        accept: opts.stream ? "text/event-stream" : "application/json",
-      },
-      body: JSON.stringify(buildOpenAIBody(req, target, opts)),
-      ...upstreamInit(opts),
-    },
-  };
-}
-
-export function buildOpenAIRequest(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Request {
-  const { url, init } = openAICall(req, target, opts);
-  return new Request(url, init);
-}
+export const openAICall = (req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): UpstreamCall =>
+  upstreamPost(
+    openAIChatUrl(target),
+    { "content-type": "application/json", authorization: `Bearer ${target.apiKey}`, accept: opts.stream ? "text/event-stream" : "application/json" },
+    JSON.stringify(buildOpenAIBody(req, target, opts)),
+    opts.signal,
+  );

@@ -100,14 +100,13 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   };
 
   let target: UpstreamTarget;
-  let upstream: Request | UpstreamCall;
+  let upstream: UpstreamCall;
   const adapter = adapterFor(cand.provider.wireFormat);
   try {
     const cred = await resolveCredential(env, cand.credential, cand.provider.baseUrl);
     apiKeyHash = await credentialHash(env, cred.apiKey);
     target = { provider: cand.provider, mapping: cand.mapping, model: cand.model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings, credentialOwner: cred.owner };
-    const opts = { stream, signal: abort.signal };
-    upstream = adapter.buildCall ? adapter.buildCall(req, target, opts) : await adapter.buildRequest(req, target, opts);
+    upstream = await adapter.buildCall(req, target, { stream, signal: abort.signal });
   } catch (err) {
     // The adapter cannot carry this input (a 4xx it raised): another provider may; if none can,
     // the caller gets that 400 rather than a 502.
@@ -122,9 +121,9 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   try {
     // Redirects are never followed: an organization's upstream URL passed the SSRF guard, the
     // place it redirects to did not (docs/security.md). A redirect is an upstream error.
-    // Adapters build with `upstreamInit`; a Request that lost it (a signer that rebuilt it) is
-    // copied with redirects off.
-    res = await (upstream instanceof Request ? fetch(upstream.redirect === "manual" ? upstream : new Request(upstream, { redirect: "manual" })) : fetch(upstream.url, upstream.init));
+    // Every call carries `redirect: "manual"` (its type says so). Not `fetch(request)`: that
+    // copies its Request into a new one.
+    res = await fetch(upstream.url, upstream.init);
   } catch (err) {
     return fail(timedOut ? timeout() : networkFailure(`network error: ${errorMessage(err)}`));
   }
