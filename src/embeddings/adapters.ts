@@ -11,7 +11,8 @@
 import type { WireFormat } from "../catalog/types";
 import { estimateTextTokens } from "../billing/estimate";
 import { MalformedUpstreamError } from "../providers/errors";
-import type { UpstreamErrorInfo, UpstreamTarget } from "../providers/types";
+import type { UpstreamCall, UpstreamErrorInfo, UpstreamTarget } from "../providers/types";
+import { upstreamPost } from "../providers/types";
 import { parseErrorBody } from "../providers/error-body";
 
 export interface EmbeddingInput {
@@ -27,7 +28,8 @@ export interface EmbeddingResult {
 }
 
 export interface EmbeddingAdapter {
-  buildRequest(req: EmbeddingInput, target: UpstreamTarget, signal: AbortSignal): Request;
+  /** The upstream request as `fetch`'s arguments (not a Request: `fetch(request)` would copy it). */
+  buildCall(req: EmbeddingInput, target: UpstreamTarget, signal: AbortSignal): UpstreamCall;
   parseResponse(body: unknown, req: EmbeddingInput): EmbeddingResult;
   parseError(status: number, text: string): UpstreamErrorInfo;
 }
@@ -37,17 +39,11 @@ const textTokens = (req: EmbeddingInput): number =>
   req.input.reduce((n, x) => n + (typeof x === "string" ? estimateTextTokens(x) : x.length), 0);
 
 const openai: EmbeddingAdapter = {
-  buildRequest(req, target, signal) {
+  buildCall(req, target, signal) {
     const body: Record<string, unknown> = { model: target.mapping.externalId, input: req.input, encoding_format: "float" };
     if (req.dimensions !== undefined) body.dimensions = req.dimensions;
     if (req.user !== undefined) body.user = req.user;
-    return new Request(`${target.baseUrl}/embeddings`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${target.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-      signal,
-      redirect: "manual", // never followed (SSRF guard, docs/security.md): a 3xx is an upstream error
-    });
+    return upstreamPost(`${target.baseUrl}/embeddings`, { authorization: `Bearer ${target.apiKey}`, "content-type": "application/json" }, JSON.stringify(body), signal);
   },
   parseResponse(body, req) {
     const b = body as { data?: Array<{ index?: number; embedding?: unknown }>; usage?: { prompt_tokens?: number } } | null;
@@ -65,20 +61,15 @@ const openai: EmbeddingAdapter = {
 };
 
 const google: EmbeddingAdapter = {
-  buildRequest(req, target, signal) {
+  buildCall(req, target, signal) {
     const model = `models/${target.mapping.externalId}`;
     const requests = req.input.map((x) => ({
       model,
       content: { parts: [{ text: typeof x === "string" ? x : x.join(" ") }] },
       ...(req.dimensions !== undefined ? { outputDimensionality: req.dimensions } : {}),
     }));
-    return new Request(`${target.baseUrl}/v1beta/${model.split("/").map(encodeURIComponent).join("/")}:batchEmbedContents`, {
-      method: "POST",
-      headers: { "x-goog-api-key": target.apiKey, "content-type": "application/json" },
-      body: JSON.stringify({ requests }),
-      signal,
-      redirect: "manual", // never followed (SSRF guard, docs/security.md): a 3xx is an upstream error
-    });
+    const url = `${target.baseUrl}/v1beta/${model.split("/").map(encodeURIComponent).join("/")}:batchEmbedContents`;
+    return upstreamPost(url, { "x-goog-api-key": target.apiKey, "content-type": "application/json" }, JSON.stringify({ requests }), signal);
   },
   parseResponse(body, req) {
     const b = body as { embeddings?: Array<{ values?: unknown }> } | null;

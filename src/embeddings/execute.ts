@@ -81,10 +81,11 @@ async function attempt(input: GatewayRequest, req: EmbeddingInput, model: ModelD
     const cred = await resolveCredential(input.env, cand.credential, cand.provider.baseUrl);
     apiKey = cred.apiKey;
     const target = { provider: cand.provider, mapping: cand.mapping, model, baseUrl: cred.baseUrl, apiKey: cred.apiKey, settings: cred.settings };
-    const upstream = adapter.buildRequest(req, target, signal);
     // Redirects are never followed (docs/security.md): the place a redirect names never passed the
-    // SSRF guard, and the request carries the credential. A 3xx is an upstream error.
-    const res = await fetch(upstream.redirect === "manual" ? upstream : new Request(upstream, { redirect: "manual" }));
+    // SSRF guard, and the request carries the credential. A 3xx is an upstream error. Every call
+    // carries `redirect: "manual"` (its type says so).
+    const { url, init } = adapter.buildCall(req, target, signal);
+    const res = await fetch(url, init);
     if (res.status >= 300 && res.status < 400) {
       void res.body?.cancel();
       return { ok: false, failure: { ...networkFailure(`the provider answered with a redirect (HTTP ${res.status}); redirects are not followed`), errorType: "upstream_redirect" }, ms: ms() };
