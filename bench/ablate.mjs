@@ -31,6 +31,22 @@ export const ABLATIONS = {
     what: "the JSON answer's wait for its record (the record is still made durable, after the answer)",
     edits: [{ file: "src/routes/chat/response.ts", find: "  void durable\n", replace: "  void Promise.resolve()\n" }],
   },
+  "early-call": {
+    what: "the early upstream call (the first attempt starts only once admission answered)",
+    edits: [{ file: "src/billing/early-call.ts", find: "  const keyId = auth.key.id;\n  if (inDoubt.has", replace: "  if (auth) return false;\n  const keyId = auth.key.id;\n  if (inDoubt.has" }],
+  },
+  continent: {
+    what: "the caller's continent (request.cf is not read; routing and metrics see no continent)",
+    edits: [{ file: "src/routing/regions.ts", find: "  if (!production) {\n    const debug", replace: "  if (request) return null;\n  if (!production) {\n    const debug" }],
+  },
+  "rate-limits": {
+    what: "the key's and organization's rate limits (no window counted, no rate headers)",
+    edits: [{ file: "src/rate-limits/admission.ts", find: "  const waitUntil = (w: Promise<unknown>) => c.executionCtx.waitUntil(w);\n  const p = admitRate(", replace: "  if (ctx) return ctx;\n  const waitUntil = (w: Promise<unknown>) => c.executionCtx.waitUntil(w);\n  const p = admitRate(" }],
+  },
+  ranking: {
+    what: "ranking the candidates (the plan is the candidates in catalogue order)",
+    edits: [{ file: "src/routes/chat/admit.ts", find: "  const view = rankingView(candidates, needs.callerContinent);\n  return orderCandidates(", replace: "  if (candidates.length >= 0) return candidates;\n  const view = rankingView(candidates, needs.callerContinent);\n  return orderCandidates(" }],
+  },
   "live-metrics": {
     what: "reporting each attempt to the live metrics (routing then ranks on what it had)",
     edits: [
@@ -42,6 +58,9 @@ export const ABLATIONS = {
     ],
   },
 };
+
+/** Every ablation above at once: what the request path costs without any of those features. */
+ABLATIONS.all = { what: "all of the above at once", edits: Object.values(ABLATIONS).flatMap((a) => a.edits) };
 
 export function buildAblation(root, name, ref = "HEAD") {
   const ablation = ABLATIONS[name];
