@@ -12,8 +12,9 @@
  *
  * Each side is capped at BODY_CAP_BYTES of JSON text: a larger one is kept as the first
  * BODY_CAP_BYTES of its text, marked truncated (shorter still when both sides, escaped, would not
- * fit one queue message). Bodies the queue refuses are dropped (the record itself is never at
- * stake: it travels separately).
+ * fit one queue message). Bodies the queue refuses, or the consumer cannot store on the queue's
+ * last delivery, are dropped and marked so per request (`markDropped`; the record itself is never
+ * at stake: it travels separately).
  */
 import type { Env } from "../env";
 import type { KeyContext } from "../context/key-context";
@@ -151,30 +152,42 @@ export const groupKey = (orgId: string, createdAt: number, batch: string, part: 
  * The consumer's step: one gzip object per message, organization and hour (a group's bodies
  * together), rewriting the same key when a message comes again. A message from before groups
  * holds one request: its object per request, as then. Throws when R2 fails, after every write
- * ended; a message that failed on its `last` delivery has its group marked dropped first.
+ * ended; the requests of the objects that failed on their message's `last` delivery are marked
+ * dropped first (the message's other objects are stored).
  */
 export async function storeBodies(env: Env, messages: ReadonlyArray<{ batch: string | null; part: number; bodies: readonly BodyEntry[]; last?: boolean }>): Promise<void> {
-  const stored = await Promise.allSettled(messages.map((m) => Promise.all(messagePuts(env, m))));
-  const failed = messages.filter((_, i) => stored[i]!.status === "rejected");
-  if (failed.length === 0) return;
-  await markLastDeliveriesDropped(env, failed);
-  throw (stored.find((r): r is PromiseRejectedResult => r.status === "rejected")!).reason;
+  const writes = messages.map((m) => messageWrites(env, m));
+  const settled = await Promise.all(writes.map((w) => Promise.allSettled(w.map((o) => o.put))));
+  const lost: DropMark[] = [];
+  let failure: PromiseRejectedResult | undefined;
+  settled.forEach((results, i) => {
+    const m = messages[i]!;
+    results.forEach((r, j) => {
+      if (r.status === "fulfilled") return;
+      failure ??= r;
+      if (m.last && m.batch !== null) lost.push({ batch: m.batch, part: m.part, bodies: writes[i]![j]!.bodies });
+    });
+  });
+  if (!failure) return;
+  await markLastDeliveriesDropped(env, lost);
+  throw failure.reason;
 }
 
-/** One message's R2 writes. */
-function messagePuts(env: Env, m: { batch: string | null; part: number; bodies: readonly BodyEntry[] }): Array<Promise<unknown>> {
+/** One message's R2 writes, each with the requests its object holds. */
+function messageWrites(env: Env, m: { batch: string | null; part: number; bodies: readonly BodyEntry[] }): Array<{ bodies: BodyEntry[]; put: Promise<unknown> }> {
   if (m.batch === null) {
-    return m.bodies.map((e) => gzipText(storedText(e)).then((gz) => env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: JSON_GZ, customMetadata: { requestId: e.requestId, projectId: e.projectId } })));
+    return m.bodies.map((e) => ({ bodies: [e], put: gzipText(storedText(e)).then((gz) => env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: JSON_GZ, customMetadata: { requestId: e.requestId, projectId: e.projectId } })) }));
   }
   // Each object's JSON text joined from its requests' texts: `{"bodies":{"<logId>":<StoredBodies>,...}}`.
-  const objects = new Map<string, string[]>();
+  const objects = new Map<string, { bodies: BodyEntry[]; texts: string[] }>();
   for (const e of m.bodies) {
     const key = groupKey(e.organizationId, e.createdAt, m.batch, m.part);
-    const held = objects.get(key) ?? [];
-    held.push(`${JSON.stringify(e.logId)}:${storedText(e)}`);
+    const held = objects.get(key) ?? { bodies: [], texts: [] };
+    held.bodies.push(e);
+    held.texts.push(`${JSON.stringify(e.logId)}:${storedText(e)}`);
     objects.set(key, held);
   }
-  return [...objects].map(([key, bodies]) => gzipText(`{"bodies":{${bodies.join(",")}}}`).then((gz) => env.LOGS_BUCKET.put(key, gz, { httpMetadata: JSON_GZ, customMetadata: { requests: String(bodies.length) } })));
+  return [...objects].map(([key, { bodies, texts }]) => ({ bodies, put: gzipText(`{"bodies":{${texts.join(",")}}}`).then((gz) => env.LOGS_BUCKET.put(key, gz, { httpMetadata: JSON_GZ, customMetadata: { requests: String(texts.length) } })) }));
 }
 
 async function gunzipJson(obj: R2ObjectBody): Promise<unknown> {
@@ -196,67 +209,113 @@ const once = (reads: BodyReads | undefined, key: string, read: () => Promise<unk
 
 /**
  * Whether a request's bodies can be read: `stored`; `pending` (on their way: the group's send or
- * the consumer has not finished); `dropped` (the queue refused the group's send, the consumer
- * failed it on its last delivery, or nothing came within BODIES_SETTLED_MS, past every retry of
- * the send and of the consumer).
+ * the consumer has not finished); `dropped` (the queue refused the send of its part, the consumer
+ * failed its object on the last delivery, or nothing came within BODIES_SETTLED_MS, past every
+ * retry of the send and of the consumer). Per request: a group's other parts may be stored.
  */
 export type BodiesStatus = "stored" | "pending" | "dropped";
 
 /** Longer than the group's send, the consumer's retries (10 x 30 s) and a long backlog: bodies not stored by then never will be. */
 export const BODIES_SETTLED_MS = 24 * 3_600_000;
 
+/** Requests of one part (queue message) of a group whose bodies are lost. */
+export interface DropMark {
+  batch: string;
+  part: number;
+  bodies: ReadonlyArray<{ logId: string; organizationId: string; createdAt: number }>;
+}
+
 /**
- * Marks a group's bodies as dropped in every organization and hour they were for, so readers say so
- * (an empty object beside the group's), and in D1 per organization, so the Requests page's
- * kept-bodies filter can leave its records out (src/usage/request-list.ts).
+ * Marks requests' bodies as dropped, per request: the parts and objects of one group are stored or
+ * lost separately, and a record names its group, not its part. In R2 beside the part's objects
+ * (`{hour}/{group}.{part}.dropped`, listing the log ids of that organization and hour), so readers
+ * say so; and in D1 (`dropped_bodies`), so the Requests page's kept-bodies filter can leave them
+ * out (src/usage/request-list.ts).
  */
-export async function markDropped(env: Env, batch: string, items: ReadonlyArray<{ organizationId: string; createdAt: number }>, now = Date.now()): Promise<void> {
-  const keys = new Set(items.map((i) => `${bodyHourPrefix(i.organizationId, i.createdAt)}${batch}.dropped`));
-  const orgs = JSON.stringify([...new Set(items.map((i) => i.organizationId))]);
-  // Every write is awaited, whichever fails: an R2 that refuses the mark must not cut the D1 row short.
+export async function markDropped(env: Env, marks: readonly DropMark[], now = Date.now()): Promise<void> {
+  const r2 = new Map<string, string[]>();
+  for (const m of marks) {
+    for (const b of m.bodies) {
+      const key = `${bodyHourPrefix(b.organizationId, b.createdAt)}${m.batch}.${m.part}.dropped`;
+      const ids = r2.get(key) ?? [];
+      ids.push(b.logId);
+      r2.set(key, ids);
+    }
+  }
+  // Every write is awaited, whichever fails: an R2 that refuses the mark must not cut the D1 rows short.
   const writes = await Promise.allSettled([
-    ...[...keys].map((key) => env.LOGS_BUCKET.put(key, "")),
-    env.DB.prepare("INSERT OR IGNORE INTO dropped_body_groups (organization_id, batch, created_at) SELECT value, ?2, ?3 FROM json_each(?1)").bind(orgs, batch, now).run(),
+    ...[...r2].map(([key, ids]) => env.LOGS_BUCKET.put(key, JSON.stringify(ids), { httpMetadata: { contentType: "application/json" } })),
+    ...chunks(marks.flatMap((m) => m.bodies.map((b) => [b.organizationId, b.logId])), D1_IDS).map((rows) =>
+      env.DB.prepare("INSERT OR IGNORE INTO dropped_bodies (organization_id, log_id, created_at) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?2 FROM json_each(?1)").bind(JSON.stringify(rows), now).run(),
+    ),
   ]);
   const failed = writes.find((w): w is PromiseRejectedResult => w.status === "rejected");
   if (failed) throw failed.reason;
 }
 
+/** Ids bound per D1 statement (as one JSON value: D1 caps a bound value at 2 MB). */
+const D1_IDS = 5_000;
+const chunks = <T>(items: readonly T[], n: number): T[][] => Array.from({ length: Math.ceil(items.length / n) }, (_, i) => items.slice(i * n, (i + 1) * n));
+
 /**
- * Messages whose bodies the consumer could not store. Those on their last delivery (`last`) will
- * not come again (the dead-letter queue is not read back): their groups are marked dropped now, as
- * a group the queue refused, rather than reading as pending for BODIES_SETTLED_MS. Messages from
+ * Requests whose objects the consumer could not store on their message's last delivery: it will
+ * not come again (the dead-letter queue is not read back), so they are marked dropped now, as
+ * requests the queue refused, rather than reading as pending for BODIES_SETTLED_MS. Messages from
  * before groups have no group to mark. Never throws: storeBodies rethrows the store's failure.
  */
-async function markLastDeliveriesDropped(env: Env, messages: ReadonlyArray<{ batch: string | null; bodies: readonly BodyEntry[]; last?: boolean }>): Promise<void> {
-  const marks = messages.flatMap((m) => (m.last && m.batch !== null && m.bodies.length > 0 ? [markDropped(env, m.batch, m.bodies)] : []));
-  if (marks.length === 0) return;
-  console.error(`request bodies of ${marks.length} messages not stored on their last delivery; dropped`);
-  for (const r of await Promise.allSettled(marks)) {
-    if (r.status === "rejected") console.error("request bodies: the dropped mark was not written either", r.reason instanceof Error ? r.reason.message : String(r.reason));
-  }
+async function markLastDeliveriesDropped(env: Env, lost: readonly DropMark[]): Promise<void> {
+  if (lost.length === 0) return;
+  console.error(`request bodies of ${lost.reduce((n, m) => n + m.bodies.length, 0)} requests not stored on their last delivery; dropped`);
+  await markDropped(env, lost).catch((e: unknown) => {
+    console.error("request bodies: the dropped mark was not written either", e instanceof Error ? e.message : String(e));
+  });
 }
 
-/** Of `batches` (groups named by one organization's records), those marked dropped. */
-export async function droppedGroups(env: Env, organizationId: string, batches: ReadonlySet<string>): Promise<Set<string>> {
-  if (batches.size === 0) return new Set();
-  const res = await env.DB.prepare("SELECT batch FROM dropped_body_groups WHERE organization_id = ?1 AND batch IN (SELECT value FROM json_each(?2))")
-    .bind(organizationId, JSON.stringify([...batches]))
-    .all<{ batch: string }>();
-  return new Set(res.results.map((r) => r.batch));
+/**
+ * Of `records` (one organization's, with the group their bodies left with), the ids of those whose
+ * bodies are marked dropped: by request, or by a group mark from before marks were per request.
+ */
+export async function droppedBodies(env: Env, organizationId: string, records: ReadonlyArray<{ id: string; batch: string }>): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (records.length === 0) return out;
+  const sql = `SELECT json_extract(j.value, '$[0]') AS id FROM json_each(?2) j
+    WHERE EXISTS (SELECT 1 FROM dropped_bodies d WHERE d.organization_id = ?1 AND d.log_id = json_extract(j.value, '$[0]'))
+       OR EXISTS (SELECT 1 FROM dropped_body_groups g WHERE g.organization_id = ?1 AND g.batch = json_extract(j.value, '$[1]'))`;
+  const stmts = chunks(records.map((r) => [r.id, r.batch]), D1_IDS).map((rows) => env.DB.prepare(sql).bind(organizationId, JSON.stringify(rows)));
+  for (const res of await env.DB.batch<{ id: string }>(stmts)) for (const r of res.results) out.add(r.id);
+  return out;
 }
 
-/** Dropped-group marks older than the records' retention (their records are gone). */
+/** Drop marks older than the records' retention (their records are gone), group marks from before included. */
 export async function deleteExpiredDropMarks(env: Env, now: number, retentionDays: number): Promise<void> {
-  await env.DB.prepare("DELETE FROM dropped_body_groups WHERE created_at < ?1").bind(now - (retentionDays + 1) * DAY_MS).run();
+  const before = now - (retentionDays + 1) * DAY_MS;
+  await env.DB.batch([env.DB.prepare("DELETE FROM dropped_bodies WHERE created_at < ?1").bind(before), env.DB.prepare("DELETE FROM dropped_body_groups WHERE created_at < ?1").bind(before)]);
+}
+
+/**
+ * Whether an R2 drop mark of a request's group (`prefix`: its hour's `{group}.`) covers the
+ * request: a part's mark (`{group}.{part}.dropped`) lists its log ids; a group's mark from before
+ * marks were per request (`{group}.dropped`, empty) covers all its requests.
+ */
+async function markedInR2(env: Env, key: string, prefix: string, logId: string, reads?: BodyReads): Promise<boolean> {
+  if (key === `${prefix}dropped`) return true;
+  const ids = await once(reads, key, async () => {
+    const obj = await env.LOGS_BUCKET.get(key);
+    try {
+      return obj ? ((await obj.json()) as unknown) : [];
+    } catch {
+      return [];
+    }
+  });
+  return Array.isArray(ids) && ids.includes(logId);
 }
 
 type RecordRef = { organizationId: string; id: string; createdAt: number; extra?: Record<string, unknown> | null };
 
 /**
  * A request's stored bodies and their status (status null: the request kept none). The record says
- * where: `extra.bodyBatch` names its group (its hour's objects of that group, and the group's
- * dropped mark), a record from before groups has an object of its own. `reads` shares objects
+ * where: `extra.bodyBatch` names its group (its hour's objects of that group, and the drop marks
+ * of its parts there), a record from before groups has an object of its own. `reads` shares objects
  * between the calls of one caller.
  */
 export async function readBodiesStatus(env: Env, r: RecordRef, reads?: BodyReads, now = Date.now()): Promise<{ bodies: StoredBodies | null; status: BodiesStatus | null }> {
@@ -268,9 +327,10 @@ export async function readBodiesStatus(env: Env, r: RecordRef, reads?: BodyReads
   } else {
     const prefix = `${bodyHourPrefix(r.organizationId, r.createdAt)}${batch}.`;
     const keys = (await once(reads, `list:${prefix}`, async () => (await env.LOGS_BUCKET.list({ prefix })).objects.map((o) => o.key))) as string[];
+    const marks: string[] = [];
     for (const key of keys) {
       if (key.endsWith(".dropped")) {
-        dropped = true;
+        marks.push(key);
         continue;
       }
       const held = (await once(reads, key, async () => {
@@ -280,12 +340,16 @@ export async function readBodiesStatus(env: Env, r: RecordRef, reads?: BodyReads
       const found = held[r.id];
       if (found) return { bodies: found, status: "stored" };
     }
+    for (const key of marks) {
+      dropped = await markedInR2(env, key, prefix, r.id, reads);
+      if (dropped) break;
+    }
   }
   if (r.extra?.bodies !== true) return { bodies: null, status: null };
   // The mark is written to R2 and D1 alike; when R2 refused its half (the reason the bodies were
   // dropped may be R2 itself), D1's says so, as the Requests page's filter reads it.
   if (!dropped && typeof batch === "string" && now - r.createdAt <= BODIES_SETTLED_MS) {
-    dropped = (await droppedGroups(env, r.organizationId, new Set([batch]))).has(batch);
+    dropped = (await droppedBodies(env, r.organizationId, [{ id: r.id, batch }])).has(r.id);
   }
   return { bodies: null, status: dropped || now - r.createdAt > BODIES_SETTLED_MS ? "dropped" : "pending" };
 }

@@ -13,9 +13,9 @@
  *
  * A group larger than one queue message goes as several messages, numbered (`part`): each is one
  * R2 object per organization and hour, so a redelivered message rewrites the same object. A send
- * the queue refuses is retried a few times, then its bodies are dropped with an error log and a
- * mark in R2 that readers report (src/usage/bodies.ts `readBodiesStatus`; the records travel
- * separately and are never at stake).
+ * the queue refuses is retried a few times, then the bodies of the messages not sent are dropped
+ * with an error log and a mark per request that readers report (src/usage/bodies.ts
+ * `markDropped`; the records travel separately and are never at stake).
  */
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
@@ -69,15 +69,13 @@ export function queueBodies(env: Env, waitUntil: (p: Promise<unknown>) => void, 
 async function sendGroup(env: Env, group: Group): Promise<void> {
   await pause(GROUP_MS);
   if (open === group) open = null;
-  try {
-    await sendMessages(env, groupMessages(group));
-  } catch (err) {
-    console.error(`request bodies of ${group.items.length} requests not queued; dropped`, err instanceof Error ? err.message : String(err));
-    // Their records name the group: a mark beside its objects makes readers say "dropped", not "not stored yet".
-    await markDropped(env, group.id, group.items.map((c) => ({ organizationId: c.auth.organization.id, createdAt: c.createdAt }))).catch((e: unknown) => {
-      console.error("request bodies: the dropped mark was not written either", e instanceof Error ? e.message : String(e));
-    });
-  }
+  const { unsent, error } = await sendMessages(env, groupMessages(group));
+  if (unsent.length === 0) return;
+  console.error(`request bodies of ${unsent.reduce((n, m) => n + m.bodies.length, 0)} requests not queued; dropped`, error instanceof Error ? error.message : String(error));
+  // Only the messages not sent: those sent before will be stored. A mark makes readers say "dropped", not "not stored yet".
+  await markDropped(env, unsent).catch((e: unknown) => {
+    console.error("request bodies: the dropped mark was not written either", e instanceof Error ? e.message : String(e));
+  });
 }
 
 /** One request's bodies as they ride the queue, cut to fit one message; and its size there. */
@@ -118,28 +116,33 @@ export function groupMessages(group: { id: string; items: readonly BodyCapture[]
   return out;
 }
 
-/** Messages in as few sendBatch calls as the limits allow, each retried a few times. */
-async function sendMessages(env: Env, messages: ReadonlyArray<{ body: BodyMessage; bytes: number }>): Promise<void> {
-  let batch: Array<{ body: BodyMessage }> = [];
+/**
+ * Messages in as few sendBatch calls as the limits allow, each retried a few times. A call still
+ * refused ends the send: returns the messages not sent (that call's and those after it) and why.
+ */
+async function sendMessages(env: Env, messages: ReadonlyArray<{ body: BodyMessage; bytes: number }>): Promise<{ unsent: BodyMessage[]; error: unknown }> {
+  const calls: BodyMessage[][] = [];
   let bytes = 0;
-  const send = async () => {
-    const sending = batch;
-    batch = [];
-    bytes = 0;
-    for (let attempt = 1; sending.length; attempt++) {
+  for (const m of messages) {
+    const call = calls[calls.length - 1];
+    if (!call || call.length === SEND_MESSAGES || bytes + m.bytes > SEND_BYTES) {
+      calls.push([m.body]);
+      bytes = m.bytes;
+    } else {
+      call.push(m.body);
+      bytes += m.bytes;
+    }
+  }
+  for (const [i, call] of calls.entries()) {
+    for (let attempt = 1; ; attempt++) {
       try {
-        await env.LOGS.sendBatch(sending);
-        return;
+        await env.LOGS.sendBatch(call.map((body) => ({ body })));
+        break;
       } catch (err) {
-        if (attempt >= SEND_ATTEMPTS) throw err;
+        if (attempt >= SEND_ATTEMPTS) return { unsent: calls.slice(i).flat(), error: err };
         await pause(50 * 4 ** (attempt - 1));
       }
     }
-  };
-  for (const m of messages) {
-    if (batch.length === SEND_MESSAGES || (batch.length > 0 && bytes + m.bytes > SEND_BYTES)) await send();
-    batch.push({ body: m.body });
-    bytes += m.bytes;
   }
-  await send();
+  return { unsent: [], error: null };
 }

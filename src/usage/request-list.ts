@@ -12,7 +12,7 @@ import { REFUND_KIND } from "./request-log";
 import { recordFromDbRow, hourPrefix, readNdjsonGz, type LogRecord } from "./log-record";
 import { recordsByHourDesc, type LogScope } from "./log-export";
 import { traceOf } from "./conversation";
-import { droppedGroups } from "./bodies";
+import { droppedBodies } from "./bodies";
 
 export const PAGE_SIZE = 50;
 /** Hours of R2 objects one page reads at most before it answers (the next page goes on). */
@@ -30,7 +30,7 @@ export interface RequestFilters {
   endUser?: string | undefined;
   /**
    * Only requests whose prompt and answer were kept (true) or not (false). Kept: the record says so
-   * and its group was not dropped (pending ones will be stored), as `bodiesStatus` says.
+   * and its bodies were not marked dropped (pending ones will be stored), as `bodiesStatus` says.
    */
   hasBody?: boolean | undefined;
   from: number;
@@ -52,7 +52,7 @@ export interface RequestPage {
 /** The group a record's bodies left with (src/usage/body-batch.ts), when it names one. */
 const groupOf = (r: LogRecord): string | null => (typeof r.extra?.bodyBatch === "string" ? r.extra.bodyBatch : null);
 
-/** `dropped`: the groups of these records marked dropped (read only when the filter asks about bodies). */
+/** `dropped`: the ids of these records whose bodies are marked dropped (read only when the filter asks about bodies). */
 function matches(f: RequestFilters, r: LogRecord, dropped: ReadonlySet<string>): boolean {
   if (r.kind === REFUND_KIND) return false;
   if (f.keyId && r.apiKeyId !== f.keyId) return false;
@@ -61,7 +61,7 @@ function matches(f: RequestFilters, r: LogRecord, dropped: ReadonlySet<string>):
   if (f.app && (r.sourceApp || "unknown") !== f.app) return false;
   const t = traceOf(r);
   if (f.endUser && r.endUserId !== f.endUser && t.user !== f.endUser) return false;
-  if (f.hasBody !== undefined && (t.bodies === true && !dropped.has(groupOf(r) ?? "")) !== f.hasBody) return false;
+  if (f.hasBody !== undefined && (t.bodies === true && !dropped.has(r.id)) !== f.hasBody) return false;
   if (f.status === "ok") return r.statusCode < 400;
   if (f.status === "error") return r.statusCode >= 400;
   if (f.status && /^\d{3}$/.test(f.status)) return r.statusCode === Number(f.status);
@@ -87,7 +87,9 @@ async function fromWindow(env: Env, scope: LogScope, f: RequestFilters, cursor: 
   if (f.provider) add((n) => `COALESCE(used_provider, requested_provider, 'unknown') = ?${n}`, f.provider);
   if (f.app) add((n) => `source_app = ?${n}`, f.app);
   if (f.endUser) add((n) => `(end_user_id = ?${n} OR json_extract(extra, '$.user') = ?${n})`, f.endUser);
-  const dropped = "EXISTS (SELECT 1 FROM dropped_body_groups d WHERE d.organization_id = ?1 AND d.batch = json_extract(request_logs.extra, '$.bodyBatch'))";
+  // Marked per request; a group's mark from before marks were per request covers its requests.
+  const dropped = `(EXISTS (SELECT 1 FROM dropped_bodies d WHERE d.organization_id = ?1 AND d.log_id = request_logs.id)
+    OR EXISTS (SELECT 1 FROM dropped_body_groups g WHERE g.organization_id = ?1 AND g.batch = json_extract(request_logs.extra, '$.bodyBatch')))`;
   if (f.hasBody === true) where.push(`json_extract(extra, '$.bodies') = 1 AND NOT ${dropped}`);
   else if (f.hasBody === false) where.push(`(json_extract(extra, '$.bodies') IS NOT 1 OR ${dropped})`);
   if (f.status === "ok") where.push("status_code < 400");
@@ -112,9 +114,8 @@ async function fromArchive(env: Env, scope: LogScope, f: RequestFilters, cursor:
   let scannedTo = end;
   const none = new Set<string>();
   for await (const hour of recordsByHourDesc(env, scope, f.from, end)) {
-    const groups = new Set<string>();
-    if (f.hasBody !== undefined) for (const r of hour) if (traceOf(r).bodies === true && groupOf(r)) groups.add(groupOf(r)!);
-    const dropped = groups.size ? await droppedGroups(env, scope.organizationId, groups) : none;
+    const kept = f.hasBody === undefined ? [] : hour.flatMap((r) => (traceOf(r).bodies === true && groupOf(r) ? [{ id: r.id, batch: groupOf(r)! }] : []));
+    const dropped = kept.length ? await droppedBodies(env, scope.organizationId, kept) : none;
     for (const r of hour) if (before(r, cursor) && matches(f, r, dropped)) rows.push(r);
     scannedTo = hour.length ? Math.min(scannedTo, hour[hour.length - 1]!.createdAt) : scannedTo;
     if (rows.length > PAGE_SIZE || ++hours >= MAX_HOURS_PER_PAGE) break;

@@ -130,11 +130,15 @@ describe("request bodies (logBodies)", () => {
     await env.LOGS_BUCKET.put(fresh, "x");
     await deleteExpiredBodies(env, Date.now(), 30, 15);
     expect(await allBodyObjects(o.orgId)).toEqual([fresh]);
-    // The D1 marks of dropped groups go with them.
-    await markDropped(env, "bb_oldmark", [{ organizationId: o.orgId, createdAt: old }], old);
-    await markDropped(env, "bb_newmark", [{ organizationId: o.orgId, createdAt: Date.now() }]);
+    // The D1 drop marks go with them (a group's marks from before marks were per request too).
+    await markDropped(env, [{ batch: "bb_oldmark", part: 0, bodies: [{ logId: "log_oldmark", organizationId: o.orgId, createdAt: old }] }], old);
+    await markDropped(env, [{ batch: "bb_newmark", part: 1, bodies: [{ logId: "log_newmark", organizationId: o.orgId, createdAt: Date.now() }] }]);
+    const groupMark = env.DB.prepare("INSERT INTO dropped_body_groups (organization_id, batch, created_at) VALUES (?1, ?2, ?3)");
+    await env.DB.batch([groupMark.bind(o.orgId, "bb_oldgroup", old), groupMark.bind(o.orgId, "bb_newgroup", Date.now())]);
     await deleteExpiredDropMarks(env, Date.now(), 30);
-    const marks = await env.DB.prepare("SELECT batch FROM dropped_body_groups WHERE organization_id = ?1").bind(o.orgId).all<{ batch: string }>();
-    expect(marks.results.map((m) => m.batch)).toEqual(["bb_newmark"]);
+    const marks = await env.DB.prepare("SELECT log_id FROM dropped_bodies WHERE organization_id = ?1").bind(o.orgId).all<{ log_id: string }>();
+    expect(marks.results.map((m) => m.log_id)).toEqual(["log_newmark"]);
+    const groups = await env.DB.prepare("SELECT batch FROM dropped_body_groups WHERE organization_id = ?1").bind(o.orgId).all<{ batch: string }>();
+    expect(groups.results.map((m) => m.batch)).toEqual(["bb_newgroup"]);
   });
 });

@@ -2,7 +2,8 @@
  * What a request's record says about its bodies: the group they were stored with stays internal
  * (exports and the request API never show `extra.bodyBatch`), and a group whose queue send failed
  * reads as dropped, not as "not stored yet" forever, and the Requests page's "kept" filter agrees;
- * so does a group the consumer could not store on the queue's last delivery.
+ * so does a group the consumer could not store on the queue's last delivery (marks per request:
+ * test/logs/body-drop-parts.test.ts), and a group's mark from before marks were per request.
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
@@ -11,7 +12,7 @@ import { chat, setProject, user, waitForLog } from "../chat/helpers";
 import { applyRows } from "../helpers/logs";
 import { groupMessages, queueBodies } from "../../src/usage/body-batch";
 import { consumeLogBatch, LOGS_MAX_RETRIES } from "../../src/usage/log-consumer";
-import { BODIES_SETTLED_MS, markDropped } from "../../src/usage/bodies";
+import { BODIES_SETTLED_MS, bodyDayPrefix } from "../../src/usage/bodies";
 import type { KeyContext } from "../../src/context/key-context";
 import type { Env } from "../../src/env";
 import { newId } from "../../src/lib/ids";
@@ -108,9 +109,10 @@ describe("bodies in a request's record", () => {
     expect(await list("body=yes")).toEqual([pendingRow.id]);
     expect(await list("body=no")).toEqual([droppedRow.id, noneRow.id].sort());
 
-    // Requests older than the window are filtered in R2's hour objects: the same answer.
+    // Requests older than the window are filtered in R2's hour objects: the same answer (here with
+    // a group's mark from before marks were per request).
     const old = Date.UTC(2026, 2, 9, 10, 0, 0);
-    await markDropped(env, "bb_oldgroup", [{ organizationId: o.orgId, createdAt: old }]);
+    await env.DB.prepare("INSERT INTO dropped_body_groups (organization_id, batch, created_at) VALUES (?1, ?2, ?3)").bind(o.orgId, "bb_oldgroup", old).run();
     const oldDropped = row(old, { bodies: true, bodyBatch: "bb_oldgroup" });
     const oldKept = row(old + 60_000, { bodies: true, bodyBatch: "bb_oldstored" });
     await applyRows([oldDropped, oldKept]);
@@ -119,15 +121,31 @@ describe("bodies in a request's record", () => {
     expect(await list(`${period}&body=no`)).toEqual([oldDropped.id]);
   });
 
-  it("a group whose drop mark only D1 holds (R2 refused its half) reads as dropped, not pending", async () => {
+  it("a request whose drop mark only D1 holds (R2 refused its half) reads as dropped, not pending", async () => {
     const o = await seedOrg();
     const requestId = newId("req");
-    const batch = newId("bb");
+    const logId = newId("log");
     const createdAt = Date.now();
-    await applyRows([{ id: newId("log"), requestId, organizationId: o.orgId, projectId: o.projectId, apiKeyId: o.keyId, requestedModel: "gpt-4o-mini", statusCode: 200, createdAt, extra: { bodies: true, bodyBatch: batch } }]);
-    await env.DB.prepare("INSERT INTO dropped_body_groups (organization_id, batch, created_at) VALUES (?1, ?2, ?3)").bind(o.orgId, batch, createdAt).run();
+    await applyRows([{ id: logId, requestId, organizationId: o.orgId, projectId: o.projectId, apiKeyId: o.keyId, requestedModel: "gpt-4o-mini", statusCode: 200, createdAt, extra: { bodies: true, bodyBatch: newId("bb") } }]);
+    await env.DB.prepare("INSERT INTO dropped_bodies (organization_id, log_id, created_at) VALUES (?1, ?2, ?3)").bind(o.orgId, logId, createdAt).run();
     const one = (await (await call(`/v1/master/logs/${requestId}`, { key: o.masterKey })).json()) as Json;
     expect(one.bodiesStatus).toBe("dropped");
+  });
+
+  it("a group's marks from before marks were per request still drop all its requests: the D1 row, or the empty R2 object", async () => {
+    const o = await seedOrg();
+    const createdAt = Date.now();
+    const row = (batch: string) => ({ id: newId("log"), requestId: newId("req"), organizationId: o.orgId, projectId: o.projectId, apiKeyId: o.keyId, requestedModel: "gpt-4o-mini", statusCode: 200, createdAt, extra: { bodies: true, bodyBatch: batch } });
+    const inD1 = newId("bb");
+    const inR2 = newId("bb");
+    await env.DB.prepare("INSERT INTO dropped_body_groups (organization_id, batch, created_at) VALUES (?1, ?2, ?3)").bind(o.orgId, inD1, createdAt).run();
+    await env.LOGS_BUCKET.put(`${bodyDayPrefix(o.orgId, createdAt)}${String(new Date(createdAt).getUTCHours()).padStart(2, "0")}/${inR2}.dropped`, "");
+    const rows = [row(inD1), row(inD1), row(inR2)];
+    await applyRows(rows);
+    for (const r of rows) expect(((await (await call(`/v1/master/logs/${r.requestId}`, { key: o.masterKey })).json()) as Json).bodiesStatus).toBe("dropped");
+    const owner = await signIn(o.ownerEmail, o.ownerPassword);
+    const page = await (await call(`/dashboard/requests?project=${o.projectId}&body=no`, { headers: { cookie: owner.cookie, accept: "text/html" } })).text();
+    expect([...page.matchAll(/<tr data-log-id="([^"]+)"/g)].map((m) => m[1]!)).toEqual(expect.arrayContaining([rows[0]!.id, rows[1]!.id]));
   });
 
   it("a group the consumer cannot store on its last delivery is marked dropped at once; an earlier delivery leaves it pending", async () => {
@@ -153,7 +171,7 @@ describe("bodies in a request's record", () => {
       await expect(consumeLogBatch(batch, failing)).rejects.toThrow(/R2 down/);
       row.extra = { bodies: true, bodyBatch: group.id };
       await applyRows([row]);
-      const marks = await env.DB.prepare("SELECT COUNT(*) AS n FROM dropped_body_groups WHERE organization_id = ?1 AND batch = ?2").bind(o.orgId, group.id).first<{ n: number }>();
+      const marks = await env.DB.prepare("SELECT COUNT(*) AS n FROM dropped_bodies WHERE organization_id = ?1 AND log_id = ?2").bind(o.orgId, row.id).first<{ n: number }>();
       const status = ((await (await call(`/v1/master/logs/${row.requestId}`, { key: o.masterKey })).json()) as Json).bodiesStatus as string;
       return { row, marked: marks?.n ?? 0, status };
     };
@@ -173,7 +191,7 @@ describe("bodies in a request's record", () => {
     expect(await list("body=no")).toEqual([last.row.id]);
   });
 
-  it("on a last delivery, only the groups whose objects failed are marked, not the batch's others", async () => {
+  it("on a last delivery, only the requests whose objects failed are marked, not the batch's others", async () => {
     const o = await seedOrg();
     const auth = { organization: { id: o.orgId, compliance: {} }, project: { id: o.projectId, logBodies: true }, key: { id: "key_partial" } } as unknown as KeyContext;
     const lost = { id: newId("bb"), items: [{ auth, logId: newId("log"), requestId: newId("req"), createdAt: Date.now(), request: { q: 1 }, response: { a: 1 } }] };
@@ -188,7 +206,7 @@ describe("bodies in a request's record", () => {
     const messages = [...groupMessages(lost), ...groupMessages(kept)].map(({ body }, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: LOGS_MAX_RETRIES + 1, body, ack: () => undefined, retry: () => undefined }));
     const batch = { queue: "switchboard-logs", messages, ackAll: () => undefined, retryAll: () => undefined } as unknown as MessageBatch<unknown>;
     await expect(consumeLogBatch(batch, Object.create(env, { LOGS_BUCKET: { value: bucket } }) as Env)).rejects.toThrow(/R2 down/);
-    const marked = await env.DB.prepare("SELECT batch FROM dropped_body_groups WHERE organization_id = ?1").bind(o.orgId).all<{ batch: string }>();
-    expect(marked.results.map((r) => r.batch)).toEqual([lost.id]);
+    const marked = await env.DB.prepare("SELECT log_id FROM dropped_bodies WHERE organization_id = ?1").bind(o.orgId).all<{ log_id: string }>();
+    expect(marked.results.map((r) => r.log_id)).toEqual([lost.items[0]!.logId]);
   });
 });

@@ -98,15 +98,26 @@ export const logApplied = sqliteTable("log_applied", {
 }, (t) => [primaryKey({ columns: [t.hourStart, t.id] })]);
 
 /**
- * Request-body groups whose queue send failed (src/usage/bodies.ts `markDropped`, beside the mark in
- * R2), so the Requests page's kept-bodies filter can say "not kept" in SQL. `created_at`: when
- * marked; deleted with the records (retention).
+ * Request-body groups marked dropped before marks were per request (`droppedBodies`): read, no
+ * longer written; retention deletes the last of them with their records.
  */
 export const droppedBodyGroups = sqliteTable("dropped_body_groups", {
   organizationId: text("organization_id").notNull(),
   batch: text("batch").notNull(),
   createdAt: integer("created_at", { mode: "number" }).notNull(),
 }, (t) => [primaryKey({ columns: [t.organizationId, t.batch] })]);
+
+/**
+ * Requests whose bodies were dropped (src/usage/bodies.ts `markDropped`, beside the marks in R2),
+ * so the Requests page's kept-bodies filter can say "not kept" in SQL. Per request: a group's
+ * parts and objects are stored or lost separately. `created_at`: when marked; deleted with the
+ * records (retention).
+ */
+export const droppedBodies = sqliteTable("dropped_bodies", {
+  organizationId: text("organization_id").notNull(),
+  logId: text("log_id").notNull(),
+  createdAt: integer("created_at", { mode: "number" }).notNull(),
+}, (t) => [primaryKey({ columns: [t.organizationId, t.logId] })]);
 
 /** A key's last use (newest request start), kept by the log consumer; never ages out. */
 export const keyLastUse = sqliteTable("key_last_use", {
