@@ -87,25 +87,3 @@ export function completionJson(o: {
 export function usageChunkJson(o: { id: string; created: number; model: string; usage: OpenAIUsage; metadata: ChatMetadata }): Record<string, unknown> {
   return { id: o.id, object: "chat.completion.chunk", created: o.created, model: o.model, choices: [], usage: o.usage, metadata: o.metadata };
 }
-
-const encoder = new TextEncoder();
-
-/**
- * A JSON answer whose headers leave at once and whose body leaves once `durable` resolved (the
- * request's record is stored, src/billing/settle-commit.ts): the first byte does not wait for it.
- * The runtime's own fixed-length stream carries it (and sets Content-Length): a stream with a JS
- * source cost about twice as much per answer.
- */
-export function bodyAfter(durable: Promise<void>, text: string): ReadableStream<Uint8Array> {
-  const bytes = encoder.encode(text);
-  const { readable, writable } = new FixedLengthStream(bytes.byteLength);
-  void durable
-    .then(async () => {
-      const writer = writable.getWriter();
-      await writer.write(bytes);
-      await writer.close();
-    })
-    // The client went away before the body: nobody is left to tell.
-    .catch(() => undefined);
-  return readable;
-}

@@ -14,7 +14,7 @@ import type { RequestLogInput } from "../../usage/request-log";
 import { streamAnswer } from "../../usage/bodies";
 import { upstreamTimeoutMs } from "./attempt";
 import { estimatedUsage, recordSample } from "./model-facts";
-import { bodyAfter, completionJson, costOptionsOf, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
+import { completionJson, costOptionsOf, newCompletionId, priceUsage, splitCost, usageChunkJson, type ChatMetadata } from "./response";
 import { replayIterator, startSseStream, writeStallMs, type StreamOutcome } from "./stream";
 import { baseLog, finishRequest, type Run } from "./run";
 
@@ -58,6 +58,20 @@ function responseHeaders(run: Run, contentType: string): Headers {
   return h;
 }
 
+/**
+ * A JSON answer, once the request's record is durable (src/billing/settle-commit.ts): a runtime
+ * that dies after the answer then loses nothing that was answered. The answer waits whole (as
+ * embeddings, images and moderations do) rather than sending its headers first and its body
+ * after the commit: a JSON client reads nothing before the last byte, and a body held back in a
+ * stream cost the runtime a stream, its writer and two writes per answer. The overhead header
+ * counts the gateway's time up to the answer, before the commit's round trip.
+ */
+async function afterRecord(run: Run, text: string): Promise<Response> {
+  const overhead = String(Math.max(0, Date.now() - run.startedAt - run.upstreamMs));
+  await run.durable;
+  return new Response(text, { status: 200, headers: { "content-type": "application/json", "x-request-id": run.input.requestId, "x-gateway-overhead-ms": overhead } });
+}
+
 /** The fallback model (`models`) that served, kept with a cached answer so its replay names it too. */
 const fallbackModelOf = (s: Served): string | undefined => (s.cand.modelRank > 0 ? s.cand.modelId : undefined);
 
@@ -86,7 +100,7 @@ function settleAndLog(s: Served, o: { usage: NormalizedUsage | null; totalPico: 
   reportAttempts(env, waitUntil, s.samples, s.run.input.callerContinent ?? null);
 }
 
-export function serveJson(s: Served, parsed: ParsedCompletion, upstreamMs: number): Response {
+export function serveJson(s: Served, parsed: ParsedCompletion, upstreamMs: number): Promise<Response> {
   const { run } = s;
   const priced = priceUsage(parsed.usage, s.cand.mapping.pricing, costOptionsOf(s.req));
   const underlying = parsed.upstreamModel ?? s.cand.mapping.externalId;
@@ -125,7 +139,7 @@ export function serveJson(s: Served, parsed: ParsedCompletion, upstreamMs: numbe
     };
     run.input.waitUntil(writeCache(run.input.env, s.cacheKey, answer));
   }
-  return new Response(bodyAfter(run.durable, JSON.stringify(body)), { status: 200, headers: responseHeaders(run, "application/json") });
+  return afterRecord(run, JSON.stringify(body));
 }
 
 export function serveStream(
@@ -218,7 +232,7 @@ export function serveStream(
  * A cache hit: the stored answer, cost 0, `metadata.cached = true`, a log row with cached = 1. It
  * answers under the model that produced it: a fallback's id when one served (as the first answer did).
  */
-export function serveCached(run: Run, hit: CachedAnswer, requestedModel: string): Response {
+export function serveCached(run: Run, hit: CachedAnswer, requestedModel: string): Response | Promise<Response> {
   const { env, waitUntil } = run.input;
   const responseModel = hit.fallbackModel ?? requestedModel;
   const priced = priceUsage(hit.usage, null);
@@ -253,7 +267,7 @@ export function serveCached(run: Run, hit: CachedAnswer, requestedModel: string)
   const created = Math.floor(Date.now() / 1000);
   if (hit.kind === "json") {
     const body = completionJson({ id, created, model: responseModel, choices: hit.choices, usage: priced.json, metadata: meta });
-    return new Response(bodyAfter(run.durable, JSON.stringify(body)), { status: 200, headers: responseHeaders(run, "application/json") });
+    return afterRecord(run, JSON.stringify(body));
   }
   const replay = replayIterator(hit.events);
   if (!replay) throw new ApiError(500, "Corrupt cache entry", { type: "api_error", code: "internal_error" });
