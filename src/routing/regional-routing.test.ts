@@ -107,6 +107,26 @@ describe("regions", () => {
     expect(callerContinent(r, false)).toBe("AS");
     expect(callerContinent(r, true)).toBeNull();
   });
+
+  it("reads request.cf once per caller address: the runtime parses the whole cf object on each first read", () => {
+    const reads = new Map<string, number>();
+    const from = (ip: string | null, continent: string) => {
+      const headers = new Headers(ip ? { "cf-connecting-ip": ip } : {});
+      return {
+        headers,
+        get cf() {
+          reads.set(ip ?? "none", (reads.get(ip ?? "none") ?? 0) + 1);
+          return { continent };
+        },
+      } as unknown as Request;
+    };
+    for (let i = 0; i < 3; i++) {
+      expect(callerContinent(from("203.0.113.7", "EU"), true)).toBe("EU");
+      expect(callerContinent(from("198.51.100.9", "AS"), true)).toBe("AS");
+      expect(callerContinent(from(null, "OC"), true)).toBe("OC");
+    }
+    expect(Object.fromEntries(reads)).toEqual({ "203.0.113.7": 1, "198.51.100.9": 1, none: 3 });
+  });
 });
 
 describe("weighted key choice", () => {
