@@ -4,9 +4,10 @@
  * ends, so a runtime that dies after the answer loses nothing that was answered.
  *
  * Per key and isolate at most one call is in flight. A settlement that arrives while none is sent
- * at the next macrotask (with everything that finished in the same turn); one that arrives while a
- * call is in flight joins the next group, which leaves as soon as that call returns (within
- * POLL_MS). So a lone request pays one round trip to the object before its last byte, a busy key's
+ * at the next macrotask (with everything that finished in the same turn), or at once when no other
+ * record of the key is being committed (a lone request: nobody could join, and the timer cost it
+ * CPU and a turn); one that arrives while a call is in flight joins the next group, which leaves as
+ * soon as that call returns (within POLL_MS). So a lone request pays one round trip to the object before its last byte, a busy key's
  * requests ride together (one call per round trip per isolate, however many requests finish
  * meanwhile), and no answer waits for a batch window.
  *
@@ -57,6 +58,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function commitSettlement(env: Env, auth: KeyContext, settlement: Settlement): Promise<SettleResult | undefined> {
   const keyId = auth.key.id;
   let c = commits.get(keyId);
+  const busy = c !== undefined;
   if (!c) {
     c = { waiting: [], sendingSince: 0 };
     commits.set(keyId, c);
@@ -64,8 +66,8 @@ export async function commitSettlement(env: Env, auth: KeyContext, settlement: S
   const entry: Entry = { settlement, done: false, result: undefined };
   c.waiting.push(entry);
   const deadline = Date.now() + DURABLE_WAIT_MS;
-  // Even "at once" waits one macrotask: the requests finishing in this turn join the call.
-  await pause(0);
+  // On a busy key even "at once" waits one macrotask: the requests finishing in this turn join the call.
+  if (busy) await pause(0);
   while (!entry.done) {
     const now = Date.now();
     if (now >= deadline) {
