@@ -15,47 +15,38 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** An edit that puts `line` (an early return) just before `find`. */
+const before = (file, find, line) => ({ file, find, replace: `${line}\n${find}` });
+
 /** @type {Record<string, { what: string; edits: Array<{ file: string; find: string; replace: string }> }>} */
 export const ABLATIONS = {
   settlement: {
     what: "everything after an admitted request's answer: its record made durable in the key's object, the outbox, the log queue and its consumer (D1, R2), credit, token and member settlements",
-    edits: [
-      {
-        file: "src/routes/chat/run.ts",
-        find: "  const settling = queueSettlement(",
-        replace: "  if (run.admitted) return;\n  const settling = queueSettlement(",
-      },
-    ],
+    edits: [before("src/routes/chat/run.ts", "  const settling = queueSettlement(", "  if (run.admitted) return;")],
   },
   "durable-wait": {
     what: "the JSON answer's wait for its record (the record is still made durable, after the answer)",
-    edits: [{ file: "src/routes/chat/response.ts", find: "  void durable\n", replace: "  void Promise.resolve()\n" }],
+    edits: [{ file: "src/routes/chat/serve.ts", find: "  await run.durable;\n  return new Response(text", replace: "  return new Response(text" }],
   },
   "early-call": {
     what: "the early upstream call (the first attempt starts only once admission answered)",
-    edits: [{ file: "src/billing/early-call.ts", find: "  const keyId = auth.key.id;\n  if (inDoubt.has", replace: "  if (auth) return false;\n  const keyId = auth.key.id;\n  if (inDoubt.has" }],
+    edits: [before("src/billing/early-call.ts", "  const keyId = auth.key.id;\n  if (inDoubt.has", "  if (auth) return false;")],
   },
   continent: {
     what: "the caller's continent (request.cf is not read; routing and metrics see no continent)",
-    edits: [{ file: "src/routing/regions.ts", find: "  if (!production) {\n    const debug", replace: "  if (request) return null;\n  if (!production) {\n    const debug" }],
+    edits: [before("src/routing/regions.ts", "  if (!production) {\n    const debug", "  if (request) return null;")],
   },
   "rate-limits": {
     what: "the key's and organization's rate limits (no window counted, no rate headers)",
-    edits: [{ file: "src/rate-limits/admission.ts", find: "  const waitUntil = (w: Promise<unknown>) => c.executionCtx.waitUntil(w);\n  const p = admitRate(", replace: "  if (ctx) return ctx;\n  const waitUntil = (w: Promise<unknown>) => c.executionCtx.waitUntil(w);\n  const p = admitRate(" }],
+    edits: [before("src/rate-limits/admission.ts", "  const waitUntil = (w: Promise<unknown>) => c.executionCtx.waitUntil(w);\n  const p = admitRate(", "  if (ctx) return ctx;")],
   },
   ranking: {
     what: "ranking the candidates (the plan is the candidates in catalogue order)",
-    edits: [{ file: "src/routes/chat/admit.ts", find: "  const view = rankingView(candidates, needs.callerContinent);\n  return orderCandidates(", replace: "  if (candidates.length >= 0) return candidates;\n  const view = rankingView(candidates, needs.callerContinent);\n  return orderCandidates(" }],
+    edits: [before("src/routes/chat/admit.ts", "  const view = rankingView(candidates, needs.callerContinent);\n  return orderCandidates(", "  if (candidates.length >= 0) return candidates;")],
   },
   "live-metrics": {
     what: "reporting each attempt to the live metrics (routing then ranks on what it had)",
-    edits: [
-      {
-        file: "src/routing/live-metrics.ts",
-        find: "  if (!samples.length) return;\n  for (const v of continent",
-        replace: "  if (samples.length >= 0) return;\n  for (const v of continent",
-      },
-    ],
+    edits: [before("src/routing/live-metrics.ts", "  if (!samples.length) return;\n  for (const v of continent", "  if (samples.length >= 0) return;")],
   },
 };
 
