@@ -215,10 +215,13 @@ describe("rate limits", () => {
       const req = new Request("http://gw.test/v1/chat/completions", {
         method: "POST",
         headers: { authorization: `Bearer ${key.token}`, "content-type": "application/json", "x-no-cache": "true" },
-        body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 5, messages: user("steady") }),
+        // Streamed: its headers leave with the first event, before the record's commit (one call to
+        // the key's object per round trip, by design), which a JSON answer waits for whole.
+        body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 5, stream: true, messages: user("steady") }),
       });
       const res = await app.fetch(req, patched, createExecutionContext());
-      // Counted up to the response's headers: the request path (background renewals come later).
+      // Counted up to the response's headers: admission and the upstream call (background renewals
+      // and the record come later).
       const counts = { rate, keyState };
       await res.arrayBuffer();
       return { status: res.status, ...counts, headers: res.headers };
