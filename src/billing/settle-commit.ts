@@ -7,9 +7,9 @@
  * at the next macrotask (with everything that finished in the same turn), or at once when no other
  * record of the key is being committed (a lone request: nobody could join, and the timer cost it
  * CPU and a turn); one that arrives while a call is in flight joins the next group, which leaves as
- * soon as that call returns (within POLL_MS). So a lone request pays one round trip to the object before its last byte, a busy key's
- * requests ride together (one call per round trip per isolate, however many requests finish
- * meanwhile), and no answer waits for a batch window.
+ * soon as that call returns (within POLL_MS). So a lone request pays one round trip to the object
+ * before its last byte, a busy key's requests ride together (one call per round trip per isolate,
+ * however many requests finish meanwhile), and no answer waits for a batch window.
  *
  * Whoever finds no call in flight sends what waits, in its own context (it waits for its own
  * record anyway); the others wait for that call, at most DURABLE_WAIT_MS. When the object cannot be
