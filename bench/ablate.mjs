@@ -11,7 +11,8 @@
  * bench sends them and are never deployable: they leave out what the product needs.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { buildTree } from "./baseline.mjs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -60,19 +61,18 @@ export function buildAblation(root, name, ref = "HEAD") {
   const dir = path.join(root, "node_modules", ".cache", "switchboard-ablation", `${sha}-${name}`);
   const outdir = path.join(dir, "dist");
   if (existsSync(path.join(outdir, "index.js"))) return outdir;
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  execFileSync("sh", ["-c", `git archive ${sha} | tar -x -C "${dir}"`], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
-  for (const e of ablation.edits) {
-    const file = path.join(dir, e.file);
-    const text = readFileSync(file, "utf8");
-    if (!text.includes(e.find)) throw new Error(`ablation '${name}': ${e.file} no longer contains ${JSON.stringify(e.find)}; update bench/ablate.mjs`);
-    writeFileSync(file, text.replace(e.find, e.replace));
-  }
-  symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
   // As --peers builds Switchboard: the bundle `wrangler deploy` ships, without the bench instruments.
-  execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--define", "__BENCH_INSTRUMENTS__:false", "--outdir", outdir], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
-  return outdir;
+  return buildTree(root, sha, dir, {
+    instruments: false,
+    edit: (tree) => {
+      for (const e of ablation.edits) {
+        const file = path.join(tree, e.file);
+        const text = readFileSync(file, "utf8");
+        if (!text.includes(e.find)) throw new Error(`ablation '${name}': ${e.file} no longer contains ${JSON.stringify(e.find)}; update bench/ablate.mjs`);
+        writeFileSync(file, text.replace(e.find, e.replace));
+      }
+    },
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
