@@ -165,7 +165,7 @@ export async function storeBodies(env: Env, messages: ReadonlyArray<{ batch: str
     results.forEach((r, j) => {
       if (r.status === "fulfilled") return;
       failure ??= r;
-      if (m.last && m.batch !== null) lost.push({ batch: m.batch, part: m.part, bodies: writes[i]![j]!.bodies });
+      if (m.last && m.batch !== null) lost.push({ bodies: writes[i]![j]!.bodies });
     });
   });
   if (!failure) return;
@@ -218,40 +218,29 @@ export type BodiesStatus = "stored" | "pending" | "dropped";
 /** Longer than the group's send, the consumer's retries (10 x 30 s) and a long backlog: bodies not stored by then never will be. */
 export const BODIES_SETTLED_MS = 24 * 3_600_000;
 
-/** Requests of one part (queue message) of a group whose bodies are lost. */
+/** Requests (of one queue message or object) whose bodies are lost. */
 export interface DropMark {
-  batch: string;
-  part: number;
-  bodies: ReadonlyArray<{ logId: string; organizationId: string; createdAt: number }>;
+  bodies: ReadonlyArray<{ logId: string; organizationId: string }>;
 }
 
 /**
- * Marks requests' bodies as dropped, per request: the parts and objects of one group are stored or
- * lost separately, and a record names its group, not its part. In R2 beside the part's objects
- * (`{hour}/{group}.{part}.dropped`, listing the log ids of that organization and hour), so readers
- * say so; and in D1 (`dropped_bodies`), so the Requests page's kept-bodies filter can leave them
- * out (src/usage/request-list.ts).
+ * Marks requests' bodies as dropped, per request (D1 `dropped_bodies`): the parts and objects of
+ * one group are stored or lost separately, and a record names its group, not its part. The
+ * Requests page's kept-bodies filter (src/usage/request-list.ts) and `bodiesStatus` read it.
  */
 export async function markDropped(env: Env, marks: readonly DropMark[], now = Date.now()): Promise<void> {
-  const r2 = new Map<string, string[]>();
-  for (const m of marks) {
-    for (const b of m.bodies) {
-      const key = `${bodyHourPrefix(b.organizationId, b.createdAt)}${m.batch}.${m.part}.dropped`;
-      const ids = r2.get(key) ?? [];
-      ids.push(b.logId);
-      r2.set(key, ids);
-    }
-  }
-  // Every write is awaited, whichever fails: an R2 that refuses the mark must not cut the D1 rows short.
-  const writes = await Promise.allSettled([
-    ...[...r2].map(([key, ids]) => env.LOGS_BUCKET.put(key, JSON.stringify(ids), { httpMetadata: { contentType: "application/json" } })),
-    ...chunks(marks.flatMap((m) => m.bodies.map((b) => [b.organizationId, b.logId])), D1_IDS).map((rows) =>
-      env.DB.prepare("INSERT OR IGNORE INTO dropped_bodies (organization_id, log_id, created_at) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?2 FROM json_each(?1)").bind(JSON.stringify(rows), now).run(),
-    ),
-  ]);
-  const failed = writes.find((w): w is PromiseRejectedResult => w.status === "rejected");
-  if (failed) throw failed.reason;
+  const rows = marks.flatMap((m) => m.bodies.map((b) => [b.organizationId, b.logId]));
+  const insert = "INSERT OR IGNORE INTO dropped_bodies (organization_id, log_id, created_at) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?2 FROM json_each(?1)";
+  await Promise.all(chunks(rows, D1_IDS).map((part) => env.DB.prepare(insert).bind(JSON.stringify(part), now).run()));
 }
+
+/**
+ * SQL: the request `id` of organization ?1, whose bodies left with group `batch`, has them marked
+ * dropped: by request, or by a group mark from before marks were per request.
+ */
+export const droppedSql = (id: string, batch: string): string =>
+  `(EXISTS (SELECT 1 FROM dropped_bodies d WHERE d.organization_id = ?1 AND d.log_id = ${id})
+    OR EXISTS (SELECT 1 FROM dropped_body_groups g WHERE g.organization_id = ?1 AND g.batch = ${batch}))`;
 
 /** Ids bound per D1 statement (as one JSON value: D1 caps a bound value at 2 MB). */
 const D1_IDS = 5_000;
@@ -278,9 +267,7 @@ async function markLastDeliveriesDropped(env: Env, lost: readonly DropMark[]): P
 export async function droppedBodies(env: Env, organizationId: string, records: ReadonlyArray<{ id: string; batch: string }>): Promise<Set<string>> {
   const out = new Set<string>();
   if (records.length === 0) return out;
-  const sql = `SELECT json_extract(j.value, '$[0]') AS id FROM json_each(?2) j
-    WHERE EXISTS (SELECT 1 FROM dropped_bodies d WHERE d.organization_id = ?1 AND d.log_id = json_extract(j.value, '$[0]'))
-       OR EXISTS (SELECT 1 FROM dropped_body_groups g WHERE g.organization_id = ?1 AND g.batch = json_extract(j.value, '$[1]'))`;
+  const sql = `SELECT json_extract(j.value, '$[0]') AS id FROM json_each(?2) j WHERE ${droppedSql("json_extract(j.value, '$[0]')", "json_extract(j.value, '$[1]')")}`;
   const stmts = chunks(records.map((r) => [r.id, r.batch]), D1_IDS).map((rows) => env.DB.prepare(sql).bind(organizationId, JSON.stringify(rows)));
   for (const res of await env.DB.batch<{ id: string }>(stmts)) for (const r of res.results) out.add(r.id);
   return out;
@@ -292,30 +279,12 @@ export async function deleteExpiredDropMarks(env: Env, now: number, retentionDay
   await env.DB.batch([env.DB.prepare("DELETE FROM dropped_bodies WHERE created_at < ?1").bind(before), env.DB.prepare("DELETE FROM dropped_body_groups WHERE created_at < ?1").bind(before)]);
 }
 
-/**
- * Whether an R2 drop mark of a request's group (`prefix`: its hour's `{group}.`) covers the
- * request: a part's mark (`{group}.{part}.dropped`) lists its log ids; a group's mark from before
- * marks were per request (`{group}.dropped`, empty) covers all its requests.
- */
-async function markedInR2(env: Env, key: string, prefix: string, logId: string, reads?: BodyReads): Promise<boolean> {
-  if (key === `${prefix}dropped`) return true;
-  const ids = await once(reads, key, async () => {
-    const obj = await env.LOGS_BUCKET.get(key);
-    try {
-      return obj ? ((await obj.json()) as unknown) : [];
-    } catch {
-      return [];
-    }
-  });
-  return Array.isArray(ids) && ids.includes(logId);
-}
-
 type RecordRef = { organizationId: string; id: string; createdAt: number; extra?: Record<string, unknown> | null };
 
 /**
  * A request's stored bodies and their status (status null: the request kept none). The record says
- * where: `extra.bodyBatch` names its group (its hour's objects of that group, and the drop marks
- * of its parts there), a record from before groups has an object of its own. `reads` shares objects
+ * where: `extra.bodyBatch` names its group (its hour's objects of that group), a record from
+ * before groups has an object of its own. `reads` shares objects
  * between the calls of one caller.
  */
 export async function readBodiesStatus(env: Env, r: RecordRef, reads?: BodyReads, now = Date.now()): Promise<{ bodies: StoredBodies | null; status: BodiesStatus | null }> {
@@ -327,10 +296,10 @@ export async function readBodiesStatus(env: Env, r: RecordRef, reads?: BodyReads
   } else {
     const prefix = `${bodyHourPrefix(r.organizationId, r.createdAt)}${batch}.`;
     const keys = (await once(reads, `list:${prefix}`, async () => (await env.LOGS_BUCKET.list({ prefix })).objects.map((o) => o.key))) as string[];
-    const marks: string[] = [];
     for (const key of keys) {
       if (key.endsWith(".dropped")) {
-        marks.push(key);
+        // An empty `{group}.dropped`: a group's mark from before marks were per request (in D1).
+        if (key === `${prefix}dropped`) dropped = true;
         continue;
       }
       const held = (await once(reads, key, async () => {
@@ -340,14 +309,9 @@ export async function readBodiesStatus(env: Env, r: RecordRef, reads?: BodyReads
       const found = held[r.id];
       if (found) return { bodies: found, status: "stored" };
     }
-    for (const key of marks) {
-      dropped = await markedInR2(env, key, prefix, r.id, reads);
-      if (dropped) break;
-    }
   }
   if (r.extra?.bodies !== true) return { bodies: null, status: null };
-  // The mark is written to R2 and D1 alike; when R2 refused its half (the reason the bodies were
-  // dropped may be R2 itself), D1's says so, as the Requests page's filter reads it.
+  // Past BODIES_SETTLED_MS bodies not stored read as dropped whether marked or not.
   if (!dropped && typeof batch === "string" && now - r.createdAt <= BODIES_SETTLED_MS) {
     dropped = (await droppedBodies(env, r.organizationId, [{ id: r.id, batch }])).has(r.id);
   }

@@ -12,7 +12,7 @@ import { REFUND_KIND } from "./request-log";
 import { recordFromDbRow, hourPrefix, readNdjsonGz, type LogRecord } from "./log-record";
 import { recordsByHourDesc, type LogScope } from "./log-export";
 import { traceOf } from "./conversation";
-import { droppedBodies } from "./bodies";
+import { droppedBodies, droppedSql } from "./bodies";
 
 export const PAGE_SIZE = 50;
 /** Hours of R2 objects one page reads at most before it answers (the next page goes on). */
@@ -87,9 +87,7 @@ async function fromWindow(env: Env, scope: LogScope, f: RequestFilters, cursor: 
   if (f.provider) add((n) => `COALESCE(used_provider, requested_provider, 'unknown') = ?${n}`, f.provider);
   if (f.app) add((n) => `source_app = ?${n}`, f.app);
   if (f.endUser) add((n) => `(end_user_id = ?${n} OR json_extract(extra, '$.user') = ?${n})`, f.endUser);
-  // Marked per request; a group's mark from before marks were per request covers its requests.
-  const dropped = `(EXISTS (SELECT 1 FROM dropped_bodies d WHERE d.organization_id = ?1 AND d.log_id = request_logs.id)
-    OR EXISTS (SELECT 1 FROM dropped_body_groups g WHERE g.organization_id = ?1 AND g.batch = json_extract(request_logs.extra, '$.bodyBatch')))`;
+  const dropped = droppedSql("request_logs.id", "json_extract(request_logs.extra, '$.bodyBatch')");
   if (f.hasBody === true) where.push(`json_extract(extra, '$.bodies') = 1 AND NOT ${dropped}`);
   else if (f.hasBody === false) where.push(`(json_extract(extra, '$.bodies') IS NOT 1 OR ${dropped})`);
   if (f.status === "ok") where.push("status_code < 400");

@@ -131,8 +131,8 @@ describe("request bodies (logBodies)", () => {
     await deleteExpiredBodies(env, Date.now(), 30, 15);
     expect(await allBodyObjects(o.orgId)).toEqual([fresh]);
     // The D1 drop marks go with them (a group's marks from before marks were per request too).
-    await markDropped(env, [{ batch: "bb_oldmark", part: 0, bodies: [{ logId: "log_oldmark", organizationId: o.orgId, createdAt: old }] }], old);
-    await markDropped(env, [{ batch: "bb_newmark", part: 1, bodies: [{ logId: "log_newmark", organizationId: o.orgId, createdAt: Date.now() }] }]);
+    await markDropped(env, [{ bodies: [{ logId: "log_oldmark", organizationId: o.orgId }] }], old);
+    await markDropped(env, [{ bodies: [{ logId: "log_newmark", organizationId: o.orgId }] }]);
     const groupMark = env.DB.prepare("INSERT INTO dropped_body_groups (organization_id, batch, created_at) VALUES (?1, ?2, ?3)");
     await env.DB.batch([groupMark.bind(o.orgId, "bb_oldgroup", old), groupMark.bind(o.orgId, "bb_newgroup", Date.now())]);
     await deleteExpiredDropMarks(env, Date.now(), 30);
