@@ -51,10 +51,9 @@ export interface HedgeInput {
 
 export function startAttempt(i: HedgeInput, cand: Candidate): Running {
   // Only a race stops an attempt (`runHedged`, hedging on); without one the client's signal is enough.
-  if (!i.timeouts.hedging) return { cand, startedAt: Date.now(), result: runAttempt(i.env, i.req, cand, i.stream, i.signal, i.timeouts, i.probe), stop: () => undefined };
-  const ctl = new AbortController();
-  const signal = i.signal ? AbortSignal.any([i.signal, ctl.signal]) : ctl.signal;
-  return { cand, startedAt: Date.now(), result: runAttempt(i.env, i.req, cand, i.stream, signal, i.timeouts, i.probe), stop: () => ctl.abort() };
+  const ctl = i.timeouts.hedging ? new AbortController() : null;
+  const signal = ctl && i.signal ? AbortSignal.any([i.signal, ctl.signal]) : (ctl?.signal ?? i.signal);
+  return { cand, startedAt: Date.now(), result: runAttempt(i.env, i.req, cand, i.stream, signal, i.timeouts, i.probe), stop: () => ctl?.abort() };
 }
 
 /** A result nobody will use still holds its upstream stream open. */
