@@ -4,7 +4,10 @@
  * through workerd's inspector (port 9329, or 9321 under --peers; opened by bench/run.mjs). Prints self and inclusive time
  * per function and saves the profile as bench/results/switchboard.cpuprofile (Chrome DevTools
  * opens it). PROFILE_CALLERS=fetch,Request also lists where those (usually native) functions are
- * called from; PROFILE_CONNECTIONS=1 profiles requests one at a time instead of 32 at once.
+ * called from; PROFILE_CONNECTIONS=1 profiles requests one at a time instead of 32 at once;
+ * PROFILE_HEAP=1 also samples allocations (V8's sampling heap profiler, objects the garbage
+ * collector took counted too) and prints the bytes allocated per request by function: the garbage
+ * collector's share of the samples is paid per byte allocated, so this says where that share comes from.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -33,6 +36,8 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9
   await send("Profiler.enable");
   await send("Profiler.setSamplingInterval", { interval: 100 });
   await send("Profiler.start");
+  const heap = process.env.PROFILE_HEAP === "1";
+  if (heap) await send("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   const cpu0 = cpuMs && target.pid ? cpuMs(target.pid) : NaN;
   // PROFILE_CONNECTIONS=1: the profile of requests one at a time, where each pays its batches alone.
   const res = await cannon({ ...target, connections: Number(process.env.PROFILE_CONNECTIONS ?? 32), seconds });
@@ -40,6 +45,7 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9
   if (drainMs) await new Promise((r) => setTimeout(r, drainMs));
   const processCpu = cpuMs && target.pid ? cpuMs(target.pid) - cpu0 : NaN;
   const { profile } = await send("Profiler.stop");
+  const heapProfile = heap ? (await send("HeapProfiler.stopSampling")).profile : null;
   close();
   // Kept for other tools (Chrome DevTools opens .cpuprofile files), next to the other results.
   mkdirSync(resultsDir, { recursive: true });
@@ -54,6 +60,7 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9
   }
   console.log(`${res.requests.total} requests; ${total} samples`);
   if (bundleEntry) printStages(profile, bundleEntry, res.requests.total, processCpu);
+  if (heapProfile) printAllocations(heapProfile, res.requests.total, resultsDir);
   console.log("self time:");
   for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${((100 * v) / total).toFixed(1)}%  ${k}`);
   // Inclusive time: a function's samples plus all of its callees' (counted once per stack).
@@ -86,4 +93,27 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9
   }
   console.log("inclusive time:");
   for (const [k, v] of [...inclusive.entries()].sort((a, b) => b[1] - a[1]).slice(0, 50)) console.log(`${((100 * v) / total).toFixed(1)}%  ${k}`);
+}
+
+/** Bytes allocated per request, by allocating function (self) and by function with its callees (inclusive). */
+function printAllocations(heapProfile, requests, resultsDir) {
+  writeFileSync(path.join(resultsDir, "switchboard.heapprofile"), JSON.stringify(heapProfile));
+  const self = new Map();
+  const inclusive = new Map();
+  const key = (f) => `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber + 1}`;
+  let total = 0;
+  const walk = (node, stack) => {
+    const k = key(node.callFrame);
+    self.set(k, (self.get(k) ?? 0) + node.selfSize);
+    total += node.selfSize;
+    const here = stack.includes(k) ? stack : [...stack, k];
+    for (const s of here) inclusive.set(s, (inclusive.get(s) ?? 0) + node.selfSize);
+    for (const c of node.children ?? []) walk(c, here);
+  };
+  walk(heapProfile.head, []);
+  const kb = (b) => (b / requests / 1024).toFixed(2);
+  console.log(`allocations: ${kb(total)} KiB/request sampled (every 4 KiB on average), by function (self):`);
+  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`${kb(v)} KiB  ${k}`);
+  console.log("allocations, inclusive:");
+  for (const [k, v] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${kb(v)} KiB  ${k}`);
 }

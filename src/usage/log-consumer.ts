@@ -94,14 +94,25 @@ function dedupKeys(r: IncomingRecord, horizon: number, now: number): [number, nu
   return r.hour >= horizon ? [r.hour, r.hour] : [hourStartOf(now), hourStartOf(now) - HOUR_MS];
 }
 
+/** A field of the record's whole row (`$.r`, the records bound for the aggregates and the window). */
 const at = (f: Parameters<typeof fieldIndex>[0]) => `json_extract(value, '$.r[${fieldIndex(f)}]')`;
-/** `$.k` and `$.k2`: the record's dedup hours (`dedupKeys`); a primary-key lookup each. */
-const NOT_APPLIED = `NOT EXISTS (SELECT 1 FROM log_applied WHERE log_applied.hour_start IN (json_extract(value, '$.k'), json_extract(value, '$.k2')) AND log_applied.id = ${at("id")})`;
+/**
+ * `$.k` and `$.k2`: the record's dedup hours (`dedupKeys`); a primary-key lookup each. `id`: where
+ * the statement's bound records hold the record's id.
+ */
+const notApplied = (id: string) => `NOT EXISTS (SELECT 1 FROM log_applied WHERE log_applied.hour_start IN (json_extract(value, '$.k'), json_extract(value, '$.k2')) AND log_applied.id = ${id})`;
+
+/**
+ * The statements that need only a record's ids, start and debit read them from a short entry per
+ * record (`KeysEntry`) instead of its whole row: a bound value is serialized into D1's request and
+ * parsed by each statement, and a row is about a kilobyte where these fields are a tenth of it.
+ */
+const key = (f: "i" | "o" | "ak" | "c" | "d") => `json_extract(value, '$.${f}')`;
 
 const DEBIT_SQL = `UPDATE organizations SET credits_pico = credits_pico - (
-  SELECT COALESCE(SUM(CAST(json_extract(value, '$.d') AS INTEGER)), 0) FROM json_each(?1)
-  WHERE ${at("organizationId")} = organizations.id AND ${NOT_APPLIED}
-) WHERE id IN (SELECT ${at("organizationId")} FROM json_each(?1) WHERE json_extract(value, '$.d') <> '0')`;
+  SELECT COALESCE(SUM(CAST(${key("d")} AS INTEGER)), 0) FROM json_each(?1)
+  WHERE ${key("o")} = organizations.id AND ${notApplied(key("i"))}
+) WHERE id IN (SELECT ${key("o")} FROM json_each(?1) WHERE ${key("d")} <> '0')`;
 
 /**
  * A record's hedged flag and hedge cost, from its routing attempts (src/usage/hedging.ts), over the
@@ -131,7 +142,7 @@ FROM (
     ${at("reasoningTokens")} AS rt, ${at("cachedTokens")} AS cdt, ${at("totalTokens")} AS tt, ${at("costPico")} AS cost,
     ${at("creditsCostPico")} AS cr, ${at("byokCostPico")} AS byk, ${at("dataStorageCostPico")} AS ds,
     ${at("latencyMs")} AS lat, ${at("ttftMs")} AS ttft, ${at("routing")} AS rj
-  FROM json_each(?1) WHERE json_extract(value, '$.a') = 1 AND ${NOT_APPLIED}
+  FROM json_each(?1) WHERE json_extract(value, '$.a') = 1 AND ${notApplied(at("id"))}
 ) WHERE 1
 GROUP BY h, pj, k, p, m, s
 ON CONFLICT (hour_start, project_id, api_key_id, provider, model, source_app) DO UPDATE SET
@@ -143,25 +154,41 @@ SELECT ${LOG_COLUMNS.map((_, i) => `json_extract(value, '$.r[${i}]')`).join(", "
 WHERE ${at("createdAt")} >= ?2 AND ${at("kind")} <> '${REFUND_KIND}'`;
 
 const LAST_USE_SQL = `INSERT INTO key_last_use (api_key_id, organization_id, last_used_at)
-SELECT ${at("apiKeyId")} AS k, ${at("organizationId")} AS o, MAX(${at("createdAt")}) FROM json_each(?1) WHERE 1 GROUP BY k, o
+SELECT ${key("ak")} AS k, ${key("o")} AS o, MAX(${key("c")}) FROM json_each(?1) WHERE 1 GROUP BY k, o
 ON CONFLICT (api_key_id, organization_id) DO UPDATE SET last_used_at = MAX(last_used_at, excluded.last_used_at)`;
 
-const APPLIED_SQL = `INSERT OR IGNORE INTO log_applied (hour_start, id) SELECT json_extract(value, '$.k'), ${at("id")} FROM json_each(?1)`;
+const APPLIED_SQL = `INSERT OR IGNORE INTO log_applied (hour_start, id) SELECT json_extract(value, '$.k'), ${key("i")} FROM json_each(?1)`;
+
+/** What the debit, last-use and applied-id statements read of a record (`key`). */
+interface KeysEntry {
+  i: string;
+  o: string;
+  ak: string;
+  c: number;
+  d: string;
+  k: number;
+  k2: number;
+}
 
 /**
- * Statements of one application, in order (the applied ids last). One bound JSON value for all
- * records. The window is not among them (`windowStatement`): billing never waits on it.
+ * Statements of one application, in order (the applied ids last). Two bound JSON values for all
+ * records: whole rows for the aggregates, short entries for the rest. The window is not among them
+ * (`windowStatement`): billing never waits on it.
  */
 export function applyStatements(env: Env, records: readonly IncomingRecord[], now: number, boundary: RecordsBoundary): D1PreparedStatement[] {
   const horizon = dedupHorizon(env, now);
-  const param = `[${records
-    .map((r) => {
-      const [k, k2] = dedupKeys(r, horizon, now);
-      return `{"r":${r.row},"d":${JSON.stringify(r.debit)},"h":${r.hour},"k":${k},"k2":${k2},"a":${rebuilt(env, r, horizon, now, boundary) ? 0 : 1}}`;
-    })
-    .join(",")}]`;
+  const rows: string[] = [];
+  const keys: string[] = [];
+  for (const r of records) {
+    const [k, k2] = dedupKeys(r, horizon, now);
+    const { id, organizationId, apiKeyId, createdAt } = r.record;
+    rows.push(`{"r":${r.row},"k":${k},"k2":${k2},"a":${rebuilt(env, r, horizon, now, boundary) ? 0 : 1}}`);
+    keys.push(JSON.stringify({ i: id, o: organizationId, ak: apiKeyId, c: createdAt, d: r.debit, k, k2 } satisfies KeysEntry));
+  }
+  const whole = `[${rows.join(",")}]`;
+  const short = `[${keys.join(",")}]`;
   const db = env.DB;
-  const out = [db.prepare(DEBIT_SQL).bind(param), db.prepare(AGGREGATE_SQL).bind(param, now), db.prepare(LAST_USE_SQL).bind(param), db.prepare(APPLIED_SQL).bind(param)];
+  const out = [db.prepare(DEBIT_SQL).bind(short), db.prepare(AGGREGATE_SQL).bind(whole, now), db.prepare(LAST_USE_SQL).bind(short), db.prepare(APPLIED_SQL).bind(short)];
   // Late records' hours are marked for a rebuild in the same transaction (their R2 objects are
   // written already): the rebuild that commits holds them (src/usage/aggregate.ts, marks). Per
   // organization: the rebuild reads only the objects of the organizations whose records came late.
