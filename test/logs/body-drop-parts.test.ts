@@ -132,7 +132,7 @@ describe("drop marks per request, not per group", () => {
     const captures = [0, 1, 2, 3].map((i) => large(o, createdAt + i));
     const waits: Array<Promise<unknown>> = [];
     let group: string | null = null;
-    for (const c of captures) group = queueBodies({ ...env, LOGS: queue } as unknown as Env, (p) => waits.push(p), c);
+    for (const c of captures) group = queueBodies({ ...env, LOGS: queue } as unknown as Env, (p) => waits.push(p), c)!.group;
     await Promise.all(waits);
     expect(sent.map((m) => m.part)).toEqual([0, 1, 2]);
     // The parts that were sent arrive and are stored.
