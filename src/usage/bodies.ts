@@ -14,7 +14,9 @@
  * BODY_CAP_BYTES of its text, marked truncated (shorter still when both sides, escaped, would not
  * fit one queue message). Bodies the queue refuses, or the consumer cannot store on the queue's
  * last delivery, are dropped and marked so per request (`markDropped`; the record itself is never
- * at stake: it travels separately).
+ * at stake: it travels separately). The consumer notes in D1 which requests each object it stored
+ * holds (`stored_body_parts`), so SQL alone can say whether a request's bodies are kept
+ * (`keptSql`), as `readBodiesStatus` says from R2.
  */
 import type { Env } from "../env";
 import type { KeyContext } from "../context/key-context";
@@ -25,6 +27,7 @@ import { mayHoldSecret, scrubReviver, scrubValue } from "./redact";
 /** Bytes of JSON text kept per side (request, response) of one request. */
 export const BODY_CAP_BYTES = 32 * 1024;
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
 /** One request's bodies as they ride the queue. */
 export interface BodyEntry {
@@ -85,6 +88,12 @@ export function bodyDayPrefix(orgId: string, t: number): string {
 
 export const bodyKey = (orgId: string, logId: string, createdAt: number): string => `${bodyDayPrefix(orgId, createdAt)}${pad(new Date(createdAt).getUTCHours())}/${logId}.json.gz`;
 
+/** Where a request's bodies left: the group, and the request's place in it (from 0, in the order requests joined). */
+export interface BodyPlace {
+  group: string;
+  index: number;
+}
+
 export interface BodyCapture {
   auth: KeyContext;
   logId: string;
@@ -96,24 +105,37 @@ export interface BodyCapture {
 
 /**
  * One queue message of bodies: a group of requests (src/usage/body-batch.ts), or one part of a
- * group too large for a message. Messages from before groups carry no `batch` (one request each).
+ * group too large for a message, holding the group's requests from place `first` on, in order.
+ * Messages from before groups carry no `batch` (one request each), from before places no `first`.
  */
 export interface BodyMessage {
   batch: string;
   part: number;
+  first: number;
   bodies: BodyEntry[];
 }
 
-/** A message's bodies with their group (null: one request's message from before groups), or null when it is not one. */
-export function bodyMessageOf(body: unknown): { batch: string | null; part: number; bodies: BodyEntry[] } | null {
+/** What the consumer stores of one message: its bodies, their group (null: one request's message from before groups) and the first's place (null: unknown). */
+export interface StoredMessage {
+  batch: string | null;
+  part: number;
+  first: number | null;
+  bodies: readonly BodyEntry[];
+  /** The queue's last delivery of the message. */
+  last?: boolean;
+}
+
+/** A message's bodies with their group, or null when it is not one. */
+export function bodyMessageOf(body: unknown): { batch: string | null; part: number; first: number | null; bodies: BodyEntry[] } | null {
   if (body === null || typeof body !== "object" || !Array.isArray((body as { bodies?: unknown }).bodies)) return null;
-  const m = body as { bodies: unknown[]; batch?: unknown; part?: unknown };
+  const m = body as { bodies: unknown[]; batch?: unknown; part?: unknown; first?: unknown };
   const bodies = m.bodies.filter((e): e is BodyEntry => {
     const b = e as Partial<BodyEntry> | null;
     return !!b && typeof b.logId === "string" && typeof b.organizationId === "string" && Number.isSafeInteger(b.createdAt) && typeof b.request?.text === "string" && typeof b.response?.text === "string";
   });
   const grouped = typeof m.batch === "string" && /^[A-Za-z0-9_]{1,64}$/.test(m.batch) && Number.isSafeInteger(m.part);
-  return { batch: grouped ? (m.batch as string) : null, part: grouped ? (m.part as number) : 0, bodies };
+  const first = grouped && Number.isSafeInteger(m.first) && (m.first as number) >= 0 ? (m.first as number) : null;
+  return { batch: grouped ? (m.batch as string) : null, part: grouped ? (m.part as number) : 0, first, bodies };
 }
 
 /** A capped body as stored: secrets removed (and personal data masked) in the parsed value, or in the kept text. */
@@ -151,30 +173,61 @@ export const groupKey = (orgId: string, createdAt: number, batch: string, part: 
 /**
  * The consumer's step: one gzip object per message, organization and hour (a group's bodies
  * together), rewriting the same key when a message comes again. A message from before groups
- * holds one request: its object per request, as then. Throws when R2 fails, after every write
- * ended; the requests of the objects that failed on their message's `last` delivery are marked
- * dropped first (the message's other objects are stored).
+ * holds one request: its object per request, as then. Each object stored is then noted in D1
+ * (`markStored`). Throws when R2 or that note fails, after every write ended; the requests of the
+ * objects that failed on their message's `last` delivery are marked dropped first (the message's
+ * other objects are stored).
  */
-export async function storeBodies(env: Env, messages: ReadonlyArray<{ batch: string | null; part: number; bodies: readonly BodyEntry[]; last?: boolean }>): Promise<void> {
+export async function storeBodies(env: Env, messages: readonly StoredMessage[]): Promise<void> {
   const writes = messages.map((m) => messageWrites(env, m));
   const settled = await Promise.all(writes.map((w) => Promise.allSettled(w.map((o) => o.put))));
   const lost: DropMark[] = [];
+  const stored: StoredPart[] = [];
   let failure: PromiseRejectedResult | undefined;
   settled.forEach((results, i) => {
     const m = messages[i]!;
     results.forEach((r, j) => {
-      if (r.status === "fulfilled") return;
+      const { bodies } = writes[i]![j]!;
+      if (r.status === "fulfilled") {
+        if (m.batch !== null && m.first !== null) stored.push({ organizationId: bodies[0]!.organizationId, hour: bodyHour(bodies[0]!.createdAt), batch: m.batch, first: m.first, last: m.first + m.bodies.length - 1 });
+        return;
+      }
       failure ??= r;
-      if (m.last && m.batch !== null) lost.push({ bodies: writes[i]![j]!.bodies });
+      if (m.last && m.batch !== null) lost.push({ bodies });
     });
   });
-  if (!failure) return;
   await markLastDeliveriesDropped(env, lost);
-  throw failure.reason;
+  // A redelivery (the queue's retry after a throw here) rewrites the objects and notes them again.
+  await markStored(env, stored);
+  if (failure) throw failure.reason;
+}
+
+const bodyHour = (t: number): number => t - (t % HOUR_MS);
+
+/** One stored object of a group: its organization and hour, holding that organization's and hour's requests of places `first` to `last`. */
+interface StoredPart {
+  organizationId: string;
+  hour: number;
+  batch: string;
+  first: number;
+  last: number;
+}
+
+/**
+ * Notes stored objects in D1 (`stored_body_parts`, a row per object, none per request): what lets
+ * the kept-bodies filter tell, past BODIES_SETTLED_MS, stored bodies from bodies that never came
+ * and were never marked (an isolate gone before its send, a mark that failed), and stored bodies
+ * from marked ones (a send that threw although the queue took it). Written after the object.
+ */
+async function markStored(env: Env, parts: readonly StoredPart[]): Promise<void> {
+  const rows = parts.map((p) => [p.hour, p.organizationId, p.batch, p.first, p.last]);
+  const insert = `INSERT OR IGNORE INTO stored_body_parts (hour_start, organization_id, batch, first_index, last_index)
+    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]') FROM json_each(?1)`;
+  await Promise.all(chunks(rows, D1_IDS).map((part) => env.DB.prepare(insert).bind(JSON.stringify(part)).run()));
 }
 
 /** One message's R2 writes, each with the requests its object holds. */
-function messageWrites(env: Env, m: { batch: string | null; part: number; bodies: readonly BodyEntry[] }): Array<{ bodies: BodyEntry[]; put: Promise<unknown> }> {
+function messageWrites(env: Env, m: StoredMessage): Array<{ bodies: BodyEntry[]; put: Promise<unknown> }> {
   if (m.batch === null) {
     return m.bodies.map((e) => ({ bodies: [e], put: gzipText(storedText(e)).then((gz) => env.LOGS_BUCKET.put(bodyKey(e.organizationId, e.logId, e.createdAt), gz, { httpMetadata: JSON_GZ, customMetadata: { requestId: e.requestId, projectId: e.projectId } })) }));
   }
@@ -273,10 +326,46 @@ export async function droppedBodies(env: Env, organizationId: string, records: R
   return out;
 }
 
-/** Drop marks older than the records' retention (their records are gone), group marks from before included. */
+/** Drop marks and notes of stored objects older than the records' retention (their records are gone), group marks from before included. */
 export async function deleteExpiredDropMarks(env: Env, now: number, retentionDays: number): Promise<void> {
   const before = now - (retentionDays + 1) * DAY_MS;
-  await env.DB.batch([env.DB.prepare("DELETE FROM dropped_bodies WHERE created_at < ?1").bind(before), env.DB.prepare("DELETE FROM dropped_body_groups WHERE created_at < ?1").bind(before)]);
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM dropped_bodies WHERE created_at < ?1").bind(before),
+    env.DB.prepare("DELETE FROM dropped_body_groups WHERE created_at < ?1").bind(before),
+    env.DB.prepare("DELETE FROM stored_body_parts WHERE hour_start < ?1").bind(before),
+  ]);
+}
+
+/** SQL expressions of a request's id, group (`extra.bodyBatch`), place in it (`extra.bodyIndex`) and start. */
+export interface KeptColumns {
+  id: string;
+  batch: string;
+  index: string;
+  createdAt: string;
+}
+
+/**
+ * SQL: a request of organization ?1 whose record says its bodies were kept (`extra.bodies`) has
+ * them, or will: `settledFrom` is the SQL value of now - BODIES_SETTLED_MS. What
+ * `readBodiesStatus` says from R2, said from D1: an object holding them was stored (that wins
+ * over a drop mark: a send can throw although the queue took it); or not yet, and none is marked
+ * dropped and the request is within BODIES_SETTLED_MS (pending). A record from before places
+ * (no `bodyIndex`) has no note to find: kept unless marked.
+ */
+export const keptSql = (r: KeptColumns, settledFrom: string): string =>
+  `(((${r.index} IS NULL OR ${r.createdAt} >= ${settledFrom}) AND NOT ${droppedSql(r.id, r.batch)})
+    OR EXISTS (SELECT 1 FROM stored_body_parts s WHERE s.hour_start = ${r.createdAt} - (${r.createdAt} % ${HOUR_MS}) AND s.organization_id = ?1
+      AND s.batch = ${r.batch} AND s.first_index <= ${r.index} AND s.last_index >= ${r.index}))`;
+
+/** Of `records` (one organization's, whose bodies were kept), the ids of those that have them or will (`keptSql`). */
+export async function keptBodies(env: Env, organizationId: string, records: ReadonlyArray<{ id: string; batch: string | null; index: number | null; createdAt: number }>, now = Date.now()): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (records.length === 0) return out;
+  const col = (i: number) => `json_extract(j.value, '$[${i}]')`;
+  const sql = `SELECT ${col(0)} AS id FROM json_each(?2) j WHERE ${keptSql({ id: col(0), batch: col(1), index: col(2), createdAt: col(3) }, "?3")}`;
+  const stmts = chunks(records.map((r) => [r.id, r.batch, r.index, r.createdAt]), D1_IDS).map((rows) => env.DB.prepare(sql).bind(organizationId, JSON.stringify(rows), now - BODIES_SETTLED_MS));
+  for (const res of await env.DB.batch<{ id: string }>(stmts)) for (const r of res.results) out.add(r.id);
+  return out;
 }
 
 type RecordRef = { organizationId: string; id: string; createdAt: number; extra?: Record<string, unknown> | null };

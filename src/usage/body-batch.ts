@@ -3,23 +3,25 @@
  * isolate finishes meanwhile leave together, as one group, instead of one queue send per request.
  *
  * A request's bodies join the isolate's open group when its record is built, and the group's id
- * goes into the record (`extra.bodyBatch`), so a reader finds the bodies' R2 object from the
- * record alone (src/usage/bodies.ts). The group's first request carries the group's send: one
+ * and the request's place in it go into the record (`extra.bodyBatch`, `extra.bodyIndex`), so a
+ * reader finds the bodies' R2 object from the record alone, and D1 can say whether they were
+ * stored (src/usage/bodies.ts). The group's first request carries the group's send: one
  * `waitUntil` and one timer per group (a request may do I/O only in its own context; the others
  * only add their capture and go). The group stays open GROUP_MS, then leaves in that first
  * request's context; the requests finishing later open the next group. Serialising the bodies (the
  * cap, the JSON text) happens in that send, after the answers were handed back, never before an
  * answer.
  *
- * A group larger than one queue message goes as several messages, numbered (`part`): each is one
- * R2 object per organization and hour, so a redelivered message rewrites the same object. A send
+ * A group larger than one queue message goes as several messages, numbered (`part`), each holding
+ * consecutive requests of the group (`first`: the place of its first): each is one R2 object per
+ * organization and hour, so a redelivered message rewrites the same object. A send
  * the queue refuses is retried a few times, then the bodies of the messages not sent are dropped
  * with an error log and a mark per request that readers report (src/usage/bodies.ts
  * `markDropped`; the records travel separately and are never at stake).
  */
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
-import { capJson, markDropped, type BodyCapture, type BodyEntry, type BodyMessage } from "./bodies";
+import { capJson, markDropped, type BodyCapture, type BodyEntry, type BodyMessage, type BodyPlace } from "./bodies";
 
 /** Queue messages hold at most 128 KB (sizes estimated by serializedBytes, with room for the entry's other fields). */
 const MESSAGE_BYTES = 120_000;
@@ -51,10 +53,10 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const serializedBytes = (s: string): number => (/[^\u0000-\u00ff]/.test(s) ? 2 * s.length : s.length);
 
 /**
- * Queues a request's bodies when its project keeps them: returns the id of the group they leave
- * with (the record keeps it as `extra.bodyBatch`), or null when the project keeps none.
+ * Queues a request's bodies when its project keeps them: returns the group they leave with and
+ * the request's place in it (the record keeps them), or null when the project keeps none.
  */
-export function queueBodies(env: Env, waitUntil: (p: Promise<unknown>) => void, c: BodyCapture): string | null {
+export function queueBodies(env: Env, waitUntil: (p: Promise<unknown>) => void, c: BodyCapture): BodyPlace | null {
   if (!c.auth.project.logBodies) return null;
   if (!open) {
     const group: Group = { id: newId("bb"), items: [] };
@@ -62,7 +64,7 @@ export function queueBodies(env: Env, waitUntil: (p: Promise<unknown>) => void, 
     waitUntil(sendGroup(env, group));
   }
   open.items.push(c);
-  return open.id;
+  return { group: open.id, index: open.items.length - 1 };
 }
 
 /** Closes the group after GROUP_MS and sends it (in the context of its first request). */
@@ -100,14 +102,14 @@ function entryOf(c: BodyCapture): { entry: BodyEntry; bytes: number } {
   }
 }
 
-/** A group's bodies packed into messages of at most MESSAGE_BYTES, numbered from 0. */
+/** A group's bodies packed in order into messages of at most MESSAGE_BYTES, numbered from 0. */
 export function groupMessages(group: { id: string; items: readonly BodyCapture[] }): Array<{ body: BodyMessage; bytes: number }> {
   const out: Array<{ body: BodyMessage; bytes: number }> = [];
   let current: { body: BodyMessage; bytes: number } | null = null;
-  for (const capture of group.items) {
+  for (const [index, capture] of group.items.entries()) {
     const { entry, bytes } = entryOf(capture);
     if (!current || current.bytes + bytes > MESSAGE_BYTES) {
-      current = { body: { batch: group.id, part: out.length, bodies: [] }, bytes: 100 };
+      current = { body: { batch: group.id, part: out.length, first: index, bodies: [] }, bytes: 100 };
       out.push(current);
     }
     current.body.bodies.push(entry);

@@ -52,12 +52,12 @@ export interface LogRecord {
 
 /**
  * A record as shown outside (exports, `GET /v1/master/logs/{requestId}`, the request page):
- * without `extra.bodyBatch`, the group its bodies were stored with, an internal detail the
- * readers of bodies find them by (src/usage/bodies.ts).
+ * without `extra.bodyBatch` and `extra.bodyIndex`, the group its bodies were stored with and its
+ * place there, internal details the readers of bodies find them by (src/usage/bodies.ts).
  */
 export function publicRecord(r: LogRecord): LogRecord {
-  if (!r.extra || !("bodyBatch" in r.extra)) return r;
-  const { bodyBatch: _internal, ...extra } = r.extra;
+  if (!r.extra || !("bodyBatch" in r.extra || "bodyIndex" in r.extra)) return r;
+  const { bodyBatch: _group, bodyIndex: _place, ...extra } = r.extra;
   return { ...r, extra };
 }
 

@@ -12,7 +12,7 @@ import { REFUND_KIND } from "./request-log";
 import { recordFromDbRow, hourPrefix, readNdjsonGz, type LogRecord } from "./log-record";
 import { recordsByHourDesc, type LogScope } from "./log-export";
 import { traceOf } from "./conversation";
-import { droppedBodies, droppedSql } from "./bodies";
+import { BODIES_SETTLED_MS, keptBodies, keptSql } from "./bodies";
 
 export const PAGE_SIZE = 50;
 /** Hours of R2 objects one page reads at most before it answers (the next page goes on). */
@@ -30,7 +30,7 @@ export interface RequestFilters {
   endUser?: string | undefined;
   /**
    * Only requests whose prompt and answer were kept (true) or not (false). Kept: the record says so
-   * and its bodies were not marked dropped (pending ones will be stored), as `bodiesStatus` says.
+   * and its bodies were stored, or are pending (src/usage/bodies.ts `keptSql`), as `bodiesStatus` says.
    */
   hasBody?: boolean | undefined;
   from: number;
@@ -49,11 +49,12 @@ export interface RequestPage {
   source: "window" | "archive";
 }
 
-/** The group a record's bodies left with (src/usage/body-batch.ts), when it names one. */
+/** The group a record's bodies left with and its place there (src/usage/body-batch.ts), when it names them. */
 const groupOf = (r: LogRecord): string | null => (typeof r.extra?.bodyBatch === "string" ? r.extra.bodyBatch : null);
+const placeOf = (r: LogRecord): number | null => (Number.isSafeInteger(r.extra?.bodyIndex) ? (r.extra!.bodyIndex as number) : null);
 
-/** `dropped`: the ids of these records whose bodies are marked dropped (read only when the filter asks about bodies). */
-function matches(f: RequestFilters, r: LogRecord, dropped: ReadonlySet<string>): boolean {
+/** `kept`: the ids of these records whose bodies are kept (read only when the filter asks about bodies). */
+function matches(f: RequestFilters, r: LogRecord, kept: ReadonlySet<string>): boolean {
   if (r.kind === REFUND_KIND) return false;
   if (f.keyId && r.apiKeyId !== f.keyId) return false;
   if (f.model && (r.usedModel ?? r.requestedModel) !== f.model) return false;
@@ -61,7 +62,7 @@ function matches(f: RequestFilters, r: LogRecord, dropped: ReadonlySet<string>):
   if (f.app && (r.sourceApp || "unknown") !== f.app) return false;
   const t = traceOf(r);
   if (f.endUser && r.endUserId !== f.endUser && t.user !== f.endUser) return false;
-  if (f.hasBody !== undefined && (t.bodies === true && !dropped.has(r.id)) !== f.hasBody) return false;
+  if (f.hasBody !== undefined && (t.bodies === true && kept.has(r.id)) !== f.hasBody) return false;
   if (f.status === "ok") return r.statusCode < 400;
   if (f.status === "error") return r.statusCode >= 400;
   if (f.status && /^\d{3}$/.test(f.status)) return r.statusCode === Number(f.status);
@@ -71,7 +72,7 @@ function matches(f: RequestFilters, r: LogRecord, dropped: ReadonlySet<string>):
 const before = (r: LogRecord, c: Cursor | null): boolean => c === null || r.createdAt < c.at || (r.createdAt === c.at && r.id < c.id);
 
 /** Builds the D1 query of one page of the window. */
-async function fromWindow(env: Env, scope: LogScope, f: RequestFilters, cursor: Cursor | null, memberId: string | null): Promise<RequestPage> {
+async function fromWindow(env: Env, scope: LogScope, f: RequestFilters, cursor: Cursor | null, memberId: string | null, now: number): Promise<RequestPage> {
   const where = ["organization_id = ?1", "project_id = ?2", "created_at >= ?3", "created_at < ?4"];
   const params: Array<string | number> = [scope.organizationId, scope.projectId ?? "", f.from, f.to];
   const add = (clause: (n: number) => string, v: string | number) => {
@@ -87,9 +88,11 @@ async function fromWindow(env: Env, scope: LogScope, f: RequestFilters, cursor: 
   if (f.provider) add((n) => `COALESCE(used_provider, requested_provider, 'unknown') = ?${n}`, f.provider);
   if (f.app) add((n) => `source_app = ?${n}`, f.app);
   if (f.endUser) add((n) => `(end_user_id = ?${n} OR json_extract(extra, '$.user') = ?${n})`, f.endUser);
-  const dropped = droppedSql("request_logs.id", "json_extract(request_logs.extra, '$.bodyBatch')");
-  if (f.hasBody === true) where.push(`json_extract(extra, '$.bodies') = 1 AND NOT ${dropped}`);
-  else if (f.hasBody === false) where.push(`(json_extract(extra, '$.bodies') IS NOT 1 OR ${dropped})`);
+  if (f.hasBody !== undefined) {
+    params.push(now - BODIES_SETTLED_MS);
+    const kept = keptSql({ id: "request_logs.id", batch: "json_extract(request_logs.extra, '$.bodyBatch')", index: "json_extract(request_logs.extra, '$.bodyIndex')", createdAt: "request_logs.created_at" }, `?${params.length}`);
+    where.push(f.hasBody ? `json_extract(extra, '$.bodies') = 1 AND ${kept}` : `(json_extract(extra, '$.bodies') IS NOT 1 OR NOT ${kept})`);
+  }
   if (f.status === "ok") where.push("status_code < 400");
   else if (f.status === "error") where.push("status_code >= 400");
   else if (f.status && /^\d{3}$/.test(f.status)) add((n) => `status_code = ?${n}`, Number(f.status));
@@ -105,16 +108,15 @@ async function fromWindow(env: Env, scope: LogScope, f: RequestFilters, cursor: 
 }
 
 /** One page read from the R2 hour objects, newest first. */
-async function fromArchive(env: Env, scope: LogScope, f: RequestFilters, cursor: Cursor | null): Promise<RequestPage> {
+async function fromArchive(env: Env, scope: LogScope, f: RequestFilters, cursor: Cursor | null, now: number): Promise<RequestPage> {
   const rows: LogRecord[] = [];
   const end = cursor ? Math.min(f.to, cursor.at + 1) : f.to;
   let hours = 0;
   let scannedTo = end;
-  const none = new Set<string>();
   for await (const hour of recordsByHourDesc(env, scope, f.from, end)) {
-    const kept = f.hasBody === undefined ? [] : hour.flatMap((r) => (traceOf(r).bodies === true && groupOf(r) ? [{ id: r.id, batch: groupOf(r)! }] : []));
-    const dropped = kept.length ? await droppedBodies(env, scope.organizationId, kept) : none;
-    for (const r of hour) if (before(r, cursor) && matches(f, r, dropped)) rows.push(r);
+    const withBodies = f.hasBody === undefined ? [] : hour.filter((r) => traceOf(r).bodies === true).map((r) => ({ id: r.id, batch: groupOf(r), index: placeOf(r), createdAt: r.createdAt }));
+    const kept = await keptBodies(env, scope.organizationId, withBodies, now);
+    for (const r of hour) if (before(r, cursor) && matches(f, r, kept)) rows.push(r);
     scannedTo = hour.length ? Math.min(scannedTo, hour[hour.length - 1]!.createdAt) : scannedTo;
     if (rows.length > PAGE_SIZE || ++hours >= MAX_HOURS_PER_PAGE) break;
   }
@@ -131,11 +133,11 @@ export async function listRequests(env: Env, scope: LogScope & { projectId: stri
   // start is read there.
   const start = await windowStart(env, scope.organizationId, now);
   const upper = cursor ? cursor.at + 1 : f.to;
-  if (start === null || upper <= start) return fromArchive(env, scope, f, cursor);
-  const recent = await fromWindow(env, scope, { ...f, from: Math.max(f.from, start) }, cursor, memberId);
+  if (start === null || upper <= start) return fromArchive(env, scope, f, cursor, now);
+  const recent = await fromWindow(env, scope, { ...f, from: Math.max(f.from, start) }, cursor, memberId, now);
   if (recent.next || f.from >= start) return recent;
   // The window ran out before the period did: the page goes on in R2, before the window start.
-  const older = await fromArchive(env, scope, { ...f, to: start }, null);
+  const older = await fromArchive(env, scope, { ...f, to: start }, null, now);
   const rows = [...recent.rows, ...older.rows];
   const shown = rows.slice(0, PAGE_SIZE);
   const last = shown[shown.length - 1];

@@ -7,6 +7,7 @@
 import { requestLogs, type RequestKind, type RoutingAttempt } from "../db/schema";
 import type { KeyContext } from "../context/key-context";
 import type { NormalizedUsage } from "../providers/types";
+import type { BodyPlace } from "./bodies";
 import { picoToDbNumber, type Pico } from "../billing/money";
 
 export interface RequestLogInput {
@@ -38,8 +39,8 @@ export interface RequestLogInput {
   ttftMs?: number | null;
   routing?: RoutingAttempt[];
   extra?: Record<string, unknown> | null;
-  /** The group its bodies left with (src/usage/body-batch.ts), for a project that keeps them. */
-  bodyBatch?: string | null;
+  /** The group its bodies left with and its place there (src/usage/body-batch.ts), for a project that keeps them. */
+  bodyBatch?: BodyPlace | null;
   createdAt: number;
 }
 
@@ -82,8 +83,8 @@ export function toLogRow(i: RequestLogInput): typeof requestLogs.$inferInsert {
     routing: i.routing ?? [],
     // Whether this request's bodies were kept (the project's `logBodies`; every kind but video jobs
     // queues them: src/usage/bodies.ts): the Requests page filters on it, spans carry them. The
-    // group they left with says where they are stored.
-    extra: i.auth.project.logBodies === true && (i.kind ?? "chat") !== "video" ? { ...(i.extra ?? {}), bodies: true, ...(i.bodyBatch ? { bodyBatch: i.bodyBatch } : {}) } : (i.extra ?? null),
+    // group they left with says where they are stored, their place in it whether they were.
+    extra: i.auth.project.logBodies === true && (i.kind ?? "chat") !== "video" ? { ...(i.extra ?? {}), bodies: true, ...(i.bodyBatch ? { bodyBatch: i.bodyBatch.group, bodyIndex: i.bodyBatch.index } : {}) } : (i.extra ?? null),
     createdAt: i.createdAt,
     endUserId: i.auth.key.endUserId ?? null,
   };

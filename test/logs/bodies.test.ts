@@ -135,10 +135,15 @@ describe("request bodies (logBodies)", () => {
     await markDropped(env, [{ bodies: [{ logId: "log_newmark", organizationId: o.orgId }] }]);
     const groupMark = env.DB.prepare("INSERT INTO dropped_body_groups (organization_id, batch, created_at) VALUES (?1, ?2, ?3)");
     await env.DB.batch([groupMark.bind(o.orgId, "bb_oldgroup", old), groupMark.bind(o.orgId, "bb_newgroup", Date.now())]);
+    // So do the notes of stored objects (by the hour of their requests).
+    const storedNote = env.DB.prepare("INSERT INTO stored_body_parts (hour_start, organization_id, batch, first_index, last_index) VALUES (?1, ?2, ?3, 0, 0)");
+    await env.DB.batch([storedNote.bind(old - (old % 3_600_000), o.orgId, "bb_oldstored"), storedNote.bind(Date.now() - (Date.now() % 3_600_000), o.orgId, "bb_newstored")]);
     await deleteExpiredDropMarks(env, Date.now(), 30);
     const marks = await env.DB.prepare("SELECT log_id FROM dropped_bodies WHERE organization_id = ?1").bind(o.orgId).all<{ log_id: string }>();
     expect(marks.results.map((m) => m.log_id)).toEqual(["log_newmark"]);
     const groups = await env.DB.prepare("SELECT batch FROM dropped_body_groups WHERE organization_id = ?1").bind(o.orgId).all<{ batch: string }>();
     expect(groups.results.map((m) => m.batch)).toEqual(["bb_newgroup"]);
+    const stored = await env.DB.prepare("SELECT batch FROM stored_body_parts WHERE organization_id = ?1").bind(o.orgId).all<{ batch: string }>();
+    expect(stored.results.map((m) => m.batch)).toEqual(["bb_newstored"]);
   });
 });

@@ -2,7 +2,8 @@
  * A group's bodies are written as several parts (queue messages) and objects (one per
  * organization and hour of a message): one can be lost while the others are stored. Each request
  * then reads as what happened to its own bodies, and the Requests page's kept-bodies filter agrees
- * with `bodiesStatus`: stored ones are kept, the lost ones dropped.
+ * with `bodiesStatus`: stored ones are kept, the lost ones dropped; so it does past the settle
+ * window for bodies lost without a mark, and for bodies stored despite a mark.
  */
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
@@ -10,7 +11,7 @@ import { call, seedOrg, type SeededOrg } from "../helpers/fixtures";
 import { applyRows } from "../helpers/logs";
 import { groupMessages, queueBodies } from "../../src/usage/body-batch";
 import { consumeLogBatch, LOGS_MAX_RETRIES } from "../../src/usage/log-consumer";
-import type { BodyMessage } from "../../src/usage/bodies";
+import { BODIES_SETTLED_MS, type BodyMessage } from "../../src/usage/bodies";
 import type { KeyContext } from "../../src/context/key-context";
 import type { Env } from "../../src/env";
 import { newId } from "../../src/lib/ids";
@@ -42,9 +43,9 @@ async function deliver(bodies: readonly BodyMessage[], attempts: number, bucket:
   await consumeLogBatch(batch, Object.create(env, { LOGS_BUCKET: { value: bucket } }) as Env);
 }
 
-/** The requests' records, naming their group, as the gateway sends them. */
+/** The requests' records, naming their group and their place in it (the order they joined), as the gateway sends them. */
 async function applyRecords(o: SeededOrg, group: string, captures: readonly Capture[]): Promise<void> {
-  await applyRows(captures.map((c) => ({ id: c.logId, requestId: c.requestId, organizationId: o.orgId, projectId: o.projectId, apiKeyId: o.keyId, requestedModel: "gpt-4o-mini", statusCode: 200, createdAt: c.createdAt, extra: { bodies: true, bodyBatch: group } })));
+  await applyRows(captures.map((c, i) => ({ id: c.logId, requestId: c.requestId, organizationId: o.orgId, projectId: o.projectId, apiKeyId: o.keyId, requestedModel: "gpt-4o-mini", statusCode: 200, createdAt: c.createdAt, extra: { bodies: true, bodyBatch: group, bodyIndex: i } })));
 }
 
 /** Each request's `bodiesStatus`, and the log ids the Requests page lists as kept and as not kept. */
@@ -131,7 +132,7 @@ describe("drop marks per request, not per group", () => {
     const captures = [0, 1, 2, 3].map((i) => large(o, createdAt + i));
     const waits: Array<Promise<unknown>> = [];
     let group: string | null = null;
-    for (const c of captures) group = queueBodies({ ...env, LOGS: queue } as unknown as Env, (p) => waits.push(p), c);
+    for (const c of captures) group = queueBodies({ ...env, LOGS: queue } as unknown as Env, (p) => waits.push(p), c)!.group;
     await Promise.all(waits);
     expect(sent.map((m) => m.part)).toEqual([0, 1, 2]);
     // The parts that were sent arrive and are stored.
@@ -140,5 +141,58 @@ describe("drop marks per request, not per group", () => {
 
     const ids = captures.map((c) => c.logId);
     expect(await verdicts(o, captures)).toEqual({ status: ["stored", "stored", "stored", "dropped"], kept: ids.slice(0, 3).sort(), notKept: [ids[3]!] });
+  });
+});
+
+describe("the kept-bodies filter says what bodiesStatus says, marks or not", () => {
+  for (const [where, at, period] of [
+    ["in the window", () => Date.now() - BODIES_SETTLED_MS - 3_600_000, (t: number) => `&from=${new Date(t - 3_600_000).toISOString()}&to=${new Date(t + 3_600_000).toISOString()}`],
+    ["in the archive", () => Date.UTC(2026, 2, 12, 9, 30, 0), () => "&from=2026-03-12&to=2026-03-12"],
+  ] as const) {
+    it(`past the settle window, bodies that never came and were never marked are not kept (${where})`, async () => {
+      const o = await seedOrg();
+      const createdAt = at();
+      // Two parts: the isolate stored part 0 and died before sending part 1 (no send failed, no mark).
+      const group = { id: newId("bb"), items: [large(o, createdAt), large(o, createdAt + 1)] };
+      const [part0] = groupMessages(group).map((m) => m.body) as [BodyMessage, BodyMessage];
+      await deliver([part0], 1);
+      await applyRecords(o, group.id, group.items);
+      const marks = await env.DB.prepare("SELECT COUNT(*) AS n FROM dropped_bodies WHERE organization_id = ?1").bind(o.orgId).first<{ n: number }>();
+      expect(marks?.n).toBe(0);
+
+      const [stored, never] = group.items.map((c) => c.logId) as [string, string];
+      expect(await verdicts(o, group.items, period(createdAt))).toEqual({ status: ["stored", "dropped"], kept: [stored], notKept: [never] });
+    });
+  }
+
+  it("bodies the queue took although its sendBatch threw are stored and kept, over the drop mark the producer wrote", async () => {
+    const o = await seedOrg();
+    const createdAt = Date.now();
+    // The queue accepts every call and the call still throws (a timeout after acceptance): the
+    // producer retries, gives up and marks the requests dropped; the consumer stores them anyway.
+    const sent: BodyMessage[] = [];
+    const queue = {
+      send: () => Promise.reject(new Error("queue down")),
+      sendBatch: async (batch: ReadonlyArray<{ body: BodyMessage }>) => {
+        await env.LOGS.sendBatch(batch);
+        sent.push(...batch.map((m) => m.body));
+        throw new Error("sendBatch timed out after the queue accepted it");
+      },
+    };
+    const captures = [small(o, createdAt), small(o, createdAt + 1)];
+    const waits: Array<Promise<unknown>> = [];
+    for (const c of captures) queueBodies({ ...env, LOGS: queue } as unknown as Env, (p) => waits.push(p), c);
+    await Promise.all(waits);
+    expect(sent.length).toBeGreaterThan(0);
+    const group = sent[0]!.batch;
+    await applyRecords(o, group, captures);
+    const marks = await env.DB.prepare("SELECT COUNT(*) AS n FROM dropped_bodies WHERE organization_id = ?1").bind(o.orgId).first<{ n: number }>();
+    expect(marks?.n).toBe(2);
+
+    // The real consumer stores what the queue took (every attempt's copy, into the same object).
+    const ids = captures.map((c) => c.logId).sort();
+    let seen = await verdicts(o, captures);
+    for (const deadline = Date.now() + 10_000; seen.status.some((s) => s !== "stored") && Date.now() < deadline; seen = await verdicts(o, captures)) await new Promise((ok) => setTimeout(ok, 100));
+    expect(seen).toEqual({ status: ["stored", "stored"], kept: ids, notKept: [] });
   });
 });

@@ -30,10 +30,13 @@ describe("bodies in groups", () => {
       queueBodies({ ...env, LOGS } as unknown as Env, (p) => waits.push(p), { auth, logId: `log_g${i}`, requestId: `req_g${i}`, createdAt: Date.now(), request: { n: i }, response: { ok: i } }),
     );
     await Promise.all(waits);
-    expect(new Set(refs).size).toBe(1);
+    // One group, each request at its place in it (the order they joined).
+    expect(new Set(refs.map((r) => r?.group)).size).toBe(1);
+    expect(refs.map((r) => r?.index)).toEqual([0, 1, 2]);
     expect(sent).toHaveLength(1);
     const message = bodyMessageOf(sent[0]![0]);
-    expect(message?.batch).toBe(refs[0]);
+    expect(message?.batch).toBe(refs[0]?.group);
+    expect(message?.first).toBe(0);
     expect(message?.bodies.map((b) => b.logId)).toEqual(["log_g1", "log_g2", "log_g3"]);
     // A project that keeps no bodies sends nothing and names no group.
     const off = { ...auth, project: { id: "prj_g", logBodies: false } } as unknown as KeyContext;

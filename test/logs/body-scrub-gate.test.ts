@@ -34,7 +34,7 @@ describe("bodies stored without a parse", () => {
     const createdAt = Date.now();
     const entry = (logId: string, request: string): BodyEntry => ({ logId, requestId: `req_${logId}`, organizationId: "org_gate", projectId: "prj_gate", createdAt, redact: false, request: { text: request, truncated: false }, response: { text: '{"choices":[]}', truncated: false } });
     const secret = "sk-proj-abcdefghijklmnopqrstuvwx";
-    await storeBodies(env, [{ batch: "bb_gate", part: 0, bodies: [entry("log_gate1", `{"messages":[{"content":${escaped(JSON.stringify(secret))}}],"${escaped("authorization")}":"x"}`), entry("log_gate2", '{"messages":[{"content":"hi"}]}')] }]);
+    await storeBodies(env, [{ batch: "bb_gate", part: 0, first: 0, bodies: [entry("log_gate1", `{"messages":[{"content":${escaped(JSON.stringify(secret))}}],"${escaped("authorization")}":"x"}`), entry("log_gate2", '{"messages":[{"content":"hi"}]}')] }]);
     const read = (id: string) => readBodies(env, { organizationId: "org_gate", id, createdAt, extra: { bodyBatch: "bb_gate" } });
     const first = await read("log_gate1");
     expect(JSON.stringify(first)).not.toContain(secret.slice(3));

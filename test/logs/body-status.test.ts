@@ -27,8 +27,9 @@ describe("bodies in a request's record", () => {
     const res = await chat(o.key, { model: "gpt-4o-mini", messages: user("which group?") });
     const requestId = res.headers.get("x-request-id")!;
     const row = await waitForLog(requestId);
-    // The record does name its group (readers find the bodies by it) ...
+    // The record does name its group and its place there (readers find the bodies by them) ...
     expect(typeof (row.extra as Json).bodyBatch).toBe("string");
+    expect((row.extra as Json).bodyIndex).toBe(0);
     const deadline = Date.now() + 8000;
     let one: Json;
     do {
@@ -38,16 +39,16 @@ describe("bodies in a request's record", () => {
     // ... which no reader outside sees.
     expect(one.requestBody.messages[0].content).toBe("which group?");
     expect(one.extra.bodies).toBe(true);
-    expect("bodyBatch" in one.extra).toBe(false);
+    expect("bodyBatch" in one.extra || "bodyIndex" in one.extra).toBe(false);
     expect(one.bodiesStatus).toBe("stored");
     const period = `from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
     const ndjson = await (await call(`/v1/master/logs?${period}`, { key: o.masterKey })).text();
     const line = ndjson.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Json).find((r) => r.requestId === requestId);
     expect(line?.extra.bodies).toBe(true);
-    expect(ndjson).not.toContain("bodyBatch");
+    expect(ndjson).not.toMatch(/bodyBatch|bodyIndex/);
     const csv = await (await call(`/v1/master/logs?${period}`, { key: o.masterKey, headers: { accept: "text/csv" } })).text();
     expect(csv).toContain(requestId);
-    expect(csv).not.toContain("bodyBatch");
+    expect(csv).not.toMatch(/bodyBatch|bodyIndex/);
   });
 
   it("says a group the queue refused was dropped, and one on its way is pending", async () => {
@@ -58,7 +59,7 @@ describe("bodies in a request's record", () => {
     const logId = newId("log");
     const requestId = newId("req");
     const waits: Array<Promise<unknown>> = [];
-    const group = queueBodies({ ...env, LOGS: refusing } as unknown as Env, (p) => waits.push(p), { auth, logId, requestId, createdAt, request: { q: 1 }, response: { a: 1 } });
+    const group = queueBodies({ ...env, LOGS: refusing } as unknown as Env, (p) => waits.push(p), { auth, logId, requestId, createdAt, request: { q: 1 }, response: { a: 1 } })!.group;
     await Promise.all(waits);
     // A record naming a group that is still on its way (nothing stored, nothing refused).
     const pendingId = newId("req");
@@ -92,9 +93,9 @@ describe("bodies in a request's record", () => {
     const row = (at: number, extra: Json | null) => ({ id: newId("log"), requestId: newId("req"), organizationId: o.orgId, projectId: o.projectId, apiKeyId: o.keyId, requestedModel: "gpt-4o-mini", statusCode: 200, createdAt: at, extra });
     const waits: Array<Promise<unknown>> = [];
     const droppedRow = row(createdAt, null);
-    const group = queueBodies({ ...env, LOGS: refusing } as unknown as Env, (p) => waits.push(p), { auth, logId: droppedRow.id, requestId: droppedRow.requestId, createdAt, request: { q: 1 }, response: { a: 1 } });
+    const place = queueBodies({ ...env, LOGS: refusing } as unknown as Env, (p) => waits.push(p), { auth, logId: droppedRow.id, requestId: droppedRow.requestId, createdAt, request: { q: 1 }, response: { a: 1 } })!;
     await Promise.all(waits);
-    droppedRow.extra = { bodies: true, bodyBatch: group! };
+    droppedRow.extra = { bodies: true, bodyBatch: place.group, bodyIndex: place.index };
     const pendingRow = row(createdAt + 1, { bodies: true, bodyBatch: "bb_onitsway" });
     const noneRow = row(createdAt + 2, null);
     await applyRows([droppedRow, pendingRow, noneRow]);
@@ -110,7 +111,8 @@ describe("bodies in a request's record", () => {
     expect(await list("body=no")).toEqual([droppedRow.id, noneRow.id].sort());
 
     // Requests older than the window are filtered in R2's hour objects: the same answer (here with
-    // a group's mark from before marks were per request).
+    // a group's mark from before marks were per request, and records from before places in a
+    // group: kept unless marked, as then).
     const old = Date.UTC(2026, 2, 9, 10, 0, 0);
     await env.DB.prepare("INSERT INTO dropped_body_groups (organization_id, batch, created_at) VALUES (?1, ?2, ?3)").bind(o.orgId, "bb_oldgroup", old).run();
     const oldDropped = row(old, { bodies: true, bodyBatch: "bb_oldgroup" });

@@ -119,6 +119,20 @@ export const droppedBodies = sqliteTable("dropped_bodies", {
   createdAt: integer("created_at", { mode: "number" }).notNull(),
 }, (t) => [primaryKey({ columns: [t.organizationId, t.logId] })]);
 
+/**
+ * Request-body objects the log consumer stored (src/usage/bodies.ts `markStored`): one row per
+ * object, holding its organization's requests of one hour with places `first_index` to
+ * `last_index` in their group, so the kept-bodies filter can say "stored" in SQL. WITHOUT ROWID
+ * (migration 0031, hand-written); retention deletes by `hour_start`, the requests' hour.
+ */
+export const storedBodyParts = sqliteTable("stored_body_parts", {
+  hourStart: integer("hour_start", { mode: "number" }).notNull(),
+  organizationId: text("organization_id").notNull(),
+  batch: text("batch").notNull(),
+  firstIndex: integer("first_index", { mode: "number" }).notNull(),
+  lastIndex: integer("last_index", { mode: "number" }).notNull(),
+}, (t) => [primaryKey({ columns: [t.hourStart, t.organizationId, t.batch, t.firstIndex] })]);
+
 /** A key's last use (newest request start), kept by the log consumer; never ages out. */
 export const keyLastUse = sqliteTable("key_last_use", {
   apiKeyId: text("api_key_id").notNull(),
