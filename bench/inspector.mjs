@@ -1,8 +1,9 @@
 // @ts-check
 /**
  * A connection to workerd's V8 inspector (the Switchboard target when listed, else the first):
- * `send(method, params)` resolves with the command's result; `onEvent(method, fn)` hears the
- * inspector's notifications. Both CPU profilers of the bench use it (bench/cpu-profile.mjs,
+ * `send(method, params)` resolves with the command's result (`{ error }` when the inspector refuses
+ * it: workerd's implements only part of the protocol, e.g. no precise coverage); `onEvent(method,
+ * fn)` hears the inspector's notifications. Both CPU profilers of the bench use it (bench/cpu-profile.mjs,
  * bench/integrations-profile.mjs).
  */
 export async function connectInspector(port) {
@@ -18,7 +19,7 @@ export async function connectInspector(port) {
   const listeners = new Map();
   ws.on("message", (m) => {
     const msg = JSON.parse(String(m));
-    if (msg.id && pending.has(msg.id)) pending.get(msg.id)?.(msg.result);
+    if (msg.id && pending.has(msg.id)) pending.get(msg.id)?.(msg.result ?? { error: msg.error });
     if (msg.method) listeners.get(msg.method)?.(msg.params);
   });
   return {
