@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatRequest } from "../providers/types";
-import { estimatePromptTokens, estimateUpperBound, promptTokensUpperBound } from "./estimate";
+import { estimatePromptTokens, estimateUpperBound, promptTokensUpperBound, tokensUpperBound } from "./estimate";
 
 const req = (over: Partial<ChatRequest>): ChatRequest => ({ model: "m", messages: [{ role: "user", content: "hi" }], ...over }) as ChatRequest;
 const target = { pricing: { prompt: "0.000001", completion: "0.000002" }, maxOutput: 1000, contextLength: 100_000 };
@@ -30,6 +30,20 @@ describe("promptTokensUpperBound", () => {
     const signed = turn({ role: "assistant", reasoning_details: [{ type: "reasoning.text", text, signature: "s".repeat(500) }] });
     expect(promptTokensUpperBound(signed)).toBeGreaterThanOrEqual(promptTokensUpperBound(turn()) + 4500);
     expect(estimatePromptTokens(signed)).toBeGreaterThanOrEqual(estimatePromptTokens(turn()) + 1000);
+  });
+
+  it("reads a request's prompt once, however many bounds admission asks of it", () => {
+    let reads = 0;
+    const messages = [{ role: "user" as const, content: "x".repeat(100_000) }];
+    const r = req({});
+    Object.defineProperty(r, "messages", { get: () => (reads++, messages) });
+    const first = promptTokensUpperBound(r);
+    estimateUpperBound(r, [target]);
+    tokensUpperBound(r, [target]);
+    expect(promptTokensUpperBound(r)).toBe(first);
+    expect(reads).toBe(1);
+    // Another request (a fallback model's copy) is its own object: read on its own.
+    expect(promptTokensUpperBound({ ...r, messages: [{ role: "user", content: "hi" }] })).toBeLessThan(first);
   });
 });
 

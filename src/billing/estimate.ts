@@ -102,6 +102,22 @@ function partUpperBound(part: unknown): number {
  * prompt is refused upstream and costs nothing).
  */
 export function promptTokensUpperBound(req: ChatRequest): number {
+  let bound = promptBounds.get(req);
+  if (bound === undefined) {
+    bound = scanPromptTokens(req);
+    promptBounds.set(req, bound);
+  }
+  return bound;
+}
+
+/**
+ * A request's bound, once per request object: admission, the credit reservation and the token
+ * window each ask for it, and it reads every byte of the prompt (a coding agent's is often
+ * hundreds of kilobytes). Requests are never changed once parsed (adapters build their own bodies).
+ */
+const promptBounds = new WeakMap<ChatRequest, number>();
+
+function scanPromptTokens(req: ChatRequest): number {
   let tokens = REQUEST_MAX_OVERHEAD_TOKENS;
   for (const m of req.messages) {
     tokens += MESSAGE_MAX_OVERHEAD_TOKENS;
