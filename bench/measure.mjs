@@ -20,6 +20,30 @@ export const chatBody = (model, stream = false, extra = "") =>
   });
 
 /**
+ * A coding agent's request of about `kb` KiB (`--peers --prompt-kb N`): a system prompt, two tools
+ * and turns of code, as Claude Code or Codex send them (50-200 KiB is common). What every gateway
+ * does per byte (reading, parsing and validating the body, bounding the prompt, building the
+ * upstream body) shows at this size, where the one-line prompt of `chatBody` hides it.
+ */
+export function agentBody(model, kb) {
+  const code = (i) => `// file src/module-${i}.ts\nexport function handler${i}(input: string): number {\n  const parts = input.split(",").map((p) => p.trim());\n  return parts.filter((p) => p.length > ${i % 7}).length;\n}\n`;
+  const turns = [];
+  let size = 0;
+  for (let i = 0; size < kb * 1024; i++) {
+    const text = Array.from({ length: 8 }, (_, j) => code(i * 8 + j)).join("\n");
+    turns.push({ role: "user", content: `Here is the next file; explain what it does and fix the bug.\n\n${text}` }, { role: "assistant", content: `The handler counts the parts longer than ${i % 7} characters. ${text.slice(0, 200)}` });
+    size += text.length + 300;
+  }
+  const tool = (name) => ({ type: "function", function: { name, description: `The ${name} tool of the coding agent.`, parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path"] } } });
+  return JSON.stringify({
+    model,
+    temperature: 0.7,
+    messages: [{ role: "system", content: "You are a coding agent. Answer briefly." }, ...turns, { role: "user", content: "Say hello to the benchmark" }],
+    tools: [tool("read_file"), tool("write_file")],
+  });
+}
+
+/**
  * Latency at concurrency 1, timed with sub-millisecond resolution. The targets take turns in short
  * blocks of back-to-back requests (BLOCK_MS each, the first requests of a block dropped as warm-up),
  * so every target is measured under the same machine conditions: on a shared VM these drift by

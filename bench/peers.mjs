@@ -103,7 +103,9 @@ export async function peersReport(d) {
     const lean = args.includes("--lean") ? await d.startLeanBounds(root, upstream.url, d.startMiniflare, { minimal: PEER_PORTS.leanMinimal, honoZod: PEER_PORTS.leanHonoZod }) : null;
     if (lean) servers.push(...lean.servers);
 
-    const body = d.chatBody("gpt-4o-mini");
+    // --prompt-kb N: a coding agent's request of about N KiB instead of a one-line prompt.
+    const promptKb = num("prompt-kb", 0);
+    const body = promptKb > 0 ? d.agentBody("gpt-4o-mini", promptKb) : d.chatBody("gpt-4o-mini");
     const upstreamAuth = { authorization: "Bearer bench-operator-key-openai" };
     const targets = [
       { name: "floor", url: `${floor.url}/v1/chat/completions`, body, headers: upstreamAuth, pid: floor.pid },
@@ -202,7 +204,7 @@ export async function peersReport(d) {
       cpuPerRequestAtMost15Ms: s.cpuMsPerRequest <= 1.5,
     };
     const md = [
-      `Peers ${summary.date}: ${summary.machine.cores} cores (${summary.machine.cpu}), Node ${summary.machine.node}; ${rounds} interleaved rounds x ${seconds}s; load average (1/5/15 min) per round: ${summary.loadAverages.join(" | ")}`,
+      `Peers ${summary.date}: ${summary.machine.cores} cores (${summary.machine.cpu}), Node ${summary.machine.node}; ${rounds} interleaved rounds x ${seconds}s; request body ${(Buffer.byteLength(body) / 1024).toFixed(1)} KiB; load average (1/5/15 min) per round: ${summary.loadAverages.join(" | ")}`,
       "",
       "| target | mean ms (c=1) | added mean over floor (range) | c=1 p50 before / after the upstream | CPU ms/req at c=1 | req/s (c=32) | share of floor (range) | CPU ms/req incl. background (during load) | errors |",
       "|---|---|---|---|---|---|---|---|---|",

@@ -50,7 +50,7 @@ import { cpuUntilIdle, peersReport } from "./peers.mjs";
 import { runRegions } from "./world-regions.mjs";
 import { ADMIN_TOKEN, DO_LATENCY_MS, FAILURE, FAILURE_OPTS, REGIONS, REGIONS_OPTS, ROUNDS, SECONDS, STREAM_SAMPLES, WORLD, WORLD_OPTS, args, flag, root } from "./options.mjs";
 import { baselineTargets, build, cpuMs, peakRssMiB, seed, startDoReference, startMiniflare, startPassThrough, startSwitchboard } from "./servers.mjs";
-import { cannon, chatBody, interleavedLatency, machineInfo, median, pct, r2, streamTiming } from "./measure.mjs";
+import { agentBody, cannon, chatBody, interleavedLatency, machineInfo, median, pct, r2, streamTiming } from "./measure.mjs";
 
 async function main() {
   // The regions mode runs the gateway under wrangler dev (bench/world-regions.mjs), nothing below.
@@ -65,7 +65,7 @@ async function main() {
     const dir = ref ? ref.dir : args.includes("--baseline") ? path.resolve(args[args.indexOf("--baseline") + 1]) : null;
     await peersReport({
       root, args, rounds: ROUNDS, seconds: SECONDS, bundle, baselineDir: dir, baselineLabel: ref ? ref.label : dir, machine: machineInfo(),
-      startFakeUpstream, startPassThrough, startMiniflare, startSwitchboard, startLeanBounds, seed, chatBody, interleavedLatency, cannon, cpuMs, cpuProfile,
+      startFakeUpstream, startPassThrough, startMiniflare, startSwitchboard, startLeanBounds, seed, chatBody, agentBody, interleavedLatency, cannon, cpuMs, cpuProfile,
     });
     return;
   }
