@@ -106,16 +106,17 @@ export async function peersReport(d) {
     // --prompt-kb N: a coding agent's request of about N KiB instead of a one-line prompt.
     const promptKb = num("prompt-kb", 0);
     const body = promptKb > 0 ? d.agentBody("gpt-4o-mini", promptKb) : d.chatBody("gpt-4o-mini");
+    const seedOpts = { liftTokenLimit: promptKb > 0 };
     const upstreamAuth = { authorization: "Bearer bench-operator-key-openai" };
     const targets = [
       { name: "floor", url: `${floor.url}/v1/chat/completions`, body, headers: upstreamAuth, pid: floor.pid },
       ...(portkey
         ? [{ name: `portkey ${portkey.version}`, url: `${portkey.url}/v1/chat/completions`, body, headers: { ...upstreamAuth, "x-portkey-provider": "openai", "x-portkey-custom-host": `${upstream.url}/openai` }, pid: portkey.pid }]
         : []),
-      { name: "switchboard", url: `${sb.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(sb)).key}` }, pid: sb.pid, drainMs: 6500 },
-      ...(bare ? [{ name: "switchboard, queue consumers off", url: `${bare.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(bare)).key}` }, pid: bare.pid, drainMs: 6500 }] : []),
+      { name: "switchboard", url: `${sb.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(sb, seedOpts)).key}` }, pid: sb.pid, drainMs: 6500 },
+      ...(bare ? [{ name: "switchboard, queue consumers off", url: `${bare.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(bare, seedOpts)).key}` }, pid: bare.pid, drainMs: 6500 }] : []),
       ...(lean ? lean.targets(body, upstreamAuth).filter((t) => t.name.includes("Hono")).map((t) => ({ ...t, name: "lean bound + Hono + zod", drainMs: 2500 })) : []),
-      ...(base ? [{ name: `baseline ${baselineLabel}`, url: `${base.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(base)).key}` }, pid: base.pid, drainMs: 6500 }] : []),
+      ...(base ? [{ name: `baseline ${baselineLabel}`, url: `${base.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(base, seedOpts)).key}` }, pid: base.pid, drainMs: 6500 }] : []),
     ];
     if (args.includes("--cpu-profile")) {
       await d.cpuProfile(targets.find((t) => t.name === "switchboard"), { cannon: d.cannon, seconds, resultsDir: path.join(root, "bench", "results"), port: PEER_PORTS.inspector, bundleEntry: bundle.entry, cpuMs: d.cpuMs, drainMs: 6500 });
