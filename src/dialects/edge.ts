@@ -1,5 +1,5 @@
 /**
- * The edge of a dialect route: read the body, run the ONE chat pipeline
+ * The edge of a dialect route: run the ONE chat pipeline
  * (src/routes/chat/execute.ts: auth, IAM, admission, credits/BYOK, routing + failover, cache,
  * request log, cost, x-request-id) on the translated request, and re-render errors in the
  * dialect's own envelope. Nothing here knows a provider.
@@ -7,19 +7,10 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-types";
 import { parseModelRef } from "../catalog";
-import { badRequest } from "../errors/api-error";
 import type { ChatRequest } from "../providers/types";
 import { chatRequestBody } from "../providers/tool-call-wire";
 import { executeChatCompletion } from "../routes/chat/execute";
 import { gatewayRequest } from "../routes/middleware/gateway-request";
-
-export async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
-  try {
-    return await c.req.json();
-  } catch {
-    throw badRequest("The request body is not valid JSON.", null, "invalid_json");
-  }
-}
 
 /**
  * The chat pipeline's Response (OpenAI JSON or SSE) for a translated request. Its `model` (and each

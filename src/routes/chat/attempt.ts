@@ -100,7 +100,7 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
   };
 
   let target: UpstreamTarget;
-  let upstream: UpstreamCall;
+  let upstream: UpstreamCall | null;
   const adapter = adapterFor(cand.provider.wireFormat);
   try {
     const cred = await resolveCredential(env, cand.credential, cand.provider.baseUrl);
@@ -123,7 +123,11 @@ export async function runAttempt(env: Env, req: ChatRequest, cand: Candidate, st
     // place it redirects to did not (docs/security.md). A redirect is an upstream error.
     // Every call carries `redirect: "manual"` (its type says so). Not `fetch(request)`: that
     // copies its Request into a new one.
-    res = await fetch(upstream.url, upstream.init);
+    const sending = fetch(upstream.url, upstream.init);
+    // The runtime holds the body's bytes now: its string (a coding agent's is hundreds of
+    // kilobytes) need not live, and be copied by every garbage collection, through the upstream's wait.
+    upstream = null;
+    res = await sending;
   } catch (err) {
     return fail(timedOut ? timeout() : networkFailure(`network error: ${errorMessage(err)}`));
   }
