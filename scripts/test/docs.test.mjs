@@ -76,7 +76,7 @@ test("every #anchor link in README and docs/ names a heading of its page", () =>
 
 test("error codes, sign-in limits and the client-IP order in the docs are the code's", () => {
   const api = doc("docs/api.md");
-  assert.match(doc("src/routes/chat/route.ts"), /"invalid_json"/);
+  assert.match(doc("src/routes/middleware/json-body.ts"), /"invalid_json"/);
   assert.match(api, /\| malformed JSON \| 400 \| `invalid_json` \|/);
   const signIn = doc("src/auth/sign-in.ts");
   const perIp = /ATTEMPTS_PER_IP = (\d+)/.exec(signIn)?.[1];
