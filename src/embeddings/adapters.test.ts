@@ -3,7 +3,7 @@ import { embeddingAdapterFor, toBase64Float32 } from "./adapters";
 import { MalformedUpstreamError } from "../providers/errors";
 import { testTarget } from "../providers/test-target";
 import type { UpstreamCall } from "../providers/types";
-import { upstreamRequest } from "../providers/types";
+import { upstreamRequest } from "../providers/test-target";
 
 /**
  * The upstream request goes to fetch as (url, init), not as a Request that fetch would copy: a

@@ -1,6 +1,6 @@
 /** Builds UpstreamTargets for adapter tests (no catalogue needed). Test-only. */
 import type { ProviderInfo, ProviderMapping, WireFormat } from "../catalog/types";
-import type { UpstreamTarget } from "./types";
+import type { BuildOptions, ChatRequest, ProviderAdapter, UpstreamCall, UpstreamTarget } from "./types";
 import { crc32 } from "./bedrock/eventstream";
 
 export function testTarget(opts: {
@@ -84,3 +84,10 @@ export function encodeEventStreamMessage(headers: Record<string, string>, payloa
   view.setUint32(total - 4, crc32(out.subarray(0, total - 4)));
   return out;
 }
+
+/** The Request an upstream call describes, for tests that read it as one (or send it with `fetch`). */
+export const upstreamRequest = ({ url, init }: UpstreamCall): Request => new Request(url, init);
+
+/** An adapter's upstream request for `req`, as a Request. */
+export const builtRequest = async (adapter: ProviderAdapter, req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Promise<Request> =>
+  upstreamRequest(await adapter.buildCall(req, target, opts));

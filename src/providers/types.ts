@@ -294,9 +294,6 @@ export const upstreamPost = (url: string, headers: HeadersInit, body: string, si
   init: { method: "POST", headers, body, signal: signal ?? null, redirect: "manual" },
 });
 
-/** The Request an upstream call describes, for code that needs the object (tests read it). */
-export const upstreamRequest = ({ url, init }: UpstreamCall): Request => new Request(url, init);
-
 export interface ProviderAdapter {
   /**
    * Build the HTTP request to the provider as `fetch`'s arguments, carrying `opts.signal`:
@@ -305,8 +302,6 @@ export interface ProviderAdapter {
    * token, SigV4).
    */
   buildCall(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): UpstreamCall | Promise<UpstreamCall>;
-  /** The same request as a Request object: `requestBuilder(buildCall)`, so the two cannot drift. */
-  buildRequest(req: ChatRequest, target: UpstreamTarget, opts: BuildOptions): Promise<Request>;
   /**
    * Parse a 2xx non-streamed body (already JSON-decoded). Throws on a malformed body. `req` is the
    * request `buildCall` translated (an adapter that added something of its own to the request,
@@ -335,9 +330,3 @@ export interface ProviderAdapter {
    */
   outputTokensBound?(req: ChatRequest, mapping: ProviderMapping): number;
 }
-
-/** An adapter's `buildRequest`, made from its `buildCall`. */
-export const requestBuilder =
-  (buildCall: ProviderAdapter["buildCall"]): ProviderAdapter["buildRequest"] =>
-  async (req, target, opts) =>
-    upstreamRequest(await buildCall(req, target, opts));

@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ChatRequest, ReasoningDetail, StreamEvent } from "../types";
-import { collectEvents, testTarget } from "../test-target";
+import { builtRequest, collectEvents, testTarget } from "../test-target";
 import { anthropicAdapter } from "./index";
 
 const target = testTarget({ wireFormat: "anthropic", providerId: "anthropic", baseUrl: `${env.FAKE_UPSTREAM_URL}/anthropic`, externalId: "claude-fake", apiKey: "k" });
@@ -12,12 +12,12 @@ const tools = [
 ];
 
 async function complete(req: ChatRequest) {
-  const res = await fetch(await anthropicAdapter.buildRequest(req, target, { stream: false }));
+  const res = await fetch(await builtRequest(anthropicAdapter, req, target, { stream: false }));
   const text = await res.text();
   return { res, text };
 }
 async function stream(req: ChatRequest): Promise<StreamEvent[]> {
-  const res = await fetch(await anthropicAdapter.buildRequest(req, target, { stream: true }));
+  const res = await fetch(await builtRequest(anthropicAdapter, req, target, { stream: true }));
   expect(res.status).toBe(200);
   return collectEvents(anthropicAdapter.parseStream(res.body!, target));
 }
@@ -29,7 +29,7 @@ describe("anthropic adapter through the fake upstream", () => {
       expect(res.status, text).toBe(200);
       expect(anthropicAdapter.parseResponse(JSON.parse(text), target).choices[0]?.message.tool_calls?.length).toBeGreaterThan(0);
     }
-    const auto = await anthropicAdapter.buildRequest({ model: "m", tools, tool_choice: "auto", reasoning_effort: "high", max_tokens: 5000, messages: [{ role: "user", content: "x" }] }, target, { stream: false });
+    const auto = await builtRequest(anthropicAdapter, { model: "m", tools, tool_choice: "auto", reasoning_effort: "high", max_tokens: 5000, messages: [{ role: "user", content: "x" }] }, target, { stream: false });
     expect(((await auto.json()) as { thinking?: unknown }).thinking).toEqual({ type: "enabled", budget_tokens: expect.any(Number) });
   });
 

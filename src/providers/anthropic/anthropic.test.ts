@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatRequest, ReasoningDetail, StreamEvent } from "../types";
-import { bytesStream, collectEvents, testTarget } from "../test-target";
+import { builtRequest, bytesStream, collectEvents, testTarget } from "../test-target";
 import { anthropicAdapter } from "./index";
 import { buildAnthropicBody } from "./request";
 import { parseAnthropicUsage } from "./response";
@@ -9,7 +9,7 @@ const target = testTarget({ wireFormat: "anthropic", providerId: "anthropic", ba
 
 describe("anthropic adapter: request", () => {
   it("posts to /v1/messages with x-api-key and anthropic-version", async () => {
-    const r = await anthropicAdapter.buildRequest({ model: "m", messages: [{ role: "user", content: "hi" }] }, target, { stream: true });
+    const r = await builtRequest(anthropicAdapter, { model: "m", messages: [{ role: "user", content: "hi" }] }, target, { stream: true });
     expect(r.url).toBe("https://api.anthropic.test/v1/messages");
     expect(r.headers.get("x-api-key")).toBe("ak");
     expect(r.headers.get("anthropic-version")).toBe("2023-06-01");

@@ -1,6 +1,5 @@
 /** Anthropic Messages API wire format. */
 import type { ProviderAdapter } from "../types";
-import { requestBuilder } from "../types";
 import { parseErrorBody } from "../error-body";
 import { anthropicJsonPlan, anthropicCall, anthropicOutputTokensBound } from "./request";
 import { parseAnthropicResponse } from "./response";
@@ -10,7 +9,6 @@ import { foldOutputTool, foldOutputToolStream, withJsonOutput } from "./structur
 
 export const anthropicAdapter: ProviderAdapter = {
   buildCall: anthropicCall,
-  buildRequest: requestBuilder(anthropicCall),
   parseResponse: (body, target, req) => withJsonOutput(req && anthropicJsonPlan(req, target.mapping), parseAnthropicResponse(body), foldOutputTool),
   parseStream: (body, target, req) => withJsonOutput(req && anthropicJsonPlan(req, target.mapping), parseAnthropicStream(body), foldOutputToolStream),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),

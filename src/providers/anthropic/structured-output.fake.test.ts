@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ChatRequest, ParsedCompletion, ProviderAdapter, StreamEvent, UpstreamTarget } from "../types";
-import { collectEvents, testTarget } from "../test-target";
+import { builtRequest, collectEvents, testTarget } from "../test-target";
 import { anthropicAdapter } from "./index";
 import { bedrockAdapter } from "../bedrock/index";
 import { googleAdapter } from "../google/index";
@@ -62,7 +62,7 @@ const VERTEX: Case = {
 };
 
 async function complete(c: Case, target: UpstreamTarget, req: ChatRequest): Promise<{ body: Record<string, unknown>; parsed: ParsedCompletion }> {
-  const upstream = await c.adapter.buildRequest(req, target, { stream: false });
+  const upstream = await builtRequest(c.adapter, req, target, { stream: false });
   const body = (await upstream.clone().json()) as Record<string, unknown>;
   const res = await fetch(upstream);
   const text = await res.text();
@@ -71,7 +71,7 @@ async function complete(c: Case, target: UpstreamTarget, req: ChatRequest): Prom
 }
 
 async function stream(c: Case, target: UpstreamTarget, req: ChatRequest): Promise<StreamEvent[]> {
-  const res = await fetch(await c.adapter.buildRequest(req, target, { stream: true }));
+  const res = await fetch(await builtRequest(c.adapter, req, target, { stream: true }));
   expect(res.status, res.status === 200 ? "" : await res.clone().text()).toBe(200);
   return collectEvents(c.adapter.parseStream(res.body!, target, req));
 }

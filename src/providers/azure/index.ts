@@ -3,7 +3,7 @@
  * `api-key` header. `target.mapping.externalId` is the deployment name.
  */
 import type { BuildOptions, ChatRequest, ProviderAdapter, UpstreamCall, UpstreamTarget } from "../types";
-import { upstreamPost, requestBuilder } from "../types";
+import { upstreamPost } from "../types";
 import { buildOpenAIBody } from "../openai/request";
 import { openaiAdapter } from "../openai";
 
@@ -24,7 +24,6 @@ const azureCall = (req: ChatRequest, target: UpstreamTarget, opts: BuildOptions)
 
 export const azureAdapter: ProviderAdapter = {
   buildCall: azureCall,
-  buildRequest: requestBuilder(azureCall),
   parseResponse: openaiAdapter.parseResponse,
   parseStream: openaiAdapter.parseStream,
   parseError: openaiAdapter.parseError,

@@ -2,18 +2,18 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ChatRequest, StreamEvent, UpstreamTarget } from "../types";
-import { collectEvents, testTarget } from "../test-target";
+import { builtRequest, collectEvents, testTarget } from "../test-target";
 import { bedrockAdapter } from "./index";
 
 const bearer = testTarget({ wireFormat: "bedrock", providerId: "aws-bedrock", baseUrl: `${env.FAKE_UPSTREAM_URL}/aws-bedrock`, externalId: "anthropic.claude-fake-v1:0", apiKey: "bedrock-key" });
 const sigv4 = { ...bearer, apiKey: "", settings: { AWS_BEDROCK_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE", AWS_BEDROCK_SECRET_ACCESS_KEY: "secret", AWS_BEDROCK_REGION: "us-east-1" } };
 
 async function complete(req: ChatRequest, t: UpstreamTarget = bearer) {
-  const res = await fetch(await bedrockAdapter.buildRequest(req, t, { stream: false }));
+  const res = await fetch(await builtRequest(bedrockAdapter, req, t, { stream: false }));
   return { res, text: await res.text() };
 }
 async function stream(req: ChatRequest, t: UpstreamTarget = bearer): Promise<StreamEvent[]> {
-  const res = await fetch(await bedrockAdapter.buildRequest(req, t, { stream: true }));
+  const res = await fetch(await builtRequest(bedrockAdapter, req, t, { stream: true }));
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toBe("application/vnd.amazon.eventstream");
   return collectEvents(bedrockAdapter.parseStream(res.body!, t));

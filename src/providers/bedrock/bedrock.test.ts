@@ -1,7 +1,7 @@
 import { AwsClient } from "aws4fetch";
 import { describe, expect, it, vi } from "vitest";
 import type { ChatRequest } from "../types";
-import { bytesStream, collectEvents, encodeEventStreamMessage, testTarget } from "../test-target";
+import { builtRequest, bytesStream, collectEvents, encodeEventStreamMessage, testTarget } from "../test-target";
 import { bedrockCredentials, bedrockRegion } from "./auth";
 import { crc32 } from "./eventstream";
 import { bedrockAdapter } from "./index";
@@ -13,22 +13,22 @@ const hi: ChatRequest = { model: "m", messages: [{ role: "user", content: "hi" }
 
 describe("bedrock adapter: request", () => {
   it("posts to /model/<encoded id>/converse(-stream) with a Bedrock API key as Bearer", async () => {
-    const r = await bedrockAdapter.buildRequest(hi, target(), { stream: false });
+    const r = await builtRequest(bedrockAdapter, hi, target(), { stream: false });
     expect(r.url).toBe("https://bedrock-runtime.eu-west-1.amazonaws.com/model/anthropic.claude-x-v1%3A0/converse");
     expect(r.headers.get("authorization")).toBe("Bearer bedrock-api-key");
-    const s = await bedrockAdapter.buildRequest(hi, target(), { stream: true });
+    const s = await builtRequest(bedrockAdapter, hi, target(), { stream: true });
     expect(s.url).toMatch(/\/converse-stream$/);
     expect(await s.json()).toEqual({ messages: [{ role: "user", content: [{ text: "hi" }] }] });
   });
 
   it("signs with SigV4 from settings or from an AKID:SECRET key", async () => {
     const settings = { AWS_BEDROCK_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE", AWS_BEDROCK_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", AWS_BEDROCK_REGION: "us-west-2" };
-    const r = await bedrockAdapter.buildRequest(hi, target("", settings), { stream: false });
+    const r = await builtRequest(bedrockAdapter, hi, target("", settings), { stream: false });
     expect(r.headers.get("authorization")).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/\d{8}\/us-west-2\/bedrock\/aws4_request, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$/);
     expect(r.headers.get("x-amz-date")).toMatch(/^\d{8}T\d{6}Z$/);
     expect(await r.json()).toEqual({ messages: [{ role: "user", content: [{ text: "hi" }] }] });
     expect(bedrockCredentials(target("AKIAIOSFODNN7EXAMPLE:secret:tok"))).toEqual({ kind: "sigv4", creds: { accessKeyId: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "secret", sessionToken: "tok" } });
-    const byok = await bedrockAdapter.buildRequest(hi, target("AKIAIOSFODNN7EXAMPLE:secret"), { stream: false });
+    const byok = await builtRequest(bedrockAdapter, hi, target("AKIAIOSFODNN7EXAMPLE:secret"), { stream: false });
     expect(byok.headers.get("authorization")).toMatch(/Credential=AKIAIOSFODNN7EXAMPLE\/\d{8}\/eu-west-1\/bedrock\//);
     expect(bedrockRegion(target())).toBe("eu-west-1");
   });

@@ -1,6 +1,5 @@
 /** AWS Bedrock Converse API wire format (SigV4 or Bedrock API key). */
 import type { BuildOptions, ChatRequest, ProviderAdapter, UpstreamCall, UpstreamTarget } from "../types";
-import { requestBuilder } from "../types";
 import { parseErrorBody } from "../error-body";
 import { authorizedBedrockPost } from "./auth";
 import { bedrockJsonPlan, buildConverseBody, converseOutputTokensBound, isBedrockClaude } from "./request";
@@ -23,7 +22,6 @@ const bedrockCall = (req: ChatRequest, target: UpstreamTarget, opts: BuildOption
 
 export const bedrockAdapter: ProviderAdapter = {
   buildCall: bedrockCall,
-  buildRequest: requestBuilder(bedrockCall),
   parseResponse: (body, target, req) => withJsonOutput(req && bedrockJsonPlan(req, target.mapping), parseBedrockResponse(body), foldOutputTool),
   parseStream: (body, target, req) => withJsonOutput(req && bedrockJsonPlan(req, target.mapping), parseBedrockStream(body), foldOutputToolStream),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),

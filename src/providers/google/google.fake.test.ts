@@ -2,18 +2,18 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ChatRequest, StreamEvent, UpstreamTarget } from "../types";
-import { collectEvents, testTarget } from "../test-target";
+import { builtRequest, collectEvents, testTarget } from "../test-target";
 import { googleAdapter } from "./index";
 
 const studio = testTarget({ wireFormat: "google", providerId: "google-ai-studio", baseUrl: `${env.FAKE_UPSTREAM_URL}/google-ai-studio`, externalId: "gemini-fake", apiKey: "k" });
 const vertex = testTarget({ wireFormat: "google", providerId: "google-vertex", baseUrl: `${env.FAKE_UPSTREAM_URL}/google-vertex`, externalId: "gemini-fake", apiKey: "tok" });
 
 async function complete(req: ChatRequest, t: UpstreamTarget = studio) {
-  const res = await fetch(await googleAdapter.buildRequest(req, t, { stream: false }));
+  const res = await fetch(await builtRequest(googleAdapter, req, t, { stream: false }));
   return { res, text: await res.text() };
 }
 async function stream(req: ChatRequest, t: UpstreamTarget = studio): Promise<StreamEvent[]> {
-  const res = await fetch(await googleAdapter.buildRequest(req, t, { stream: true }));
+  const res = await fetch(await builtRequest(googleAdapter, req, t, { stream: true }));
   expect(res.status).toBe(200);
   return collectEvents(googleAdapter.parseStream(res.body!, t));
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatRequest } from "../types";
-import { bytesStream, collectEvents, testTarget } from "../test-target";
+import { builtRequest, bytesStream, collectEvents, testTarget } from "../test-target";
 import { googleAdapter } from "./index";
 import { buildGeminiBody } from "./request";
 
@@ -10,16 +10,16 @@ const hi: ChatRequest = { model: "m", messages: [{ role: "user", content: "hi" }
 
 describe("google adapter: request", () => {
   it("builds AI Studio and Vertex URLs and auth", async () => {
-    const a = await googleAdapter.buildRequest(hi, studio, { stream: false });
+    const a = await builtRequest(googleAdapter, hi, studio, { stream: false });
     expect(a.url).toBe("https://gl.test/v1beta/models/gemini-x:generateContent");
     expect(a.headers.get("x-goog-api-key")).toBe("gk");
-    const s = await googleAdapter.buildRequest(hi, studio, { stream: true });
+    const s = await builtRequest(googleAdapter, hi, studio, { stream: true });
     expect(s.url).toBe("https://gl.test/v1beta/models/gemini-x:streamGenerateContent?alt=sse");
-    const v = await googleAdapter.buildRequest(hi, vertex, { stream: true });
+    const v = await builtRequest(googleAdapter, hi, vertex, { stream: true });
     expect(v.url).toBe("https://vx.test/v1/projects/proj/locations/us-central1/publishers/google/models/gemini-x:streamGenerateContent?alt=sse");
     expect(v.headers.get("authorization")).toBe("Bearer tok");
     expect(v.headers.get("x-goog-api-key")).toBeNull();
-    const vDefault = await googleAdapter.buildRequest(hi, { ...vertex, settings: {} }, { stream: false });
+    const vDefault = await builtRequest(googleAdapter, hi, { ...vertex, settings: {} }, { stream: false });
     expect(vDefault.url).toBe("https://vx.test/v1/projects/-/locations/global/publishers/google/models/gemini-x:generateContent");
     expect(await a.json()).toEqual(await v.json());
   });

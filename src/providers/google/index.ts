@@ -3,7 +3,7 @@
  * and Claude on Vertex AI, which Vertex serves in Anthropic's format (vertex-claude.ts).
  */
 import type { BuildOptions, ChatRequest, ProviderAdapter, UpstreamCall, UpstreamTarget } from "../types";
-import { upstreamPost, requestBuilder } from "../types";
+import { upstreamPost } from "../types";
 import { parseErrorBody } from "../error-body";
 import { geminiEndpoint, servesClaude } from "./endpoint";
 import { buildGeminiBody } from "./request";
@@ -19,7 +19,6 @@ async function googleCall(req: ChatRequest, target: UpstreamTarget, opts: BuildO
 
 export const googleAdapter: ProviderAdapter = {
   buildCall: googleCall,
-  buildRequest: requestBuilder(googleCall),
   parseResponse: (body, target, req) => (servesClaude(target.mapping) ? parseVertexClaudeResponse(body, req) : parseGeminiResponse(body)),
   parseStream: (body, target, req) => (servesClaude(target.mapping) ? parseVertexClaudeStream(body, req) : parseGeminiStream(body)),
   parseError: (status, bodyText) => parseErrorBody(status, bodyText),

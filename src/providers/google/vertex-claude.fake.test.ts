@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ChatRequest } from "../types";
-import { collectEvents, testTarget } from "../test-target";
+import { builtRequest, collectEvents, testTarget } from "../test-target";
 import { googleAdapter } from "./index";
 
 const target = testTarget({
@@ -22,7 +22,7 @@ const tools = [{ type: "function" as const, function: { name: "get_weather", par
 describe("Claude on Vertex", () => {
   it("sends Anthropic's body to publishers/anthropic :rawPredict and parses Anthropic's answer", async () => {
     const req: ChatRequest = { model: "m", max_tokens: 100, messages: [{ role: "system", content: "sys" }, { role: "user", content: "hello there" }] };
-    const upstream = await googleAdapter.buildRequest(req, target, { stream: false });
+    const upstream = await builtRequest(googleAdapter, req, target, { stream: false });
     expect(new URL(upstream.url).pathname).toBe("/google-vertex/v1/projects/proj/locations/us-east5/publishers/anthropic/models/claude-sonnet-4%4020250514:rawPredict");
     const body = (await upstream.clone().json()) as Record<string, unknown>;
     expect(body).toMatchObject({ anthropic_version: "vertex-2023-10-16", max_tokens: 100, system: [{ type: "text", text: "sys" }] });
@@ -38,7 +38,7 @@ describe("Claude on Vertex", () => {
 
   it("streams through :streamRawPredict: reasoning with its signature, tool calls, finish", async () => {
     const req: ChatRequest = { model: "m", tools, reasoning_effort: "low", max_tokens: 5000, messages: [{ role: "user", content: "weather? [[fake:tools,reasoning]]" }] };
-    const upstream = await googleAdapter.buildRequest(req, target, { stream: true });
+    const upstream = await builtRequest(googleAdapter, req, target, { stream: true });
     expect(upstream.url).toMatch(/:streamRawPredict$/);
     expect(((await upstream.clone().json()) as { thinking?: unknown }).thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
     const res = await fetch(upstream);

@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ChatRequest, StreamEvent } from "../types";
-import { collectEvents, testTarget } from "../test-target";
+import { builtRequest, collectEvents, testTarget } from "../test-target";
 import { openaiAdapter } from "./index";
 
 const target = (provider: "groq" | "together-ai" = "groq") =>
@@ -11,12 +11,12 @@ const target = (provider: "groq" | "together-ai" = "groq") =>
 const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: "x", messages: [{ role: "user", content: text }], ...extra });
 
 async function complete(request: ChatRequest, t = target()) {
-  const res = await fetch(await openaiAdapter.buildRequest(request, t, { stream: false }));
+  const res = await fetch(await builtRequest(openaiAdapter, request, t, { stream: false }));
   return { res, text: await res.text() };
 }
 
 async function stream(request: ChatRequest, t = target()): Promise<StreamEvent[]> {
-  const res = await fetch(await openaiAdapter.buildRequest(request, t, { stream: true }));
+  const res = await fetch(await builtRequest(openaiAdapter, request, t, { stream: true }));
   expect(res.status).toBe(200);
   return collectEvents(openaiAdapter.parseStream(res.body!, t));
 }

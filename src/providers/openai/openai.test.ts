@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatRequest, StreamEvent } from "../types";
-import { bytesStream, collectEvents, testTarget } from "../test-target";
+import { builtRequest, bytesStream, collectEvents, testTarget } from "../test-target";
 import { openaiAdapter } from "./index";
 import { buildOpenAIBody } from "./request";
 import { parseOpenAIUsage } from "./usage";
@@ -14,7 +14,7 @@ const req = (extra: Partial<ChatRequest> = {}): ChatRequest => ({
 describe("openai adapter: request", () => {
   it("targets baseUrl + chat path with Bearer auth and the external model id", async () => {
     const t = testTarget({ wireFormat: "openai", baseUrl: "https://up.test/v1", externalId: "llama-3.3-70b", apiKey: "sk-op" });
-    const r = await openaiAdapter.buildRequest(req({ temperature: 0.2, seed: 7, n: 1 }), t, { stream: false });
+    const r = await builtRequest(openaiAdapter, req({ temperature: 0.2, seed: 7, n: 1 }), t, { stream: false });
     expect(r.url).toBe("https://up.test/v1/chat/completions");
     expect(r.method).toBe("POST");
     expect(r.headers.get("authorization")).toBe("Bearer sk-op");
@@ -27,7 +27,7 @@ describe("openai adapter: request", () => {
     const t = testTarget({ wireFormat: "openai", baseUrl: "https://up.test/v1", apiKey: "sk-op" });
     const signal = new AbortController().signal;
     for (const stream of [false, true]) {
-      const built = await openaiAdapter.buildRequest(req({ temperature: 0.2 }), t, { stream, signal });
+      const built = await builtRequest(openaiAdapter, req({ temperature: 0.2 }), t, { stream, signal });
       const call = await openaiAdapter.buildCall(req({ temperature: 0.2 }), t, { stream, signal });
       const made = new Request(call.url, call.init);
       expect([made.url, made.method, made.redirect, [...made.headers]]).toEqual([built.url, built.method, built.redirect, [...built.headers]]);
@@ -39,7 +39,7 @@ describe("openai adapter: request", () => {
 
   it("uses quirks.chatPath", async () => {
     const t = testTarget({ wireFormat: "openai", baseUrl: "https://up.test", quirks: { chatPath: "/api/v1/chat/completions" } });
-    expect((await openaiAdapter.buildRequest(req(), t, { stream: false })).url).toBe("https://up.test/api/v1/chat/completions");
+    expect((await builtRequest(openaiAdapter, req(), t, { stream: false })).url).toBe("https://up.test/api/v1/chat/completions");
   });
 
   it("forwards every OpenAI field and drops non-OpenAI fields", () => {
