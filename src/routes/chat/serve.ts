@@ -67,9 +67,9 @@ function responseHeaders(run: Run, contentType: string): Headers {
  * counts the gateway's time up to the answer, before the commit's round trip.
  */
 async function afterRecord(run: Run, text: string): Promise<Response> {
-  const overhead = String(Math.max(0, Date.now() - run.startedAt - run.upstreamMs));
+  const headers = responseHeaders(run, "application/json");
   await run.durable;
-  return new Response(text, { status: 200, headers: { "content-type": "application/json", "x-request-id": run.input.requestId, "x-gateway-overhead-ms": overhead } });
+  return new Response(text, { status: 200, headers });
 }
 
 /** The fallback model (`models`) that served, kept with a cached answer so its replay names it too. */
