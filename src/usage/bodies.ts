@@ -23,11 +23,11 @@ import type { KeyContext } from "../context/key-context";
 import { CompletionAccumulator } from "../providers/accumulate";
 import type { Choice, StreamEvent } from "../providers/types";
 import { mayHoldSecret, scrubReviver, scrubValue } from "./redact";
+import { HOUR_MS, hourStartOf } from "./aggregate";
 
 /** Bytes of JSON text kept per side (request, response) of one request. */
 export const BODY_CAP_BYTES = 32 * 1024;
 const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
 
 /** One request's bodies as they ride the queue. */
 export interface BodyEntry {
@@ -87,12 +87,6 @@ export function bodyDayPrefix(orgId: string, t: number): string {
 }
 
 export const bodyKey = (orgId: string, logId: string, createdAt: number): string => `${bodyDayPrefix(orgId, createdAt)}${pad(new Date(createdAt).getUTCHours())}/${logId}.json.gz`;
-
-/** Where a request's bodies left: the group, and the request's place in it (from 0, in the order requests joined). */
-export interface BodyPlace {
-  group: string;
-  index: number;
-}
 
 export interface BodyCapture {
   auth: KeyContext;
@@ -189,7 +183,7 @@ export async function storeBodies(env: Env, messages: readonly StoredMessage[]):
     results.forEach((r, j) => {
       const { bodies } = writes[i]![j]!;
       if (r.status === "fulfilled") {
-        if (m.batch !== null && m.first !== null) stored.push({ organizationId: bodies[0]!.organizationId, hour: bodyHour(bodies[0]!.createdAt), batch: m.batch, first: m.first, last: m.first + m.bodies.length - 1 });
+        if (m.batch !== null && m.first !== null) stored.push({ organizationId: bodies[0]!.organizationId, hour: hourStartOf(bodies[0]!.createdAt), batch: m.batch, first: m.first, last: m.first + m.bodies.length - 1 });
         return;
       }
       failure ??= r;
@@ -201,8 +195,6 @@ export async function storeBodies(env: Env, messages: readonly StoredMessage[]):
   await markStored(env, stored);
   if (failure) throw failure.reason;
 }
-
-const bodyHour = (t: number): number => t - (t % HOUR_MS);
 
 /** One stored object of a group: its organization and hour, holding that organization's and hour's requests of places `first` to `last`. */
 interface StoredPart {
@@ -219,12 +211,8 @@ interface StoredPart {
  * and were never marked (an isolate gone before its send, a mark that failed), and stored bodies
  * from marked ones (a send that threw although the queue took it). Written after the object.
  */
-async function markStored(env: Env, parts: readonly StoredPart[]): Promise<void> {
-  const rows = parts.map((p) => [p.hour, p.organizationId, p.batch, p.first, p.last]);
-  const insert = `INSERT OR IGNORE INTO stored_body_parts (hour_start, organization_id, batch, first_index, last_index)
-    SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]') FROM json_each(?1)`;
-  await Promise.all(chunks(rows, D1_IDS).map((part) => env.DB.prepare(insert).bind(JSON.stringify(part)).run()));
-}
+const markStored = (env: Env, parts: readonly StoredPart[]): Promise<void> =>
+  insertRows(env, "stored_body_parts (hour_start, organization_id, batch, first_index, last_index)", parts.map((p) => [p.hour, p.organizationId, p.batch, p.first, p.last]));
 
 /** One message's R2 writes, each with the requests its object holds. */
 function messageWrites(env: Env, m: StoredMessage): Array<{ bodies: BodyEntry[]; put: Promise<unknown> }> {
@@ -281,11 +269,8 @@ export interface DropMark {
  * one group are stored or lost separately, and a record names its group, not its part. The
  * Requests page's kept-bodies filter (src/usage/request-list.ts) and `bodiesStatus` read it.
  */
-export async function markDropped(env: Env, marks: readonly DropMark[], now = Date.now()): Promise<void> {
-  const rows = marks.flatMap((m) => m.bodies.map((b) => [b.organizationId, b.logId]));
-  const insert = "INSERT OR IGNORE INTO dropped_bodies (organization_id, log_id, created_at) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?2 FROM json_each(?1)";
-  await Promise.all(chunks(rows, D1_IDS).map((part) => env.DB.prepare(insert).bind(JSON.stringify(part), now).run()));
-}
+export const markDropped = (env: Env, marks: readonly DropMark[], now = Date.now()): Promise<void> =>
+  insertRows(env, "dropped_bodies (organization_id, log_id, created_at)", marks.flatMap((m) => m.bodies.map((b) => [b.organizationId, b.logId, now])));
 
 /**
  * SQL: the request `id` of organization ?1, whose bodies left with group `batch`, has them marked
@@ -298,6 +283,17 @@ export const droppedSql = (id: string, batch: string): string =>
 /** Ids bound per D1 statement (as one JSON value: D1 caps a bound value at 2 MB). */
 const D1_IDS = 5_000;
 const chunks = <T>(items: readonly T[], n: number): T[][] => Array.from({ length: Math.ceil(items.length / n) }, (_, i) => items.slice(i * n, (i + 1) * n));
+
+/**
+ * `INSERT OR IGNORE INTO {table (columns)}` of `rows` (arrays in the columns' order), D1_IDS rows
+ * per statement, each bound as one JSON value (never a bind list that grows).
+ */
+async function insertRows(env: Env, into: string, rows: ReadonlyArray<ReadonlyArray<string | number>>): Promise<void> {
+  const width = rows[0]?.length ?? 0;
+  const values = Array.from({ length: width }, (_, i) => `json_extract(value, '$[${i}]')`).join(", ");
+  const insert = `INSERT OR IGNORE INTO ${into} SELECT ${values} FROM json_each(?1)`;
+  await Promise.all(chunks(rows, D1_IDS).map((part) => env.DB.prepare(insert).bind(JSON.stringify(part)).run()));
+}
 
 /**
  * Requests whose objects the consumer could not store on their message's last delivery: it will

@@ -21,7 +21,8 @@
  */
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
-import { capJson, markDropped, type BodyCapture, type BodyEntry, type BodyMessage, type BodyPlace } from "./bodies";
+import { capJson, markDropped, type BodyCapture, type BodyEntry, type BodyMessage } from "./bodies";
+import type { BodyPlace } from "./request-log";
 
 /** Queue messages hold at most 128 KB (sizes estimated by serializedBytes, with room for the entry's other fields). */
 const MESSAGE_BYTES = 120_000;

@@ -7,8 +7,13 @@
 import { requestLogs, type RequestKind, type RoutingAttempt } from "../db/schema";
 import type { KeyContext } from "../context/key-context";
 import type { NormalizedUsage } from "../providers/types";
-import type { BodyPlace } from "./bodies";
 import { picoToDbNumber, type Pico } from "../billing/money";
+
+/** Where a request's bodies left (src/usage/body-batch.ts): the group, and the request's place in it (from 0, in the order requests joined). */
+export interface BodyPlace {
+  group: string;
+  index: number;
+}
 
 export interface RequestLogInput {
   logId: string;
