@@ -43,9 +43,10 @@ export function createApp(): Hono<AppEnv> {
   // One audit entry per state-changing call of the master, session and operator APIs (src/audit/).
   const audit = auditTrail((request, env, ctx) => app.fetch(request, env, ctx));
   for (const path of ["/v1/master/*", "/v1/admin/*", "/api/*"]) app.use(path, audit);
-  // Bench instruments (inert in production): the pipeline's probe and the bench's answer headers.
-  // Innermost, so the headers are read when the handler's answer is ready, as the bench measures.
-  app.use("*", instruments);
+  // Bench instruments: the pipeline's probe and the bench's answer headers. Innermost, so the
+  // headers are read when the handler's answer is ready, as the bench measures. A deployed bundle
+  // has none, and no middleware layer for them on every request.
+  if (__BENCH_INSTRUMENTS__) app.use("*", instruments);
 
   // routes:begin (one line per concept; helpers add their own line)
   app.route("/v1/master", masterRoutes);

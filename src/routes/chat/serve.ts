@@ -48,12 +48,16 @@ function metadata(s: Pick<Served, "run" | "cand" | "routing">, underlying: strin
   };
 }
 
-function responseHeaders(run: Run, contentType: string): Headers {
+/**
+ * An answer's own headers, as a plain record the Response takes its headers from: a `Headers`
+ * object built first would be built and then copied into the Response's own.
+ */
+function responseHeaders(run: Run, contentType: string): Record<string, string> {
   const overhead = Math.max(0, Date.now() - run.startedAt - run.upstreamMs);
-  const h = new Headers({ "content-type": contentType, "x-request-id": run.input.requestId, "x-gateway-overhead-ms": String(overhead) });
+  const h: Record<string, string> = { "content-type": contentType, "x-request-id": run.input.requestId, "x-gateway-overhead-ms": String(overhead) };
   if (contentType.startsWith("text/event-stream")) {
-    h.set("cache-control", "no-cache");
-    h.set("x-accel-buffering", "no");
+    h["cache-control"] = "no-cache";
+    h["x-accel-buffering"] = "no";
   }
   return h;
 }

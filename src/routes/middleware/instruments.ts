@@ -15,7 +15,8 @@ import { silentProbe } from "../../lib/probe";
 import { doCallsHeader } from "../../durable-objects/debug-latency";
 import { cancelledEarlyCalls } from "../../billing/early-call";
 
-const measured: MiddlewareHandler<AppEnv> = async (c, next) => {
+/** The middleware; app.ts mounts it only where the bundle carries the instruments. */
+export const instruments: MiddlewareHandler<AppEnv> = async (c, next) => {
   const env = c.env;
   const traced = isTraced(env);
   // Unconfigured (production, and the bench's peers mode): no probe to hand out (readers default
@@ -41,9 +42,3 @@ const measured: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.res = res;
   }
 };
-
-/** Without the instruments the request keeps no probe: its readers take the silent one. */
-const passThrough: MiddlewareHandler<AppEnv> = (_c, next) => next();
-
-/** The middleware: the measuring one where the bundle carries the instruments, else nothing. */
-export const instruments: MiddlewareHandler<AppEnv> = __BENCH_INSTRUMENTS__ ? measured : passThrough;
