@@ -2,8 +2,11 @@
 /**
  * The lean bounds (`npm run bench` rows "lean bound ..."): what the work every metered chat request
  * needs costs in this runtime when written with nothing else, without and with the stack
- * Switchboard is built on (Hono, zod). They put the targets in proportion: a gateway can only be
- * slower than its lean bound. Sources: bench/lean/minimal.js and bench/lean/hono-zod.ts.
+ * Switchboard is built on (Hono, zod), and (`--peers --lean`) the durable bound: the Hono + zod
+ * bound plus what the product's rules demand of every request (a key object holding the global
+ * spend cap and each record durably before the answer, records through a queue into R2 and D1).
+ * They put the targets in proportion: a gateway can only be slower than its bound. Sources:
+ * bench/lean/minimal.js, bench/lean/hono-zod.ts and bench/lean/durable.ts.
  */
 import { createRequire } from "node:module";
 import { mkdirSync, readFileSync } from "node:fs";
@@ -12,15 +15,23 @@ import path from "node:path";
 const LOG_TABLE =
   "CREATE TABLE log (id TEXT PRIMARY KEY, key_id TEXT, model TEXT, provider TEXT, status INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER, cost_pico INTEGER, created_at INTEGER, latency_ms INTEGER, routing TEXT)";
 
-/** Bundles hono-zod.ts with the esbuild wrangler itself uses (same version, no extra dependency). */
-async function bundleHonoZod(root) {
+/** The durable bound's D1 table: the columns of its log rows (bench/lean/log-columns.json, Switchboard's request_logs). */
+const requestLogTable = (root) =>
+  `CREATE TABLE request_log (${JSON.parse(readFileSync(path.join(root, "bench", "lean", "log-columns.json"), "utf8")).map((c) => (c === "id" ? "id TEXT PRIMARY KEY" : c)).join(", ")})`;
+
+/**
+ * Bundles bench/lean/NAME.ts with the esbuild wrangler itself uses (same version, no extra dependency).
+ * @param {string} root repository root
+ * @param {string} name source file name without `.ts`
+ */
+async function bundleLean(root, name) {
   const require = createRequire(createRequire(import.meta.url).resolve("wrangler/package.json"));
   const esbuild = require("esbuild");
   const outdir = path.join(root, "dist", "bench-lean");
   mkdirSync(outdir, { recursive: true });
-  const outfile = path.join(outdir, "hono-zod.js");
+  const outfile = path.join(outdir, `${name}.js`);
   await esbuild.build({
-    entryPoints: [path.join(root, "bench", "lean", "hono-zod.ts")],
+    entryPoints: [path.join(root, "bench", "lean", `${name}.ts`)],
     bundle: true,
     minify: true,
     format: "esm",
@@ -28,27 +39,66 @@ async function bundleHonoZod(root) {
     mainFields: ["module", "main"],
     conditions: ["workerd", "worker", "browser"],
     outfile,
+    // The runtime's own modules, as wrangler leaves them.
+    external: ["cloudflare:*"],
     logLevel: "error",
   });
   return readFileSync(outfile, "utf8");
 }
 
 /**
- * Starts both lean bounds next to the other targets; returns them as bench targets.
+ * Starts the lean bounds next to the other targets; returns them as bench targets. The durable
+ * bound starts only when given a port (`ports.durable`; the peers bench's `--lean`).
  * @param {string} root repository root
  * @param {string} upstreamUrl fake upstream base URL
  * @param {(options: object) => Promise<{ mf: any, url: string, pid: number | undefined }>} startMiniflare
+ * @param {{ minimal: number, honoZod: number, durable?: number }} ports
  */
 export async function startLeanBounds(root, upstreamUrl, startMiniflare, ports = { minimal: 0, honoZod: 0 }) {
   const common = { modules: true, d1Databases: ["DB"], bindings: { UPSTREAM: `${upstreamUrl}/openai` }, compatibilityDate: "2026-11-17", host: "127.0.0.1" };
   const minimal = await startMiniflare({ ...common, port: ports.minimal, name: "lean-minimal", script: readFileSync(path.join(root, "bench", "lean", "minimal.js"), "utf8") });
-  const honoZod = await startMiniflare({ ...common, port: ports.honoZod, name: "lean-hono-zod", script: await bundleHonoZod(root) });
+  const honoZod = await startMiniflare({ ...common, port: ports.honoZod, name: "lean-hono-zod", script: await bundleLean(root, "hono-zod") });
   for (const s of [minimal, honoZod]) await (await s.mf.getD1Database("DB")).prepare(LOG_TABLE).run();
+  const durable = ports.durable === undefined ? null : await startMiniflare({
+    ...common,
+    port: ports.durable,
+    name: "lean-durable",
+    script: await bundleLean(root, "durable"),
+    durableObjects: { KEY_OBJECT: { className: "KeyObject", useSQLite: true } },
+    // The batch settings of Switchboard's LOGS consumer (wrangler.jsonc).
+    queueProducers: { LOGS: { queueName: "lean-logs" } },
+    queueConsumers: { "lean-logs": { maxBatchSize: 100, maxBatchTimeout: 5 } },
+    r2Buckets: ["LOGS_BUCKET"],
+  });
+  if (durable) await (await durable.mf.getD1Database("DB")).prepare(requestLogTable(root)).run();
   return {
-    servers: [minimal, honoZod],
+    servers: [minimal, honoZod, ...(durable ? [durable] : [])],
+    durable,
     targets: (chatBody, headers) => [
       { name: "lean bound: parse, fetch, price, log (no framework)", url: `${minimal.url}/v1/chat/completions`, body: chatBody, headers, pid: minimal.pid },
       { name: "lean bound + Hono + zod", url: `${honoZod.url}/v1/chat/completions`, body: chatBody, headers, pid: honoZod.pid },
+      ...(durable ? [{ name: DURABLE_BOUND, url: `${durable.url}/v1/chat/completions`, body: chatBody, headers, pid: durable.pid }] : []),
     ],
   };
+}
+
+export const DURABLE_BOUND = "durable bound: Hono + zod + key object + queue";
+
+/**
+ * What the durable bound stored after a run: the rows its key object still holds, the rows its
+ * queue consumer wrote to D1 and the objects it wrote to R2 (`--peers --lean` prints it).
+ * @param {{ mf: any }} durable the durable bound's server
+ */
+export async function durableBoundStored(durable) {
+  const db = await durable.mf.getD1Database("DB");
+  const d1Rows = (await db.prepare("SELECT COUNT(*) AS n FROM request_log").first()).n;
+  const bucket = await durable.mf.getR2Bucket("LOGS_BUCKET");
+  let r2Objects = 0;
+  let cursor;
+  do {
+    const page = await bucket.list({ cursor });
+    r2Objects += page.objects.length;
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return { d1Rows, r2Objects };
 }

@@ -12,6 +12,9 @@
  *  - with --baseline-ref REF (or --baseline DIR), a second Switchboard built from REF, set up alike;
  *  - with --lean, the lean bound with Hono and zod (bench/lean/hono-zod.ts: key from memory, the
  *    chat schema, the upstream call, one log row batched into D1): what the mandated stack costs;
+ *    and the durable bound (bench/lean/durable.ts): that plus what the product's rules demand of
+ *    every request (a key object with the global spend cap under leases, each record durable in
+ *    it before the answer, records through a queue into R2 and D1);
  *  - with --no-consumer-row, this build again with its queue consumers off (records wait in the
  *    local queue): the difference is what the log queue's consumer costs per request (its batch
  *    JS plus the D1 and R2 writes it makes, on the same thread under workerd).
@@ -29,14 +32,15 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { buildPortkeyWorker } from "./peers/portkey.mjs";
+import { DURABLE_BOUND, durableBoundStored } from "./lean-bound.mjs";
 import { median, r2 } from "./measure.mjs";
 
 /**
- * Ports of this mode, fixed so that parallel work on one machine keeps to its own: eight from a
+ * Ports of this mode, fixed so that parallel work on one machine keeps to its own: nine from a
  * base (8831 unless `--peers-ports BASE`) and the inspector (9321 unless `--inspector-port P`).
  */
 export function peerPorts(base = 8831, inspector = 9321) {
-  return { upstream: base, floor: base + 1, portkey: base + 2, switchboard: base + 3, baseline: base + 4, leanMinimal: base + 5, leanHonoZod: base + 6, noConsumer: base + 7, inspector };
+  return { upstream: base, floor: base + 1, portkey: base + 2, switchboard: base + 3, baseline: base + 4, leanMinimal: base + 5, leanHonoZod: base + 6, noConsumer: base + 7, leanDurable: base + 8, inspector };
 }
 
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(" ");
@@ -100,7 +104,7 @@ export async function peersReport(d) {
     if (base) servers.push(base);
     const bare = args.includes("--no-consumer-row") ? await d.startSwitchboard(bundle, upstream.url, { port: PEER_PORTS.noConsumer, instruments: false, consumers: false }) : null;
     if (bare) servers.push(bare);
-    const lean = args.includes("--lean") ? await d.startLeanBounds(root, upstream.url, d.startMiniflare, { minimal: PEER_PORTS.leanMinimal, honoZod: PEER_PORTS.leanHonoZod }) : null;
+    const lean = args.includes("--lean") ? await d.startLeanBounds(root, upstream.url, d.startMiniflare, { minimal: PEER_PORTS.leanMinimal, honoZod: PEER_PORTS.leanHonoZod, durable: PEER_PORTS.leanDurable }) : null;
     if (lean) servers.push(...lean.servers);
 
     // --prompt-kb N: a coding agent's request of about N KiB instead of a one-line prompt.
@@ -115,7 +119,8 @@ export async function peersReport(d) {
         : []),
       { name: "switchboard", url: `${sb.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(sb, seedOpts)).key}` }, pid: sb.pid, drainMs: 6500 },
       ...(bare ? [{ name: "switchboard, queue consumers off", url: `${bare.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(bare, seedOpts)).key}` }, pid: bare.pid, drainMs: 6500 }] : []),
-      ...(lean ? lean.targets(body, upstreamAuth).filter((t) => t.name.includes("Hono")).map((t) => ({ ...t, name: "lean bound + Hono + zod", drainMs: 2500 })) : []),
+      // The durable bound leaves background work (alarms, queue batches): counted until idle, as Switchboard's.
+      ...(lean ? lean.targets(body, upstreamAuth).filter((t) => t.name.includes("Hono")).map((t) => ({ ...t, drainMs: t.name === DURABLE_BOUND ? 6500 : 2500 })) : []),
       ...(base ? [{ name: `baseline ${baselineLabel}`, url: `${base.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(base, seedOpts)).key}` }, pid: base.pid, drainMs: 6500 }] : []),
     ];
     if (args.includes("--cpu-profile")) {
@@ -220,6 +225,11 @@ export async function peersReport(d) {
     writeFileSync(path.join(root, "bench", "results", "peers.md"), md);
     console.log("\n" + md);
     console.log(`uptime: ${execFileSync("uptime", { encoding: "utf8" }).trim()}`);
+    if (lean?.durable) {
+      // What the durable bound stored: its rows reach D1 and R2 only through its key object's outbox and the queue.
+      const stored = await durableBoundStored(lean.durable);
+      console.log(`${DURABLE_BOUND}: ${stored.d1Rows} rows in D1, ${stored.r2Objects} objects in R2 (a last queue batch may still wait)`);
+    }
   } finally {
     await Promise.allSettled([...servers.map((s) => s.mf.dispose()), upstream.close()]);
   }
