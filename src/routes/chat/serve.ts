@@ -68,12 +68,11 @@ function responseHeaders(run: Run, contentType: string): Record<string, string> 
  * embeddings, images and moderations do) rather than sending its headers first and its body
  * after the commit: a JSON client reads nothing before the last byte, and a body held back in a
  * stream cost the runtime a stream, its writer and two writes per answer. The overhead header
- * counts the gateway's time up to the answer, before the commit's round trip.
+ * counts the commit's wait: it is the gateway's time, and the answer leaves after it.
  */
 async function afterRecord(run: Run, text: string): Promise<Response> {
-  const headers = responseHeaders(run, "application/json");
   await run.durable;
-  return new Response(text, { status: 200, headers });
+  return new Response(text, { status: 200, headers: responseHeaders(run, "application/json") });
 }
 
 /** The fallback model (`models`) that served, kept with a cached answer so its replay names it too. */
