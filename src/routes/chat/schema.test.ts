@@ -120,3 +120,23 @@ describe("chat request schema: only the fields a body carries are parsed", () =>
     }
   });
 });
+
+describe("the schema kept per set of body keys", () => {
+  it("never hands one body the schema of another whose keys read alike", () => {
+    const base = { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], n: 1 };
+    // A key whose text joins two field names comes first, then a body with those two fields.
+    const odd = parseChatRequest({ ...base, "presence_penalty,frequency_penalty": 1 });
+    expect("presence_penalty" in odd).toBe(false);
+    const real = parseChatRequest({ ...base, presence_penalty: 0.5, frequency_penalty: 0.25 });
+    expect(real.presence_penalty).toBe(0.5);
+    expect(real.frequency_penalty).toBe(0.25);
+  });
+
+  it("validates the same fields whatever order a client sends them in", () => {
+    const a = parseChatRequest({ model: "m", temperature: 0.2, messages: [{ role: "user", content: "hi" }] });
+    const b = parseChatRequest({ messages: [{ role: "user", content: "hi" }], temperature: 0.2, model: "m" });
+    expect(b).toEqual(a);
+    expect(fails({ temperature: "hot", model: "m", messages: [{ role: "user", content: "hi" }] }).message).toMatch(/temperature/);
+  });
+});
+
