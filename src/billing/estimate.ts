@@ -149,6 +149,25 @@ export function embeddingTokensUpperBound(inputs: ReadonlyArray<string | readonl
 
 const maxPrice = (...values: Array<string | undefined>): Pico => values.reduce<Pico>((m, v) => (price(v) > m ? price(v) : m), 0n);
 
+/**
+ * The dearest price of a prompt token and of a completion token under `p`, and its per-request fee:
+ * kept per pricing object (a mapping's own, or the one its tiers make), since every request to a
+ * mapping asks the same.
+ */
+const boundPricesOf = new WeakMap<Pricing, { prompt: Pico; completion: Pico; request: Pico }>();
+function boundPrices(p: Pricing): { prompt: Pico; completion: Pico; request: Pico } {
+  let b = boundPricesOf.get(p);
+  if (!b) {
+    b = {
+      prompt: maxPrice(p.prompt, p.image, p.input_audio, p.input_cache_write, p.input_cache_write_1h),
+      completion: maxPrice(p.completion, p.internal_reasoning, p.citation, p.output_audio, p.image_output),
+      request: price(p.request),
+    };
+    boundPricesOf.set(p, b);
+  }
+  return b;
+}
+
 export interface BoundTarget extends EstimateTarget {
   pricing: Pick<Pricing, "prompt" | "completion" | "request" | "image" | "input_audio" | "input_cache_write" | "input_cache_write_1h" | "internal_reasoning" | "output_audio" | "image_output" | "citation" | "tiers" | "schedule" | "request_by_search_context">;
   /** Prompts beyond it are refused upstream (cost nothing). */
@@ -173,12 +192,9 @@ export function estimateUpperBound(req: ChatRequest, targets: readonly BoundTarg
   for (const t of targets) {
     const prompt = t.contextLength ? Math.min(bound, t.contextLength) : bound;
     // The dearest prompt-size tier this prompt can reach, at the dearest time of day.
-    const p = dearestPricing(t.pricing, prompt);
+    const p = boundPrices(dearestPricing(t.pricing, prompt));
     const completion = t.outputTokens ?? Math.min(requestedMaxTokens(req) ?? t.maxOutput, t.maxOutput);
-    const cost =
-      maxPrice(p.prompt, p.image, p.input_audio, p.input_cache_write, p.input_cache_write_1h) * BigInt(prompt) +
-      maxPrice(p.completion, p.internal_reasoning, p.citation, p.output_audio, p.image_output) * BigInt(completion) * n +
-      price(p.request);
+    const cost = p.prompt * BigInt(prompt) + p.completion * BigInt(completion) * n + p.request;
     if (cost > max) max = cost;
   }
   return max;
