@@ -304,6 +304,8 @@ function refuseUnpriced(req: Pick<z.infer<typeof chatRequestSchema>, "service_ti
 const REQUIRED_FIELDS = ["model", "messages"] as const;
 const MAX_NARROWED = 256;
 const SHAPE_KEYS: readonly string[] = Object.keys(chatRequestSchema.shape);
+/** Longest list of body keys kept: every field of the shape together is 432 characters. */
+const MAX_BODY_KEYS_CHARS = 1024;
 const narrowed = new Map<string, z.ZodType<z.infer<typeof chatRequestSchema>>>();
 /**
  * The narrowed schema by the body's own keys as they come (a client sends the same keys in the same
@@ -336,8 +338,12 @@ function schemaFor(body: object): z.ZodType<z.infer<typeof chatRequestSchema>> {
     schema = chatRequestSchema.pick(mask) as unknown as z.ZodType<z.infer<typeof chatRequestSchema>>;
     narrowed.set(signature, schema);
   }
-  if (byBodyKeys.size >= MAX_NARROWED) byBodyKeys.clear();
-  byBodyKeys.set(bodyKeys, schema);
+  // A body's keys are the caller's text: only a short list is kept (a body of huge or countless
+  // keys would otherwise park its key text in this map), and the map clears when full.
+  if (bodyKeys.length <= MAX_BODY_KEYS_CHARS) {
+    if (byBodyKeys.size >= MAX_NARROWED) byBodyKeys.clear();
+    byBodyKeys.set(bodyKeys, schema);
+  }
   return schema;
 }
 
