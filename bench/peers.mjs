@@ -203,12 +203,17 @@ export async function peersReport(d) {
       ),
     };
     const pk = portkey ? summary.targets[`portkey ${portkey.version}`] : null;
-    const s = summary.targets.switchboard;
-    summary.goals = {
-      addedMeanWithinPortkeyPlusHalfMs: pk ? s.addedMeanMsC1 <= pk.addedMeanMsC1 + 0.5 : null,
-      shareAtLeastPortkeyMinus005: pk ? s.shareOfFloor >= pk.shareOfFloor - 0.05 : null,
-      cpuPerRequestAtMost15Ms: s.cpuMsPerRequest <= 1.5,
-    };
+    const goalsOf = (t) => ({
+      addedMeanWithinPortkeyPlusHalfMs: pk ? t.addedMeanMsC1 <= pk.addedMeanMsC1 + 0.5 : null,
+      shareAtLeastPortkeyMinus005: pk ? t.shareOfFloor >= pk.shareOfFloor - 0.05 : null,
+      cpuPerRequestAtMost15Ms: t.cpuMsPerRequest <= 1.5,
+    });
+    summary.goals = goalsOf(summary.targets.switchboard);
+    // The same goals for the durable bound: which of them the product's rules leave reachable on this stack.
+    const bound = summary.targets[DURABLE_BOUND];
+    if (bound) summary.durableBoundGoals = goalsOf(bound);
+    const verdicts = (g) =>
+      `c=1 added mean <= Portkey's + 0.5 ms: ${g.addedMeanWithinPortkeyPlusHalfMs ? "met" : "MISSED"}; c=32 share >= Portkey's - 0.05: ${g.shareAtLeastPortkeyMinus005 ? "met" : "MISSED"}; CPU per request <= 1.5 ms: ${g.cpuPerRequestAtMost15Ms ? "met" : "MISSED"}.`;
     const md = [
       `Peers ${summary.date}: ${summary.machine.cores} cores (${summary.machine.cpu}), Node ${summary.machine.node}; ${rounds} interleaved rounds x ${seconds}s; request body ${(Buffer.byteLength(body) / 1024).toFixed(1)} KiB; load average (1/5/15 min) per round: ${summary.loadAverages.join(" | ")}`,
       "",
@@ -217,7 +222,8 @@ export async function peersReport(d) {
       ...Object.entries(summary.targets).map(([n, t]) =>
         `| ${n} | ${t.meanMsC1} | ${t.addedMeanMsC1} (${t.addedMeanRangeMs.join(" to ")}) | ${t.beforeUpstreamMsC1} / ${t.afterUpstreamMsC1} | ${t.cpuMsPerRequestC1} | ${t.rpsC32} | ${t.shareOfFloor} (${t.shareRange.join("-")}) | ${t.cpuMsPerRequest} (${t.cpuMsPerRequestDuringLoad}) | ${t.errors} |`),
       "",
-      portkey ? `Goals: c=1 added mean <= Portkey's + 0.5 ms: ${summary.goals.addedMeanWithinPortkeyPlusHalfMs ? "met" : "MISSED"}; c=32 share >= Portkey's - 0.05: ${summary.goals.shareAtLeastPortkeyMinus005 ? "met" : "MISSED"}; CPU per request <= 1.5 ms: ${summary.goals.cpuPerRequestAtMost15Ms ? "met" : "MISSED"}.` : `Portkey not measured: ${portkeyWhyNot}.`,
+      portkey ? `Goals: ${verdicts(summary.goals)}` : `Portkey not measured: ${portkeyWhyNot}.`,
+      ...(portkey && summary.durableBoundGoals ? [`The same goals for the durable bound (what the product's rules leave on this stack): ${verdicts(summary.durableBoundGoals)}`] : []),
       "",
     ].join("\n");
     mkdirSync(path.join(root, "bench", "results"), { recursive: true });
