@@ -15,10 +15,6 @@ import path from "node:path";
 const LOG_TABLE =
   "CREATE TABLE log (id TEXT PRIMARY KEY, key_id TEXT, model TEXT, provider TEXT, status INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER, cost_pico INTEGER, created_at INTEGER, latency_ms INTEGER, routing TEXT)";
 
-/** The durable bound's D1 table: the columns of its log rows (bench/lean/log-columns.json, Switchboard's request_logs). */
-const requestLogTable = (root) =>
-  `CREATE TABLE request_log (${JSON.parse(readFileSync(path.join(root, "bench", "lean", "log-columns.json"), "utf8")).map((c) => (c === "id" ? "id TEXT PRIMARY KEY" : c)).join(", ")})`;
-
 /**
  * Bundles bench/lean/NAME.ts with the esbuild wrangler itself uses (same version, no extra dependency).
  * @param {string} root repository root
@@ -70,7 +66,6 @@ export async function startLeanBounds(root, upstreamUrl, startMiniflare, ports =
     queueConsumers: { "lean-logs": { maxBatchSize: 100, maxBatchTimeout: 5 } },
     r2Buckets: ["LOGS_BUCKET"],
   });
-  if (durable) await (await durable.mf.getD1Database("DB")).prepare(requestLogTable(root)).run();
   return {
     servers: [minimal, honoZod, ...(durable ? [durable] : [])],
     durable,
@@ -91,7 +86,9 @@ export const DURABLE_BOUND = "durable bound: Hono + zod + key object + queue";
  */
 export async function durableBoundStored(durable) {
   const db = await durable.mf.getD1Database("DB");
-  const d1Rows = (await db.prepare("SELECT COUNT(*) AS n FROM request_log").first()).n;
+  // The table is made by the consumer's first batch: none yet, no rows.
+  const made = await db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'request_log'").first();
+  const d1Rows = made ? (await db.prepare("SELECT COUNT(*) AS n FROM request_log").first()).n : 0;
   const bucket = await durable.mf.getR2Bucket("LOGS_BUCKET");
   let r2Objects = 0;
   let cursor;

@@ -119,6 +119,7 @@ export async function peersReport(d) {
         : []),
       { name: "switchboard", url: `${sb.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(sb, seedOpts)).key}` }, pid: sb.pid, drainMs: 6500 },
       ...(bare ? [{ name: "switchboard, queue consumers off", url: `${bare.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(bare, seedOpts)).key}` }, pid: bare.pid, drainMs: 6500 }] : []),
+      // The bounds built on Hono (the Hono + zod and the durable bound; not the no-framework one).
       // The durable bound leaves background work (alarms, queue batches): counted until idle, as Switchboard's.
       ...(lean ? lean.targets(body, upstreamAuth).filter((t) => t.name.includes("Hono")).map((t) => ({ ...t, drainMs: t.name === DURABLE_BOUND ? 6500 : 2500 })) : []),
       ...(base ? [{ name: `baseline ${baselineLabel}`, url: `${base.url}/v1/chat/completions`, body, headers: { authorization: `Bearer ${(await d.seed(base, seedOpts)).key}` }, pid: base.pid, drainMs: 6500 }] : []),

@@ -17,7 +17,7 @@
 import type { ChatRequest } from "../../src/providers/types";
 import { acceptChat, callUpstream, leanApp, PRICE_PICO, priceAnswer, type AcceptedChat, type Priced } from "./chat-steps";
 import { KeyObject, type KeyObjectBindings, type LeaseClose, type SettleRecord } from "./key-object";
-import LOG_COLUMNS from "./log-columns.json";
+import { LOG_COLUMNS } from "../../src/usage/request-log";
 
 export { KeyObject };
 
@@ -149,7 +149,7 @@ async function sendWaiting(env: Bindings, keyId: string, c: KeyCommits): Promise
 const ORG = "org_bench";
 const PROJECT = "proj_bench";
 
-/** The request's log row as a JSON array in `log-columns.json` order (Switchboard's `requestLogJson` shape). */
+/** The request's log row as a JSON array in `LOG_COLUMNS` order (Switchboard's `requestLogJson` shape). */
 function logRow(requestId: string, chat: AcceptedChat, p: Priced, status: number, finishReason: string | null, started: number): string {
   const model = chat.body.model;
   const ok = status === 200;
@@ -186,6 +186,9 @@ app.post("/v1/chat/completions", async (c) => {
 });
 
 // ---------- the queue's consumer ----------
+/** The bound's D1 table: Switchboard's request_logs columns, made by the first batch of an isolate. */
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS request_log (${LOG_COLUMNS.map((c) => (c === "id" ? "id TEXT PRIMARY KEY" : c)).join(", ")})`;
+let tableMade = false;
 const INSERT_ROWS = `INSERT OR IGNORE INTO request_log (${LOG_COLUMNS.join(", ")}) SELECT ${LOG_COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?1)`;
 
 /** One gzip NDJSON object per batch in R2 and the batch's rows in D1 in one statement; a redelivered batch overwrites and is ignored. */
@@ -193,6 +196,10 @@ async function consume(batch: MessageBatch<string>, env: Bindings): Promise<void
   const rows = batch.messages.map((m) => m.body);
   const first = batch.messages[0];
   if (!first) return;
+  if (!tableMade) {
+    await env.DB.prepare(CREATE_TABLE).run();
+    tableMade = true;
+  }
   const gz = await new Response(new Blob([rows.join("\n") + "\n"]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
   await Promise.all([
     env.LOGS_BUCKET.put(`logs/${new Date().toISOString().slice(0, 13)}/${first.id}.ndjson.gz`, gz, { httpMetadata: { contentType: "application/x-ndjson", contentEncoding: "gzip" } }),

@@ -139,16 +139,11 @@ const rowValues = (r: LogRow): SqlValue[] => [
   r.routing == null ? "[]" : JSON.stringify(r.routing), r.extra == null ? null : JSON.stringify(r.extra), r.createdAt, orNull(r.endUserId),
 ];
 
-/** The row's SQL values in column order. */
-function requestLogValues(input: RequestLogInput): SqlValue[] {
-  return rowValues(toLogRow(input));
-}
-
-/** The row's SQL values as one JSON array (the KeyState outbox stores it, the LOGS queue carries it). */
-export const requestLogJson = (input: RequestLogInput): string => JSON.stringify(requestLogValues(input));
-
-/** Same, for a row already built (generation logs adjust token counts on it). */
+/** A row already built as one JSON array of its SQL values (generation logs adjust token counts on it first). */
 export const logRowJson = (row: LogRow): string => JSON.stringify(rowValues(row));
+
+/** A request's row as one JSON array (the KeyState outbox stores it, the LOGS queue carries it). */
+export const requestLogJson = (input: RequestLogInput): string => logRowJson(toLogRow(input));
 
 /** Kind and id suffix of a refund record: the negative of a charge given back (a failed video job). */
 export const REFUND_KIND = "refund";
