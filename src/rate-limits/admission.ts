@@ -30,8 +30,23 @@ interface Subject {
 
 export type { RateVerdict };
 
+/**
+ * The subjects last built per organization record, with the key record they were built for: a
+ * request reads them four to five times, and a context's records are replaced, never changed, when
+ * its organization or key changes (a request's own context is a copy holding the same records).
+ */
+const subjectsOf = new WeakMap<KeyContext["organization"], { key: KeyContext["key"]; subjects: readonly Subject[] }>();
+
 /** The windows a request of this key counts in: its organization's, and the key's own when it has limits. */
-export function rateSubjects(ctx: KeyContext): Subject[] {
+export function rateSubjects(ctx: KeyContext): readonly Subject[] {
+  const hit = subjectsOf.get(ctx.organization);
+  if (hit && hit.key === ctx.key) return hit.subjects;
+  const subjects = buildSubjects(ctx);
+  subjectsOf.set(ctx.organization, { key: ctx.key, subjects });
+  return subjects;
+}
+
+function buildSubjects(ctx: KeyContext): Subject[] {
   const o = ctx.organization;
   const org = organizationRateLimits(
     o.plan,
@@ -326,7 +341,7 @@ const HOLD_SEP = "|tokens|";
  * stop a burst). The organization's window (the plan's millions) keeps leases and counts tokens
  * as they settle.
  */
-const holdingSubjects = (ctx: KeyContext): Subject[] => rateSubjects(ctx).filter((s) => s.scope === "key" && s.limits.tokens !== null);
+const holdingSubjects = (ctx: KeyContext): readonly Subject[] => rateSubjects(ctx).filter((s) => s.scope === "key" && s.limits.tokens !== null);
 
 /**
  * No hold while the window's tokens left (its last answer) minus the bounds this isolate admitted

@@ -119,9 +119,10 @@ export function requestNeeds(req: ChatRequest): RequestNeeds {
 
 /** Why a mapping cannot serve the request, or null when it can. Exported for tests. */
 export function capabilityGap(needs: RequestNeeds, provider: ProviderInfo, m: ProviderMapping, model: ModelDefinition | null): string | null {
-  const unsupported = new Set(provider.quirks?.unsupportedParams ?? []);
+  // A short list, searched in place: a set built per candidate and request costs more than it saves.
+  const unsupported = provider.quirks?.unsupportedParams ?? [];
   if (needs.stream && !m.streaming) return "streaming";
-  if (needs.tools && (!m.tools || unsupported.has("tools"))) return "tool calling";
+  if (needs.tools && (!m.tools || unsupported.includes("tools"))) return "tool calling";
   if (needs.customTools && !provider.quirks?.customTools) return "custom tools (tools of type custom)";
   if (needs.vision && !m.vision) return "image input";
   if (needs.audio && model && !model.inputModalities.includes("audio")) return "audio input";
@@ -131,7 +132,7 @@ export function capabilityGap(needs: RequestNeeds, provider: ProviderInfo, m: Pr
   const adapterJson = needs.json !== "none" && adapterFor(provider.wireFormat).servesJsonOutput?.(m) === true;
   if (needs.json === "json_schema" && !m.structuredOutputs && !adapterJson) return "structured outputs (response_format json_schema)";
   if (needs.json === "json_object" && !m.jsonOutput && !m.structuredOutputs && !adapterJson) return "JSON mode (response_format json_object)";
-  if (needs.n > 1 && (!MULTI_CHOICE_FORMATS.has(provider.wireFormat) || unsupported.has("n"))) return "multiple choices (n > 1)";
+  if (needs.n > 1 && (!MULTI_CHOICE_FORMATS.has(provider.wireFormat) || unsupported.includes("n"))) return "multiple choices (n > 1)";
   if (needs.promptTokens > m.contextLength) return `a context of ~${needs.promptTokens} prompt tokens (window: ${m.contextLength})`;
   if (needs.maxTokens !== undefined && needs.maxTokens > m.maxOutput) return `max_tokens ${needs.maxTokens} (maximum output: ${m.maxOutput})`;
   return null;

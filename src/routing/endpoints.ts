@@ -47,7 +47,10 @@ export const regionalBaseUrl = (env: Env, providerId: string, region: string): s
 export function endpointsOf(env: Env, providerId: string, defaultRegion: string | undefined, keys: readonly ProviderKeyRecord[]): Endpoint[] {
   const home = normalRegion(defaultRegion);
   const out: Endpoint[] = [{ region: home, isDefault: true }];
-  const extra = new Set<string>(configuredRegions(env, providerId));
+  const configuredHere = configuredRegions(env, providerId);
+  // The common case (no regional variables, no key with a region for this provider) builds no set.
+  if (configuredHere.length === 0 && !keys.some((k) => k.provider === providerId && k.region)) return out;
+  const extra = new Set<string>(configuredHere);
   for (const k of keys) if (k.provider === providerId && k.region) extra.add(normalRegion(k.region));
   extra.delete(home);
   extra.delete("");

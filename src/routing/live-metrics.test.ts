@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Env } from "../env";
-import { continentStats, reportAttempts, resetLiveMetrics, routeStats } from "./live-metrics";
-import type { AttemptSample } from "./metrics";
+import { continentStats, maybeRefreshMetrics, reportAttempts, resetLiveMetrics, routeStats } from "./live-metrics";
+import { addSample, seriesKey, type AttemptSample, type Bucket, type Series } from "./metrics";
 
 // A metrics namespace whose objects take every write: this test reads only the isolate's own view.
 const env = {
@@ -57,5 +57,48 @@ describe("the isolate's stats per series, computed once per change", () => {
     const later = routeStats("openai", "gpt-4o-mini", now + 10 * 60_000);
     // Ten minutes on, the failure weighs less: uptime is back up.
     expect(later.uptime).toBeGreaterThan(fresh.uptime);
+  });
+});
+
+describe("a series with a snapshot and local samples", () => {
+  const at = Date.now();
+  // The object's snapshot: an hour-old bucket before the maximum existed, and recent ones.
+  const snapshotBuckets = (): Bucket[] => {
+    let b: Bucket[] = [];
+    for (const s of [sample({ at: at - 2 * 60_000, ttftMs: 900 }), sample({ at: at - 60_000, outcome: "error", ttftMs: null }), sample({ at, ttftMs: 50 })]) b = addSample(b, s);
+    delete b[0]!.ttftMaxMs;
+    return b;
+  };
+  const withSnapshot = (series: Series) =>
+    ({ PROVIDER_METRICS: { idFromName: (name: string) => name, get: () => ({ record: async () => undefined, snapshot: async () => series }) } }) as unknown as Env;
+  const loadSnapshot = async () => {
+    maybeRefreshMetrics(withSnapshot({ [seriesKey("openai", "gpt-4o-mini")]: snapshotBuckets() }), waitUntil);
+    await Promise.all(background.splice(0));
+  };
+  const local = [sample({ at, ttftMs: 120 }), sample({ at: at - 2 * 60_000, ttftMs: 2_000 }), sample({ at, outcome: "error", ttftMs: null }), sample({ at, ttftMs: 80 })];
+
+  it("reads the same figures sample by sample as from one merge of them all", async () => {
+    await loadSnapshot();
+    const seen = [];
+    for (const s of local) {
+      reportAttempts(env, waitUntil, [s]);
+      seen.push(routeStats("openai", "gpt-4o-mini", at));
+    }
+    resetLiveMetrics();
+    await loadSnapshot();
+    reportAttempts(env, waitUntil, local);
+    expect(seen.at(-1)).toEqual(routeStats("openai", "gpt-4o-mini", at));
+    expect(seen.at(-1)!.samples).toBe(7);
+  });
+
+  it("leaves the snapshot's own buckets as they came", async () => {
+    const series: Series = { [seriesKey("openai", "gpt-4o-mini")]: snapshotBuckets() };
+    maybeRefreshMetrics(withSnapshot(series), waitUntil);
+    await Promise.all(background.splice(0));
+    for (const s of local) {
+      reportAttempts(env, waitUntil, [s]);
+      routeStats("openai", "gpt-4o-mini", at);
+    }
+    expect(series[seriesKey("openai", "gpt-4o-mini")]).toEqual(snapshotBuckets());
   });
 });

@@ -38,6 +38,11 @@ class ScopeView {
   pending: Pending[] = [];
   /** Buckets of `pending` per series, kept up to date incrementally (routing reads them per request). */
   localBuckets = new Map<string, Bucket[]>();
+  /**
+   * Per series with local samples, the snapshot's buckets merged with them (copies): a new sample
+   * is added to it as to `localBuckets`, so a busy series is not merged again per request.
+   */
+  private merged = new Map<string, Bucket[]>();
   unsent: Pending[] = [];
   lastSentAt = 0;
 
@@ -54,11 +59,13 @@ class ScopeView {
   setSnapshot(s: Series, at: number): void {
     this.snapshot = s;
     this.snapshotAt = at;
+    this.merged.clear();
     this.stats.clear();
   }
 
   rebuildLocalBuckets(): void {
     this.localBuckets = new Map();
+    this.merged.clear();
     this.stats.clear();
     for (const p of this.pending) this.addLocal(p.sample);
   }
@@ -66,6 +73,8 @@ class ScopeView {
   addLocal(sample: AttemptSample): void {
     const key = seriesKey(sample.provider, sample.model);
     this.localBuckets.set(key, addSample(this.localBuckets.get(key) ?? [], sample));
+    const merged = this.merged.get(key);
+    if (merged) this.merged.set(key, addSample(merged, sample));
     this.stats.delete(key);
   }
 
@@ -80,7 +89,10 @@ class ScopeView {
 
   buckets(key: string): Bucket[] {
     const local = this.localBuckets.get(key);
-    return local?.length ? mergeBuckets(this.snapshot[key] ?? [], local) : (this.snapshot[key] ?? []);
+    if (!local?.length) return this.snapshot[key] ?? [];
+    let merged = this.merged.get(key);
+    if (!merged) this.merged.set(key, (merged = mergeBuckets(this.snapshot[key] ?? [], local)));
+    return merged;
   }
 }
 

@@ -41,8 +41,10 @@ export interface OrderOptions {
 }
 
 export function orderCandidates(candidates: readonly Candidate[], needs: RequestNeeds, opts: OrderOptions): Candidate[] {
+  // One model (no `models` fallbacks), the common case: no grouping.
+  const first = candidates[0]?.modelRank;
+  if (candidates.every((c) => c.modelRank === first)) return orderOneModel(candidates, needs, opts);
   const ranks = [...new Set(candidates.map((c) => c.modelRank))].sort((a, b) => a - b);
-  if (ranks.length <= 1) return orderOneModel(candidates, needs, opts);
   const plan: Candidate[] = [];
   for (const r of ranks) plan.push(...orderOneModel(candidates.filter((c) => c.modelRank === r), needs, opts));
   return opts.noFallback ? plan.slice(0, 1) : plan;

@@ -88,6 +88,8 @@ export function rank<T>(
   input: (item: T) => ScoreInput,
   opts: { explorationRate: number; random?: () => number; weights?: Weights; needsEvidence?: (item: T, leader: T) => boolean } = { explorationRate: 0 },
 ): T[] {
+  // One item has one order: its score (and the stats it reads) would change nothing.
+  if (items.length < 2) return [...items];
   const scores = scoreAll(items.map(input), opts.weights);
   const order = items.map((item, index) => ({ item, index, score: scores[index]! }));
   order.sort((a, b) => b.score - a.score || a.index - b.index);

@@ -63,22 +63,35 @@ export function publicRecord(r: LogRecord): LogRecord {
 
 /** Field names in row order (a function: request-log.ts and this module import each other). */
 export const recordFields = (): ReadonlyArray<keyof LogRecord> => LOG_FIELDS as ReadonlyArray<keyof LogRecord>;
-const BOOLEAN_FIELDS = new Set<keyof LogRecord>(["streamed", "cached", "clientAborted"]);
-const JSON_FIELDS = new Set<keyof LogRecord>(["routing", "extra"]);
 
 /** Index of a field in a serialized row. */
 export const fieldIndex = (f: keyof LogRecord): number => recordFields().indexOf(f);
 
-/** A serialized row (JSON array of SQL values) as a named record. */
+/**
+ * A serialized row (JSON array of SQL values) as a named record. Written out by field, like the
+ * row itself (request-log.ts `rowValues`): the consumer turns every record it takes into one, and
+ * a store by a varying key per column builds a slow object. log-record.test.ts checks the order.
+ */
 export function recordFromRow(row: readonly unknown[]): LogRecord {
-  const out: Record<string, unknown> = {};
-  recordFields().forEach((f, i) => {
-    const v = row[i] ?? null;
-    if (BOOLEAN_FIELDS.has(f)) out[f] = v === 1 || v === true;
-    else if (JSON_FIELDS.has(f)) out[f] = typeof v === "string" ? (JSON.parse(v) as unknown) : f === "routing" ? (v ?? []) : v;
-    else out[f] = v;
-  });
-  return out as unknown as LogRecord;
+  const at = (i: number): unknown => row[i] ?? null;
+  const flag = (i: number): boolean => row[i] === 1 || row[i] === true;
+  const parsed = (i: number, absent: unknown): unknown => {
+    const v = row[i] ?? absent;
+    return typeof v === "string" ? (JSON.parse(v) as unknown) : v;
+  };
+  const record = {
+    id: at(0), requestId: at(1), organizationId: at(2), projectId: at(3),
+    apiKeyId: at(4), kind: at(5), sourceApp: at(6), requestedModel: at(7),
+    requestedProvider: at(8), usedModel: at(9), usedProvider: at(10),
+    usedRegion: at(11), statusCode: at(12), errorType: at(13), errorMessage: at(14),
+    finishReason: at(15), streamed: flag(16), cached: flag(17), clientAborted: flag(18),
+    promptTokens: at(19), completionTokens: at(20), reasoningTokens: at(21),
+    cachedTokens: at(22), cacheWriteTokens: at(23), totalTokens: at(24),
+    costPico: at(25), creditsCostPico: at(26), byokCostPico: at(27),
+    dataStorageCostPico: at(28), latencyMs: at(29), ttftMs: at(30),
+    routing: parsed(31, []), extra: parsed(32, null), createdAt: at(33), endUserId: at(34),
+  } satisfies Record<keyof LogRecord, unknown>;
+  return record as LogRecord;
 }
 
 /** A `request_logs` row read from D1 (snake_case columns, as `SELECT *` returns) as a record. */
