@@ -57,9 +57,9 @@ export const toUsdNumber = (p: Pico): number =>
 export const picoFromDb = (v: number | string | bigint | null | undefined): Pico =>
   v === null || v === undefined ? 0n : BigInt(v);
 
-/** Per-request costs fit a JS number as pico-dollars (< $9,007); aggregates are read with CAST AS TEXT. */
 const MAX_DB_PICO = BigInt(Number.MAX_SAFE_INTEGER);
 
+/** Per-request costs fit a JS number as pico-dollars (< $9,007); aggregates are read with CAST AS TEXT. */
 export function picoToDbNumber(p: Pico): number {
   if (p > MAX_DB_PICO || p < -MAX_DB_PICO) {
     throw new RangeError("amount too large for a per-request column");

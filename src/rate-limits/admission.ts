@@ -31,18 +31,18 @@ interface Subject {
 export type { RateVerdict };
 
 /**
- * The subjects last built per organization record, with the key record they were built for: a
- * request reads them four to five times, and a context's records are replaced, never changed, when
- * its organization or key changes (a request's own context is a copy holding the same records).
+ * The subjects built per key record, with the organization record they were built for: a request
+ * reads them four to five times, and a context's records are replaced, never changed, when its key
+ * or organization changes (a request's own context is a copy holding the same records).
  */
-const subjectsOf = new WeakMap<KeyContext["organization"], { key: KeyContext["key"]; subjects: readonly Subject[] }>();
+const subjectsOf = new WeakMap<KeyContext["key"], { organization: KeyContext["organization"]; subjects: readonly Subject[] }>();
 
 /** The windows a request of this key counts in: its organization's, and the key's own when it has limits. */
 export function rateSubjects(ctx: KeyContext): readonly Subject[] {
-  const hit = subjectsOf.get(ctx.organization);
-  if (hit && hit.key === ctx.key) return hit.subjects;
+  const hit = subjectsOf.get(ctx.key);
+  if (hit && hit.organization === ctx.organization) return hit.subjects;
   const subjects = buildSubjects(ctx);
-  subjectsOf.set(ctx.organization, { key: ctx.key, subjects });
+  subjectsOf.set(ctx.key, { organization: ctx.organization, subjects });
   return subjects;
 }
 

@@ -191,7 +191,7 @@ export function parseSse(raw: string): Array<Json | "[DONE]"> {
 
 /**
  * Forgets live provider metrics so routing starts from the catalog order: the chat tests' reset,
- * which first lets the previous test's metric writes land (one landing after the objects were
- * emptied came back with the next snapshot and set this test's hedge delay).
+ * which first lets the previous test's metric writes land (a write landing after the objects were
+ * emptied would come back with the next snapshot, and move a later test's hedge delay).
  */
 export { resetMetrics } from "../chat/helpers";
