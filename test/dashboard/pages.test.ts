@@ -265,6 +265,17 @@ describe("dashboard pages", () => {
     expect(html).toMatch(/<input id="u-to" type="date" name="to" value="2026-03-01"\/>/);
   });
 
+  it("an ISO 8601 time in the period is read as its UTC day, on the Usage and the Requests pages", async () => {
+    const org = await seedOrg();
+    const s = await signIn(org.ownerEmail, org.ownerPassword);
+    const usage = await (await page(s, "/dashboard/usage?from=2026-03-01T22:30:00-03:00&to=2026-03-05T08:00:00Z")).text();
+    expect(usage).toMatch(/<input id="u-from" type="date" name="from" value="2026-03-02"\/>/);
+    expect(usage).toMatch(/<input id="u-to" type="date" name="to" value="2026-03-05"\/>/);
+    const requests = await (await page(s, "/dashboard/requests?from=2026-03-01T10:00:00Z&to=2026-03-05T08:00:00Z")).text();
+    expect(requests).toContain("2026-03-01 to 2026-03-05 (UTC)");
+    expect(requests).toMatch(/<input id="r-from" type="date" name="from" value="2026-03-01"\/>/);
+  });
+
   it("keys and members tables are marked for sorting, search and pages (the browser suite drives them; rankings too)", async () => {
     const org = await seedOrg();
     const s = await signIn(org.ownerEmail, org.ownerPassword);
@@ -274,10 +285,15 @@ describe("dashboard pages", () => {
     expect(orgPage).toContain('<table class="stack" data-enhance="true" aria-label="Members">');
   });
 
-  it("falls back to defaults on bad query values instead of failing", async () => {
+  it("bad query values answer the page with the reason, never a failure or a silent default", async () => {
     const org = await seedOrg();
     const s = await signIn(org.ownerEmail, org.ownerPassword);
-    expect((await page(s, "/dashboard/usage?from=yesterday&granularity=minute")).status).toBe(200);
+    const yesterday = await page(s, "/dashboard/usage?from=yesterday&granularity=minute");
+    expect(yesterday.status).toBe(200);
+    expect(await yesterday.text()).toContain("&#39;from&#39; must be a UTC date written YYYY-MM-DD, or an ISO 8601 time such as 2026-01-31T10:00:00Z (got &#39;yesterday&#39;).");
+    const requests = await page(s, "/dashboard/requests?to=soon");
+    expect(requests.status).toBe(200);
+    expect(await requests.text()).toContain("&#39;to&#39; must be a UTC date written YYYY-MM-DD, or an ISO 8601 time");
     const tooLong = await page(s, "/dashboard/usage?from=2020-01-01&to=2026-01-01");
     expect(tooLong.status).toBe(200);
     expect(await tooLong.text()).toContain("at most 366 days");

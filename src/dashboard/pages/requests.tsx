@@ -19,6 +19,7 @@ import { publicRecord, type LogRecord } from "../../usage/log-record";
 import type { LogScope } from "../../usage/log-export";
 import { findRequest, listRequests, type Cursor, type RequestPage } from "../../usage/request-list";
 import { PeriodFields } from "./usage";
+import { periodDays } from "../period";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead } from "../layout";
 import { compactNumber, formatUsd, usdColumn } from "../format";
@@ -26,7 +27,6 @@ import { appDisplayName, normalizeAppName, UNKNOWN_APP } from "../../usage/sourc
 import { MoreFilters } from "./request-filters";
 
 const DAY_MS = 86_400_000;
-const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).refine((v) => Number.isFinite(Date.parse(v)));
 const text = z.string().trim().max(300);
 
 export const requestsQuery = z.object({
@@ -37,8 +37,9 @@ export const requestsQuery = z.object({
   app: text.optional().catch(undefined),
   user: text.optional().catch(undefined),
   body: z.enum(["", "yes", "no"]).optional().catch(undefined),
-  from: day.optional().catch(undefined),
-  to: day.optional().catch(undefined),
+  // Days or ISO times (src/dashboard/period.ts); what is neither is shown back with the reason.
+  from: text.optional().catch(undefined),
+  to: text.optional().catch(undefined),
   before: z.string().regex(/^\d{1,15}\.[A-Za-z0-9_]*$/).optional().catch(undefined),
 });
 export type RequestsQuery = z.infer<typeof requestsQuery>;
@@ -66,8 +67,10 @@ export async function loadRequests(env: Env, ctx: PageContext, q: RequestsQuery)
   const s = await sessionLogScope(env, ctx);
   if (!s) return null;
   const now = Date.now();
-  const to = q.to ?? new Date(now).toISOString().slice(0, 10);
-  const from = q.from ?? new Date(Date.parse(to) - DAY_MS).toISOString().slice(0, 10);
+  const period = periodDays(q);
+  if (!period.ok) return { error: period.message };
+  const to = period.to ?? new Date(now).toISOString().slice(0, 10);
+  const from = period.from ?? new Date(Date.parse(to) - DAY_MS).toISOString().slice(0, 10);
   const fromMs = Date.parse(from);
   const toMs = Date.parse(to) + DAY_MS;
   if (fromMs >= toMs) return { error: "'From' must not be after 'To'." };

@@ -12,6 +12,7 @@ import { isAdmin } from "../context";
 import { Layout, PageHead } from "../layout";
 import { BarChart, fillBuckets } from "../charts";
 import { compactNumber, usdColumn, formatDate, formatUsd } from "../format";
+import { periodDays } from "../period";
 import { LatencySection, loadLatency, type LatencyData } from "./usage-latency";
 
 export interface UsageQuery {
@@ -50,11 +51,13 @@ export type UsageData = { report: UsageReport; rankings: UsageBreakdown[]; laten
 export async function loadUsage(env: Env, ctx: PageContext, q: UsageQuery): Promise<UsageData | null> {
   const scope = sessionScope(ctx);
   if (!scope) return null;
+  const days = periodDays(q);
+  if (!days.ok) return { error: days.message };
   try {
     // Hourly charts default to the last two days (30 days of hours are too thin to read).
-    const to = q.to ?? new Date().toISOString().slice(0, 10);
+    const to = days.to ?? new Date().toISOString().slice(0, 10);
     const toMs = Date.parse(to);
-    const from = q.from ?? (q.granularity === "hour" && !Number.isNaN(toMs) ? new Date(toMs - 86_400_000).toISOString().slice(0, 10) : undefined);
+    const from = days.from ?? (q.granularity === "hour" && !Number.isNaN(toMs) ? new Date(toMs - 86_400_000).toISOString().slice(0, 10) : undefined);
     const range = { from, to };
     const period = resolveRange(range, "day");
     const [latency, report, ...rankings] = await Promise.all([
