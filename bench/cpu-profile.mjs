@@ -8,6 +8,8 @@
  * PROFILE_HEAP=1 also samples allocations (V8's sampling heap profiler, objects the garbage
  * collector took counted too) and prints the bytes allocated per request by function: the garbage
  * collector's share of the samples is paid per byte allocated, so this says where that share comes from.
+ * PROFILE_HEAP=live samples only what is still alive when the load ends (what it retains, by the
+ * function that allocated it) and prints the heap's size then.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -36,16 +38,24 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9
   await send("Profiler.enable");
   await send("Profiler.setSamplingInterval", { interval: 100 });
   await send("Profiler.start");
-  const heap = process.env.PROFILE_HEAP === "1";
-  if (heap) await send("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  const live = process.env.PROFILE_HEAP === "live";
+  const heap = process.env.PROFILE_HEAP === "1" || live;
+  if (heap) await send("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: !live, includeObjectsCollectedByMinorGC: !live });
   const cpu0 = cpuMs && target.pid ? cpuMs(target.pid) : NaN;
   // PROFILE_CONNECTIONS=1: the profile of requests one at a time, where each pays its batches alone.
   const res = await cannon({ ...target, connections: Number(process.env.PROFILE_CONNECTIONS ?? 32), seconds });
+  // PROFILE_HEAP=live: what the load left alive, taken before its background work runs out.
+  const liveProfile = live ? (await send("HeapProfiler.stopSampling")).profile : null;
+  if (live) {
+    await send("Runtime.enable");
+    const { usedSize, totalSize } = await send("Runtime.getHeapUsage");
+    console.log(`heap at the load's end: ${(usedSize / 2 ** 20).toFixed(1)} MiB used of ${(totalSize / 2 ** 20).toFixed(1)} MiB`);
+  }
   // --peers: keep sampling while the load's background work (queue batches, alarms) runs out.
   if (drainMs) await new Promise((r) => setTimeout(r, drainMs));
   const processCpu = cpuMs && target.pid ? cpuMs(target.pid) - cpu0 : NaN;
   const { profile } = await send("Profiler.stop");
-  const heapProfile = heap ? (await send("HeapProfiler.stopSampling")).profile : null;
+  const heapProfile = live ? liveProfile : heap ? (await send("HeapProfiler.stopSampling")).profile : null;
   close();
   // Kept for other tools (Chrome DevTools opens .cpuprofile files), next to the other results.
   mkdirSync(resultsDir, { recursive: true });
@@ -60,7 +70,7 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9
   }
   console.log(`${res.requests.total} requests; ${total} samples`);
   if (bundleEntry) printStages(profile, bundleEntry, res.requests.total, processCpu);
-  if (heapProfile) printAllocations(heapProfile, res.requests.total, resultsDir);
+  if (heapProfile) printAllocations(heapProfile, res.requests.total, resultsDir, live);
   console.log("self time:");
   for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${((100 * v) / total).toFixed(1)}%  ${k}`);
   // Inclusive time: a function's samples plus all of its callees' (counted once per stack).
@@ -96,7 +106,7 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9
 }
 
 /** Bytes allocated per request, by allocating function (self) and by function with its callees (inclusive). */
-function printAllocations(heapProfile, requests, resultsDir) {
+function printAllocations(heapProfile, requests, resultsDir, live = false) {
   writeFileSync(path.join(resultsDir, "switchboard.heapprofile"), JSON.stringify(heapProfile));
   const self = new Map();
   const inclusive = new Map();
@@ -112,7 +122,7 @@ function printAllocations(heapProfile, requests, resultsDir) {
   };
   walk(heapProfile.head, []);
   const kb = (b) => (b / requests / 1024).toFixed(2);
-  console.log(`allocations: ${kb(total)} KiB/request sampled (every 4 KiB on average), by function (self):`);
+  console.log(`${live ? "still alive at the load's end" : "allocations"}: ${kb(total)} KiB/request sampled (every 4 KiB on average), by function (self):`);
   for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`${kb(v)} KiB  ${k}`);
   console.log("allocations, inclusive:");
   for (const [k, v] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${kb(v)} KiB  ${k}`);

@@ -16,7 +16,7 @@ import { addKey, call, json, seedOrg } from "../helpers/fixtures";
 import { farObjects } from "../helpers/far-objects";
 import { keyStateStub } from "../../src/durable-objects/key-state";
 import { namespaceAround } from "../../src/lib/debug-world";
-import { cancelledEarlyCalls, noteKeyAnswer } from "../../src/billing/early-call";
+import { cancelledEarlyCalls, noteKeyAnswer, startedEarlyCalls } from "../../src/billing/early-call";
 import { clearKeyCache } from "../../src/auth/key-cache";
 import { keyLogs, settledSpend, sleep } from "../resilience/helpers";
 import { recorded } from "../helpers/recorded";
@@ -124,6 +124,7 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
     await sleep(1_200);
     const tag = `early-${ep.name}-${crypto.randomUUID().slice(0, 8)}`;
     const windows: CallWindow[] = [];
+    const earlyBefore = startedEarlyCalls();
     const started = Date.now();
     const { res, done } = via(windowedFarObjects(windows), token, ep, `hello early [[tag:${tag}]]`);
     const r = await res;
@@ -139,7 +140,9 @@ describe.each(endpoints)("$name under far budget objects", (ep) => {
     // wall-clock bound a loaded machine stretches.
     const firstAnswer = Math.min(...windows.map((w) => w.end));
     // On failure, the object calls' windows from the request's start say which step came first.
-    const timeline = JSON.stringify({ upstream: upstreamAt - started, calls: windows.map((w) => [w.binding, w.start - started, w.end - started]) });
+    // `early: 0` says no early call was started at all (its rules not fresh, or a call of the key
+    // still in doubt), as against one that started late.
+    const timeline = JSON.stringify({ upstream: upstreamAt - started, early: startedEarlyCalls() - earlyBefore, calls: windows.map((w) => [w.binding, w.start - started, w.end - started]) });
     expect(upstreamAt, timeline).toBeLessThan(firstAnswer);
     expect(took).toBeGreaterThanOrEqual(FAR_MS);
   });
