@@ -49,6 +49,29 @@ export const ABLATIONS = {
     what: "reporting each attempt to the live metrics (routing then ranks on what it had)",
     edits: [before("src/routing/live-metrics.ts", "  if (!samples.length) return;\n  for (const v of continent", "  if (samples.length >= 0) return;")],
   },
+  middleware: {
+    what: "the answer's middleware layers (overhead header, HTML security headers, the video origin check, rate-limit headers, CORS); the request id and body checks stay",
+    edits: [
+      {
+        file: "src/app.ts",
+        find: '  for (const door of ["/v1/chat/*", "/v1/messages", "/v1/messages/*", "/v1/responses", "/v1/responses/*"]) app.use(door, gatewayOverhead);\n',
+        replace: "",
+      },
+      {
+        file: "src/app.ts",
+        find: '  app.use("*", htmlSecurityHeaders);\n  app.use("*", videoContentOriginOnly);\n  app.use("/v1/*", rateLimitHeaders);\n  app.use("/v1/*", gatewayCors);\n',
+        replace: "  void [gatewayOverhead, htmlSecurityHeaders, videoContentOriginOnly, rateLimitHeaders, gatewayCors];\n",
+      },
+    ],
+  },
+  validation: {
+    what: "validating the chat body (the body is used as sent: the bench's is valid)",
+    edits: [before("src/routes/chat/schema.ts", "  refuseProtoMetadataKey(body);\n  const result = schemaFor(body)", "  if (body) return body as ChatRequest;")],
+  },
+  iam: {
+    what: "access rules and residency (every candidate allowed)",
+    edits: [before("src/iam/evaluate.ts", "  const residency = complianceRegionDecision(ctx, req);", "  if (ctx) return { allowed: true };")],
+  },
 };
 
 /** Every ablation above at once: what the request path costs without any of those features. */
