@@ -72,6 +72,10 @@ export const ABLATIONS = {
     what: "access rules and residency (every candidate allowed)",
     edits: [before("src/iam/evaluate.ts", "  const residency = complianceRegionDecision(ctx, req);", "  if (ctx) return { allowed: true };")],
   },
+  "node-compat": {
+    what: "Node's compatibility layer (nodejs_compat): only AsyncLocalStorage (nodejs_als), which the agents SDK imports",
+    edits: [{ file: "wrangler.jsonc", find: '"compatibility_flags": ["nodejs_compat", "no_nodejs_global_timers"]', replace: '"compatibility_flags": ["nodejs_als"]' }],
+  },
 };
 
 /** Every ablation above at once: what the request path costs without any of those features. */
