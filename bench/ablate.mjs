@@ -52,16 +52,8 @@ export const ABLATIONS = {
   middleware: {
     what: "the answer's middleware layers (overhead header, HTML security headers, the video origin check, rate-limit headers, CORS); the request id and body checks stay",
     edits: [
-      {
-        file: "src/app.ts",
-        find: '  for (const door of ["/v1/chat/*", "/v1/messages", "/v1/messages/*", "/v1/responses", "/v1/responses/*"]) app.use(door, gatewayOverhead);\n',
-        replace: "",
-      },
-      {
-        file: "src/app.ts",
-        find: '  app.use("*", htmlSecurityHeaders);\n  app.use("*", videoContentOriginOnly);\n  app.use("/v1/*", rateLimitHeaders);\n  app.use("/v1/*", gatewayCors);\n',
-        replace: "  void [gatewayOverhead, htmlSecurityHeaders, videoContentOriginOnly, rateLimitHeaders, gatewayCors];\n",
-      },
+      { file: "src/app.ts", find: '  for (const door of ["/v1/chat/*", "/v1/messages", "/v1/messages/*", "/v1/responses", "/v1/responses/*"]) app.use(door, gatewayOverhead);\n', replace: "" },
+      { file: "src/app.ts", find: '  app.use("*", htmlSecurityHeaders);\n  app.use("*", videoContentOriginOnly);\n  app.use("/v1/*", rateLimitHeaders);\n  app.use("/v1/*", gatewayCors);\n', replace: "  void [gatewayOverhead, htmlSecurityHeaders, videoContentOriginOnly, rateLimitHeaders, gatewayCors];\n" },
     ],
   },
   validation: {
