@@ -291,9 +291,16 @@ describe("dashboard pages", () => {
     const yesterday = await page(s, "/dashboard/usage?from=yesterday&granularity=minute");
     expect(yesterday.status).toBe(200);
     expect(await yesterday.text()).toContain("&#39;from&#39; must be a UTC date written YYYY-MM-DD, or an ISO 8601 time such as 2026-01-31T10:00:00Z (got &#39;yesterday&#39;).");
-    const requests = await page(s, "/dashboard/requests?to=soon");
+    const requests = await page(s, "/dashboard/requests?to=soon&model=gpt-4o");
     expect(requests.status).toBe(200);
-    expect(await requests.text()).toContain("&#39;to&#39; must be a UTC date written YYYY-MM-DD, or an ISO 8601 time");
+    const requestsHtml = await requests.text();
+    expect(requestsHtml).toContain("&#39;to&#39; must be a UTC date written YYYY-MM-DD, or an ISO 8601 time");
+    // The filters come back as sent, to correct the period in place.
+    expect(requestsHtml).toContain('<form method="get" action="/dashboard/requests" class="card inline" aria-label="Filters">');
+    expect(requestsHtml).toMatch(/<input id="r-model" name="model" value="gpt-4o"\/>/);
+    const reversed = await (await page(s, "/dashboard/requests?from=2026-03-10&to=2026-03-01")).text();
+    expect(reversed).toContain("&#39;From&#39; must not be after &#39;To&#39;.");
+    expect(reversed).toMatch(/<input id="r-from" type="date" name="from" value="2026-03-10"\/>/);
     const tooLong = await page(s, "/dashboard/usage?from=2020-01-01&to=2026-01-01");
     expect(tooLong.status).toBe(200);
     expect(await tooLong.text()).toContain("at most 366 days");

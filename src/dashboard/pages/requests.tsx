@@ -61,20 +61,21 @@ export async function downloadScope(env: Env, ctx: PageContext): Promise<LogScop
   return (await sessionLogScope(env, ctx))?.scope ?? null;
 }
 
-export type RequestsData = { page: RequestPage; keys: Map<string, string>; q: RequestsQuery; from: string; to: string } | { error: string } | null;
+/** A period the page refuses comes back with the filters as sent, so the form can correct it. */
+export type RequestsData = { page: RequestPage; keys: Map<string, string>; q: RequestsQuery; from: string; to: string } | { error: string; keys: Map<string, string>; q: RequestsQuery } | null;
 
 export async function loadRequests(env: Env, ctx: PageContext, q: RequestsQuery): Promise<RequestsData> {
   const s = await sessionLogScope(env, ctx);
   if (!s) return null;
   const now = Date.now();
   const period = periodDays(q);
-  if (!period.ok) return { error: period.message };
+  if (!period.ok) return { error: period.message, keys: s.keys, q };
   const to = period.to ?? new Date(now).toISOString().slice(0, 10);
   const from = period.from ?? new Date(Date.parse(to) - DAY_MS).toISOString().slice(0, 10);
   const fromMs = Date.parse(from);
   const toMs = Date.parse(to) + DAY_MS;
-  if (fromMs >= toMs) return { error: "'From' must not be after 'To'." };
-  if (toMs - fromMs > 31 * DAY_MS) return { error: "The period is at most 31 days." };
+  if (fromMs >= toMs) return { error: "'From' must not be after 'To'.", keys: s.keys, q };
+  if (toMs - fromMs > 31 * DAY_MS) return { error: "The period is at most 31 days.", keys: s.keys, q };
   let cursor: Cursor | null = null;
   if (q.before) {
     const [at, id] = q.before.split(".");
@@ -171,6 +172,7 @@ export const RequestsPage: FC<{ ctx: PageContext; data: RequestsData }> = ({ ctx
     return (
       <Layout title="Requests" ctx={ctx}>
         <PageHead title="Requests" />
+        {data ? <Filters ctx={ctx} q={data.q} from={data.q.from ?? ""} to={data.q.to ?? ""} keys={data.keys} /> : null}
         <p class="alert" role="alert">
           {data ? data.error : "This organization has no project yet."}
         </p>
