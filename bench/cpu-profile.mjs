@@ -37,8 +37,8 @@ export async function cpuProfile(target, { cannon, seconds, resultsDir, port = 9
   const { send, close } = await connectInspector(port);
   await cannon({ ...target, connections: 8, seconds: 1 });
   await send("Profiler.enable");
-  // PROFILE_INTERVAL_US: a longer interval disturbs the isolate less (the sampler's signal lands in
-  // native calls too, so their rows overstate); 100 us sees more of short functions.
+  // PROFILE_INTERVAL_US: 100 us sees more of short functions. At 1,000 us the shares and the
+  // profiler's own cost were the same (docs/benchmarks.md): its native rows overstate at any rate.
   await send("Profiler.setSamplingInterval", { interval: Number(process.env.PROFILE_INTERVAL_US ?? 100) });
   await send("Profiler.start");
   const live = process.env.PROFILE_HEAP === "live";

@@ -4,6 +4,10 @@
  * log export take, or a time copied from a record): the page shows the UTC day it falls in.
  * Anything else comes back with the reason, never silently swapped for the default period.
  */
+import * as z from "zod";
+
+/** A page query's `from` or `to` as sent (read by `periodDay`, which names one that is neither a day nor a time). */
+export const periodParam = z.string().trim().max(100).optional().catch(undefined);
 
 /** A query's `from` or `to`: absent (the page's default), a UTC day, or the reason it is neither. */
 export type PeriodDay = { ok: true; day: string | undefined } | { ok: false; message: string };

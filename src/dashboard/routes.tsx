@@ -24,11 +24,10 @@ import { PlaygroundPage, loadPlayground } from "./pages/playground";
 import { exportContentType, exportStream, periodQuery } from "../usage/log-export";
 import { validate } from "../errors/validation";
 import { gatewayOrigin } from "../env";
+import { periodParam } from "./period";
 
 const id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
-// The period's days or ISO times are read by the page (src/dashboard/period.ts), which names a bad one.
-const period = z.string().max(100).optional().catch(undefined);
-const usageQuery = z.object({ from: period, to: period, granularity: z.enum(["day", "hour"]).catch("day").default("day") });
+const usageQuery = z.object({ from: periodParam, to: periodParam, granularity: z.enum(["day", "hour"]).catch("day").default("day") });
 const accessQuery = z.object({ key: id.optional().catch(undefined), member: id.optional().catch(undefined), team: id.optional().catch(undefined) });
 const signInQuery = z.object({ org: id.optional().catch(undefined) });
 const keysQuery = z.object({ edit: id.optional().catch(undefined) });

@@ -19,7 +19,7 @@ import { publicRecord, type LogRecord } from "../../usage/log-record";
 import type { LogScope } from "../../usage/log-export";
 import { findRequest, listRequests, type Cursor, type RequestPage } from "../../usage/request-list";
 import { PeriodFields } from "./usage";
-import { periodDays } from "../period";
+import { periodDays, periodParam } from "../period";
 import { isAdmin, type PageContext } from "../context";
 import { Layout, PageHead } from "../layout";
 import { compactNumber, formatUsd, usdColumn } from "../format";
@@ -37,9 +37,8 @@ export const requestsQuery = z.object({
   app: text.optional().catch(undefined),
   user: text.optional().catch(undefined),
   body: z.enum(["", "yes", "no"]).optional().catch(undefined),
-  // Days or ISO times (src/dashboard/period.ts); what is neither is shown back with the reason.
-  from: text.optional().catch(undefined),
-  to: text.optional().catch(undefined),
+  from: periodParam,
+  to: periodParam,
   before: z.string().regex(/^\d{1,15}\.[A-Za-z0-9_]*$/).optional().catch(undefined),
 });
 export type RequestsQuery = z.infer<typeof requestsQuery>;
