@@ -88,13 +88,17 @@ export async function startSwitchboard(bundle, upstreamUrl, { port = 0, instrume
     bindings[`${envPrefix(id)}_API_KEY`] = `bench-operator-key-${id}`;
   }
   const { modules: _m, modulesRules: _r, main: _main, ...rest } = /** @type {any} */ (workerOptions);
-  // A build of another ref (--baseline-ref) runs with its own compatibility date and flags (they
-  // change what the runtime does), and with this checkout's bindings and migrations.
+  // A build of another ref (--baseline-ref) runs with its own compatibility date and flags and its
+  // own static assets, if it has any (each changes what the runtime does per request: an assets
+  // directory puts the assets router before the Worker), and with this checkout's bindings and
+  // migrations.
   const ownConfig = path.join(path.dirname(bundle.outdir), "wrangler.jsonc");
   if (path.dirname(bundle.outdir) !== root && existsSync(ownConfig)) {
     const own = /** @type {any} */ (unstable_getMiniflareWorkerOptions(ownConfig).workerOptions);
     rest.compatibilityDate = own.compatibilityDate;
     rest.compatibilityFlags = own.compatibilityFlags;
+    if (own.assets) rest.assets = own.assets;
+    else delete rest.assets;
   }
   // --no-log-consumer: the LOGS queue is not consumed (records wait in the local queue), to measure
   // the request path without the consumer's work, which on Cloudflare is its own invocation.

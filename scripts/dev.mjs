@@ -25,6 +25,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { bootstrapOrganization } from "./bootstrap.mjs";
+import { writeStaticModule } from "./static-files.mjs";
 import { startFakeUpstream } from "../test/fake-upstream/server.mjs";
 import { STAND_IN_NOTICE, cronMatches, cronsOf, hasProviderCredential, portIsFree, standInVars } from "./lib/dev-plan.mjs";
 import { CREDENTIALS_FILE as DEFAULT_CREDENTIALS_FILE, DEV_VARS, ROOT, api, parseArgs, randomToken, readDevVars } from "./lib/local.mjs";
@@ -281,6 +282,8 @@ async function main() {
     console.error(`[dev] port ${port} is already in use (another \`npm run dev\`?); stop it or pick another port: npm run dev -- --port ${port + 1}`);
     process.exit(2);
   }
+  // The dashboard's static files as the Worker serves them, from public/ as it is now.
+  writeStaticModule();
   const vars = ensureDevVars();
   if (!offline && !hasProviderCredential(vars)) {
     offline = true;

@@ -27,6 +27,7 @@ import { embeddingRoutes } from "./routes/embeddings";
 import { responsesRoutes } from "./dialects/openai-responses/route";
 import { auditTrail } from "./audit/middleware";
 import { ssoPages } from "./routes/sso";
+import { staticFileRoutes } from "./dashboard/static-files";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
@@ -61,6 +62,7 @@ export function createApp(): Hono<AppEnv> {
   app.route("/v1/providers/metrics", providerMetricsRoutes);
   app.route("/api", dashboardRoutes);
   app.route("/v1/moderations", moderationRoutes);
+  app.route("/", staticFileRoutes);
   app.route("/dashboard/sso", ssoPages);
   app.route("/dashboard", dashboardPages);
   app.route("/login", loginRedirect);

@@ -176,7 +176,8 @@ function operationOf(method: string, path: string, pathParams: string[], schemas
     const media = info?.mediaType ?? (path.startsWith("/dashboard/") ? "text/html" : "application/json");
     let schema: Json;
     if (media === "text/html") schema = jsonSchemaOf(htmlPage);
-    else if (media === "text/css") schema = { type: "string", description: "CSS" };
+    else if (media === "text/css" || media === "text/javascript") schema = { type: "string", description: media === "text/css" ? "CSS" : "JavaScript" };
+    else if (media === "image/x-icon") schema = { type: "string", format: "binary", description: "Icon" };
     else if (media === "application/x-ndjson") schema = { type: "string", description: "One JSON request record per line (NDJSON); `text/csv` when asked for CSV" };
     else {
       const zod = info?.response ?? (/\/iam$/.test(path) ? (method === "GET" ? ruleListResponse : ruleResponse) : /\/iam\/\{ruleId\}$/.test(path) && method !== "DELETE" ? ruleResponse : undefined);

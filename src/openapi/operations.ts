@@ -1,5 +1,6 @@
 import type { ZodType } from "zod";
 import { chatRequestSchema } from "../routes/chat/schema";
+import { STATIC_FILES } from "../dashboard/generated/static-files";
 import { chatCompletionResponse, countTokensResponse, embeddingsResponse, imagesResponse, messagesResponse, modelListResponse, modelResponse, moderationResponse, responsesResponse } from "./responses";
 
 /**
@@ -22,7 +23,7 @@ export interface OperationInfo {
   /** Success body (src/openapi/responses.ts); without it, a described JSON object. */
   response?: ZodType;
   /** Answers with an HTML page (or another non-JSON type). */
-  mediaType?: "text/html" | "text/css" | "application/x-ndjson";
+  mediaType?: "text/html" | "text/css" | "text/javascript" | "image/x-icon" | "application/x-ndjson";
 }
 
 export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
@@ -177,4 +178,6 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "DELETE /api/projects/:id": { summary: "Delete a project and its keys (owners, admins)" },
   "POST /api/playground/chat/completions": { summary: "Dashboard playground: a chat completion as the project's playground key", body: chatRequestSchema, stream: true, response: chatCompletionResponse },
   // operations:end
+  // The dashboard's static files (src/dashboard/static-files.ts), one route each.
+  ...Object.fromEntries(Object.entries(STATIC_FILES).map(([path, file]) => [`GET ${path}`, { summary: `Dashboard static file (${file.type.split(";")[0]}), revalidated by ETag (304)`, ok: [200, "The file"] as [number, string], mediaType: file.type.split(";")[0] as OperationInfo["mediaType"] }])),
 };
