@@ -73,9 +73,40 @@ export const ABLATIONS = {
 /** Every ablation above at once: what the request path costs without any of those features. */
 ABLATIONS.all = { what: "all of the above at once", edits: Object.values(ABLATIONS).flatMap((a) => a.edits) };
 
+/** A chat completion with no choices: what a truncated build answers at its stop. */
+const CANNED = `return new Response('{"id":"stop","object":"chat.completion","choices":[]}', { headers: { "content-type": "application/json" } });`;
+
+/**
+ * Stops: the chat request cut short at one point (not a feature left out), answering a canned
+ * completion there; beside the full build, the CPU from each stop to the next is what that stretch
+ * of the path costs. They answer nothing else (no master API: seed them with a key made before).
+ */
+export const STOPS = {
+  "stop-entry": {
+    what: "answers at the Worker's fetch entry: the runtime and its configuration (bindings, assets), none of our code",
+    edits: [{ file: "src/index.ts", find: "  fetch: (request, env, ctx) => app.fetch(", replace: `  fetch: (request, env, ctx) => request ? ${CANNED.slice("return ".length, -1)} : app.fetch(` }],
+  },
+  "stop-key": {
+    what: "answers at the key's middleware: Hono's routing and every app-level middleware passed",
+    edits: [{ file: "src/auth/gateway-key.ts", find: "    // Counted against the rate limits from here; the answer is awaited", replace: `    if (c) ${CANNED}\n    // Counted against the rate limits from here; the answer is awaited` }],
+  },
+  "stop-route": {
+    what: "answers at the chat route: the key authenticated and its rate limits counted",
+    edits: [{ file: "src/routes/chat/route.ts", find: "  const body = await readJsonBody(c);", replace: `  if (c) ${CANNED}\n  const body = await readJsonBody(c);` }],
+  },
+  "stop-admitted": {
+    what: "answers once admitted: the body read and validated, the candidates selected, the budget admitted (never settled)",
+    edits: [{ file: "src/routes/chat/execute.ts", find: "  const responseModel = run.input.echoRequestedModel", replace: `  if (admitted) { run.logged = true; ${CANNED} }\n  const responseModel = run.input.echoRequestedModel` }],
+  },
+  "stop-answered": {
+    what: "answers once the upstream answered: the attempt made and its JSON parsed (nothing served, priced or settled)",
+    edits: [{ file: "src/routes/chat/execute.ts", find: '      if (result.kind === "json") return serveJson(', replace: `      if (result.kind === "json") { run.logged = true; ${CANNED} }\n      if (result.kind === "json") return serveJson(` }],
+  },
+};
+
 export function buildAblation(root, name, ref = "HEAD") {
-  const ablation = ABLATIONS[name];
-  if (!ablation) throw new Error(`unknown ablation '${name}'; known: ${Object.keys(ABLATIONS).join(", ")}`);
+  const ablation = ABLATIONS[name] ?? STOPS[name];
+  if (!ablation) throw new Error(`unknown ablation '${name}'; known: ${[...Object.keys(ABLATIONS), ...Object.keys(STOPS)].join(", ")}`);
   const sha = execFileSync("git", ["rev-parse", "--short=12", `${ref}^{commit}`], { cwd: root, encoding: "utf8" }).trim();
   const dir = path.join(root, "node_modules", ".cache", "switchboard-ablation", `${sha}-${name}`);
   const outdir = path.join(dir, "dist");
@@ -97,7 +128,7 @@ export function buildAblation(root, name, ref = "HEAD") {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [name, ref] = process.argv.slice(2);
   if (!name) {
-    console.error(`usage: node bench/ablate.mjs NAME [REF]\n${Object.entries(ABLATIONS).map(([k, v]) => `  ${k}: ${v.what}`).join("\n")}`);
+    console.error(`usage: node bench/ablate.mjs NAME [REF]\n${Object.entries({ ...ABLATIONS, ...STOPS }).map(([k, v]) => `  ${k}: ${v.what}`).join("\n")}`);
     process.exit(2);
   }
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");

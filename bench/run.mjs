@@ -47,6 +47,7 @@ import { worldProfileTarget, worldReport } from "./world.mjs";
 import { failureReport } from "./world-failure.mjs";
 import { buildRef } from "./baseline.mjs";
 import { cpuUntilIdle, peersReport } from "./peers.mjs";
+import { stopsReport } from "./stops.mjs";
 import { runRegions } from "./world-regions.mjs";
 import { ADMIN_TOKEN, DO_LATENCY_MS, FAILURE, FAILURE_OPTS, REGIONS, REGIONS_OPTS, ROUNDS, SECONDS, STREAM_SAMPLES, WORLD, WORLD_OPTS, args, flag, root } from "./options.mjs";
 import { baselineTargets, build, cpuMs, peakRssMiB, seed, startDoReference, startMiniflare, startPassThrough, startSwitchboard } from "./servers.mjs";
@@ -56,8 +57,10 @@ async function main() {
   // The regions mode runs the gateway under wrangler dev (bench/world-regions.mjs), nothing below.
   if (REGIONS) return void (await runRegions({ root, adminToken: ADMIN_TOKEN, cannon, machine: machineInfo(), o: REGIONS_OPTS }));
   console.log(`bench: ${ROUNDS} round(s) x ${SECONDS}s per target; machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`);
-  const bundle = build({ minify: !flag("cpu-profile"), instruments: !flag("peers") });
+  const bundle = build({ minify: !flag("cpu-profile"), instruments: !flag("peers") && !flag("stops") });
   console.log(`bundle: ${(bundle.minifiedBytes / 1024).toFixed(1)} KiB minified, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);
+  // --stops: the chat request cut short at one point after another, beside the full build (bench/stops.mjs).
+  if (flag("stops")) return void (await stopsReport({ root, rounds: ROUNDS, seconds: SECONDS, bundle, startFakeUpstream, startPassThrough, startSwitchboard, seed, chatBody, cannon, cpuMs }));
   if (flag("peers")) {
     // --peers: floor, Portkey's gateway and Switchboard (and a --baseline-ref build), each in its
     // own workerd process on fixed ports, ratios in one run (bench/peers.mjs).
