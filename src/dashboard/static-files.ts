@@ -1,7 +1,7 @@
 /**
  * The dashboard's static files (stylesheet, browser scripts, favicon), served by the Worker from
  * a module generated out of public/ (scripts/static-files.mjs says why not Workers static assets).
- * Revalidated by ETag; browsers keep them five minutes, as the assets' `_headers` file said.
+ * Browsers keep them five minutes (what the dashboard's pages may lag behind a deploy), then revalidate by ETag.
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../app-types";
