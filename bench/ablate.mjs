@@ -74,33 +74,35 @@ export const ABLATIONS = {
 ABLATIONS.all = { what: "all of the above at once", edits: Object.values(ABLATIONS).flatMap((a) => a.edits) };
 
 /** A chat completion with no choices: what a truncated build answers at its stop. */
-const CANNED = `return new Response('{"id":"stop","object":"chat.completion","choices":[]}', { headers: { "content-type": "application/json" } });`;
+const CANNED = `new Response('{"id":"stop","object":"chat.completion","choices":[]}', { headers: { "content-type": "application/json" } })`;
 
 /**
  * Stops: the chat request cut short at one point (not a feature left out), answering a canned
  * completion there; beside the full build, the CPU from each stop to the next is what that stretch
- * of the path costs. They answer nothing else (no master API: seed them with a key made before).
+ * of the path costs. `keyless`: it answers before the master API could make a key (any bearer will do).
  */
 export const STOPS = {
   "stop-entry": {
     what: "answers at the Worker's fetch entry: the runtime and its configuration (bindings, assets), none of our code",
-    edits: [{ file: "src/index.ts", find: "  fetch: (request, env, ctx) => app.fetch(", replace: `  fetch: (request, env, ctx) => request ? ${CANNED.slice("return ".length, -1)} : app.fetch(` }],
+    keyless: true,
+    edits: [{ file: "src/index.ts", find: "  fetch: (request, env, ctx) => app.fetch(", replace: `  fetch: (request, env, ctx) => request ? ${CANNED} : app.fetch(` }],
   },
   "stop-key": {
     what: "answers at the key's middleware: Hono's routing and every app-level middleware passed",
-    edits: [{ file: "src/auth/gateway-key.ts", find: "    // Counted against the rate limits from here; the answer is awaited", replace: `    if (c) ${CANNED}\n    // Counted against the rate limits from here; the answer is awaited` }],
+    keyless: true,
+    edits: [{ file: "src/auth/gateway-key.ts", find: "    // Counted against the rate limits from here; the answer is awaited", replace: `    if (c) return ${CANNED};\n    // Counted against the rate limits from here; the answer is awaited` }],
   },
   "stop-route": {
     what: "answers at the chat route: the key authenticated and its rate limits counted",
-    edits: [{ file: "src/routes/chat/route.ts", find: "  const body = await readJsonBody(c);", replace: `  if (c) ${CANNED}\n  const body = await readJsonBody(c);` }],
+    edits: [{ file: "src/routes/chat/route.ts", find: "  const body = await readJsonBody(c);", replace: `  if (c) return ${CANNED};\n  const body = await readJsonBody(c);` }],
   },
   "stop-admitted": {
     what: "answers once admitted: the body read and validated, the candidates selected, the budget admitted (never settled)",
-    edits: [{ file: "src/routes/chat/execute.ts", find: "  const responseModel = run.input.echoRequestedModel", replace: `  if (admitted) { run.logged = true; ${CANNED} }\n  const responseModel = run.input.echoRequestedModel` }],
+    edits: [{ file: "src/routes/chat/execute.ts", find: "  const responseModel = run.input.echoRequestedModel", replace: `  if (admitted) { run.logged = true; return ${CANNED}; }\n  const responseModel = run.input.echoRequestedModel` }],
   },
   "stop-answered": {
     what: "answers once the upstream answered: the attempt made and its JSON parsed (nothing served, priced or settled)",
-    edits: [{ file: "src/routes/chat/execute.ts", find: '      if (result.kind === "json") return serveJson(', replace: `      if (result.kind === "json") { run.logged = true; ${CANNED} }\n      if (result.kind === "json") return serveJson(` }],
+    edits: [{ file: "src/routes/chat/execute.ts", find: '      if (result.kind === "json") return serveJson(', replace: `      if (result.kind === "json") { run.logged = true; return ${CANNED}; }\n      if (result.kind === "json") return serveJson(` }],
   },
 };
 

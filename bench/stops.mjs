@@ -19,16 +19,20 @@ export async function stopsReport(d) {
     const floor = await d.startPassThrough(upstream.url);
     servers.push(floor);
     const body = d.chatBody("gpt-4o-mini");
-    const targets = [{ name: "floor", url: `${floor.url}/v1/chat/completions`, headers: { authorization: "Bearer bench-operator-key-openai" }, pid: floor.pid, body }];
+    const targets = [{ name: "floor", label: "forwarding to the upstream", url: `${floor.url}/v1/chat/completions`, headers: { authorization: "Bearer bench-operator-key-openai" }, pid: floor.pid, body }];
     // Last, the whole request without its settlement (bench/ablate.mjs `settlement`): the record,
     // its durable write, the log queue and its consumer are the difference to the full build.
-    for (const name of [...Object.keys(STOPS), "settlement", "full"]) {
+    const builds = [
+      ...Object.entries(STOPS).map(([name, s]) => ({ name, label: s.what.replace(/^answers (at|once) /, ""), keyless: s.keyless === true })),
+      { name: "settlement", label: "the whole request, its record never settled or stored", keyless: false },
+      { name: "full", label: "the whole request", keyless: false },
+    ];
+    for (const { name, label, keyless } of builds) {
       const outdir = name === "full" ? bundle.outdir : buildAblation(root, name);
       const sb = await d.startSwitchboard({ outdir, entry: `${outdir}/index.js` }, upstream.url, { instruments: false });
       servers.push(sb);
-      // The first two stops answer before the master API could make a key: any bearer will do.
-      const key = name === "stop-entry" || name === "stop-key" ? "sk-unused" : (await d.seed(sb)).key;
-      targets.push({ name, url: `${sb.url}/v1/chat/completions`, headers: { authorization: `Bearer ${key}` }, pid: sb.pid, body });
+      const key = keyless ? "sk-unused" : (await d.seed(sb)).key;
+      targets.push({ name, label, url: `${sb.url}/v1/chat/completions`, headers: { authorization: `Bearer ${key}` }, pid: sb.pid, body });
     }
     /** c=1: `n` requests one after another; CPU counted until the process is idle again. */
     const sequential = async (t, n) => {
@@ -59,8 +63,7 @@ export async function stopsReport(d) {
     console.log("| build | what it answers after | c=1 CPU ms/request | c=32 CPU ms/request | c=32 req/s |\n|---|---|---|---|---|");
     for (const t of targets) {
       const r = per.get(t.name);
-      const what = t.name === "floor" ? "forwarding to the upstream" : t.name === "full" ? "the whole request" : t.name === "settlement" ? "the whole request, its record never settled or stored" : STOPS[t.name].what.replace(/^answers (at|once) /, "");
-      console.log(`| ${t.name} | ${what} | ${median(r.c1).toFixed(2)} | ${median(r.c32).toFixed(2)} | ${median(r.rps).toFixed(0)} |`);
+      console.log(`| ${t.name} | ${t.label} | ${median(r.c1).toFixed(2)} | ${median(r.c32).toFixed(2)} | ${median(r.rps).toFixed(0)} |`);
     }
   } finally {
     await Promise.allSettled([...servers.map((s) => s.mf.dispose()), upstream.close()]);

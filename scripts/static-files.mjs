@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * `node scripts/static-files.mjs [--check]`: the dashboard's static files (public/: stylesheet,
+ * `node scripts/static-files.mjs`: the dashboard's static files (public/: stylesheet,
  * browser scripts, favicon) as one generated module the Worker serves them from
  * (src/dashboard/generated/static-files.ts, served by src/dashboard/static-files.ts).
  *
@@ -10,10 +10,10 @@
  * about 55 KB, read only by dashboard pages, and cached by the browser.
  *
  * `npm run dev` and `npm run deploy` regenerate the module first; `npm test` fails, naming this
- * command, when it no longer matches public/ (`--check` does the same comparison).
+ * command, when it no longer matches public/ (scripts/test/static-files.test.mjs).
  */
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -24,10 +24,8 @@ const TYPES = {
   ".css": "text/css; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
   ".ico": "image/x-icon",
-  ".svg": "image/svg+xml",
-  ".png": "image/png",
 };
-const TEXT = new Set([".css", ".js", ".svg"]);
+const TEXT = new Set([".css", ".js"]);
 
 /** Every file under public/ as `/relative/path`, sorted. */
 function files(dir, prefix = "") {
@@ -66,21 +64,7 @@ export function renderStaticModule(root = ROOT) {
 export function writeStaticModule(root = ROOT) {
   const text = renderStaticModule(root);
   const out = path.join(root, OUTPUT);
-  let current = null;
-  try {
-    current = readFileSync(out, "utf8");
-  } catch {
-    // first run
-  }
-  if (current !== text) writeFileSync(out, text);
-  return current !== text;
+  if (!existsSync(out) || readFileSync(out, "utf8") !== text) writeFileSync(out, text);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  if (process.argv.includes("--check")) {
-    if (readFileSync(path.join(ROOT, OUTPUT), "utf8") !== renderStaticModule()) {
-      console.error(`${OUTPUT} does not match public/: run \`node scripts/static-files.mjs\``);
-      process.exit(1);
-    }
-  } else writeStaticModule();
-}
+if (process.argv[1] === fileURLToPath(import.meta.url)) writeStaticModule();

@@ -17,9 +17,7 @@ export function hermeticWranglerConfig(root, outDir = join(root, "node_modules",
   mkdirSync(outDir, { recursive: true });
   const source = readFileSync(join(root, "wrangler.jsonc"), "utf8")
     .replace(/"main"\s*:\s*"([^"]+)"/, (_m, p) => `"main": ${JSON.stringify(resolve(root, p))}`)
-    .replace(/"directory"\s*:\s*"([^"]+)"/g, (_m, p) => `"directory": ${JSON.stringify(resolve(root, p))}`)
     .replace(/"migrations_dir"\s*:\s*"([^"]+)"/g, (_m, p) => `"migrations_dir": ${JSON.stringify(resolve(root, p))}`)
-    .replace(/"directory"\s*:\s*"([^"]+)"/g, (_m, p) => `"directory": ${JSON.stringify(resolve(root, p))}`)
     .replace(/"\$schema"\s*:\s*"[^"]*",?/, "");
   const path = join(outDir, "wrangler.jsonc");
   // Written beside and renamed into place: a checkout whose node_modules is a hard-linked copy of

@@ -12,7 +12,6 @@ test("a variable that exists only in .dev.vars reaches the plain config but not 
   const dir = mkdtempSync(join(tmpdir(), "sb-hermetic-"));
   try {
     copyFileSync(join(ROOT, "wrangler.jsonc"), join(dir, "wrangler.jsonc"));
-    mkdirSync(join(dir, "public")); // the static assets directory wrangler.jsonc names
     writeFileSync(join(dir, ".dev.vars"), "HERMETIC_PROBE=from-dev-vars\nOPENAI_API_KEY=sk-local\n");
     const silence = console.log;
     console.log = () => {};

@@ -26,6 +26,12 @@ export interface OperationInfo {
   mediaType?: "text/html" | "text/css" | "text/javascript" | "image/x-icon" | "application/x-ndjson";
 }
 
+/** A static file's route: its media type is its content type without parameters (`; charset=...`). */
+function staticFileOperation(contentType: string): OperationInfo {
+  const mediaType = contentType.split(";")[0] as OperationInfo["mediaType"];
+  return { summary: `Dashboard static file (${mediaType}), revalidated by ETag (304)`, ok: [200, "The file"], mediaType };
+}
+
 export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   // operations:begin (one line per route; helpers add theirs)
   "GET /": { summary: "Health check (database and counters); `?skip=redis,database` skips checks", ok: [200, "healthy (503 when a check fails)"] },
@@ -179,5 +185,5 @@ export const OPERATIONS: Readonly<Record<string, OperationInfo>> = {
   "POST /api/playground/chat/completions": { summary: "Dashboard playground: a chat completion as the project's playground key", body: chatRequestSchema, stream: true, response: chatCompletionResponse },
   // operations:end
   // The dashboard's static files (src/dashboard/static-files.ts), one route each.
-  ...Object.fromEntries(Object.entries(STATIC_FILES).map(([path, file]) => [`GET ${path}`, { summary: `Dashboard static file (${file.type.split(";")[0]}), revalidated by ETag (304)`, ok: [200, "The file"] as [number, string], mediaType: file.type.split(";")[0] as OperationInfo["mediaType"] }])),
+  ...Object.fromEntries(Object.entries(STATIC_FILES).map(([path, file]) => [`GET ${path}`, staticFileOperation(file.type)])),
 };
