@@ -20,6 +20,8 @@ describe("dashboard static files", () => {
       expect(res.headers.get("etag")).toBe(file.etag);
       expect(res.headers.get("cache-control")).toBe("public, max-age=300");
       expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      // The contract: every gateway response carries x-request-id, a static file's too.
+      expect(res.headers.get("x-request-id")).toMatch(/^req_/);
       if ("text" in file) expect(await res.text()).toBe(file.text);
       else expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytesOf(file.base64));
     }
