@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { addKey, call, seedOrg } from "../helpers/fixtures";
 import { keyStateStub } from "../../src/durable-objects/key-state";
-import { cancelledEarlyCalls } from "../../src/billing/early-call";
+import { cancelledEarlyCalls, startedEarlyCalls } from "../../src/billing/early-call";
 import { cacheContext, getCachedContext } from "../../src/auth/key-cache";
 import { resolveGatewayKey } from "../../src/auth/gateway-key";
 import { getDb } from "../../src/db/client";
@@ -70,6 +70,7 @@ describe("admin changes under load, early calls in flight, objects and D1 primar
     const cached = getCachedContext(fingerprint)!;
     expect(cached).toBeDefined();
     const cancelledBefore = cancelledEarlyCalls();
+    const startedBefore = startedEarlyCalls();
     let rolledToken: string | null = null;
     if (change === "disable") await updateKey(far, current, { status: "inactive" });
     else if (change === "roll") rolledToken = (await rollKey(far, current)).token;
@@ -95,10 +96,15 @@ describe("admin changes under load, early calls in flight, objects and D1 primar
       expect(l.body).not.toContain("Hello");
       expect((JSON.parse(l.body) as { error: { code: string } }).error.code).toBe(code);
     }
-    // Early calls were really in flight: at least one was cancelled, and every cancelled call had
-    // reached the upstream (besides the served requests' calls).
+    // Early calls were really in flight around the change: once the leases it waited for ended,
+    // requests asked the far object with an early call. Whether one of them is cancelled is a race
+    // the bound allows either way: when the call in doubt was admitted just before the change
+    // applied and a request without one (another call was in doubt) brought the first refusal, no
+    // early call starts after it and none is cancelled. The cancellation path itself is pinned
+    // deterministically in test/keys/early-admission.test.ts. Every cancelled call had reached the
+    // upstream (besides the served requests' calls).
+    expect(startedEarlyCalls() - startedBefore).toBeGreaterThanOrEqual(1);
     const cancelled = cancelledEarlyCalls() - cancelledBefore;
-    expect(cancelled).toBeGreaterThanOrEqual(1);
     const lateUpstream = await recorded(`${tag}-late`);
     expect((await recorded(tag)) + lateUpstream).toBeGreaterThanOrEqual(servedBefore + cancelled);
     // Per isolate and state change: at most one early call after the change reached the upstream
