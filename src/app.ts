@@ -28,12 +28,14 @@ import { responsesRoutes } from "./dialects/openai-responses/route";
 import { auditTrail } from "./audit/middleware";
 import { ssoPages } from "./routes/sso";
 import { staticFileRoutes } from "./dashboard/static-files";
+import { PrefixSplitRouter } from "./routes/router";
 
 /**
  * The HTTP surface. Each concept mounts its own sub-app; keep this file a table of contents.
  */
 export function createApp(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  // The one path RegExpRouter cannot hold beside the others gets a router of its own (src/routes/router.ts).
+  const app = new Hono<AppEnv>({ router: new PrefixSplitRouter("/v1/videos/logs/") });
   // First, so refusals of the request context itself (body limit, content type) carry it too.
   for (const door of ["/v1/chat/*", "/v1/messages", "/v1/messages/*", "/v1/responses", "/v1/responses/*"]) app.use(door, gatewayOverhead);
   app.use("*", requestContext);
