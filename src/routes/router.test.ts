@@ -40,9 +40,8 @@ describe("the app's router", () => {
     // Any answer will do (no bindings here): the request only makes the router match once.
     const res = await app.request("/v1/models", {}, {} as never);
     expect(res.status).toBeLessThan(600);
-    const router = app.router as unknown as PrefixSplitRouter<unknown>;
-    expect(router).toBeInstanceOf(PrefixSplitRouter);
-    expect(router.mainRouterName).toBe("SmartRouter + RegExpRouter");
+    expect(app.router).toBeInstanceOf(PrefixSplitRouter);
+    expect(app.router.name).toBe("PrefixSplitRouter + SmartRouter + RegExpRouter");
   });
 
   it("refuses a prefix that does not end a path segment", () => {

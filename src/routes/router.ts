@@ -16,10 +16,9 @@ import { SmartRouter } from "hono/router/smart-router";
 import { TrieRouter } from "hono/router/trie-router";
 
 export class PrefixSplitRouter<T> implements Router<T> {
-  readonly name = "PrefixSplitRouter";
   readonly #main: Router<T> = new SmartRouter<T>({ routers: [new RegExpRouter(), new TrieRouter()] });
-  /** Every route, for the router of the prefix, built on the first path under it. */
-  #all: Array<[method: string, path: string, handler: T]> | null = [];
+  /** Every route, for the router of the prefix, which is built on the first path under it. */
+  readonly #all: Array<[method: string, path: string, handler: T]> = [];
   #prefixRouter: Router<T> | null = null;
 
   /** `prefix` ends with "/": the routes it sets apart are those whose path starts with it. */
@@ -27,8 +26,13 @@ export class PrefixSplitRouter<T> implements Router<T> {
     if (!prefix.endsWith("/")) throw new Error(`a router prefix ends with "/": ${prefix}`);
   }
 
+  /** Names the router that matches paths outside the prefix, as Hono's SmartRouter names its choice. */
+  get name(): string {
+    return `PrefixSplitRouter + ${this.#main.name}`;
+  }
+
   add(method: string, path: string, handler: T): void {
-    if (!this.#all) throw new Error("Can not add a route since the matcher is already built.");
+    if (this.#prefixRouter) throw new Error("Can not add a route since the matcher is already built.");
     this.#all.push([method, path, handler]);
     if (!path.startsWith(this.prefix)) this.#main.add(method, path, handler);
   }
@@ -37,15 +41,9 @@ export class PrefixSplitRouter<T> implements Router<T> {
     if (!path.startsWith(this.prefix)) return this.#main.match(method, path);
     if (!this.#prefixRouter) {
       const trie = new TrieRouter<T>();
-      for (const [m, p, h] of this.#all ?? []) trie.add(m, p, h);
+      for (const [m, p, h] of this.#all) trie.add(m, p, h);
       this.#prefixRouter = trie;
-      this.#all = null;
     }
     return this.#prefixRouter.match(method, path);
-  }
-
-  /** The router that matches paths outside the prefix, once it matched one (tests). */
-  get mainRouterName(): string {
-    return this.#main.name;
   }
 }
