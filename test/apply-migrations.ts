@@ -5,7 +5,8 @@ import { afterAll } from "vitest";
 // Migrations are idempotent: this is safe in every file, whether its runtime is new or shared.
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 
-// A runtime shared by several files: the work a file's requests left running (a body group's
-// send, a settlement batch, a queue batch) ends before the next file starts, so no file finds a
-// batch whose owner is gone.
+// In a runtime shared by several files, the batches a file's last requests opened (a body group
+// and a queue batch close after 0.2 s, a settlement after SETTLE_BATCH_MS) are sent while the file
+// still runs, not while the next one does. A precaution: the runs that hung without it also hung
+// with it (docs/architecture.md, "Tests").
 afterAll(() => new Promise((resolve) => setTimeout(resolve, 600)));
