@@ -30,36 +30,13 @@ const LATENCY_TESTS = "test/latency/**/*.test.ts";
 
 /**
  * The modules' own tests that touch no binding (no `cloudflare:` import): they share one runtime
- * instead of starting one per file, which is most of a small file's time.
+ * instead of starting one per file, which is most of a small file's time. A test that reads or
+ * writes storage keeps a runtime, and so storage, of its own.
  */
 const PURE_MODULE_TESTS = readdirSync("src", { recursive: true, encoding: "utf8" })
   .filter((f) => f.endsWith(".test.ts"))
   .map((f) => `src/${f}`)
   .filter((f) => !/from "cloudflare:/.test(readFileSync(f, "utf8")));
-
-/** The line a test file starts with to keep a runtime of its own; the rest of the line says why. */
-export const OWN_RUNTIME_MARK = "// Runs in a runtime of its own:";
-
-/**
- * The files with bindings that keep a runtime, and so storage and module state, of their own: the
- * ones whose assertions read what every file writes (the scheduled jobs and hour rebuilds over all
- * organizations' rows, the router's per-isolate metrics and caches), that replace a binding the
- * app holds, or whose bursts of concurrent requests hung in a runtime earlier files used. Every
- * other file with bindings shares one runtime per vitest worker with the files before it, which
- * saves starting workerd and loading the app for each (two thirds of their time); each of those
- * files reads and writes only rows of its own organizations and keys.
- */
-const TEST_FILES = ["src", "test"]
-  .flatMap((dir) => readdirSync(dir, { recursive: true, encoding: "utf8" }).map((f) => `${dir}/${f}`))
-  .filter((f) => f.endsWith(".test.ts"))
-  .map((file) => ({ file, text: readFileSync(file, "utf8") }));
-const OWN_RUNTIME_TESTS = TEST_FILES.filter((t) => t.text.startsWith(OWN_RUNTIME_MARK)).map((t) => t.file);
-// The scheduled jobs and the hour rebuilds act on every organization's rows (a consumer applying
-// records older than the dedup horizon rebuilds their hours): a file that runs them in a shared
-// runtime would delete or count the rows of the files beside it.
-const ACTS_ON_EVERY_ORGANIZATION = /createScheduledController|runScheduled\(|rebuildHour|rebuildMarkedHours|applyLogRecords|\/v1\/admin\/usage\/rebuild/;
-const unmarked = TEST_FILES.filter((t) => ACTS_ON_EVERY_ORGANIZATION.test(t.text) && !t.text.startsWith(OWN_RUNTIME_MARK));
-if (unmarked.length) throw new Error(`these files act on every organization's rows; start each with "${OWN_RUNTIME_MARK} ...": ${unmarked.map((t) => t.file).join(", ")}`);
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
@@ -121,13 +98,12 @@ export default defineConfig(async () => {
   return {
     test: {
       // Vitest's default on 2 cores is one file at a time; a file spends much of its time waiting
-      // (a runtime starting, queue and log polls), so two at once nearly halve the suite's wall
-      // time on such a machine. The tests assert orders and counts, not wall-clock bounds.
+      // (its own workerd starting, queue and log polls), so two at once nearly halve the suite's
+      // wall time on such a machine. The tests assert orders and counts, not wall-clock bounds.
       maxWorkers: Math.max(2, availableParallelism() - 1),
       projects: [
         project("units", PURE_MODULE_TESTS, [], {}, false),
-        project("workers", ["src/**/*.test.ts", "test/**/*.test.ts"], [LATENCY_TESTS, ...PURE_MODULE_TESTS, ...OWN_RUNTIME_TESTS], {}, false),
-        project("own-runtime", OWN_RUNTIME_TESTS, [LATENCY_TESTS], {}),
+        project("workers", ["src/**/*.test.ts", "test/**/*.test.ts"], [LATENCY_TESTS, ...PURE_MODULE_TESTS], {}),
         // The admission invariants with the objects and the D1 primary far away (docs/admission.md).
         project("latency", [LATENCY_TESTS], [], LATENCY_BINDINGS),
       ],

@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: its bursts of concurrent requests, in a runtime earlier files used, met "Promise will never complete" in the test runner.
 /**
  * Breadth that works: `GET /v1/models?mapped=true` lists at least 250 models and 500 provider
  * mappings, and every listed mapping answers when asked by its `provider/model` id through the

@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it runs the scheduled jobs, which act on every organization's rows.
 /**
  * D1 binds at most 100 parameters per statement ("D1_ERROR: too many SQL variables";
  * developers.cloudflare.com/d1/platform/limits/), and the local D1 these tests run on enforces the

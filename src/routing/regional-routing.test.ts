@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it asserts which provider and region the router picks, and the router reads the per-isolate metrics and caches that earlier files fill.
 import { env as workerEnv } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { KeyContext, ProviderKeyRecord } from "../context/key-context";

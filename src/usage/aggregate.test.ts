@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: the maintenance it tests reads every organization's rows.
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";

@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it rebuilds hours from R2 (or applies records older than the dedup horizon, which does), and a rebuild sums every organization's records of the hour.
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";

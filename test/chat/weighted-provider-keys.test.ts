@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it asserts which provider and region the router picks, and the router reads the per-isolate metrics and caches that earlier files fill.
 /**
  * Several provider keys per provider: spread by weight, and a key answering 401, 403, 429 or 5xx gives way to
  * another key of the same provider within the request (and is avoided by the next requests).

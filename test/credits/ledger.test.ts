@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it replaces the e-mail binding the app sends through.
 /**
  * Credits after bootstrap: operator top-ups and corrections with an
  * idempotency key, the ledger owners read, the OrgCredits object told at once (a drained

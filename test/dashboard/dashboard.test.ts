@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it runs the scheduled jobs, which act on every organization's rows.
 import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";

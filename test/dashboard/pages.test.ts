@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it runs the scheduled jobs, which act on every organization's rows.
 /**
  * The dashboard UI at the HTTP level: redirects, security headers, what the pages show
  * to whom, and the session API the pages post to (organization settings, IAM rules). The browser

@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it asserts which provider and region the router picks, and the router reads the per-isolate metrics and caches that earlier files fill.
 /**
  * OpenTelemetry export: spans decoded by a test receiver and checked against the GenAI semantic
  * conventions; a collector that is down, then up, still gets every request exactly once; the

@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: its bursts of concurrent requests, in a runtime earlier files used, met "Promise will never complete" in the test runner.
 /**
  * Metering findings of a review, each reproduced from outside (through the Worker's fetch):
  *  - false refusals: in-flight reservations (not spend) exhausting a budget make requests wait,

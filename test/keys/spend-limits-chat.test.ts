@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: its bursts of concurrent requests, in a runtime earlier files used, met "Promise will never complete" in the test runner.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { addKey, call, json, seedOrg } from "../helpers/fixtures";

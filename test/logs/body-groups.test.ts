@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: its bursts of concurrent requests, in a runtime earlier files used, met "Promise will never complete" in the test runner.
 /**
  * Request bodies leave an isolate in groups (src/usage/body-batch.ts): the requests finishing
  * meanwhile share one queue send and one R2 object, named by their records; each request's bodies

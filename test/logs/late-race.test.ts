@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it rebuilds hours from R2 (or applies records older than the dedup horizon, which does), and a rebuild sums every organization's records of the hour.
 /**
  * Two late batches of the same hour at the same moment (docs/scale.md, "Rebuilds are exact"): each
  * writes R2 and marks the hour in its D1 batch; a rebuild commits only while the mark holds the

@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it rebuilds hours from R2 (or applies records older than the dedup horizon, which does), and a rebuild sums every organization's records of the hour.
 /**
  * Queue messages of several records (docs/scale.md): packing on the producer side, both message
  * shapes and malformed records on the consumer side, the organization's pending debits cleared

@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it rebuilds hours from R2 (or applies records older than the dedup horizon, which does), and a rebuild sums every organization's records of the hour.
 /**
  * An old outbox's replay after the upgrade (docs/scale.md, "Upgrading"): before the queue, a key's
  * outbox inserted its row into `request_logs` and debited the credits in one D1 batch, then

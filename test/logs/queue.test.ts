@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it rebuilds hours from R2 (or applies records older than the dedup horizon, which does), and a rebuild sums every organization's records of the hour.
 /**
  * Request records through the LOGS queue (docs/scale.md): the consumer writes each record once to
  * R2 and adds it once to the hourly aggregates, under load, a failure halfway and redelivery; the

@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it rebuilds hours from R2 (or applies records older than the dedup horizon, which does), and a rebuild sums every organization's records of the hour.
 /**
  * Rebuilds per organization (docs/scale.md, "Rebuilds are exact"): when only one organization's
  * records of an hour arrive late, the rebuild reads only that organization's R2 objects and

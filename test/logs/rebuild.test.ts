@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it rebuilds hours from R2 (or applies records older than the dedup horizon, which does), and a rebuild sums every organization's records of the hour.
 /** `POST /v1/admin/usage/rebuild?hour=`: a closed hour's aggregates recomputed from its records in R2. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

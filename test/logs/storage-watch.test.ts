@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: the maintenance it tests reads every organization's rows, and it replaces the e-mail binding.
 /**
  * D1's size watched (docs/scale.md, "D1 size watched"): above 80% of D1_SIZE_LIMIT_BYTES the
  * operator gets one e-mail a day; above 90% the window's bound on rows halves and the trim applies

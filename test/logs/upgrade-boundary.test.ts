@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: the maintenance it tests reads every organization's rows.
 /**
  * The hours before the upgrade from the path before the LOGS queue (docs/scale.md, "Upgrading"):
  * their aggregates came from `request_logs` rows that were never copied to R2, so a rebuild from R2

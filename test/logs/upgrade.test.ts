@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: the maintenance it tests reads every organization's rows.
 /**
  * The upgrade from the path before the LOGS queue (src/usage/upgrade.ts): rows the old outboxes
  * inserted into `request_logs` after the old cron's last run are aggregated once, rows it had

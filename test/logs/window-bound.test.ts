@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: the maintenance it tests reads every organization's rows.
 /**
  * The request window bounded by rows per organization (REQUEST_LOG_WINDOW_ROWS, besides
  * REQUEST_LOG_WINDOW_HOURS): the cron's trim keeps each organization's newest rows, and the

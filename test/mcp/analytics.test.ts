@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: the maintenance it tests reads every organization's rows.
 /**
  * Usage analytics end to end: request records applied by the LOGS consumer (as the queue delivers
  * them) into usage_hourly, the cron closes the hours, the MCP tools report them. Every total is compared with a count made in JS from

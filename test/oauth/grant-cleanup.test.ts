@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it runs the scheduled jobs, which act on every organization's rows.
 /**
  * OAuth grants do not pile up: the daily cron deletes those expired or revoked more than a day ago.
  */

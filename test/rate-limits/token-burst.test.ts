@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: its bursts of concurrent requests, in a runtime earlier files used, met "Promise will never complete" in the test runner.
 /**
  * A key's tokens-per-minute limit holds in a burst: each request holds its token upper bound in
  * the key's window at admission (as spend reserves its cost), so 30 concurrent requests stop at

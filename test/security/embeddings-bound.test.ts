@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: its bursts of concurrent requests, in a runtime earlier files used, met "Promise will never complete" in the test runner.
 /**
  * Embeddings admission reserves a true upper bound (UTF-8 bytes of every input,
  * as chat prompts), not characters / 4. Text whose tokens are shorter than four characters (here

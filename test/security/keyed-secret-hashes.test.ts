@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it replaces the e-mail binding the app sends through.
 /**
  * OAuth codes, access and refresh tokens, OAuth client secrets, dashboard session tokens and
  * membership invitation tokens are

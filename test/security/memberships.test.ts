@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it replaces the e-mail binding the app sends through.
 /**
  * One organization must not take over another organization's member
  * (contract section 5). Every variant of the report, plus the acceptance flow.

@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it replaces the e-mail binding the app sends through.
 /**
  * Smaller security findings, each failing on the code before the fix:
  *  - resending an invitation had no limit (30 calls sent 31 e-mails);

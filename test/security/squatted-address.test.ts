@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it replaces the e-mail binding the app sends through.
 /**
  * An organization that creates the account of a new address with a password it
  * chose, and signs in as it, must not count as accepted. Before the fix that first sign-in

@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it replaces the e-mail binding the app sends through.
 /**
  * The dashboard's organization switcher lists only what the session's
  * credential opens. Before the fix it listed every membership of the account, so an organization

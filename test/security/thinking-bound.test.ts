@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: its bursts of concurrent requests, in a runtime earlier files used, met "Promise will never complete" in the test runner.
 /**
  * Extended thinking cannot overrun limits. The Claude adapters (Anthropic, and
  * Claude on Bedrock) raise `max_tokens` upstream to make room for the thinking budget (16 asked,

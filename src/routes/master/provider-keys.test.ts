@@ -1,4 +1,3 @@
-// Runs in a runtime of its own: it asserts which provider and region the router picks, and the router reads the per-isolate metrics and caches that earlier files fill.
 import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
